@@ -1,0 +1,97 @@
+/* Contexts: a device, its loaded kernel image and a lazily created cuBLAS handle. */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "kernel_images.h"
+
+static gpumatmul_status get_entry_point(const char *symbol, void **function) {
+    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 13000
+    /* The unversioned query is deprecated in CUDA 13; these symbols have kept
+     * their 13.0 ABI. */
+    cudaError_t error = cudaGetDriverEntryPointByVersion(symbol, function, 13000,
+                                                         cudaEnableDefault, &found);
+#else
+    /* ...ByVersion appeared in 12.5; this query works with every 12.x runtime. */
+    cudaError_t error = cudaGetDriverEntryPoint(symbol, function, cudaEnableDefault, &found);
+#endif
+    gpumatmul_status status = check_cuda(error, "cudaGetDriverEntryPoint");
+    if (status == GPUMATMUL_SUCCESS && (found != cudaDriverEntryPointSuccess || !*function))
+        return set_error(GPUMATMUL_ERROR_NO_DRIVER,
+                         "the NVIDIA driver does not provide %s; update the driver", symbol);
+    return status;
+}
+
+static gpumatmul_status load_driver_api(struct driver_api *driver) {
+    gpumatmul_status status;
+    if ((status = get_entry_point("cuGetErrorName", (void **)&driver->get_error_name)) ||
+        (status = get_entry_point("cuModuleLoadData", (void **)&driver->module_load_data)) ||
+        (status = get_entry_point("cuModuleUnload", (void **)&driver->module_unload)) ||
+        (status = get_entry_point("cuModuleGetFunction", (void **)&driver->module_get_function)) ||
+        (status = get_entry_point("cuLaunchKernel", (void **)&driver->launch_kernel)))
+        return status;
+    return GPUMATMUL_SUCCESS;
+}
+
+static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
+    int cc_major, cc_minor, d;
+    gpumatmul_status status;
+    if ((status = check_cuda(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor,
+                                                    ctx->device), "cudaDeviceGetAttribute")) ||
+        (status = check_cuda(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor,
+                                                    ctx->device), "cudaDeviceGetAttribute")) ||
+        (status = gpumatmul_kernel_image_select(cc_major, cc_minor, &ctx->image_index)) ||
+        (status = check_driver(&ctx->driver,
+                               ctx->driver.module_load_data(&ctx->module,
+                                                            kernel_images[ctx->image_index].data),
+                               "cuModuleLoadData")))
+        return status;
+    for (d = 0; d < DTYPE_COUNT; ++d)
+        if ((status = check_driver(&ctx->driver,
+                                   ctx->driver.module_get_function(&ctx->tiled_kernels[d],
+                                                                   ctx->module,
+                                                                   dtype_infos[d].tiled_kernel),
+                                   dtype_infos[d].tiled_kernel)))
+            return status;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
+    gpumatmul_context *ctx;
+    gpumatmul_status status;
+    int count;
+    if (!context) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
+    *context = NULL;
+    if ((status = gpumatmul_device_count(&count))) return status;
+    if (device < 0 || device >= count)
+        return set_error(GPUMATMUL_ERROR_NO_DEVICE, "device %d does not exist: %d GPU(s), 0 to %d",
+                         device, count, count - 1);
+    if (!(ctx = calloc(1, sizeof *ctx)))
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for a context");
+    ctx->device = device;
+    if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice")) ||
+        (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
+        (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx))) {
+        gpumatmul_destroy(ctx);
+        return status;
+    }
+    *context = ctx;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS, unload = GPUMATMUL_SUCCESS;
+    if (!ctx) return GPUMATMUL_SUCCESS;
+    cudaSetDevice(ctx->device);
+    if (ctx->cublas) status = check_cublas(cublasDestroy(ctx->cublas), "cublasDestroy");
+    if (ctx->module)
+        unload = check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module), "cuModuleUnload");
+    free(ctx);
+    return status ? status : unload;
+}
+
+gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_context *ctx, int *index) {
+    if (!ctx || !index) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context or index is NULL");
+    *index = ctx->image_index;
+    return GPUMATMUL_SUCCESS;
+}

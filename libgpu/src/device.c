@@ -1,0 +1,104 @@
+/* Versions, devices and the embedded image table: the calls that need no context. */
+#include <string.h>
+
+#include "internal.h"
+#include "kernel_images.h"
+
+int gpumatmul_version(void) { return GPUMATMUL_VERSION; }
+
+int gpumatmul_cuda_major(void) { return CUDART_VERSION / 1000; }
+
+gpumatmul_status gpumatmul_driver_version(int *version) {
+    if (!version) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "version is NULL");
+    return check_cuda(cudaDriverGetVersion(version), "cudaDriverGetVersion");
+}
+
+gpumatmul_status gpumatmul_runtime_version(int *version) {
+    if (!version) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "version is NULL");
+    return check_cuda(cudaRuntimeGetVersion(version), "cudaRuntimeGetVersion");
+}
+
+gpumatmul_status gpumatmul_cublas_version(int *version) {
+    int major, minor, patch;
+    gpumatmul_status status;
+    if (!version) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "version is NULL");
+    if ((status = check_cublas(cublasGetProperty(MAJOR_VERSION, &major), "cublasGetProperty")) ||
+        (status = check_cublas(cublasGetProperty(MINOR_VERSION, &minor), "cublasGetProperty")) ||
+        (status = check_cublas(cublasGetProperty(PATCH_LEVEL, &patch), "cublasGetProperty")))
+        return status;
+    *version = major * 10000 + minor * 100 + patch;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status gpumatmul_device_count(int *count) {
+    gpumatmul_status status;
+    if (!count) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "count is NULL");
+    *count = 0;
+    status = check_cuda(cudaGetDeviceCount(count), "cudaGetDeviceCount");
+    if (status == GPUMATMUL_SUCCESS && *count == 0)
+        return set_error(GPUMATMUL_ERROR_NO_DEVICE, "the driver reports no CUDA GPU");
+    return status;
+}
+
+gpumatmul_status gpumatmul_device_properties_get(int device,
+                                                 gpumatmul_device_properties *properties) {
+    struct cudaDeviceProp prop;
+    gpumatmul_status status;
+    if (!properties) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "properties is NULL");
+    if ((status = check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties")))
+        return status;
+    memset(properties, 0, sizeof *properties);
+    memcpy(properties->name, prop.name, sizeof properties->name - 1); /* both 256 bytes */
+    properties->compute_capability_major = prop.major;
+    properties->compute_capability_minor = prop.minor;
+    properties->multiprocessor_count = prop.multiProcessorCount;
+    properties->total_memory_bytes = prop.totalGlobalMem;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status gpumatmul_device_memory(int device, size_t *free_bytes, size_t *total_bytes) {
+    gpumatmul_status status;
+    if (!free_bytes || !total_bytes)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "free_bytes or total_bytes is NULL");
+    if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice"))) return status;
+    return check_cuda(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
+int gpumatmul_kernel_image_count(void) { return kernel_image_count; }
+
+gpumatmul_status gpumatmul_kernel_image_info(int index, int *arch, gpumatmul_image_kind *kind,
+                                             size_t *size_bytes) {
+    if (index < 0 || index >= kernel_image_count)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "image index %d is not in [0, %d)",
+                         index, kernel_image_count);
+    if (arch) *arch = kernel_images[index].arch;
+    if (kind) *kind = kernel_images[index].kind;
+    if (size_bytes) *size_bytes = kernel_images[index].size;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *index) {
+    const int device_arch = 10 * cc_major + cc_minor;
+    int best_sass = -1, best_ptx = -1, i;
+    if (!index) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "index is NULL");
+    for (i = 0; i < kernel_image_count; ++i) {
+        const struct kernel_image *image = &kernel_images[i];
+        if (image->arch > device_arch) continue;
+        /* SASS runs only within its major, on the same or a higher minor. */
+        if (image->kind == GPUMATMUL_IMAGE_SASS && image->arch / 10 == cc_major &&
+            (best_sass < 0 || image->arch > kernel_images[best_sass].arch))
+            best_sass = i;
+        if (image->kind == GPUMATMUL_IMAGE_PTX &&
+            (best_ptx < 0 || image->arch > kernel_images[best_ptx].arch))
+            best_ptx = i;
+    }
+    *index = best_sass >= 0 ? best_sass : best_ptx;
+    if (*index < 0)
+        return set_error(GPUMATMUL_ERROR_NO_KERNEL_IMAGE,
+                         "no embedded kernel image runs on compute capability %d.%d: this "
+                         "build has SASS from sm_%d and PTX for compute_%d; a GPU this old "
+                         "needs an older CUDA major",
+                         cc_major, cc_minor, kernel_images[0].arch,
+                         kernel_images[kernel_image_count - 1].arch);
+    return GPUMATMUL_SUCCESS;
+}

@@ -1,0 +1,87 @@
+/* Status names, the per-thread error message, and CUDA error translation. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+#if defined(_MSC_VER)
+#  define THREAD_LOCAL __declspec(thread)
+#else
+#  define THREAD_LOCAL __thread
+#endif
+
+static THREAD_LOCAL char last_error[1024];
+
+const char *gpumatmul_status_name(gpumatmul_status status) {
+    switch (status) {
+    case GPUMATMUL_SUCCESS: return "GPUMATMUL_SUCCESS";
+    case GPUMATMUL_ERROR_INVALID_ARGUMENT: return "GPUMATMUL_ERROR_INVALID_ARGUMENT";
+    case GPUMATMUL_ERROR_NOT_SUPPORTED: return "GPUMATMUL_ERROR_NOT_SUPPORTED";
+    case GPUMATMUL_ERROR_NO_DRIVER: return "GPUMATMUL_ERROR_NO_DRIVER";
+    case GPUMATMUL_ERROR_NO_DEVICE: return "GPUMATMUL_ERROR_NO_DEVICE";
+    case GPUMATMUL_ERROR_OUT_OF_MEMORY: return "GPUMATMUL_ERROR_OUT_OF_MEMORY";
+    case GPUMATMUL_ERROR_NO_KERNEL_IMAGE: return "GPUMATMUL_ERROR_NO_KERNEL_IMAGE";
+    case GPUMATMUL_ERROR_CUDA: return "GPUMATMUL_ERROR_CUDA";
+    case GPUMATMUL_ERROR_CUBLAS: return "GPUMATMUL_ERROR_CUBLAS";
+    }
+    return "GPUMATMUL_STATUS_UNKNOWN";
+}
+
+const char *gpumatmul_last_error_message(void) { return last_error; }
+
+gpumatmul_status set_error(gpumatmul_status status, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(last_error, sizeof last_error, format, args);
+    va_end(args);
+    return status;
+}
+
+gpumatmul_status check_cuda(cudaError_t error, const char *what) {
+    gpumatmul_status status;
+    if (error == cudaSuccess) return GPUMATMUL_SUCCESS;
+    switch (error) {
+    case cudaErrorInsufficientDriver:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorSystemDriverMismatch:
+        status = GPUMATMUL_ERROR_NO_DRIVER;
+        break;
+    case cudaErrorNoDevice:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+        status = GPUMATMUL_ERROR_NO_DEVICE;
+        break;
+    case cudaErrorMemoryAllocation:
+        status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
+        break;
+    case cudaErrorNoKernelImageForDevice:
+        status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
+        break;
+    default:
+        status = GPUMATMUL_ERROR_CUDA;
+    }
+    cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+    return set_error(status, "%s failed: %s: %s", what, cudaGetErrorName(error),
+                     cudaGetErrorString(error));
+}
+
+gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {
+    const char *name = "unknown CUresult";
+    gpumatmul_status status = GPUMATMUL_ERROR_CUDA;
+    if (error == CUDA_SUCCESS) return GPUMATMUL_SUCCESS;
+    if (driver->get_error_name) driver->get_error_name(error, &name);
+    if (error == CUDA_ERROR_OUT_OF_MEMORY) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
+    if (error == CUDA_ERROR_NO_BINARY_FOR_GPU || error == CUDA_ERROR_INVALID_PTX ||
+        error == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+        status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
+    return set_error(status, "%s failed: %s (CUresult %d)", what, name, (int)error);
+}
+
+gpumatmul_status check_cublas(cublasStatus_t error, const char *what) {
+    gpumatmul_status status = GPUMATMUL_ERROR_CUBLAS;
+    if (error == CUBLAS_STATUS_SUCCESS) return GPUMATMUL_SUCCESS;
+    if (error == CUBLAS_STATUS_ALLOC_FAILED) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
+    if (error == CUBLAS_STATUS_NOT_INITIALIZED) status = GPUMATMUL_ERROR_NO_DEVICE;
+    return set_error(status, "%s failed: %s (cublasStatus_t %d)", what,
+                     cublasGetStatusString(error), (int)error);
+}

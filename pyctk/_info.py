@@ -1,0 +1,79 @@
+"""pyctk.info(): what pyctk found, as a dict. Never raises for a missing driver or GPU."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from . import _library, _loader
+from ._build_config import CUDA_MAJOR, VERSION
+from ._errors import PyctkError
+
+
+def _cuda_version(encoded: int) -> str | None:
+    return f"{encoded // 1000}.{encoded % 1000 // 10}" if encoded else None
+
+
+def kernel_images() -> list[dict[str, Any]]:
+    """The kernel images embedded in libgpumatmul: architecture, kind and size."""
+    lib = _library.library()
+    images = []
+    for index in range(lib.gpumatmul_kernel_image_count()):
+        arch, kind, size = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
+        _library.call("gpumatmul_kernel_image_info", index, ctypes.byref(arch), ctypes.byref(kind),
+                      ctypes.byref(size))
+        images.append({"index": index, "arch": arch.value, "kind": ("SASS", "PTX")[kind.value],
+                       "name": f"{'sm' if kind.value == 0 else 'compute'}_{arch.value}",
+                       "size_bytes": size.value})
+    return images
+
+
+def _devices(images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    devices = []
+    for index in range(_library.query_int("gpumatmul_device_count")):
+        props = _library.DeviceProperties()
+        _library.call("gpumatmul_device_properties_get", index, ctypes.byref(props))
+        cc = (props.compute_capability_major, props.compute_capability_minor)
+        try:
+            image = images[_library.query_int("gpumatmul_kernel_image_select", *cc)]
+        except PyctkError:
+            image = None
+        devices.append({"index": index, "name": props.name.decode(errors="replace"),
+                        "compute_capability": f"{cc[0]}.{cc[1]}",
+                        "multiprocessors": props.multiprocessor_count,
+                        "total_memory_bytes": props.total_memory_bytes, "kernel_image": image})
+    return devices
+
+
+def info() -> dict[str, Any]:
+    """Report pyctk's environment: versions, libraries, GPUs and kernel images.
+
+    Never raises for a missing library, driver or GPU: what could not be
+    determined is None or empty, and ``"error"`` says why.
+
+    Examples
+    --------
+    >>> import pyctk
+    >>> report = pyctk.info()
+    >>> report["cuda_major"] in (12, 13)
+    True
+    >>> sorted(report)[:3]
+    ['cublas_version', 'cuda_major', 'devices']
+    """
+    report: dict[str, Any] = {
+        "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
+        "driver_version": None, "runtime_version": None, "cublas_version": None,
+        "libraries": [], "kernel_images": [], "devices": [], "error": None,
+    }
+    try:
+        _library.library()
+        report["kernel_images"] = kernel_images()
+        report["runtime_version"] = _cuda_version(_library.query_int("gpumatmul_runtime_version"))
+        cublas = _library.query_int("gpumatmul_cublas_version")
+        report["cublas_version"] = f"{cublas // 10000}.{cublas // 100 % 100}.{cublas % 100}"
+        report["driver_version"] = _cuda_version(_library.query_int("gpumatmul_driver_version"))
+        report["devices"] = _devices(report["kernel_images"])
+    except PyctkError as error:
+        report["error"] = str(error)
+    report["libraries"] = [vars(library).copy() for library in _loader.loaded_libraries()]
+    return report

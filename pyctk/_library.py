@@ -1,0 +1,114 @@
+"""ctypes bindings to libgpumatmul: prototypes, status codes to exceptions, the shared context.
+
+State (documented in the README): the loaded library, and one context per
+process for device 0, both created on first use and kept until exit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from ctypes import POINTER, c_char, c_char_p, c_int, c_int64, c_size_t, c_void_p
+
+from . import _loader
+from ._build_config import CUDA_MAJOR
+from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
+                      OutOfMemoryError, UnsupportedError)
+
+
+class DeviceProperties(ctypes.Structure):
+    _fields_ = [("name", c_char * 256), ("compute_capability_major", c_int),
+                ("compute_capability_minor", c_int), ("multiprocessor_count", c_int),
+                ("total_memory_bytes", c_size_t)]
+
+
+_MATMUL_ARGS = [c_void_p, c_int, c_int, c_int, c_int, c_int64, c_int64, c_int64,
+                c_void_p, c_int64, c_void_p, c_int64, c_void_p, c_int64]
+_PROTOTYPES = {  # name: (restype, argtypes); every other function returns a status
+    "gpumatmul_status_name": (c_char_p, [c_int]),
+    "gpumatmul_last_error_message": (c_char_p, []),
+    "gpumatmul_version": (c_int, []),
+    "gpumatmul_cuda_major": (c_int, []),
+    "gpumatmul_kernel_image_count": (c_int, []),
+    "gpumatmul_driver_version": (c_int, [POINTER(c_int)]),
+    "gpumatmul_runtime_version": (c_int, [POINTER(c_int)]),
+    "gpumatmul_cublas_version": (c_int, [POINTER(c_int)]),
+    "gpumatmul_device_count": (c_int, [POINTER(c_int)]),
+    "gpumatmul_device_properties_get": (c_int, [c_int, POINTER(DeviceProperties)]),
+    "gpumatmul_device_memory": (c_int, [c_int, POINTER(c_size_t), POINTER(c_size_t)]),
+    "gpumatmul_kernel_image_info": (c_int, [c_int, POINTER(c_int), POINTER(c_int), POINTER(c_size_t)]),
+    "gpumatmul_kernel_image_select": (c_int, [c_int, c_int, POINTER(c_int)]),
+    "gpumatmul_create": (c_int, [POINTER(c_void_p), c_int]),
+    "gpumatmul_destroy": (c_int, [c_void_p]),
+    "gpumatmul_context_kernel_image": (c_int, [c_void_p, POINTER(c_int)]),
+    "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),
+    "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
+}
+
+# Status code -> (exception class, what the user can do about it).
+_DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
+               f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
+_ERRORS = {
+    1: (ValueError, "This is a bug in the caller of libgpumatmul."),
+    2: (UnsupportedError, ""),
+    3: (NoDriverError, _DRIVER_FIX),
+    4: (NoDeviceError, "Check that nvidia-smi lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it."),
+    5: (OutOfMemoryError, "Free GPU memory held by other processes or use smaller arrays."),
+    6: (NoKernelImageError, "This GPU is not supported by this build of pyctk."),
+    7: (CudaError, ""),
+    8: (CudaError, ""),
+}
+
+_library: ctypes.CDLL | None = None
+_context: c_void_p | None = None
+_lock = threading.Lock()
+
+
+def library() -> ctypes.CDLL:
+    """libgpumatmul, loaded with its CUDA libraries on first use."""
+    global _library
+    with _lock:
+        if _library is None:
+            lib = _loader.load_gpumatmul(CUDA_MAJOR)
+            for name, (restype, argtypes) in _PROTOTYPES.items():
+                function = getattr(lib, name)
+                function.restype, function.argtypes = restype, argtypes
+            _library = lib
+    return _library
+
+
+def error(status: int) -> Exception:
+    """The exception for a failed call's status, with libgpumatmul's message and a fix."""
+    lib = library()
+    kind, fix = _ERRORS.get(status, (CudaError, ""))
+    name = lib.gpumatmul_status_name(status).decode()
+    message = f"{lib.gpumatmul_last_error_message().decode()} [{name}]"
+    message = f"{message}. {fix}" if fix else message
+    return kind(message, name) if issubclass(kind, CudaError) else kind(message)
+
+
+def call(name: str, *args) -> None:
+    """Call libgpumatmul's ``name``; raise the matching exception if it fails."""
+    status = getattr(library(), name)(*args)
+    if status:
+        raise error(status)
+
+
+def context() -> c_void_p:
+    """The process's context for device 0, created on first use."""
+    global _context
+    lib = library()
+    with _lock:
+        if _context is None:
+            handle = c_void_p()
+            status = lib.gpumatmul_create(ctypes.byref(handle), 0)
+            if status:
+                raise error(status)
+            _context = handle
+    return _context
+
+
+def query_int(name: str, *args) -> int:
+    value = c_int()
+    call(name, *args, ctypes.byref(value))
+    return value.value

@@ -1,0 +1,300 @@
+"""Find and load the CUDA libraries pyctk needs, then libgpumatmul itself.
+
+One function per concern: ``library_spec`` says what a library is called and
+where its wheel puts it, ``find_library`` finds it, ``load_library`` loads it,
+``load_gpumatmul`` loads everything in dependency order, and ``loaded_libraries``
+reports what was loaded and how.
+
+Search order for each library, first match wins (the README repeats it):
+
+1. ``already-loaded``: a library of that exact file name already mapped into
+   this process (by PyTorch, say). The dynamic linker binds libgpumatmul to
+   that copy whatever else we load, so it is the one to use and report.
+2. ``site-packages``: the NVIDIA pip wheels, on every ``sys.path`` entry,
+   entries inside ``sys.prefix`` (the active venv) first, the rest (user site,
+   PEX/Bazel roots, purelib and platlib apart) in ``sys.path`` order.
+3. ``CUDA_PATH``, then ``CUDA_HOME``: a system toolkit's ``lib64``, ``lib``
+   (Windows: ``bin``, ``bin/x64``).
+4. ``system``: the dynamic linker's own search by file name
+   (``LD_LIBRARY_PATH``, the ldconfig cache).
+
+Only file names of the CUDA major pyctk was built for are ever considered
+(``libcudart.so.12`` for CUDA 12), so the other major is never picked up.
+``PYCTK_DEBUG_LOAD=1`` logs every step to stderr.
+
+Standard library only: the build (libgpu/tools) imports this file by path to
+find the same wheels for headers, link libraries and NVRTC.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+try:  # importable as pyctk._loader and, by the build, as a plain file
+    from ._errors import LibraryNotFoundError
+except ImportError:  # pragma: no cover - only in the build's by-path import
+    LibraryNotFoundError = OSError  # type: ignore[misc,assignment]
+
+# ---------------------------------------------------------------------------
+# What each library is called and where its wheel puts it, per OS and major.
+
+# (os, major) -> library -> folder inside site-packages.
+_WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
+    ("linux", 12): {
+        "cudart": "nvidia/cuda_runtime/lib",
+        "cublasLt": "nvidia/cublas/lib",
+        "cublas": "nvidia/cublas/lib",
+        "nvrtc": "nvidia/cuda_nvrtc/lib",
+    },
+    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc"), "nvidia/cu13/lib"),
+    ("win32", 12): {
+        "cudart": "nvidia/cuda_runtime/bin",
+        "cublasLt": "nvidia/cublas/bin",
+        "cublas": "nvidia/cublas/bin",
+        "nvrtc": "nvidia/cuda_nvrtc/bin",
+    },
+    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc"), "nvidia/cu13/bin/x86_64"),
+}
+
+# os -> folders of a toolkit root (CUDA_PATH, CUDA_HOME) that hold libraries.
+_TOOLKIT_DIRS = {"linux": ("lib64", "lib"), "win32": ("bin", "bin/x64")}
+
+
+def _file_name(name: str, major: int, os_name: str) -> str:
+    if os_name == "win32":  # NVRTC's DLL also carries the minor: nvrtc64_120_0.dll
+        return f"nvrtc64_{major}0_0.dll" if name == "nvrtc" else f"{name}64_{major}.dll"
+    return f"lib{name}.so.{major}"
+
+
+# The pip distribution that ships each library, by major.
+_PIP_NAMES = {
+    12: {"cudart": "nvidia-cuda-runtime-cu12", "cublasLt": "nvidia-cublas-cu12",
+         "cublas": "nvidia-cublas-cu12", "nvrtc": "nvidia-cuda-nvrtc-cu12"},
+    13: {"cudart": "nvidia-cuda-runtime", "cublasLt": "nvidia-cublas",
+         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc"},
+}
+
+# Load order: a library comes after what it needs (cuBLAS needs cuBLASLt;
+# loading it first could let the linker pick a stray system copy).
+CUDA_LIBRARIES = ("cudart", "cublasLt", "cublas")
+
+
+@dataclass(frozen=True)
+class LibrarySpec:
+    name: str       # "cublas"
+    major: int      # 12
+    file_name: str  # "libcublas.so.12"
+    wheel_dir: str  # "nvidia/cublas/lib", relative to a sys.path entry
+    toolkit_dirs: tuple[str, ...]
+    pip_name: str   # "nvidia-cublas-cu12"
+
+    @property
+    def pip_install(self) -> str:
+        return f'pip install "{self.pip_name}>={self.major},<{self.major + 1}"'
+
+
+def current_os() -> str:
+    return "win32" if sys.platform == "win32" else "linux"
+
+
+def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySpec:
+    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc") of CUDA ``major`` is called and where it lives."""
+    os_name = os_name or current_os()
+    try:
+        wheel_dir = _WHEEL_DIRS[(os_name, major)][name]
+    except KeyError:
+        raise ValueError(f"pyctk knows no library {name!r} for CUDA {major} on {os_name}") from None
+    return LibrarySpec(name, major, _file_name(name, major, os_name), wheel_dir,
+                       _TOOLKIT_DIRS[os_name], _PIP_NAMES[major][name])
+
+
+# ---------------------------------------------------------------------------
+# Logging and the record of what was loaded (the module's only state).
+
+def _debug(message: str) -> None:
+    if os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
+        print(f"pyctk.load: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class LoadedLibrary:
+    name: str       # "cublas", or "gpumatmul"
+    path: str       # absolute path of the file the process mapped
+    found_via: str  # "already-loaded", "site-packages", "CUDA_PATH", "CUDA_HOME", "system", "package"
+
+
+_loaded: dict[str, LoadedLibrary] = {}
+_handles: dict[str, ctypes.CDLL] = {}
+
+
+def loaded_libraries() -> list[LoadedLibrary]:
+    """The libraries this process loaded through pyctk, in load order."""
+    return list(_loaded.values())
+
+
+# ---------------------------------------------------------------------------
+# Finding.
+
+@dataclass(frozen=True)
+class Found:
+    path: str       # absolute path, or the bare file name for the "system" step
+    found_via: str
+
+
+def _mapped_paths(maps_file: str = "/proc/self/maps") -> Iterator[str]:
+    try:
+        with open(maps_file, encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and fields[5].startswith("/"):
+                    yield fields[5].rstrip("\n")
+    except OSError:  # not Linux: nothing is reported as already loaded
+        return
+
+
+def already_loaded(file_name: str, maps_file: str = "/proc/self/maps") -> str | None:
+    """Path of a library named exactly ``file_name`` mapped into this process, if any."""
+    for path in _mapped_paths(maps_file):
+        if os.path.basename(path) == file_name:
+            return path
+    return None
+
+
+def site_dirs(search_path: Sequence[str] | None = None, prefix: str | None = None) -> list[str]:
+    """The sys.path entries to search, active environment first (NVIDIA/cuda-python#1716)."""
+    entries = [os.path.abspath(p) for p in (sys.path if search_path is None else search_path) if p]
+    prefix = os.path.abspath(sys.prefix if prefix is None else prefix)
+    inside = [p for p in entries if p == prefix or p.startswith(prefix + os.sep)]
+    unique: list[str] = []
+    for entry in inside + [p for p in entries if p not in inside]:
+        if entry not in unique and os.path.isdir(entry):
+            unique.append(entry)
+    return unique
+
+
+def candidates(spec: LibrarySpec, search_path: Sequence[str] | None = None,
+               environ: Mapping[str, str] | None = None,
+               prefix: str | None = None) -> Iterator[Found]:
+    """Every file to try for ``spec``, in search order, existing or not, "system" last."""
+    environ = os.environ if environ is None else environ
+    for entry in site_dirs(search_path, prefix):
+        yield Found(os.path.join(entry, *spec.wheel_dir.split("/"), spec.file_name), "site-packages")
+    for variable in ("CUDA_PATH", "CUDA_HOME"):
+        root = environ.get(variable)
+        if root:
+            for folder in spec.toolkit_dirs:
+                yield Found(os.path.join(root, *folder.split("/"), spec.file_name), variable)
+    yield Found(spec.file_name, "system")
+
+
+def find_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
+                 environ: Mapping[str, str] | None = None,
+                 prefix: str | None = None) -> list[Found]:
+    """The places ``spec`` is, in search order: an already-loaded copy, then existing files, then "system".
+
+    Finding touches no library; ``load_library`` walks this list.
+    """
+    loaded = already_loaded(spec.file_name)
+    found = [Found(loaded, "already-loaded")] if loaded else []
+    for candidate in candidates(spec, search_path, environ, prefix):
+        if candidate.found_via == "system" or os.path.isfile(candidate.path):
+            found.append(candidate)
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Loading.
+
+def _dlopen(path: str) -> ctypes.CDLL:
+    mode = getattr(os, "RTLD_NOW", 0) | getattr(os, "RTLD_GLOBAL", 0)
+    return ctypes.CDLL(path, mode=mode)
+
+
+def load_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
+                 environ: Mapping[str, str] | None = None) -> LoadedLibrary:
+    """Load ``spec`` from the first place that works; raise LibraryNotFoundError listing every try."""
+    if spec.name in _loaded:
+        return _loaded[spec.name]
+    tried: list[str] = []
+    for place in find_library(spec, search_path, environ):
+        _debug(f"{spec.file_name}: trying {place.path} ({place.found_via})")
+        try:
+            handle = _dlopen(place.path)
+        except OSError as error:
+            _debug(f"{spec.file_name}: failed: {error}")
+            tried.append(f"{place.path} ({place.found_via}): {error}")
+            continue
+        path = already_loaded(spec.file_name) or os.path.abspath(place.path)
+        library = LoadedLibrary(spec.name, path, place.found_via)
+        _debug(f"{spec.file_name}: loaded {path} ({place.found_via})")
+        _loaded[spec.name], _handles[spec.name] = library, handle
+        return library
+    raise LibraryNotFoundError(_not_found_message(spec, tried, search_path, environ))
+
+
+def _not_found_message(spec: LibrarySpec, tried: list[str], search_path: Sequence[str] | None,
+                       environ: Mapping[str, str] | None) -> str:
+    environ = os.environ if environ is None else environ
+    looked = [f"  {c.path} ({c.found_via}): not there"
+              for c in candidates(spec, search_path, environ) if c.found_via != "system"]
+    unset = [f"  ${v}: not set" for v in ("CUDA_PATH", "CUDA_HOME") if not environ.get(v)]
+    lines = [f"pyctk could not load {spec.file_name} (CUDA {spec.major} {spec.name}).",
+             "Searched, in order:",
+             f"  already loaded in this process: no",
+             *looked, *unset, *(f"  {t}" for t in tried),
+             f"Fix: {spec.pip_install}",
+             "Set PYCTK_DEBUG_LOAD=1 to log every step."]
+    return "\n".join(lines)
+
+
+def load_cuda_libraries(major: int, search_path: Sequence[str] | None = None,
+                        environ: Mapping[str, str] | None = None) -> list[LoadedLibrary]:
+    """Load cudart, cuBLASLt and cuBLAS of ``major``, in dependency order."""
+    return [load_library(library_spec(name, major), search_path, environ) for name in CUDA_LIBRARIES]
+
+
+def gpumatmul_path() -> Path:
+    """Where libgpumatmul lives inside the installed pyctk package."""
+    from importlib.resources import files  # editable installs map the file too
+
+    return Path(str(files("pyctk") / ("gpumatmul.dll" if current_os() == "win32" else "libgpumatmul.so")))
+
+
+def load_gpumatmul(major: int) -> ctypes.CDLL:
+    """Load the CUDA libraries of ``major`` and then libgpumatmul; return libgpumatmul's handle."""
+    if "gpumatmul" not in _handles:
+        load_cuda_libraries(major)
+        path = gpumatmul_path()
+        _debug(f"libgpumatmul: loading {path}")
+        if not path.is_file():
+            raise LibraryNotFoundError(
+                f"pyctk's own library is missing: {path} does not exist.\n"
+                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major}).")
+        try:
+            handle = _dlopen(str(path))
+        except OSError as error:
+            raise LibraryNotFoundError(f"pyctk could not load {path}: {error}") from error
+        _loaded["gpumatmul"] = LoadedLibrary("gpumatmul", str(path), "package")
+        _handles["gpumatmul"] = handle
+    return _handles["gpumatmul"]
+
+
+def wheel_dirs(names: Iterable[str], major: int, search_path: Sequence[str] | None = None) -> dict[str, str]:
+    """For the build: the folder holding each named library in the first wheel that has it."""
+    result = {}
+    for name in names:
+        spec = library_spec(name, major)
+        for candidate in candidates(spec, search_path, environ={}):
+            if candidate.found_via == "site-packages" and os.path.isfile(candidate.path):
+                result[name] = os.path.dirname(candidate.path)
+                break
+        else:
+            raise LibraryNotFoundError(
+                f"building pyctk for CUDA {major} needs {spec.file_name} from the "
+                f"{spec.pip_name} wheel; none on {site_dirs(search_path)}.\nFix: {spec.pip_install}")
+    return result
