@@ -83,6 +83,8 @@ def error(status: int) -> Exception:
     kind, fix = _ERRORS.get(status, (CudaError, ""))
     name = lib.gpumatmul_status_name(status).decode()
     message = f"{lib.gpumatmul_last_error_message().decode()} [{name}]"
+    if kind is NoDriverError:
+        message = f"{message}; {_loader.driver_status()}"
     message = f"{message}. {fix}" if fix else message
     return kind(message, name) if issubclass(kind, CudaError) else kind(message)
 
@@ -102,9 +104,10 @@ def context() -> c_void_p:
         if _context is None:
             handle = c_void_p()
             status = lib.gpumatmul_create(ctypes.byref(handle), 0)
-            if status:
-                raise error(status)
-            _context = handle
+            if status == 0:
+                _context = handle
+    if _context is None:  # error() takes the lock itself
+        raise error(status)
     return _context
 
 

@@ -158,9 +158,11 @@ def _mapped_paths(maps_file: str = "/proc/self/maps") -> Iterator[str]:
 
 
 def already_loaded(file_name: str, maps_file: str = "/proc/self/maps") -> str | None:
-    """Path of a library named exactly ``file_name`` mapped into this process, if any."""
+    """Path of a library ``file_name`` mapped into this process, if any: maps name the file a
+    symlink points to, so a toolkit's libcudart.so.12 shows as libcudart.so.12.9.79."""
     for path in _mapped_paths(maps_file):
-        if os.path.basename(path) == file_name:
+        base = os.path.basename(path)
+        if base == file_name or base.startswith(file_name + "."):
             return path
     return None
 
@@ -241,7 +243,8 @@ def _not_found_message(spec: LibrarySpec, tried: list[str], search_path: Sequenc
                        environ: Mapping[str, str] | None) -> str:
     environ = os.environ if environ is None else environ
     looked = [f"  {c.path} ({c.found_via}): not there"
-              for c in candidates(spec, search_path, environ) if c.found_via != "system"]
+              for c in candidates(spec, search_path, environ)
+              if c.found_via != "system" and not os.path.isfile(c.path)]  # the rest are in `tried`
     unset = [f"  ${v}: not set" for v in ("CUDA_PATH", "CUDA_HOME") if not environ.get(v)]
     lines = [f"pyctk could not load {spec.file_name} (CUDA {spec.major} {spec.name}).",
              "Searched, in order:",
@@ -256,6 +259,16 @@ def load_cuda_libraries(major: int, search_path: Sequence[str] | None = None,
                         environ: Mapping[str, str] | None = None) -> list[LoadedLibrary]:
     """Load cudart, cuBLASLt and cuBLAS of ``major``, in dependency order."""
     return [load_library(library_spec(name, major), search_path, environ) for name in CUDA_LIBRARIES]
+
+
+def driver_status() -> str:
+    """Where the dynamic linker finds the NVIDIA driver's library, or why it does not."""
+    name = "nvcuda.dll" if current_os() == "win32" else "libcuda.so.1"
+    try:
+        _dlopen(name)
+    except OSError as error:
+        return f"the dynamic linker found no {name} (the NVIDIA driver's library): {error}"
+    return f"the driver's library is {already_loaded(name) or name}"
 
 
 def gpumatmul_path() -> Path:

@@ -81,19 +81,27 @@ def matmul(x1: np.typing.ArrayLike, x2: np.typing.ArrayLike, /, out: np.ndarray 
 
 
 def _check_shapes(a_shape: tuple, b_shape: tuple) -> tuple[int, int, int]:
+    """(m, k, n) for 2-D operands; numpy.matmul's ValueError for invalid shapes of any rank."""
     for position, shape in enumerate((a_shape, b_shape)):
         if len(shape) == 0:
             raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); "
                              "matmul needs arrays with at least 1 dimension (use * for scalars)")
+    a_core = a_shape if len(a_shape) > 1 else (1, *a_shape)  # 1-D: a row vector ...
+    b_core = b_shape if len(b_shape) > 1 else (*b_shape, 1)  # ... or a column vector
+    if a_core[-1] != b_core[-2]:
+        raise ValueError(f"matmul: shapes {a_shape} and {b_shape} are not aligned: "
+                         f"{a_core[-1]} (last dim of operand 0) != {b_core[-2]} "
+                         f"({'dim 0' if len(b_shape) == 1 else 'second-to-last dim'} of operand 1)")
+    try:
+        np.broadcast_shapes(a_core[:-2], b_core[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the stack dimensions of {a_shape} and {b_shape} do not "
+                         "broadcast") from None
     if len(a_shape) != 2 or len(b_shape) != 2:
         raise UnsupportedError(
             f"pyctk.matmul supports 2-D operands only for now, got shapes {a_shape} and {b_shape}; "
             "reshape 1-D vectors to (1, k) or (k, 1), or loop over the stack")
-    (m, k), (k2, n) = a_shape, b_shape
-    if k != k2:
-        raise ValueError(f"matmul: shapes {a_shape} and {b_shape} are not aligned: "
-                         f"{k} (dim 1 of operand 0) != {k2} (dim 0 of operand 1)")
-    return m, k, n
+    return a_shape[0], a_shape[1], b_shape[1]
 
 
 def _result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
