@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
     reason = gpu_unavailable_reason() if gpu_items else None
     for item in gpu_items:
         if reason:
-            item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason.splitlines()[0]}"))
+            item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason.split(' [')[0]}"))
 
 
 @pytest.fixture
