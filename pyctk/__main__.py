@@ -21,6 +21,8 @@ TOLERANCE = {np.float32: 1e-5, np.float64: 1e-12}
 
 def print_report(report: dict) -> None:
     print(f"pyctk {report['pyctk_version']} ({report['distribution']}, built for CUDA {report['cuda_major']})")
+    if report["warning"]:
+        print(f"  WARNING: {report['warning']}")
     print(f"  CUDA driver API: {report['driver_version'] or 'no driver found'}")
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from . import _library, _loader
+from . import _distributions, _library, _loader
 from ._build_config import CUDA_MAJOR, VERSION
 from ._errors import PyctkError
 
@@ -64,6 +64,7 @@ def info() -> dict[str, Any]:
         "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
         "driver_version": None, "runtime_version": None, "cublas_version": None,
         "libraries": [], "kernel_images": [], "devices": [], "error": None,
+        "distributions": _distributions.installed(), "warning": _distributions.conflict(),
     }
     try:
         _library.library()

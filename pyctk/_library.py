@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import warnings
 from ctypes import POINTER, c_char, c_char_p, c_int, c_int64, c_size_t, c_void_p
 
-from . import _loader
+from . import _distributions, _loader
 from ._build_config import CUDA_MAJOR
 from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
-                      OutOfMemoryError, UnsupportedError)
+                      OutOfMemoryError, PyctkError, UnsupportedError)
 
 
 class DeviceProperties(ctypes.Structure):
@@ -69,10 +70,18 @@ def library() -> ctypes.CDLL:
     global _library
     with _lock:
         if _library is None:
+            conflict = _distributions.conflict()
+            if conflict:
+                warnings.warn(conflict, RuntimeWarning, stacklevel=3)
             lib = _loader.load_gpumatmul(CUDA_MAJOR)
             for name, (restype, argtypes) in _PROTOTYPES.items():
                 function = getattr(lib, name)
                 function.restype, function.argtypes = restype, argtypes
+            if lib.gpumatmul_cuda_major() != CUDA_MAJOR:  # never run one major's code on the other's
+                raise PyctkError(
+                    f"pyctk's files are mixed: its Python code is for CUDA {CUDA_MAJOR} but "
+                    f"libgpumatmul.so is for CUDA {lib.gpumatmul_cuda_major()}. Reinstall one: "
+                    f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{CUDA_MAJOR}")
             _library = lib
     return _library
 
