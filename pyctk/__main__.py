@@ -23,7 +23,8 @@ def print_report(report: dict) -> None:
     print(f"pyctk {report['pyctk_version']} ({report['distribution']}, built for CUDA {report['cuda_major']})")
     if report["warning"]:
         print(f"  WARNING: {report['warning']}")
-    print(f"  CUDA driver API: {report['driver_version'] or 'no driver found'}")
+    print(f"  NVIDIA driver:   {report['driver_release'] or 'not found'}"
+          f" (CUDA driver API {report['driver_version'] or 'unavailable'})")
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
     print("Libraries:")

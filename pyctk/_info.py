@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import Any
 
 from . import _distributions, _library, _loader
 from ._build_config import CUDA_MAJOR, VERSION
 from ._errors import PyctkError
+
+
+def driver_release(version_file: str = "/proc/driver/nvidia/version") -> str | None:
+    """The kernel driver's release, e.g. "580.159.04", from the file the driver writes."""
+    try:
+        with open(version_file, encoding="utf-8", errors="replace") as lines:
+            match = re.search(r"Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+)", lines.read())
+    except OSError:
+        return None
+    return match[1] if match else None
 
 
 def _cuda_version(encoded: int) -> str | None:
@@ -62,7 +73,7 @@ def info() -> dict[str, Any]:
     """
     report: dict[str, Any] = {
         "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
-        "driver_version": None, "runtime_version": None, "cublas_version": None,
+        "driver_release": driver_release(), "driver_version": None, "runtime_version": None, "cublas_version": None,
         "libraries": [], "kernel_images": [], "devices": [], "error": None,
         "distributions": _distributions.installed(), "warning": _distributions.conflict(),
     }
