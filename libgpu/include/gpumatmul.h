@@ -144,8 +144,8 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
 
 /* ---- Contexts ---- */
 
-/* Initialises `device` (its primary CUDA context) and loads the kernel image
- * that fits it. cuBLAS is initialised on the first cuBLAS multiplication. */
+/* Initialises `device` (its primary CUDA context), loads the kernel image
+ * that fits it and creates a cuBLAS handle. */
 GPUMATMUL_API gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device);
 
 /* Releases everything the context holds. NULL is accepted. */

@@ -1,4 +1,4 @@
-/* Contexts: a device, its loaded kernel image and a lazily created cuBLAS handle. */
+/* Contexts: a device, its loaded kernel image and a cuBLAS handle. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -71,7 +71,8 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     ctx->device = device;
     if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice")) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
-        (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx))) {
+        (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
+        (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate"))) {
         gpumatmul_destroy(ctx);
         return status;
     }

@@ -59,8 +59,6 @@ static gpumatmul_status cublas_gemm(gpumatmul_context *ctx, gpumatmul_dtype dtyp
     static const float one_f = 1.0f, zero_f = 0.0f;
     static const double one_d = 1.0, zero_d = 0.0;
     gpumatmul_status status;
-    if (!ctx->cublas && (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate")))
-        return status;
     if ((status = check_cublas(cublasSetStream(ctx->cublas, stream), "cublasSetStream")))
         return status;
     if (dtype == GPUMATMUL_FLOAT32)

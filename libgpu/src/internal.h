@@ -35,7 +35,7 @@ struct gpumatmul_context {
     struct driver_api driver;
     CUmodule module;
     CUfunction tiled_kernels[DTYPE_COUNT];
-    cublasHandle_t cublas; /* created on first use */
+    cublasHandle_t cublas;
 };
 
 /* Record a failure for gpumatmul_last_error_message() and return `status`. */
