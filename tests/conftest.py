@@ -24,9 +24,10 @@ def gpu_unavailable_reason() -> str | None:
 def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if "gpu" in item.keywords]
     reason = gpu_unavailable_reason() if gpu_items else None
+    short_reason = ":".join((reason or "").split(":")[:2])  # e.g. "cudaGetDeviceCount failed: cudaErrorInsufficientDriver"
     for item in gpu_items:
         if reason:
-            item.add_marker(pytest.mark.skip(reason=f"needs a GPU: {reason.split(' [')[0]}"))
+            item.add_marker(pytest.mark.skip(reason=f"needs a GPU ({short_reason})"))
 
 
 @pytest.fixture
