@@ -68,6 +68,8 @@ _lock = threading.Lock()
 def library() -> ctypes.CDLL:
     """libgpumatmul, loaded with its CUDA libraries on first use."""
     global _library
+    if _library is not None:  # the per-call path takes no lock
+        return _library
     with _lock:
         if _library is None:
             conflict = _distributions.conflict()
@@ -108,6 +110,8 @@ def call(name: str, *args) -> None:
 def context() -> c_void_p:
     """The process's context for device 0, created on first use."""
     global _context
+    if _context is not None:  # the per-call path takes no lock
+        return _context
     lib = library()
     with _lock:
         if _context is None:
