@@ -1,5 +1,6 @@
 """The built libgpumatmul.so itself: its dynamic section, the CUDA entry points it may use,
-its embedded kernel images, and its C API used from a C program built with gcc."""
+its embedded kernel images, the installed files and header (the ABI as released), and its C
+API used from a C program built with gcc."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ import pytest
 
 import pyctk
 from pyctk import _library, _loader
-from pyctk._build_config import CUDA_MAJOR
+from pyctk._build_config import CUDA_MAJOR, VERSION
 
 from conftest import gpu_unavailable_reason
 
 LIBRARY = _loader.gpumatmul_path()
 HEADER_DIR = LIBRARY.parent / "include"
 EXPORTS = Path(__file__).parent / "data" / "exports"
+ROOT = Path(__file__).resolve().parents[1]
 # The oldest versions pyproject.toml admits (nvidia-cuda-runtime(-cu12)>=N.0, nvidia-cublas(-cu12)>=N.0).
 MINIMUM = {"libcudart": f"cudart-{CUDA_MAJOR}.0.txt", "libcublas": f"cublas-{CUDA_MAJOR}.0.txt"}
 
@@ -113,15 +115,114 @@ def test_too_old_gpu_has_no_image():
         _library.query_int("gpumatmul_kernel_image_select", 3, 5)
 
 
+# The enum values of the released ABI (gpumatmul.h). Values never change; appending one means
+# adding it here too.
+RELEASED_ENUMS = {
+    "gpumatmul_status": ["GPUMATMUL_SUCCESS", "GPUMATMUL_ERROR_INVALID_ARGUMENT",
+                         "GPUMATMUL_ERROR_NOT_SUPPORTED", "GPUMATMUL_ERROR_NO_DRIVER",
+                         "GPUMATMUL_ERROR_NO_DEVICE", "GPUMATMUL_ERROR_OUT_OF_MEMORY",
+                         "GPUMATMUL_ERROR_NO_KERNEL_IMAGE", "GPUMATMUL_ERROR_CUDA",
+                         "GPUMATMUL_ERROR_CUBLAS"],
+    "gpumatmul_dtype": ["GPUMATMUL_FLOAT32", "GPUMATMUL_FLOAT64", "GPUMATMUL_FLOAT16",
+                        "GPUMATMUL_BFLOAT16", "GPUMATMUL_COMPLEX64", "GPUMATMUL_COMPLEX128",
+                        "GPUMATMUL_INT8", "GPUMATMUL_INT16", "GPUMATMUL_INT32", "GPUMATMUL_INT64",
+                        "GPUMATMUL_UINT8", "GPUMATMUL_UINT16", "GPUMATMUL_UINT32",
+                        "GPUMATMUL_UINT64", "GPUMATMUL_BOOL"],
+    "gpumatmul_backend": ["GPUMATMUL_BACKEND_AUTO", "GPUMATMUL_BACKEND_TILED",
+                          "GPUMATMUL_BACKEND_CUBLAS"],
+    "gpumatmul_precision": ["GPUMATMUL_PRECISION_HIGHEST", "GPUMATMUL_PRECISION_TF32",
+                            "GPUMATMUL_PRECISION_FP16_ACCUMULATE"],
+    "gpumatmul_image_kind": ["GPUMATMUL_IMAGE_SASS", "GPUMATMUL_IMAGE_PTX"],
+}
+
+
+def header_text() -> str:
+    """The installed gpumatmul.h, comments removed."""
+    return re.sub(r"/\*.*?\*/", "", (HEADER_DIR / "gpumatmul.h").read_text(), flags=re.S)
+
+
+def test_enum_values_are_as_released():
+    enums = {name: dict(re.findall(r"(\w+)\s*=\s*(-?\d+)", body))
+             for body, name in re.findall(r"typedef enum \w+ \{(.*?)\} (\w+);", header_text(), re.S)}
+    assert enums == {name: {value: str(index) for index, value in enumerate(values)}
+                     for name, values in RELEASED_ENUMS.items()}
+
+
 def test_status_names_are_stable():
     lib = _library.library()
-    names = [lib.gpumatmul_status_name(code).decode() for code in range(9)]
-    assert names == ["GPUMATMUL_SUCCESS", "GPUMATMUL_ERROR_INVALID_ARGUMENT",
-                     "GPUMATMUL_ERROR_NOT_SUPPORTED", "GPUMATMUL_ERROR_NO_DRIVER",
-                     "GPUMATMUL_ERROR_NO_DEVICE", "GPUMATMUL_ERROR_OUT_OF_MEMORY",
-                     "GPUMATMUL_ERROR_NO_KERNEL_IMAGE", "GPUMATMUL_ERROR_CUDA",
-                     "GPUMATMUL_ERROR_CUBLAS"]
+    names = [lib.gpumatmul_status_name(code).decode() for code in range(10)]
+    assert names == RELEASED_ENUMS["gpumatmul_status"] + ["GPUMATMUL_STATUS_UNKNOWN"]
     assert lib.gpumatmul_cuda_major() == CUDA_MAJOR
+
+
+def test_every_function_in_the_header_is_exported_and_nothing_else():
+    declared = set(re.findall(r"GPUMATMUL_API\s[\w\s*]*?\b(gpumatmul_\w+)\s*\(", header_text()))
+    out = subprocess.run([tool("nm"), "-D", "--defined-only", str(LIBRARY)], check=True,
+                         capture_output=True, text=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if line.split()[-1].startswith("gpumatmul_")}
+    assert "gpumatmul_matmul_strided_batched_host" in declared
+    assert declared == exported
+
+
+def test_version_comes_from_libgpu_version():
+    major, minor, patch = map(int, (ROOT / "libgpu" / "VERSION").read_text().split("."))
+    assert VERSION == pyctk.__version__ == f"{major}.{minor}.{patch}"
+    generated = (HEADER_DIR / "gpumatmul_version.h").read_text()
+    macro = int(re.search(r"#define GPUMATMUL_VERSION (\d+)", generated)[1])
+    assert macro == major * 10000 + minor * 100 + patch == _library.library().gpumatmul_version()
+
+
+def test_installed_files_are_the_package_exactly():
+    """Every module, py.typed, the library and its two headers; no template, no cache."""
+    package = LIBRARY.parent
+    installed = {p.relative_to(package).as_posix() for p in package.rglob("*")
+                 if p.is_file() and "__pycache__" not in p.parts}
+    modules = {p.name for p in (ROOT / "pyctk").glob("*.py")} | {"_build_config.py"}
+    assert installed == modules | {"py.typed", "libgpumatmul.so", "include/gpumatmul.h",
+                                   "include/gpumatmul_version.h"}
+
+
+# Who computes what, by precision: (backend, dtype names). AUTO computes the union.
+FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
+DTYPE_NAMES = [name[len("GPUMATMUL_"):].lower() for name in RELEASED_ENUMS["gpumatmul_dtype"]]
+COMPUTES = {
+    "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
+    "tf32": {"tiled": set(), "cublas": {"float32", "complex64"}},
+    "fp16_accumulate": {"tiled": set(), "cublas": {"float16"}},
+}
+
+
+@pytest.mark.parametrize("precision", range(len(COMPUTES)))
+@pytest.mark.parametrize("backend", range(3))
+def test_backend_supports_table(backend, precision):
+    lib = _library.library()
+    computes = COMPUTES[list(COMPUTES)[precision]]
+    backend_name = ["auto", "tiled", "cublas"][backend]
+    for dtype, name in enumerate(DTYPE_NAMES):
+        expected = (name in computes["tiled"] | computes["cublas"] if backend_name == "auto"
+                    else name in computes[backend_name])
+        status = lib.gpumatmul_backend_supports(backend, dtype, precision)
+        assert status == (0 if expected else 2), (backend_name, name, precision)
+        if not expected:  # the message says what would do
+            message = lib.gpumatmul_last_error_message().decode()
+            assert name in message and ("use backend" in message or "applies to" in message), message
+
+
+def test_backend_supports_rejects_values_outside_the_enums():
+    lib = _library.library()
+    for arguments in ((3, 0, 0), (-1, 0, 0), (0, 15, 0), (0, 0, 3)):
+        assert lib.gpumatmul_backend_supports(*arguments) == 1, arguments
+
+
+def test_kernel_image_info_rejects_null_outputs():
+    lib = _library.library()
+    arch, kind, size = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
+    outputs = [ctypes.byref(arch), ctypes.byref(kind), ctypes.byref(size)]
+    assert lib.gpumatmul_kernel_image_info(0, *outputs) == 0
+    for missing in range(3):
+        arguments = [None if i == missing else output for i, output in enumerate(outputs)]
+        assert lib.gpumatmul_kernel_image_info(0, *arguments) == 1
+    assert lib.gpumatmul_kernel_image_info(lib.gpumatmul_kernel_image_count(), *outputs) == 1
 
 
 def test_c_program_uses_the_header_and_library(tmp_path):
@@ -142,6 +243,6 @@ def test_c_program_uses_the_header_and_library(tmp_path):
 def test_header_is_c_and_cpp_clean(tmp_path):
     source = tmp_path / "include_only.c"
     source.write_text('#include "gpumatmul.h"\nint main(void) { return GPUMATMUL_SUCCESS; }\n')
-    for compiler, flags in (("gcc", ["-std=c99", "-pedantic"]), ("g++", ["-x", "c++", "-std=c++11"])):
+    for compiler, flags in (("gcc", ["-std=c99", "-pedantic"]), ("g++", ["-x", "c++", "-std=c++11", "-pedantic"])):
         subprocess.run([tool(compiler), *flags, "-Wall", "-Wextra", "-Werror", f"-I{HEADER_DIR}",
                         "-c", str(source), "-o", str(tmp_path / "out.o")], check=True)

@@ -1,4 +1,6 @@
-/* Contexts: a device, its loaded kernel image and a cuBLAS handle. */
+/* Contexts: a device, its loaded kernel image with every registered kernel,
+ * a cuBLAS handle and a stream for the host calls. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -33,8 +35,10 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
     return GPUMATMUL_SUCCESS;
 }
 
+/* Loads the image that fits the device and looks up every kernel of the
+ * registry: a missing one fails here, not at the first product. */
 static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
-    int cc_major, cc_minor, d;
+    int cc_major, cc_minor, f, d;
     gpumatmul_status status;
     if ((status = check_cuda(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor,
                                                     ctx->device), "cudaDeviceGetAttribute")) ||
@@ -46,13 +50,18 @@ static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
                                                             kernel_images[ctx->image_index].data),
                                "cuModuleLoadData")))
         return status;
-    for (d = 0; d < DTYPE_COUNT; ++d)
-        if ((status = check_driver(&ctx->driver,
-                                   ctx->driver.module_get_function(&ctx->tiled_kernels[d],
-                                                                   ctx->module,
-                                                                   dtype_infos[d].tiled_kernel),
-                                   dtype_infos[d].tiled_kernel)))
-            return status;
+    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
+        for (d = 0; d < DTYPE_COUNT; ++d) {
+            char symbol[64];
+            if (!((kernel_families[f].dtypes >> d) & 1u)) continue;
+            snprintf(symbol, sizeof symbol, "%s%s", kernel_families[f].prefix,
+                     dtype_infos[d].kernel_suffix);
+            if ((status = check_driver(&ctx->driver,
+                                       ctx->driver.module_get_function(&ctx->kernels[f][d],
+                                                                       ctx->module, symbol),
+                                       symbol)))
+                return status;
+        }
     return GPUMATMUL_SUCCESS;
 }
 
@@ -72,7 +81,9 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice")) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
         (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
-        (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate"))) {
+        (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate")) ||
+        (status = check_cuda(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
+                             "cudaStreamCreateWithFlags"))) {
         gpumatmul_destroy(ctx);
         return status;
     }
@@ -80,15 +91,23 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     return GPUMATMUL_SUCCESS;
 }
 
+/* Keeps the first failure of several steps that all run. */
+static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
+    if (*first == GPUMATMUL_SUCCESS) *first = status;
+}
+
 gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
-    gpumatmul_status status = GPUMATMUL_SUCCESS, unload = GPUMATMUL_SUCCESS;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
     if (!ctx) return GPUMATMUL_SUCCESS;
     cudaSetDevice(ctx->device);
-    if (ctx->cublas) status = check_cublas(cublasDestroy(ctx->cublas), "cublasDestroy");
+    if (ctx->stream)
+        keep_first(&status, check_cuda(cudaStreamDestroy(ctx->stream), "cudaStreamDestroy"));
+    if (ctx->cublas) keep_first(&status, check_cublas(cublasDestroy(ctx->cublas), "cublasDestroy"));
     if (ctx->module)
-        unload = check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module), "cuModuleUnload");
+        keep_first(&status, check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module),
+                                         "cuModuleUnload"));
     free(ctx);
-    return status ? status : unload;
+    return status;
 }
 
 gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_context *ctx, int *index) {

@@ -68,12 +68,14 @@ int gpumatmul_kernel_image_count(void) { return kernel_image_count; }
 
 gpumatmul_status gpumatmul_kernel_image_info(int index, int *arch, gpumatmul_image_kind *kind,
                                              size_t *size_bytes) {
+    if (!arch || !kind || !size_bytes)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "arch, kind or size_bytes is NULL");
     if (index < 0 || index >= kernel_image_count)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "image index %d is not in [0, %d)",
                          index, kernel_image_count);
-    if (arch) *arch = kernel_images[index].arch;
-    if (kind) *kind = kernel_images[index].kind;
-    if (size_bytes) *size_bytes = kernel_images[index].size;
+    *arch = kernel_images[index].arch;
+    *kind = kernel_images[index].kind;
+    *size_bytes = kernel_images[index].size;
     return GPUMATMUL_SUCCESS;
 }
 
@@ -92,13 +94,13 @@ gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *
             (best_ptx < 0 || image->arch > kernel_images[best_ptx].arch))
             best_ptx = i;
     }
-    *index = best_sass >= 0 ? best_sass : best_ptx;
-    if (*index < 0)
+    if (best_sass < 0 && best_ptx < 0)
         return set_error(GPUMATMUL_ERROR_NO_KERNEL_IMAGE,
                          "no embedded kernel image runs on compute capability %d.%d: this "
                          "build has SASS from sm_%d and PTX for compute_%d; a GPU this old "
                          "needs an older CUDA major",
                          cc_major, cc_minor, kernel_images[0].arch,
                          kernel_images[kernel_image_count - 1].arch);
+    *index = best_sass >= 0 ? best_sass : best_ptx;
     return GPUMATMUL_SUCCESS;
 }

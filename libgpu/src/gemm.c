@@ -1,91 +1,348 @@
-/* Matrix multiplication: argument checks, the two backends, and the host wrapper. */
-#include <limits.h>
+/* Matrix multiplication: argument checks, the two backends, and the host path. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "gemm_tiled.h"
 #include "internal.h"
 
-const struct dtype_info dtype_infos[DTYPE_COUNT] = {
-    [GPUMATMUL_FLOAT32] = {"float32", sizeof(float), "gemm_tiled_f32"},
-    [GPUMATMUL_FLOAT64] = {"float64", sizeof(double), "gemm_tiled_f64"},
+/* How a batch of matrices is stored: matrix i is `rows` x `cols` elements at
+ * base + i * stride, element (r, c) at r * ld + c. */
+struct layout {
+    int64_t rows, cols, ld, stride;
 };
 
-/* Must match libgpu/kernels/gemm_tiled.cu. */
-enum { TILE_M = 64, TILE_N = 64, TILED_THREADS = 256, MAX_GRID_Y = 65535 };
+/* One checked call. */
+struct gemm {
+    gpumatmul_backend backend; /* the one that computes: never AUTO */
+    int family;                /* its kernel registry row; -1 for cuBLAS */
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    int trans_a, trans_b;
+    int64_t m, n, k, batch;
+    const void *a, *b;
+    void *c;
+    struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
+};
 
-/* The stored shape of an operand: op(X) is rows x cols, stored transposed if `trans`. */
-static int64_t stored_cols(int trans, int64_t rows, int64_t cols) { return trans ? rows : cols; }
-static int64_t stored_rows(int trans, int64_t rows, int64_t cols) { return trans ? cols : rows; }
+/* CUDA's grid limits (every GPU since compute capability 3.0): larger
+ * problems take several launches. */
+static const int64_t max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
 
-static gpumatmul_status check_arguments(const gpumatmul_context *ctx, gpumatmul_backend backend,
-                                        gpumatmul_dtype dtype, int trans_a, int trans_b,
-                                        int64_t m, int64_t n, int64_t k, const void *a,
-                                        int64_t lda, const void *b, int64_t ldb, const void *c,
-                                        int64_t ldc) {
-    const int64_t min_lda = stored_cols(trans_a, m, k), min_ldb = stored_cols(trans_b, k, n);
+static int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
+static int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
+
+/* x * y and x + y for x, y >= 0: 0 if the result exceeds INT64_MAX. */
+static int mul_fits(int64_t x, int64_t y, int64_t *result) {
+    if (y != 0 && x > INT64_MAX / y) return 0;
+    *result = x * y;
+    return 1;
+}
+static int add_fits(int64_t x, int64_t y, int64_t *result) {
+    if (x > INT64_MAX - y) return 0;
+    *result = x + y;
+    return 1;
+}
+
+/* Element `offset` of an array of `size`-byte elements. */
+static void *at(const void *base, int64_t offset, size_t size) {
+    return (char *)base + offset * (int64_t)size;
+}
+
+/* How many matrices a batch stores: a zero stride is one matrix for all. */
+static int64_t stored_count(const struct layout *l, int64_t batch) {
+    return l->stride == 0 ? 1 : batch;
+}
+
+/* Whether the stored matrices' rows follow one another at the same pitch, so
+ * that one 2-D copy (or memset) covers the batch. */
+static int contiguous(const struct layout *l, int64_t batch) {
+    return stored_count(l, batch) == 1 || l->stride == l->rows * l->ld;
+}
+
+/* Sets *bytes to the bytes from the first to past the last element of a
+ * batch (0 if it is empty); returns 0 if that exceeds what a pointer spans. */
+static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t *bytes) {
+    int64_t batch_part, row_part, elements;
+    *bytes = 0;
+    if (batch == 0 || l->rows == 0 || l->cols == 0) return 1;
+    return mul_fits(batch - 1, l->stride, &batch_part) &&
+           mul_fits(l->rows - 1, l->ld, &row_part) && add_fits(batch_part, row_part, &elements) &&
+           add_fits(elements, l->cols, &elements) && mul_fits(elements, (int64_t)size, bytes) &&
+           (uint64_t)*bytes <= (uint64_t)PTRDIFF_MAX;
+}
+
+/* Fills *g from the arguments and checks them against the header's contract,
+ * before any GPU work. The context comes last, so that a program without a
+ * GPU (and so without a context) still sees every other check. */
+static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
+                                gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                gpumatmul_precision precision, int trans_a, int trans_b,
+                                int64_t m, int64_t n, int64_t k, int64_t batch,
+                                const void *a, int64_t lda, int64_t stride_a,
+                                const void *b, int64_t ldb, int64_t stride_b,
+                                void *c, int64_t ldc, int64_t stride_c) {
+    const struct {
+        const char *name, *matrix; /* "a" for lda and stride_a, "A" for the matrix */
+        const struct layout *layout;
+        const void *data;
+    } operands[] = {{"a", "A", &g->la, a}, {"b", "B", &g->lb, b}, {"c", "C", &g->lc, c}};
+    int64_t span, c_matrix;
+    gpumatmul_status status;
+    int i;
+    *g = (struct gemm){.dtype = dtype, .precision = precision, .trans_a = trans_a,
+                       .trans_b = trans_b, .m = m, .n = n, .k = k, .batch = batch,
+                       .a = a, .b = b, .c = c,
+                       .la = {trans_a ? k : m, trans_a ? m : k, lda, stride_a},
+                       .lb = {trans_b ? n : k, trans_b ? k : n, ldb, stride_b},
+                       .lc = {m, n, ldc, stride_c}};
+    if ((status = choose_backend(backend, dtype, precision, &g->backend, &g->family)))
+        return status;
+    if (m < 0 || n < 0 || k < 0 || batch < 0)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "negative size: m=%lld n=%lld k=%lld batch_count=%lld", (long long)m,
+                         (long long)n, (long long)k, (long long)batch);
+    for (i = 0; i < 3; ++i) {
+        const struct layout *l = operands[i].layout;
+        const char *name = operands[i].name, *matrix = operands[i].matrix;
+        if (l->stride < 0)
+            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "stride_%s=%lld is negative", name,
+                             (long long)l->stride);
+        if (l->ld < max64(l->cols, 1))
+            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                             "ld%s=%lld is too small: %s is stored with %lld columns, and ld%s "
+                             "must be at least max(1, columns)",
+                             name, (long long)l->ld, matrix, (long long)l->cols, name);
+        if (!span_fits(l, batch, dtype_infos[dtype].size, &span))
+            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                             "%s spans more bytes than a pointer can address (batch_count=%lld, "
+                             "stride_%s=%lld, ld%s=%lld)",
+                             matrix, (long long)batch, name, (long long)l->stride, name,
+                             (long long)l->ld);
+        if (span > 0 && !operands[i].data)
+            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
+    }
+    /* One C matrix spans (m - 1) * ldc + n elements; the contract asks for m * ldc. */
+    if (batch > 1 && (!mul_fits(m, ldc, &c_matrix) || stride_c < c_matrix))
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "the C matrices overlap: stride_c=%lld is less than m * ldc = %lld * %lld",
+                         (long long)stride_c, (long long)m, (long long)ldc);
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    if ((unsigned)dtype >= DTYPE_COUNT)
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED, "dtype %d is not supported", (int)dtype);
-    if (backend != GPUMATMUL_BACKEND_AUTO && backend != GPUMATMUL_BACKEND_TILED &&
-        backend != GPUMATMUL_BACKEND_CUBLAS)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "backend %d does not exist", (int)backend);
-    if (m < 0 || n < 0 || k < 0)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "negative size: m=%lld n=%lld k=%lld", (long long)m, (long long)n,
-                         (long long)k);
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
-        ldc > INT_MAX)
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "sizes and leading dimensions above 2^31-1 are not supported");
-    if (lda < (min_lda > 1 ? min_lda : 1) || ldb < (min_ldb > 1 ? min_ldb : 1) ||
-        ldc < (n > 1 ? n : 1))
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "leading dimension too small: lda=%lld (needs %lld), ldb=%lld (needs "
-                         "%lld), ldc=%lld (needs %lld)",
-                         (long long)lda, (long long)min_lda, (long long)ldb, (long long)min_ldb,
-                         (long long)ldc, (long long)n);
-    if ((m * k > 0 && !a) || (k * n > 0 && !b) || (m * n > 0 && !c))
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "a matrix pointer is NULL");
     return GPUMATMUL_SUCCESS;
 }
 
-static gpumatmul_status cublas_gemm(gpumatmul_context *ctx, gpumatmul_dtype dtype, int trans_a,
-                                    int trans_b, int m, int n, int k, const void *a, int lda,
-                                    const void *b, int ldb, void *c, int ldc, cudaStream_t stream) {
+static int nothing_to_do(const struct gemm *g) { return g->m == 0 || g->n == 0 || g->batch == 0; }
+
+static gpumatmul_status cublas_gemm(gpumatmul_context *ctx, const struct gemm *g,
+                                    cudaStream_t stream) {
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a
      * row-major matrix read as column-major is its transpose: so swap the
      * operands and keep the flags. */
-    const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    static const float one_f = 1.0f, zero_f = 0.0f;
-    static const double one_d = 1.0, zero_d = 0.0;
+    const cublasOperation_t op_a = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const struct dtype_info *t = &dtype_infos[g->dtype];
+    const struct cublas_compute *compute = &t->cublas[g->precision];
+    static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type */
     gpumatmul_status status;
     if ((status = check_cublas(cublasSetStream(ctx->cublas, stream), "cublasSetStream")))
         return status;
-    if (dtype == GPUMATMUL_FLOAT32)
-        return check_cublas(cublasSgemm(ctx->cublas, op_b, op_a, n, m, k, &one_f, b, ldb, a, lda,
-                                        &zero_f, c, ldc), "cublasSgemm");
-    return check_cublas(cublasDgemm(ctx->cublas, op_b, op_a, n, m, k, &one_d, b, ldb, a, lda,
-                                    &zero_d, c, ldc), "cublasDgemm");
+    return check_cublas(
+        cublasGemmStridedBatchedEx_64(ctx->cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
+                                      g->b, t->cuda_type, g->lb.ld, g->lb.stride,
+                                      g->a, t->cuda_type, g->la.ld, g->la.stride, zero,
+                                      g->c, t->cuda_type, g->lc.ld, g->lc.stride, g->batch,
+                                      compute->type, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx_64");
 }
 
-static gpumatmul_status tiled_gemm(gpumatmul_context *ctx, gpumatmul_dtype dtype, int trans_a,
-                                   int trans_b, long long m, long long n, long long k,
-                                   const void *a, long long lda, const void *b, long long ldb,
-                                   void *c, long long ldc, cudaStream_t stream) {
-    long long a_row_stride = trans_a ? 1 : lda, a_col_stride = trans_a ? lda : 1;
-    long long b_row_stride = trans_b ? 1 : ldb, b_col_stride = trans_b ? ldb : 1;
-    void *params[] = {&m, &n, &k, (void *)&a, &a_row_stride, &a_col_stride,
-                      (void *)&b, &b_row_stride, &b_col_stride, &c, &ldc};
-    const long long grid_x = (m + TILE_M - 1) / TILE_M, grid_y = (n + TILE_N - 1) / TILE_N;
-    if (grid_y > MAX_GRID_Y)
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "the tiled backend handles n up to %d; use the cublas backend",
-                         MAX_GRID_Y * TILE_N);
-    return check_driver(&ctx->driver,
-                        ctx->driver.launch_kernel(ctx->tiled_kernels[dtype], (unsigned)grid_x,
-                                                  (unsigned)grid_y, 1, TILED_THREADS, 1, 1, 0,
-                                                  (CUstream)stream, params, NULL),
-                        dtype_infos[dtype].tiled_kernel);
+/* Runs the registry family's kernel over the whole problem, one launch per
+ * sub-problem that fits the grid limits. */
+static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g,
+                                    cudaStream_t stream) {
+    const struct kernel_family *family = &kernel_families[g->family];
+    const size_t size = dtype_infos[g->dtype].size;
+    const int64_t rows_per_launch = max_grid_x * family->tile_m;
+    const int64_t cols_per_launch = max_grid_y * family->tile_n;
+    /* op(X)(i, j) = X[i * row_stride + j * col_stride]: a transpose swaps them. */
+    const int64_t a_row = g->trans_a ? 1 : g->la.ld, a_col = g->trans_a ? g->la.ld : 1;
+    const int64_t b_row = g->trans_b ? 1 : g->lb.ld, b_col = g->trans_b ? g->lb.ld : 1;
+    int64_t z, i, j;
+    for (z = 0; z < g->batch; z += max_grid_z)
+        for (i = 0; i < g->m; i += rows_per_launch)
+            for (j = 0; j < g->n; j += cols_per_launch) {
+                /* The sub-problem: rows i.., columns j.., batches z.. */
+                const struct gemm_args args = {
+                    .m = min64(g->m - i, rows_per_launch),
+                    .n = min64(g->n - j, cols_per_launch),
+                    .k = g->k,
+                    .a = at(g->a, z * g->la.stride + i * a_row, size),
+                    .a_row_stride = a_row, .a_col_stride = a_col, .a_batch_stride = g->la.stride,
+                    .b = at(g->b, z * g->lb.stride + j * b_col, size),
+                    .b_row_stride = b_row, .b_col_stride = b_col, .b_batch_stride = g->lb.stride,
+                    .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, size),
+                    .ldc = g->lc.ld, .c_batch_stride = g->lc.stride};
+                const int64_t batches = min64(g->batch - z, max_grid_z);
+                void *params[] = {(void *)&args};
+                const CUresult result = ctx->driver.launch_kernel(
+                    ctx->kernels[g->family][g->dtype],
+                    (unsigned)((args.m + family->tile_m - 1) / family->tile_m),
+                    (unsigned)((args.n + family->tile_n - 1) / family->tile_n), (unsigned)batches,
+                    (unsigned)family->threads, 1, 1, 0, (CUstream)stream, params, NULL);
+                if (result != CUDA_SUCCESS) {
+                    char what[64];
+                    snprintf(what, sizeof what, "cuLaunchKernel (%s%s)", family->prefix,
+                             dtype_infos[g->dtype].kernel_suffix);
+                    return check_driver(&ctx->driver, result, what);
+                }
+            }
+    return GPUMATMUL_SUCCESS;
+}
+
+/* The product, k > 0, on device memory. */
+static gpumatmul_status multiply(gpumatmul_context *ctx, const struct gemm *g,
+                                 cudaStream_t stream) {
+    return g->backend == GPUMATMUL_BACKEND_CUBLAS ? cublas_gemm(ctx, g, stream)
+                                                  : kernel_gemm(ctx, g, stream);
+}
+
+/* k == 0 on the device: C is zeros (an empty sum, as in NumPy). */
+static gpumatmul_status zero_device_c(const struct gemm *g, cudaStream_t stream) {
+    const size_t size = dtype_infos[g->dtype].size;
+    const int one_call = contiguous(&g->lc, g->batch);
+    const int64_t calls = one_call ? 1 : g->batch, rows = one_call ? g->batch * g->m : g->m;
+    int64_t z;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    for (z = 0; z < calls && !status; ++z)
+        status = check_cuda(cudaMemset2DAsync(at(g->c, z * g->lc.stride, size),
+                                              (size_t)g->lc.ld * size, 0, (size_t)g->n * size,
+                                              (size_t)rows, stream),
+                            "cudaMemset2DAsync");
+    return status;
+}
+
+gpumatmul_status gpumatmul_matmul_strided_batched_device(
+    gpumatmul_context *ctx, gpumatmul_backend backend, gpumatmul_dtype dtype,
+    gpumatmul_precision precision, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+    int64_t batch_count, const void *a, int64_t lda, int64_t stride_a, const void *b,
+    int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c, void *stream) {
+    struct gemm g;
+    gpumatmul_status status =
+        prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
+                lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+    if (status || nothing_to_do(&g)) return status;
+    if ((status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice"))) return status;
+    return k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
+                  : multiply(ctx, &g, (cudaStream_t)stream);
+}
+
+/* ---- The host path: packed device copies of A, B and C ---- */
+
+/* A batch's packed device layout: the matrices it stores, back to back. */
+static struct layout packed(const struct layout *l, int64_t batch) {
+    /* rows * cols <= (rows - 1) * ld + cols: it fits, as prepare() checked the span. */
+    const struct layout p = {l->rows, l->cols, l->cols,
+                             stored_count(l, batch) == 1 ? 0 : l->rows * l->cols};
+    return p;
+}
+
+/* Allocates the packed device copy of a batch from the stream-ordered pool;
+ * OUT_OF_MEMORY if its size does not even fit in 64 bits. */
+static gpumatmul_status allocate(void **device, const char *name, const struct layout *l,
+                                 int64_t batch, size_t size, cudaStream_t stream) {
+    int64_t elements, bytes;
+    if (!mul_fits(l->rows, l->cols, &elements) ||
+        !mul_fits(elements, stored_count(l, batch), &elements) ||
+        !mul_fits(elements, (int64_t)size, &bytes))
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
+                         "the device copy of %s would need more than 2^63 bytes", name);
+    return check_cuda(cudaMallocAsync(device, (size_t)bytes, stream), "cudaMallocAsync");
+}
+
+/* Copies the stored matrices of a batch between two layouts of the same
+ * shape: one cudaMemcpy2DAsync when both are contiguous, else one per matrix. */
+static gpumatmul_status copy_batch(void *dst, const struct layout *dl, const void *src,
+                                   const struct layout *sl, int64_t batch, size_t size,
+                                   enum cudaMemcpyKind kind, cudaStream_t stream) {
+    const int64_t count = stored_count(sl, batch);
+    const int one_call = contiguous(dl, count) && contiguous(sl, count);
+    const int64_t calls = one_call ? 1 : count, rows = one_call ? count * sl->rows : sl->rows;
+    int64_t z;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    for (z = 0; z < calls && !status; ++z)
+        status = check_cuda(cudaMemcpy2DAsync(at(dst, z * dl->stride, size), (size_t)dl->ld * size,
+                                              at(src, z * sl->stride, size), (size_t)sl->ld * size,
+                                              (size_t)sl->cols * size, (size_t)rows, kind, stream),
+                            "cudaMemcpy2DAsync");
+    return status;
+}
+
+/* Returns device memory to the pool; a failure is reported only if nothing
+ * failed before it. */
+static void release(void *device, cudaStream_t stream, gpumatmul_status *status) {
+    cudaError_t error;
+    if (!device) return;
+    error = cudaFreeAsync(device, stream);
+    if (*status == GPUMATMUL_SUCCESS) *status = check_cuda(error, "cudaFreeAsync");
+}
+
+gpumatmul_status gpumatmul_matmul_strided_batched_host(
+    gpumatmul_context *ctx, gpumatmul_backend backend, gpumatmul_dtype dtype,
+    gpumatmul_precision precision, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+    int64_t batch_count, const void *a, int64_t lda, int64_t stride_a, const void *b,
+    int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c) {
+    struct gemm g, d; /* the caller's problem, and the same on device copies */
+    void *da = NULL, *db = NULL, *dc = NULL;
+    size_t size;
+    cudaStream_t stream;
+    cudaError_t synchronized;
+    int64_t z, i;
+    gpumatmul_status status =
+        prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
+                lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+    if (status || nothing_to_do(&g)) return status;
+    size = dtype_infos[dtype].size;
+    if (k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
+        for (z = 0; z < batch_count; ++z)
+            for (i = 0; i < m; ++i) memset(at(c, z * stride_c + i * ldc, size), 0, (size_t)n * size);
+        return GPUMATMUL_SUCCESS;
+    }
+    stream = ctx->stream;
+    d = g;
+    d.la = packed(&g.la, g.batch);
+    d.lb = packed(&g.lb, g.batch);
+    d.lc = packed(&g.lc, g.batch);
+    /* Every A and B is on the device before any C is written back, so C may
+     * overlap A or B in host memory. */
+    if (!(status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice")) &&
+        !(status = allocate(&da, "A", &g.la, g.batch, size, stream)) &&
+        !(status = allocate(&db, "B", &g.lb, g.batch, size, stream)) &&
+        !(status = allocate(&dc, "C", &g.lc, g.batch, size, stream)) &&
+        !(status = copy_batch(da, &d.la, a, &g.la, g.batch, size, cudaMemcpyHostToDevice, stream)) &&
+        !(status = copy_batch(db, &d.lb, b, &g.lb, g.batch, size, cudaMemcpyHostToDevice, stream))) {
+        d.a = da;
+        d.b = db;
+        d.c = dc;
+        if (!(status = multiply(ctx, &d, stream)))
+            status = copy_batch(c, &g.lc, dc, &d.lc, g.batch, size, cudaMemcpyDeviceToHost, stream);
+    }
+    release(da, stream, &status);
+    release(db, stream, &status);
+    release(dc, stream, &status);
+    synchronized = cudaStreamSynchronize(stream); /* also where a failed kernel shows */
+    if (status == GPUMATMUL_SUCCESS) status = check_cuda(synchronized, "cudaStreamSynchronize");
+    return status;
+}
+
+/* ---- The first ABI: one product at the highest precision ---- */
+
+gpumatmul_status gpumatmul_matmul_host(gpumatmul_context *ctx, gpumatmul_backend backend,
+                                       gpumatmul_dtype dtype, int trans_a, int trans_b,
+                                       int64_t m, int64_t n, int64_t k, const void *a,
+                                       int64_t lda, const void *b, int64_t ldb, void *c,
+                                       int64_t ldc) {
+    return gpumatmul_matmul_strided_batched_host(ctx, backend, dtype,
+                                                 GPUMATMUL_PRECISION_HIGHEST, trans_a, trans_b,
+                                                 m, n, k, 1, a, lda, 0, b, ldb, 0, c, ldc, 0);
 }
 
 gpumatmul_status gpumatmul_matmul_device(gpumatmul_context *ctx, gpumatmul_backend backend,
@@ -93,65 +350,8 @@ gpumatmul_status gpumatmul_matmul_device(gpumatmul_context *ctx, gpumatmul_backe
                                          int64_t m, int64_t n, int64_t k, const void *a,
                                          int64_t lda, const void *b, int64_t ldb, void *c,
                                          int64_t ldc, void *stream) {
-    const cudaStream_t s = (cudaStream_t)stream;
-    gpumatmul_status status =
-        check_arguments(ctx, backend, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-    if (status || m == 0 || n == 0) return status;
-    if ((status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice"))) return status;
-    if (k == 0) /* an empty sum: numpy gives zeros */
-        return check_cuda(cudaMemset2DAsync(c, (size_t)ldc * dtype_infos[dtype].size, 0,
-                                            (size_t)n * dtype_infos[dtype].size, (size_t)m, s),
-                          "cudaMemset2DAsync");
-    if (backend == GPUMATMUL_BACKEND_TILED)
-        return tiled_gemm(ctx, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, s);
-    return cublas_gemm(ctx, dtype, trans_a, trans_b, (int)m, (int)n, (int)k, a, (int)lda, b,
-                       (int)ldb, c, (int)ldc, s);
-}
-
-/* Copies a host matrix of rows x cols (leading dimension ld) into packed device memory. */
-static gpumatmul_status upload(void **device, const void *host, int64_t rows, int64_t cols,
-                               int64_t ld, size_t element) {
-    gpumatmul_status status;
-    const size_t width = (size_t)cols * element;
-    if ((status = check_cuda(cudaMalloc(device, width * (size_t)rows), "cudaMalloc"))) return status;
-    return check_cuda(cudaMemcpy2D(*device, width, host, (size_t)ld * element, width, (size_t)rows,
-                                   cudaMemcpyHostToDevice),
-                      "cudaMemcpy2D (host to device)");
-}
-
-gpumatmul_status gpumatmul_matmul_host(gpumatmul_context *ctx, gpumatmul_backend backend,
-                                       gpumatmul_dtype dtype, int trans_a, int trans_b,
-                                       int64_t m, int64_t n, int64_t k, const void *a,
-                                       int64_t lda, const void *b, int64_t ldb, void *c,
-                                       int64_t ldc) {
-    void *da = NULL, *db = NULL, *dc = NULL;
-    size_t element;
-    int64_t i;
-    gpumatmul_status status =
-        check_arguments(ctx, backend, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-    if (status || m == 0 || n == 0) return status;
-    element = dtype_infos[dtype].size;
-    if (k == 0) {
-        for (i = 0; i < m; ++i) memset((char *)c + (size_t)(i * ldc) * element, 0, (size_t)n * element);
-        return GPUMATMUL_SUCCESS;
-    }
-    if ((status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice")) ||
-        (status = upload(&da, a, stored_rows(trans_a, m, k), stored_cols(trans_a, m, k), lda,
-                         element)) ||
-        (status = upload(&db, b, stored_rows(trans_b, k, n), stored_cols(trans_b, k, n), ldb,
-                         element)) ||
-        (status = check_cuda(cudaMalloc(&dc, (size_t)(m * n) * element), "cudaMalloc")) ||
-        (status = gpumatmul_matmul_device(ctx, backend, dtype, trans_a, trans_b, m, n, k, da,
-                                          stored_cols(trans_a, m, k), db,
-                                          stored_cols(trans_b, k, n), dc, n, NULL)))
-        goto done;
-    /* Synchronous on the legacy default stream: waits for the multiplication. */
-    status = check_cuda(cudaMemcpy2D(c, (size_t)ldc * element, dc, (size_t)n * element,
-                                     (size_t)n * element, (size_t)m, cudaMemcpyDeviceToHost),
-                        "cudaMemcpy2D (device to host)");
-done:
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dc);
-    return status;
+    return gpumatmul_matmul_strided_batched_device(ctx, backend, dtype,
+                                                   GPUMATMUL_PRECISION_HIGHEST, trans_a, trans_b,
+                                                   m, n, k, 1, a, lda, 0, b, ldb, 0, c, ldc, 0,
+                                                   stream);
 }

@@ -8,14 +8,60 @@
 
 #include "gpumatmul.h"
 
-/* Per element type: its size and the name of its tiled kernel. */
-struct dtype_info {
-    const char *name;
-    size_t size;
-    const char *tiled_kernel;
+/* The enums are dense from 0, so their last value bounds the tables. */
+#define DTYPE_COUNT (GPUMATMUL_BOOL + 1)
+#define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
+#define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
+
+/* ---- The dtype table (tables.c): everything the library knows about a dtype ---- */
+
+/* How cuBLAS computes one dtype at one precision. */
+struct cublas_compute {
+    cublasComputeType_t type; /* 0 (no such cublasComputeType_t): not at this precision */
+    cudaDataType scale_type;  /* of alpha and beta */
+    const void *one;          /* alpha = 1 in scale_type; beta = 0 is all-zero bits in any */
 };
-#define DTYPE_COUNT 2
+
+struct dtype_info {
+    const char *name;         /* NumPy's name, for messages */
+    size_t size;              /* bytes per element */
+    cudaDataType cuda_type;   /* of A, B and C for cuBLAS; NO_CUDA_TYPE if cuBLAS has none */
+    struct cublas_compute cublas[PRECISION_COUNT];
+    const char *kernel_suffix; /* kernel symbols are a family's prefix + this, e.g. "f32" */
+};
 extern const struct dtype_info dtype_infos[DTYPE_COUNT];
+
+/* cuBLAS has no NumPy-exact product for these dtypes (integers and bool). */
+#define NO_CUDA_TYPE ((cudaDataType)-1)
+
+/* ---- The kernel registry (tables.c): pyctk's own kernels ----
+ *
+ * A family is one kernel per dtype, named prefix + the dtype's kernel_suffix,
+ * all taking one struct gemm_args (libgpu/kernels/gemm_tiled.h) and launched
+ * on a grid of ceil(m / tile_m) x ceil(n / tile_n) x batch blocks of
+ * `threads` threads. A new kernel is a new .cu file (listed in meson.build's
+ * kernel_images) plus one row in tables.c, counted here. */
+struct kernel_family {
+    gpumatmul_backend backend; /* the backend value that selects it */
+    const char *prefix;        /* e.g. "gemm_tiled_" */
+    int tile_m, tile_n;        /* C elements per block */
+    int threads;               /* per block */
+    unsigned dtypes;           /* bit d set: has a kernel for gpumatmul_dtype d */
+    unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
+};
+#define KERNEL_FAMILY_COUNT 1
+extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
+
+/* Which implementation computes `dtype` at `precision` when `backend` is asked
+ * for: `backend` itself, or for AUTO cuBLAS if it can, else a kernel family.
+ * Sets *chosen (CUBLAS or a family's backend, never AUTO) and *family (the
+ * registry row, -1 for cuBLAS). INVALID_ARGUMENT for a value outside the enums,
+ * NOT_SUPPORTED (with gpumatmul_backend_supports's message) if none computes it. */
+gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                gpumatmul_precision precision, gpumatmul_backend *chosen,
+                                int *family);
+
+/* ---- Contexts ---- */
 
 /* Driver API entry points, fetched through cudart so that libgpumatmul does
  * not link libcuda.so.1 and loads on machines without a driver. */
@@ -34,9 +80,13 @@ struct gpumatmul_context {
     int image_index;
     struct driver_api driver;
     CUmodule module;
-    CUfunction tiled_kernels[DTYPE_COUNT];
+    /* kernels[f][d]: family f's kernel for dtype d (NULL where it has none). */
+    CUfunction kernels[KERNEL_FAMILY_COUNT][DTYPE_COUNT];
     cublasHandle_t cublas;
+    cudaStream_t stream; /* the host calls' work: copies, allocations, the product */
 };
+
+/* ---- Errors (status.c) ---- */
 
 /* Record a failure for gpumatmul_last_error_message() and return `status`. */
 gpumatmul_status set_error(gpumatmul_status status, const char *format, ...)

@@ -44,6 +44,7 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
     case cudaErrorInsufficientDriver:
     case cudaErrorCallRequiresNewerDriver:
     case cudaErrorSystemDriverMismatch:
+    case cudaErrorStubLibrary: /* the toolkit's stub libcuda.so was loaded, not a driver */
         status = GPUMATMUL_ERROR_NO_DRIVER;
         break;
     case cudaErrorNoDevice:
@@ -79,9 +80,13 @@ gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, c
 
 gpumatmul_status check_cublas(cublasStatus_t error, const char *what) {
     gpumatmul_status status = GPUMATMUL_ERROR_CUBLAS;
+    const char *hint = "";
     if (error == CUBLAS_STATUS_SUCCESS) return GPUMATMUL_SUCCESS;
     if (error == CUBLAS_STATUS_ALLOC_FAILED) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
-    if (error == CUBLAS_STATUS_NOT_INITIALIZED) status = GPUMATMUL_ERROR_NO_DEVICE;
-    return set_error(status, "%s failed: %s (cublasStatus_t %d)", what,
-                     cublasGetStatusString(error), (int)error);
+    /* Not NO_DEVICE: by the time cuBLAS initialises, the device has worked. */
+    if (error == CUBLAS_STATUS_NOT_INITIALIZED)
+        hint = ": cuBLAS could not initialise, typically because device memory is exhausted or "
+               "the CUDA context was lost";
+    return set_error(status, "%s failed: %s (cublasStatus_t %d)%s", what,
+                     cublasGetStatusString(error), (int)error, hint);
 }

@@ -6,6 +6,11 @@ The kernel files are compiled as one program, to SASS (CUBIN) for every
 architecture this NVRTC supports and to PTX for the newest one, so GPUs newer
 than the compiler still run (the driver compiles the PTX). OUTPUT.c defines
 the table declared in libgpu/src/kernel_images.h. No GPU is needed.
+
+The build is hermetic: the only include path NVRTC gets is the kernels' own
+folder (for headers shared with the C code, such as gemm_tiled.h), so no
+system CUDA header can be picked up. Every *.cu of that folder must be given:
+one missing from meson.build's list would silently be left out of the library.
 """
 
 import ctypes
@@ -39,13 +44,15 @@ class Nvrtc:
         self.check(self.lib.nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs")
         return sorted(archs)
 
-    def compile(self, source: str, name: str, arch: int, kind: str) -> bytes:
+    def compile(self, source: str, name: str, include: Path, arch: int, kind: str) -> bytes:
         program = ctypes.c_void_p()
         self.check(self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(),
                                                0, None, None), "nvrtcCreateProgram")
         try:
             target = f"--gpu-architecture={'sm' if kind == SASS else 'compute'}_{arch}"
-            options = (ctypes.c_char_p * 2)(target.encode(), b"-std=c++17")
+            # --no-source-include: not even the working folder is searched.
+            options = [target, "-std=c++17", "--no-source-include", f"--include-path={include}"]
+            options = (ctypes.c_char_p * len(options))(*(o.encode() for o in options))
             result = self.lib.nvrtcCompileProgram(program, len(options), options)
             if result != 0:
                 raise RuntimeError(f"{name} for {target}:\n{self._log(program)}")
@@ -87,11 +94,18 @@ def main(major: int, output: Path, kernels: list[Path]) -> None:
     version = nvrtc.version()
     if version[0] != major:
         raise SystemExit(f"embed_kernels: NVRTC {version} found for CUDA {major}")
+    folders = {k.resolve().parent for k in kernels}
+    if len(folders) != 1:
+        raise SystemExit(f"embed_kernels: kernels from several folders: {sorted(map(str, folders))}")
+    folder = folders.pop()
+    unlisted = {p.name for p in folder.glob("*.cu")} - {k.name for k in kernels}
+    if unlisted:
+        raise SystemExit(f"embed_kernels: {sorted(unlisted)} not listed in meson.build's kernel_images")
     source = "".join(f'#line 1 "{k.name}"\n{k.read_text()}\n' for k in kernels)
     archs = nvrtc.supported_archs()
     jobs = [(arch, SASS) for arch in archs] + [(archs[-1], PTX)]
     with ThreadPoolExecutor() as pool:  # NVRTC programs compile independently
-        blobs = list(pool.map(lambda job: nvrtc.compile(source, "kernels.cu", *job), jobs))
+        blobs = list(pool.map(lambda job: nvrtc.compile(source, "kernels.cu", folder, *job), jobs))
     images = [(arch, kind, blob) for (arch, kind), blob in zip(jobs, blobs)]
     output.write_text(c_source(images, f"NVRTC {version[0]}.{version[1]}"))
 

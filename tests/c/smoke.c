@@ -1,7 +1,9 @@
 /* Uses libgpumatmul from C through its public header only, as another language would.
- * Prints one line per check. Without a driver it must report NO_DRIVER cleanly;
- * with a GPU it multiplies a small product and checks it. Exit status 0 = as expected. */
-#include <math.h>
+ * Prints one line per check. Without a GPU it checks what needs none: the tables, NULL
+ * outputs, and the argument checks (they come before any GPU work, so a NULL context
+ * shows them), and that gpumatmul_create reports NO_DRIVER or NO_DEVICE cleanly. With a
+ * GPU it also multiplies small products and checks them. Exit status 0 = as expected. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +16,134 @@ static void check(int ok, const char *what) {
     failures += !ok;
 }
 
+/* Whether a call returned `expected` with a message that mentions `needle`. */
+static int fails_with(gpumatmul_status status, gpumatmul_status expected, const char *needle) {
+    if (status != expected || !strstr(gpumatmul_last_error_message(), needle)) {
+        printf("  got %s: %s\n", gpumatmul_status_name(status), gpumatmul_last_error_message());
+        return 0;
+    }
+    return 1;
+}
+
+static void check_tables(void) {
+    check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_INT32,
+                                     GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS,
+          "tiled multiplies int32");
+    check(fails_with(gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_INT32,
+                                                GPUMATMUL_PRECISION_HIGHEST),
+                     GPUMATMUL_ERROR_NOT_SUPPORTED, "use backend tiled or auto"),
+          "cublas does not multiply int32, and the message names the backends that do");
+    check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT16,
+                                     GPUMATMUL_PRECISION_FP16_ACCUMULATE) == GPUMATMUL_SUCCESS,
+          "cublas multiplies float16 with float16 sums");
+    check(fails_with(gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_FLOAT32,
+                                                GPUMATMUL_PRECISION_TF32),
+                     GPUMATMUL_ERROR_NOT_SUPPORTED,
+                     "precision tf32 applies to float32 and complex64 with the cublas backend"),
+          "tiled has no tf32, and the message says where it applies");
+    check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
+                                     GPUMATMUL_PRECISION_TF32) == GPUMATMUL_SUCCESS,
+          "auto multiplies float32 in tf32 (with cuBLAS)");
+    check(gpumatmul_backend_supports((gpumatmul_backend)3, GPUMATMUL_FLOAT32,
+                                     GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, (gpumatmul_dtype)15,
+                                         GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
+                                         (gpumatmul_precision)-1) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
+          "values outside the enums are invalid arguments");
+}
+
+static void check_images(void) {
+    int index = -1, arch = 0;
+    size_t size = 0;
+    gpumatmul_image_kind kind;
+    check(gpumatmul_kernel_image_count() > 0, "kernel images are embedded");
+    check(gpumatmul_kernel_image_select(9, 0, &index) == GPUMATMUL_SUCCESS &&
+              gpumatmul_kernel_image_info(index, &arch, &kind, &size) == GPUMATMUL_SUCCESS &&
+              arch == 90 && kind == GPUMATMUL_IMAGE_SASS && size > 0,
+          "compute capability 9.0 selects the sm_90 SASS");
+    check(gpumatmul_kernel_image_select(3, 5, &index) == GPUMATMUL_ERROR_NO_KERNEL_IMAGE &&
+              strstr(gpumatmul_last_error_message(), "3.5") != NULL,
+          "compute capability 3.5 has no image, and the message says so");
+}
+
+static void check_null_outputs(void) {
+    int value;
+    size_t bytes;
+    gpumatmul_image_kind kind;
+    check(gpumatmul_create(NULL, 0) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_driver_version(NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_runtime_version(NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_cublas_version(NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_device_count(NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_device_properties_get(0, NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_device_memory(0, NULL, &bytes) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_kernel_image_info(0, &value, &kind, NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_kernel_image_select(9, 0, NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+              gpumatmul_context_kernel_image(NULL, &value) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
+          "NULL outputs (and a NULL context to read) are invalid arguments");
+}
+
+/* The argument checks of the batched call, with real buffers so that only the argument
+ * under test is wrong. They come before any GPU work: `ctx` is NULL without a GPU. */
+static void check_arguments(gpumatmul_context *ctx) {
+    float a[8] = {0}, b[8] = {0}, c[8] = {0};
+#define MATMUL(backend, dtype, precision, m, n, k, batch, lda, sa, ldb, sb, ldc, sc)        \
+    gpumatmul_matmul_strided_batched_host(ctx, backend, dtype, precision, 0, 0, m, n, k,   \
+                                          batch, a, lda, sa, b, ldb, sb, c, ldc, sc)
+    const gpumatmul_backend tiled = GPUMATMUL_BACKEND_TILED, cublas = GPUMATMUL_BACKEND_CUBLAS;
+    const gpumatmul_backend any = GPUMATMUL_BACKEND_AUTO;
+    const gpumatmul_dtype f32 = GPUMATMUL_FLOAT32;
+    const gpumatmul_precision highest = GPUMATMUL_PRECISION_HIGHEST;
+
+    check(fails_with(MATMUL(any, f32, highest, 2, 2, 2, 1, 1, 0, 2, 0, 2, 0),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "lda=1 is too small"),
+          "lda smaller than k is rejected");
+    check(fails_with(gpumatmul_matmul_host(ctx, any, f32, 0, 1, 2, 2, 3, a, 3, b, 2, c, 2),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "ldb=2 is too small"),
+          "ldb smaller than k is rejected when B is transposed (the first ABI)");
+    check(fails_with(MATMUL(any, f32, highest, -1, 2, 2, 1, 2, 0, 2, 0, 2, 0),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "negative size"),
+          "a negative size is rejected");
+    check(fails_with(MATMUL(any, f32, highest, 1, 2, 2, 2, 2, 0, 2, -2, 2, 2),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "stride_b=-2 is negative"),
+          "a negative stride is rejected");
+    check(fails_with(MATMUL(any, f32, highest, 2, 2, 2, 2, 2, 0, 2, 4, 2, 3),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "overlap"),
+          "overlapping C matrices (stride_c < m * ldc) are rejected");
+    check(fails_with(MATMUL(any, f32, highest, 1, 2, 2, 3, 2, INT64_MAX / 2, 2, 0, 2, 2),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "A spans more bytes"),
+          "a batch larger than the address space is rejected");
+    check(fails_with(MATMUL(cublas, GPUMATMUL_INT32, highest, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0),
+                     GPUMATMUL_ERROR_NOT_SUPPORTED, "cublas backend does not multiply int32"),
+          "cublas refuses int32");
+    check(fails_with(MATMUL(tiled, f32, GPUMATMUL_PRECISION_TF32, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0),
+                     GPUMATMUL_ERROR_NOT_SUPPORTED, "tf32"),
+          "tiled refuses tf32");
+    check(fails_with(MATMUL(any, (gpumatmul_dtype)99, highest, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "dtype 99"),
+          "a dtype outside the enum is rejected");
+    check(fails_with(gpumatmul_matmul_strided_batched_host(ctx, any, f32, highest, 0, 0, 2, 2, 2,
+                                                           1, NULL, 2, 0, b, 2, 0, c, 2, 0),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "a is NULL"),
+          "a NULL A is rejected when A is not empty");
+    if (!ctx) {
+        check(fails_with(MATMUL(any, f32, highest, 2, 2, 2, 2, 2, 0, 2, 4, 2, 4),
+                         GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL"),
+              "a NULL context is rejected once every other argument is valid");
+    } else {
+        c[0] = 1;
+        check(MATMUL(any, f32, highest, 2, 2, 0, 2, 1, 0, 2, 4, 2, 4) == GPUMATMUL_SUCCESS &&
+                  c[0] == 0 && c[7] == 0,
+              "k == 0 writes zeros");
+        check(gpumatmul_matmul_strided_batched_host(ctx, any, f32, highest, 0, 0, 0, 2, 2, 5,
+                                                    NULL, 2, 0, b, 2, 0, NULL, 2, 0) ==
+                  GPUMATMUL_SUCCESS,
+              "m == 0 does nothing, and needs no pointer to the empty A and C");
+    }
+#undef MATMUL
+}
+
 static int multiply_and_check(gpumatmul_context *ctx, gpumatmul_backend backend) {
     /* A is 2x3 row-major; B is given transposed (4x3 storage) to exercise trans_b. */
     const float a[6] = {1, 2, 3, 4, 5, 6};
@@ -24,48 +154,91 @@ static int multiply_and_check(gpumatmul_context *ctx, gpumatmul_backend backend)
     if (gpumatmul_matmul_host(ctx, backend, GPUMATMUL_FLOAT32, 0, 1, 2, 4, 3, a, 3, bt, 3, c, 4))
         return 0;
     for (i = 0; i < 8; ++i)
-        if (fabsf(c[i] - expected[i]) > 1e-6f) return 0;
+        if (c[i] != expected[i]) return 0;
     return 1;
+}
+
+/* C[z] = A @ B[z] for 3 batches with one A for all (stride_a = 0), 2x3 @ 3x2, in float32 or
+ * int32. Small integers are exact in float32; int32 adds 2^30 * 4 = 2^32, which wraps
+ * around to 0 as in NumPy. Returns the call's status, or -1 for a wrong result. */
+static int broadcast_batch(gpumatmul_context *ctx, gpumatmul_backend backend,
+                           gpumatmul_dtype dtype) {
+    enum { M = 2, K = 3, N = 2, BATCH = 3 };
+    int32_t a[M * K] = {1, 2, 3, 4, 5, 6}, b[BATCH * K * N], c[BATCH * M * N];
+    float fa[M * K], fb[BATCH * K * N], fc[BATCH * M * N];
+    uint32_t expected[BATCH * M * N] = {0};
+    const int is_float = dtype == GPUMATMUL_FLOAT32;
+    int i, j, kk, z, status;
+    for (i = 0; i < BATCH * K * N; ++i) b[i] = i % 5 - 2;
+    if (!is_float) {
+        a[0] = 1 << 30;
+        b[0] = 4;
+    }
+    for (z = 0; z < BATCH; ++z)
+        for (i = 0; i < M; ++i)
+            for (j = 0; j < N; ++j)
+                for (kk = 0; kk < K; ++kk)
+                    expected[(z * M + i) * N + j] +=
+                        (uint32_t)a[i * K + kk] * (uint32_t)b[(z * K + kk) * N + j];
+    for (i = 0; i < M * K; ++i) fa[i] = (float)a[i];
+    for (i = 0; i < BATCH * K * N; ++i) fb[i] = (float)b[i];
+    status = gpumatmul_matmul_strided_batched_host(
+        ctx, backend, dtype, GPUMATMUL_PRECISION_HIGHEST, 0, 0, M, N, K, BATCH,
+        is_float ? (void *)fa : (void *)a, K, 0, is_float ? (void *)fb : (void *)b, N, K * N,
+        is_float ? (void *)fc : (void *)c, N, M * N);
+    if (status) return status;
+    for (i = 0; i < BATCH * M * N; ++i)
+        if (is_float ? fc[i] != (float)(int32_t)expected[i] : (uint32_t)c[i] != expected[i])
+            return -1;
+    return 0;
+}
+
+static void check_products(gpumatmul_context *ctx) {
+    check(multiply_and_check(ctx, GPUMATMUL_BACKEND_TILED), "tiled 2x3 @ (4x3)^T");
+    check(multiply_and_check(ctx, GPUMATMUL_BACKEND_CUBLAS), "cublas 2x3 @ (4x3)^T");
+    check(broadcast_batch(ctx, GPUMATMUL_BACKEND_TILED, GPUMATMUL_FLOAT32) == 0,
+          "tiled float32, 3 batches, A broadcast");
+    check(broadcast_batch(ctx, GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT32) == 0,
+          "cublas float32, 3 batches, A broadcast");
+    check(broadcast_batch(ctx, GPUMATMUL_BACKEND_TILED, GPUMATMUL_INT32) == 0,
+          "tiled int32, 3 batches, A broadcast, wrapping around");
+    check(broadcast_batch(ctx, GPUMATMUL_BACKEND_AUTO, GPUMATMUL_INT32) == 0,
+          "auto int32 (the tiled kernel), 3 batches, A broadcast");
+    check(broadcast_batch(ctx, GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_INT32) ==
+              GPUMATMUL_ERROR_NOT_SUPPORTED,
+          "cublas int32 is not supported");
 }
 
 int main(void) {
     gpumatmul_context *ctx = NULL;
     gpumatmul_status status;
-    int index = -1, arch = 0, count = 0;
-    gpumatmul_image_kind kind;
+    int count = 0;
 
     check(gpumatmul_version() == GPUMATMUL_VERSION, "library version matches the header");
     check(gpumatmul_cuda_major() == 12 || gpumatmul_cuda_major() == 13, "CUDA major is 12 or 13");
-    check(gpumatmul_kernel_image_count() > 0, "kernel images are embedded");
-    check(gpumatmul_kernel_image_select(9, 0, &index) == GPUMATMUL_SUCCESS &&
-              gpumatmul_kernel_image_info(index, &arch, &kind, NULL) == GPUMATMUL_SUCCESS &&
-              arch == 90 && kind == GPUMATMUL_IMAGE_SASS,
-          "compute capability 9.0 selects the sm_90 SASS");
-    check(gpumatmul_kernel_image_select(3, 5, &index) == GPUMATMUL_ERROR_NO_KERNEL_IMAGE &&
-              strstr(gpumatmul_last_error_message(), "3.5") != NULL,
-          "compute capability 3.5 has no image, and the message says so");
-    check(strcmp(gpumatmul_status_name(GPUMATMUL_ERROR_NO_DRIVER), "GPUMATMUL_ERROR_NO_DRIVER") == 0,
+    check(strcmp(gpumatmul_status_name(GPUMATMUL_ERROR_NO_DRIVER), "GPUMATMUL_ERROR_NO_DRIVER") == 0 &&
+              strcmp(gpumatmul_status_name((gpumatmul_status)99), "GPUMATMUL_STATUS_UNKNOWN") == 0,
           "status names");
-    check(gpumatmul_create(NULL, 0) == GPUMATMUL_ERROR_INVALID_ARGUMENT, "NULL context pointer rejected");
+    check_images();
+    check_tables();
+    check_null_outputs();
     check(gpumatmul_destroy(NULL) == GPUMATMUL_SUCCESS, "destroying NULL is a no-op");
 
     status = gpumatmul_create(&ctx, 0);
-    printf("gpumatmul_create: %s %s\n", gpumatmul_status_name(status), gpumatmul_last_error_message());
-    if (status == GPUMATMUL_SUCCESS) {
-        check(gpumatmul_device_count(&count) == GPUMATMUL_SUCCESS && count > 0, "a GPU is counted");
-        check(multiply_and_check(ctx, GPUMATMUL_BACKEND_TILED), "tiled 2x3 @ (4x3)^T");
-        check(multiply_and_check(ctx, GPUMATMUL_BACKEND_CUBLAS), "cublas 2x3 @ (4x3)^T");
-        check(gpumatmul_matmul_host(ctx, GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32, 0, 0, 2, 2, 2,
-                                    NULL, 1, NULL, 2, NULL, 2) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
-              "lda smaller than k is rejected");
-        check(gpumatmul_destroy(ctx) == GPUMATMUL_SUCCESS, "destroy");
-        printf("result: gpu\n");
-    } else {
+    printf("gpumatmul_create: %s %s\n", gpumatmul_status_name(status),
+           status ? gpumatmul_last_error_message() : "");
+    if (status != GPUMATMUL_SUCCESS) {
         check(status == GPUMATMUL_ERROR_NO_DRIVER || status == GPUMATMUL_ERROR_NO_DEVICE,
               "without a GPU, create reports no driver or no device");
         check(ctx == NULL, "no context on failure");
         check(strlen(gpumatmul_last_error_message()) > 0, "the failure has a message");
-        printf("result: %s\n", gpumatmul_status_name(status));
     }
+    check_arguments(ctx);
+    if (status == GPUMATMUL_SUCCESS) {
+        check(gpumatmul_device_count(&count) == GPUMATMUL_SUCCESS && count > 0, "a GPU is counted");
+        check_products(ctx);
+        check(gpumatmul_destroy(ctx) == GPUMATMUL_SUCCESS, "destroy");
+    }
+    printf("result: %s\n", status == GPUMATMUL_SUCCESS ? "gpu" : gpumatmul_status_name(status));
     return failures != 0;
 }

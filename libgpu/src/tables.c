@@ -1,0 +1,196 @@
+/* What each dtype is and who computes it: the dtype table, the kernel
+ * registry, and gpumatmul_backend_supports, which answers from them. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gemm_tiled.h"
+#include "internal.h"
+
+/* alpha = 1 in each cuBLAS scale type; a complex 1 is (1, 0), so one array
+ * serves the real and the complex type of each width. */
+static const unsigned short one_half = 0x3c00; /* 1.0 in IEEE binary16 */
+static const float one_float[2] = {1.0f, 0.0f};
+static const double one_double[2] = {1.0, 0.0};
+
+/* The cublas column of the table, one entry per precision. */
+#define BY_CUBLAS(type, scale, one) {type, scale, one}
+#define F32 BY_CUBLAS(CUBLAS_COMPUTE_32F, CUDA_R_32F, one_float)
+#define TF32 BY_CUBLAS(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, one_float)
+#define F16 BY_CUBLAS(CUBLAS_COMPUTE_16F, CUDA_R_16F, &one_half)
+#define F64 BY_CUBLAS(CUBLAS_COMPUTE_64F, CUDA_R_64F, one_double)
+#define C32 BY_CUBLAS(CUBLAS_COMPUTE_32F, CUDA_C_32F, one_float)
+#define C32_TF32 BY_CUBLAS(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_C_32F, one_float)
+#define C64 BY_CUBLAS(CUBLAS_COMPUTE_64F, CUDA_C_64F, one_double)
+#define NO BY_CUBLAS((cublasComputeType_t)0, CUDA_R_32F, NULL)
+/* Integers and bool: NumPy's integer matmul wraps around and its boolean one
+ * is an OR of ANDs; cuBLAS computes neither, so only the kernels do. */
+#define NOT_CUBLAS NO_CUDA_TYPE, {NO, NO, NO}
+
+/* Columns: NumPy name, element size, cuBLAS data type, cuBLAS compute at
+ * precision {HIGHEST, TF32, FP16_ACCUMULATE}, kernel suffix. Signed integers
+ * use the unsigned kernel of their width: wraparound gives the same bits. */
+const struct dtype_info dtype_infos[DTYPE_COUNT] = {
+    [GPUMATMUL_FLOAT32] = {"float32", 4, CUDA_R_32F, {F32, TF32, NO}, "f32"},
+    [GPUMATMUL_FLOAT64] = {"float64", 8, CUDA_R_64F, {F64, NO, NO}, "f64"},
+    [GPUMATMUL_FLOAT16] = {"float16", 2, CUDA_R_16F, {F32, NO, F16}, "f16"},
+    [GPUMATMUL_BFLOAT16] = {"bfloat16", 2, CUDA_R_16BF, {F32, NO, NO}, "bf16"},
+    [GPUMATMUL_COMPLEX64] = {"complex64", 8, CUDA_C_32F, {C32, C32_TF32, NO}, "c64"},
+    [GPUMATMUL_COMPLEX128] = {"complex128", 16, CUDA_C_64F, {C64, NO, NO}, "c128"},
+    [GPUMATMUL_INT8] = {"int8", 1, NOT_CUBLAS, "u8"},
+    [GPUMATMUL_INT16] = {"int16", 2, NOT_CUBLAS, "u16"},
+    [GPUMATMUL_INT32] = {"int32", 4, NOT_CUBLAS, "u32"},
+    [GPUMATMUL_INT64] = {"int64", 8, NOT_CUBLAS, "u64"},
+    [GPUMATMUL_UINT8] = {"uint8", 1, NOT_CUBLAS, "u8"},
+    [GPUMATMUL_UINT16] = {"uint16", 2, NOT_CUBLAS, "u16"},
+    [GPUMATMUL_UINT32] = {"uint32", 4, NOT_CUBLAS, "u32"},
+    [GPUMATMUL_UINT64] = {"uint64", 8, NOT_CUBLAS, "u64"},
+    [GPUMATMUL_BOOL] = {"bool", 1, NOT_CUBLAS, "bool"},
+};
+
+#define ALL_DTYPES ((1u << DTYPE_COUNT) - 1)
+#define ONLY(precision) (1u << (precision))
+
+const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
+    /* libgpu/kernels/gemm_tiled.cu: every dtype, in its own precision. */
+    {GPUMATMUL_BACKEND_TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS,
+     ALL_DTYPES, ONLY(GPUMATMUL_PRECISION_HIGHEST)},
+};
+
+/* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
+static const struct {
+    const char *name, *lacks;
+} backends[BACKEND_COUNT] = {
+    [GPUMATMUL_BACKEND_AUTO] = {"auto", ""},
+    [GPUMATMUL_BACKEND_TILED] = {"tiled", ""},
+    [GPUMATMUL_BACKEND_CUBLAS] = {"cublas", " (NumPy's integer matmul wraps around and its boolean "
+                                            "matmul is an OR of ANDs; cuBLAS computes neither)"},
+};
+static const char *const precision_names[PRECISION_COUNT] = {
+    [GPUMATMUL_PRECISION_HIGHEST] = "highest",
+    [GPUMATMUL_PRECISION_TF32] = "tf32",
+    [GPUMATMUL_PRECISION_FP16_ACCUMULATE] = "fp16_accumulate",
+};
+
+/* What AUTO tries, in order: cuBLAS is the fastest wherever it computes. */
+static const gpumatmul_backend auto_order[] = {GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_BACKEND_TILED};
+#define AUTO_ORDER_COUNT ((int)(sizeof auto_order / sizeof auto_order[0]))
+
+/* The registry row of `backend` for (dtype, precision): -1 if none; always -1
+ * for cuBLAS, which is not a kernel family. */
+static int find_family(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                       gpumatmul_precision precision) {
+    int f;
+    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
+        if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
+            ((kernel_families[f].precisions >> precision) & 1u))
+            return f;
+    return -1;
+}
+
+/* Whether `backend` (not AUTO) computes dtype at precision. */
+static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                    gpumatmul_precision precision) {
+    if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
+    return find_family(backend, dtype, precision) >= 0;
+}
+
+/* Whether `backend` (not AUTO) computes dtype at any precision. */
+static int computes_dtype(gpumatmul_backend backend, gpumatmul_dtype dtype) {
+    int p;
+    for (p = 0; p < PRECISION_COUNT; ++p)
+        if (computes(backend, dtype, (gpumatmul_precision)p)) return 1;
+    return 0;
+}
+
+/* Appends to a message buffer; the text is cut at the buffer's end. */
+static void append(char *buffer, size_t size, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void append(char *buffer, size_t size, const char *format, ...) {
+    const size_t used = strlen(buffer);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(buffer + used, size - used, format, args);
+    va_end(args);
+}
+
+/* "x", "x and y", "x, y and z" (conjunction " and "): the `count` items. */
+static void append_list(char *buffer, size_t size, const char *const *items, int count,
+                        const char *conjunction) {
+    int i;
+    for (i = 0; i < count; ++i)
+        append(buffer, size, "%s%s", i == 0 ? "" : i < count - 1 ? ", " : conjunction, items[i]);
+}
+
+/* NOT_SUPPORTED, saying who computes what instead. */
+static gpumatmul_status not_supported(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                      gpumatmul_precision precision) {
+    char message[512] = "";
+    const char *names[DTYPE_COUNT + BACKEND_COUNT]; /* room for either list */
+    int i, b, groups, count = 0;
+    /* Backends that would do: suggest them if the asked one lacks the dtype itself. */
+    for (b = 0; b < BACKEND_COUNT; ++b)
+        if (b != GPUMATMUL_BACKEND_AUTO && computes((gpumatmul_backend)b, dtype, precision))
+            names[count++] = backends[b].name;
+    if (backend != GPUMATMUL_BACKEND_AUTO && !computes_dtype(backend, dtype) && count > 0) {
+        append(message, sizeof message, "the %s backend does not multiply %s%s; use backend ",
+               backends[backend].name, dtype_infos[dtype].name, backends[backend].lacks);
+        names[count++] = backends[GPUMATMUL_BACKEND_AUTO].name;
+        append_list(message, sizeof message, names, count, " or ");
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED, "%s", message);
+    }
+    /* Otherwise the precision is the obstacle: say where it applies. */
+    if (backend == GPUMATMUL_BACKEND_AUTO)
+        append(message, sizeof message, "no backend computes %s at precision %s: ",
+               dtype_infos[dtype].name, precision_names[precision]);
+    else
+        append(message, sizeof message, "the %s backend does not compute %s at precision %s: ",
+               backends[backend].name, dtype_infos[dtype].name, precision_names[precision]);
+    append(message, sizeof message, "precision %s applies to ", precision_names[precision]);
+    for (groups = 0, b = 0; b < BACKEND_COUNT; ++b) {
+        if (b == GPUMATMUL_BACKEND_AUTO) continue;
+        for (count = 0, i = 0; i < DTYPE_COUNT; ++i)
+            if (computes((gpumatmul_backend)b, (gpumatmul_dtype)i, precision))
+                names[count++] = dtype_infos[i].name;
+        if (count == 0) continue;
+        append(message, sizeof message, "%s", groups++ ? "; " : "");
+        append_list(message, sizeof message, names, count, " and ");
+        append(message, sizeof message, " with the %s backend", backends[b].name);
+    }
+    return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED, "%s", message);
+}
+
+gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                gpumatmul_precision precision, gpumatmul_backend *chosen,
+                                int *family) {
+    const gpumatmul_backend *candidates = backend == GPUMATMUL_BACKEND_AUTO ? auto_order : &backend;
+    const int candidate_count = backend == GPUMATMUL_BACKEND_AUTO ? AUTO_ORDER_COUNT : 1;
+    int i;
+    /* Enums may hold any int: compare as unsigned to reject negatives too. */
+    if ((unsigned)backend >= BACKEND_COUNT)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "backend %d is not a gpumatmul_backend",
+                         (int)backend);
+    if ((unsigned)dtype >= DTYPE_COUNT)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "dtype %d is not a gpumatmul_dtype",
+                         (int)dtype);
+    if ((unsigned)precision >= PRECISION_COUNT)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "precision %d is not a gpumatmul_precision", (int)precision);
+    for (i = 0; i < candidate_count; ++i)
+        if (computes(candidates[i], dtype, precision)) {
+            *chosen = candidates[i];
+            *family = find_family(candidates[i], dtype, precision);
+            return GPUMATMUL_SUCCESS;
+        }
+    return not_supported(backend, dtype, precision);
+}
+
+gpumatmul_status gpumatmul_backend_supports(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                            gpumatmul_precision precision) {
+    gpumatmul_backend chosen;
+    int family;
+    return choose_backend(backend, dtype, precision, &chosen, &family);
+}
