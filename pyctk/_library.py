@@ -23,8 +23,16 @@ class DeviceProperties(ctypes.Structure):
                 ("total_memory_bytes", c_size_t)]
 
 
+# Sizes, leading dimensions and strides are int64_t in the header: no 2^31 limit on this side.
 _MATMUL_ARGS = [c_void_p, c_int, c_int, c_int, c_int, c_int64, c_int64, c_int64,
                 c_void_p, c_int64, c_void_p, c_int64, c_void_p, c_int64]
+_STRIDED_BATCHED_ARGS = [
+    c_void_p, c_int, c_int, c_int,                # context, backend, dtype, precision
+    c_int, c_int,                                 # trans_a, trans_b
+    c_int64, c_int64, c_int64, c_int64,           # m, n, k, batch_count
+    c_void_p, c_int64, c_int64,                   # a, lda, stride_a
+    c_void_p, c_int64, c_int64,                   # b, ldb, stride_b
+    c_void_p, c_int64, c_int64]                   # c, ldc, stride_c
 _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a status
     "gpumatmul_status_name": (c_char_p, [c_int]),
     "gpumatmul_last_error_message": (c_char_p, []),
@@ -42,6 +50,9 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_create": (c_int, [POINTER(c_void_p), c_int]),
     "gpumatmul_destroy": (c_int, [c_void_p]),
     "gpumatmul_context_kernel_image": (c_int, [c_void_p, POINTER(c_int)]),
+    "gpumatmul_backend_supports": (c_int, [c_int, c_int, c_int]),
+    "gpumatmul_matmul_strided_batched_host": (c_int, _STRIDED_BATCHED_ARGS),
+    "gpumatmul_matmul_strided_batched_device": (c_int, _STRIDED_BATCHED_ARGS + [c_void_p]),
     "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),
     "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
 }

@@ -1,152 +1,182 @@
-"""pyctk.matmul: numpy.matmul's interface, computed on the GPU."""
+"""pyctk.matmul: numpy.matmul, computed on the GPU in one call of libgpumatmul.
+
+Everything NumPy would reject is rejected here, with NumPy's exception type, before
+any GPU work: dtypes (pyctk._dtypes), shapes (pyctk._shapes), then whether the
+backend computes the dtype. Then the operands are described to the C library's
+strided-batched call (pyctk._layout), copying only what it cannot read in place.
+"""
 
 from __future__ import annotations
 
-import ctypes
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
-from . import _library
-from ._errors import UnsupportedError
+from . import _dtypes, _layout, _library, _shapes
 
 Backend = Literal["auto", "tiled", "cublas"]
-_BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}      # gpumatmul_backend
-_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}  # gpumatmul_dtype
+Precision = Literal["highest", "tf32", "fp16_accumulate"]
+Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
+_BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
+_PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
 
 
-def matmul(x1: np.typing.ArrayLike, x2: np.typing.ArrayLike, /, out: np.ndarray | None = None,
-           *, backend: Backend = "auto") -> np.ndarray:
-    """Matrix product of two arrays, computed on the GPU; same semantics as ``numpy.matmul``.
+def matmul(x1: ArrayLike, x2: ArrayLike, /,
+           out: np.ndarray | tuple[np.ndarray] | None = None, *,
+           casting: Casting = "same_kind", dtype: DTypeLike = None,
+           backend: Backend = "auto", precision: Precision = "highest") -> np.ndarray | np.generic:
+    """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Parameters
     ----------
     x1, x2 : array_like
-        2-D arrays of shape (m, k) and (k, n), any strides or memory order.
-        Their dtypes promote as in NumPy (``np.result_type``); the result
-        must be float32 or float64.
-    out : ndarray, optional
-        Where to write the (m, n) result; its dtype must accept the result
-        dtype under ``same_kind`` casting. It may overlap ``x1`` or ``x2``.
-    backend : {"auto", "tiled", "cublas"}
-        ``"cublas"`` uses NVIDIA cuBLAS, ``"tiled"`` pyctk's own kernel,
-        ``"auto"`` the fastest (cuBLAS today).
+        Matrices, stacks of matrices in the last two axes, or vectors, any
+        strides or memory order. A 1-D ``x1`` is a row vector and a 1-D ``x2``
+        a column vector, and that axis is not in the result. The stack axes
+        broadcast. Sizes may be 0 (``k == 0`` gives zeros).
+    out : ndarray or 1-tuple of an ndarray, optional
+        Where to write the result: its shape is the result's, or has more
+        leading (stack) axes to broadcast the result into, as in NumPy. Any
+        strides, and any dtype the result casts to under ``casting``; it may
+        overlap ``x1`` or ``x2``.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, optional
+        The casting rule for the inputs and ``out``, as in NumPy.
+    dtype : dtype_like, optional
+        The dtype to compute in and return, as in NumPy (the inputs are cast
+        to it under ``casting``).
+    backend : {"auto", "tiled", "cublas"}, optional
+        ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
+        ``"tiled"`` pyctk's own kernel (every dtype), ``"auto"`` cuBLAS where
+        it computes the dtype, else the tiled kernel.
+    precision : {"highest", "tf32", "fp16_accumulate"}, optional
+        ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
+        float32). ``"tf32"`` (float32 and complex64, cuBLAS) multiplies on
+        TF32 tensor cores: relative error about 1e-3, several times faster.
+        ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
 
     Returns
     -------
-    ndarray
-        The (m, n) product, in host memory (``out`` if given).
+    ndarray or scalar
+        The product in host memory, of NumPy's result dtype; ``out`` if given.
+        1-D @ 1-D gives a NumPy scalar, as in NumPy.
 
     Raises
     ------
     ValueError
-        0-d operands, mismatched inner dimensions, a wrong ``out`` shape or an
-        unknown backend.
+        0-d operands, mismatched inner dimensions, stacks that do not
+        broadcast, an ``out`` of the wrong shape or read-only, an unknown
+        ``casting``, ``backend`` or ``precision``.
     TypeError
-        A result dtype other than float32 or float64, or an ``out`` of the
-        wrong type.
+        NumPy's errors for dtypes without a matmul loop (datetime64,
+        timedelta64, strings) or casts that ``casting`` forbids; an ``out``
+        that is not an ndarray; and, unlike NumPy, object (and long double)
+        arrays, which only NumPy can multiply.
     pyctk.UnsupportedError
-        1-D or N-D operands (a later release adds them).
+        A ``backend`` that does not compute the dtype at this ``precision``;
+        the message names the backend that does.
     pyctk.NoDriverError, pyctk.NoDeviceError, pyctk.OutOfMemoryError, pyctk.CudaError
         No driver or GPU, not enough GPU memory, or another CUDA failure.
+
+    Notes
+    -----
+    One exception to NumPy's dtypes: NumPy multiplies ml_dtypes' bfloat16 in
+    float32 (bfloat16 @ bfloat16 gives float32); pyctk computes in and returns
+    ``np.result_type`` of the operands where ml_dtypes defines it (bfloat16 @
+    bfloat16 and bfloat16 @ int8 give bfloat16, bfloat16 @ float32 float32),
+    unless ``dtype`` or an ``out`` of another dtype is given; elsewhere
+    (bfloat16 @ float16) it uses NumPy's loop too.
+
+    All of the checks run before any GPU work, and the whole stack is one call
+    into libgpumatmul. Operands are copied only when their strides cannot be
+    described to it (see ``pyctk._layout.operand``).
 
     Examples
     --------
     >>> import numpy as np, pyctk
     >>> a = np.arange(6, dtype=np.float32).reshape(2, 3)
     >>> b = np.ones((3, 2), dtype=np.float32)
-    >>> pyctk.matmul(a, b)
+    >>> pyctk.matmul(a, b)                                   # doctest: +SKIP
     array([[ 3.,  3.],
            [12., 12.]], dtype=float32)
-    >>> pyctk.matmul(a, b, backend="tiled").dtype
-    dtype('float32')
+    >>> pyctk.matmul(np.ones((10, 2, 3)), np.ones(3)).shape  # doctest: +SKIP
+    (10, 2)
+    >>> pyctk.matmul(np.arange(3), np.arange(3))             # doctest: +SKIP
+    np.int64(5)
+    >>> pyctk.matmul(a, b, backend="tiled", dtype=np.float64).dtype  # doctest: +SKIP
+    dtype('float64')
+
+    Errors come before any GPU work (these need no GPU), of NumPy's types:
+
+    >>> pyctk.matmul(a, a)                                   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: matmul: shapes (2, 3) and (2, 3) are not aligned: 3 (last dim of operand 0) != 2 ...
+    >>> pyctk.matmul(a, b, backend="cutlass")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
     """
-    if backend not in _BACKENDS:
-        raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
+    backend_code = _choice("backend", backend, _BACKENDS)
+    precision_code = _choice("precision", precision, _PRECISIONS)
+    out = _out_array(out)
+    _dtypes.check_keyword(dtype)
+    if out is not None and not out.flags.writeable:  # after dtype=, as NumPy checks them
+        raise ValueError("out is read-only: matmul cannot write its result into it")
     a, b = np.asarray(x1), np.asarray(x2)
-    m, k, n = _check_shapes(a.shape, b.shape)
-    dtype = _result_dtype(a, b)
-    result = _output(out, (m, n), dtype)
-    a_data, trans_a, lda = _blas_operand(a.astype(dtype, copy=False))
-    b_data, trans_b, ldb = _blas_operand(b.astype(dtype, copy=False))
-    c_target, trans_c, ldc = _blas_operand(result)
-    if c_target is not result or trans_c or result.dtype != dtype:  # write a temporary, then copy
-        c_target, ldc = np.empty((m, n), dtype), max(n, 1)
-    _library.call("gpumatmul_matmul_host", _library.context(), _BACKENDS[backend], _DTYPES[dtype],
-                  trans_a, trans_b, m, n, k, _pointer(a_data), lda, _pointer(b_data), ldb,
-                  _pointer(c_target), ldc)
-    if c_target is not result:
-        np.copyto(result, c_target, casting="same_kind")
-    return result
+    loop = _dtypes.loop_dtype(a.dtype, b.dtype, None if out is None else out.dtype, dtype, casting)
+    shapes = _shapes.matmul_shapes(a.shape, b.shape, None if out is None else out.shape)
+    dtype_code = _dtypes.code(loop)
+    # Cast as NumPy does, whatever the sizes: an object operand's elements may not fit the loop.
+    a, b = a.astype(loop, copy=False), b.astype(loop, copy=False)
+    _library.call("gpumatmul_backend_supports", backend_code, dtype_code, precision_code)
+    result = np.empty(shapes.result, loop) if out is None else out
+    if result.size and shapes.k:
+        _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
+                  _shapes.result_as_matrices(result, shapes), shapes, casting,
+                  (backend_code, dtype_code, precision_code))
+    else:  # nothing to compute, or k == 0: zeros of the loop dtype (cast into out), without the GPU
+        np.copyto(result, np.zeros((), loop), casting=casting)
+    return result[()] if out is None and result.ndim == 0 else result  # 1-D @ 1-D: a scalar
 
 
-def _check_shapes(a_shape: tuple, b_shape: tuple) -> tuple[int, int, int]:
-    """(m, k, n) for 2-D operands; numpy.matmul's ValueError for invalid shapes of any rank."""
-    for position, shape in enumerate((a_shape, b_shape)):
-        if len(shape) == 0:
-            raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); "
-                             "matmul needs arrays with at least 1 dimension (use * for scalars)")
-    a_core = a_shape if len(a_shape) > 1 else (1, *a_shape)  # 1-D: a row vector ...
-    b_core = b_shape if len(b_shape) > 1 else (*b_shape, 1)  # ... or a column vector
-    if a_core[-1] != b_core[-2]:
-        raise ValueError(f"matmul: shapes {a_shape} and {b_shape} are not aligned: "
-                         f"{a_core[-1]} (last dim of operand 0) != {b_core[-2]} "
-                         f"({'dim 0' if len(b_shape) == 1 else 'second-to-last dim'} of operand 1)")
-    try:
-        np.broadcast_shapes(a_core[:-2], b_core[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: the stack dimensions of {a_shape} and {b_shape} do not "
-                         "broadcast") from None
-    if len(a_shape) != 2 or len(b_shape) != 2:
-        raise UnsupportedError(
-            f"pyctk.matmul supports 2-D operands only for now, got shapes {a_shape} and {b_shape}; "
-            "reshape 1-D vectors to (1, k) or (k, 1), or loop over the stack")
-    return a_shape[0], a_shape[1], b_shape[1]
+def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shapes,
+              casting: str, codes: tuple[int, int, int]) -> None:
+    """c = a @ b for stacks of matrices a and b (of the loop dtype) and c (..., m, n), in one call.
 
-
-def _result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
-    try:
-        dtype = np.result_type(a, b)
-    except TypeError as error:
-        raise TypeError(f"matmul: operands of dtype {a.dtype} and {b.dtype} do not combine") from error
-    if dtype not in _DTYPES:
-        raise TypeError(
-            f"pyctk.matmul supports float32 and float64 results, not {dtype} (from {a.dtype} and "
-            f"{b.dtype}); convert first, e.g. pyctk.matmul(a.astype(np.float64), b.astype(np.float64))")
-    return dtype
-
-
-def _output(out: np.ndarray | None, shape: tuple[int, int], dtype: np.dtype) -> np.ndarray:
-    if out is None:
-        return np.empty(shape, dtype)
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
-    if out.shape != shape:
-        raise ValueError(f"out has shape {out.shape}; the result needs exactly {shape}")
-    if not np.can_cast(dtype, out.dtype, casting="same_kind"):
-        raise TypeError(f"cannot write a {dtype} result into out of dtype {out.dtype} "
-                        "(casting='same_kind')")
-    if not out.flags.writeable:
-        raise ValueError("out is read-only")
-    return out
-
-
-def _blas_operand(x: np.ndarray) -> tuple[np.ndarray, bool, int]:
-    """(array, transposed, leading dimension) as libgpumatmul reads it; copies only odd strides.
-
-    Row-major data with any row pitch passes as is, column-major as the
-    transpose of row-major; negative, zero or non-multiple strides get a copy.
+    C is written in place when the C call can describe it and it has the
+    loop dtype; else into a temporary that is then cast into ``c``. Writing
+    in place is safe even where ``c`` overlaps ``a`` or ``b``: the host call
+    reads all of A and B before it writes C.
     """
-    rows, cols = x.shape
-    steps = [s // x.itemsize if s % x.itemsize == 0 else 0 for s in x.strides]
-    row_step = steps[0] if rows > 1 else max(cols, 1)  # a length-1 axis's stride is arbitrary
-    col_step = steps[1] if cols > 1 else 1
-    if col_step == 1 and row_step >= max(cols, 1):
-        return x, False, row_step
-    if row_step == 1 and col_step >= max(rows, 1):
-        return x, True, col_step
-    return np.ascontiguousarray(x), False, max(cols, 1)
+    a_stack, b_stack = _layout.operand(a, shapes.batch), _layout.operand(b, shapes.batch)
+    c_stack = _layout.target(c) if c.dtype == a.dtype else None
+    if c_stack is None:
+        c_stack = _layout.target(np.empty(c.shape, a.dtype))
+    _library.call("gpumatmul_matmul_strided_batched_host", _library.context(), *codes,
+                  a_stack.transposed, b_stack.transposed, shapes.m, shapes.n, shapes.k,
+                  shapes.batch_count,
+                  a_stack.array.ctypes.data, a_stack.ld, a_stack.stride,
+                  b_stack.array.ctypes.data, b_stack.ld, b_stack.stride,
+                  c_stack.array.ctypes.data, c_stack.ld, c_stack.stride)
+    if c_stack.array is not c:
+        np.copyto(c, c_stack.array, casting=casting)
 
 
-def _pointer(x: np.ndarray) -> ctypes.c_void_p:
-    return ctypes.c_void_p(x.ctypes.data)
+def _choice(name: str, value: str, table: dict[str, int]) -> int:
+    """The C enum value of a string option; ValueError naming the choices."""
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, table))}, not {value!r}")
+    return table[value]
+
+
+def _out_array(out: object) -> np.ndarray | None:
+    """``out=`` as NumPy's ufuncs take it (an ndarray, a 1-tuple of one, None), with their
+    errors."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"out must be an ndarray or a tuple of one, not a tuple of {len(out)}")
+        out = out[0]
+    if out is not None and not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+    return out

@@ -1,0 +1,118 @@
+"""The element types libgpumatmul computes in, and how one is chosen for a product.
+
+The choice is NumPy's own (``numpy.matmul.resolve_dtypes``), so NumPy's result
+dtypes and NumPy's exceptions come out, with one documented exception for
+bfloat16 (see ``loop_dtype``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+# NumPy dtype name -> gpumatmul_dtype (libgpu/include/gpumatmul.h). Names rather than dtype
+# objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a dependency: it
+# is never imported here, only recognised on arrays that already have its dtype.
+CODES = {
+    "float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "complex64": 4, "complex128": 5,
+    "int8": 6, "int16": 7, "int32": 8, "int64": 9,
+    "uint8": 10, "uint16": 11, "uint32": 12, "uint64": 13, "bool": 14,
+}
+
+
+def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None,
+               casting: str) -> np.dtype:
+    """The dtype numpy.matmul computes ``a @ b`` in, and so the dtype of its result.
+
+    Parameters
+    ----------
+    a, b : numpy.dtype
+        The operands' dtypes.
+    out : numpy.dtype or None
+        The dtype of ``out=``, if given: the result must cast to it under ``casting``.
+    dtype : dtype_like or None
+        ``dtype=`` of the call: the loop's output dtype, as in NumPy.
+    casting : {"no", "equiv", "safe", "same_kind", "unsafe"}
+        The casting rule for the inputs (to the loop dtype) and the output.
+
+    Returns
+    -------
+    numpy.dtype
+        The loop dtype; inputs are cast to it, and the result has it unless
+        ``out`` has another dtype (then the result is cast into ``out``).
+
+    Raises
+    ------
+    TypeError
+        NumPy's ``UFuncTypeError`` subclasses: operands with no matmul loop
+        (datetime64, timedelta64, strings), casts that ``casting`` forbids, a
+        ``dtype`` that is not a dtype or that names a byte order or unit.
+    ValueError
+        An unknown ``casting`` rule.
+
+    Notes
+    -----
+    bfloat16 (ml_dtypes) is the one exception: NumPy has no bfloat16 matmul
+    loop and computes in float32 (or float64), returning float32 even for
+    bfloat16 @ bfloat16. The GPU has a bfloat16 product, so where NumPy's
+    promotion of the operands (``np.result_type``, which ml_dtypes defines)
+    exists, the product is computed in and returned as that type:
+    bfloat16 @ bfloat16 and bfloat16 @ int8 give bfloat16, bfloat16 @ float32
+    float32. This applies when neither ``dtype`` nor an ``out`` of another
+    dtype asks for a specific loop; NumPy's checks and errors come first.
+    Where ml_dtypes defines no promotion (bfloat16 @ float16, bfloat16 @
+    int64, ...), NumPy's loop is used.
+    """
+    selected = {} if dtype is None else {"signature": (None, None, dtype)}  # None is refused
+    loop = np.matmul.resolve_dtypes((a, b, out), casting=casting, **selected)[2]
+    if dtype is None and (_is_bfloat16(a) or _is_bfloat16(b)):
+        try:
+            promoted = np.result_type(a, b)
+        except TypeError:  # DTypePromotionError: ml_dtypes promotes bfloat16 with few types
+            return loop
+        if out is None or out == promoted:
+            return promoted
+    return loop
+
+
+def check_keyword(dtype: DTypeLike | None) -> None:
+    """NumPy's TypeError for a ``dtype=`` that is not a dtype or that names more than the type.
+
+    NumPy checks this while parsing a ufunc's arguments, before it looks at
+    ``out``'s flags, so it is checked here apart from ``loop_dtype``: the same
+    mistakes then raise the same exception types in the same order as NumPy.
+    """
+    if dtype is None:
+        return
+    selected = np.dtype(dtype)  # NumPy's TypeError for what is not a dtype
+    if selected != np.dtype(selected.type):  # equivalence: byte order and unit count, as in NumPy
+        raise TypeError(
+            f"dtype={dtype!r}: the `dtype` and `signature` arguments to ufuncs only select the "
+            "general DType and not details such as the byte order or time unit (NumPy's rule); "
+            f"use the scalar type, e.g. dtype=np.{selected.type.__name__}")
+
+
+def code(dtype: np.dtype) -> int:
+    """The gpumatmul_dtype value for a loop dtype; TypeError for a dtype the GPU does not compute.
+
+    NumPy multiplies object arrays (Python's ``*`` and ``+`` on each element)
+    and long doubles; a GPU cannot, so these are refused, pointing to NumPy.
+    """
+    number = _code(dtype)
+    if number is None:
+        raise TypeError(
+            f"pyctk.matmul cannot compute in {dtype}, the dtype NumPy's matmul uses for these "
+            f"operands: the GPU computes in {', '.join(CODES)}. Use numpy.matmul for these "
+            "arrays, or convert them first (e.g. a.astype(np.float64)).")
+    return number
+
+
+@functools.lru_cache(maxsize=None)  # dtype.name takes microseconds, and every call needs a code
+def _code(dtype: np.dtype) -> int | None:
+    return CODES.get(dtype.name) if dtype.isnative else None
+
+
+def _is_bfloat16(dtype: np.dtype) -> bool:
+    return dtype.kind == "V" and dtype.name == "bfloat16" and dtype.itemsize == 2  # kind: fast

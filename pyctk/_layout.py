@@ -1,0 +1,101 @@
+"""How NumPy stacks of matrices are described to libgpumatmul's strided-batched call.
+
+The C call reads matrix i of a stack at ``pointer + i * stride`` (elements), each
+matrix row-major with a leading dimension, or transposed. This module finds that
+description for an array's own memory and copies only what it cannot describe.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Matrices(NamedTuple):
+    """A stack of matrices as the C call takes it (counts in elements, not bytes)."""
+
+    array: np.ndarray  # holds the memory: its data pointer is passed, and it must outlive the call
+    transposed: bool   # stored as the transpose of row-major (column-major data)
+    ld: int            # leading dimension: elements from one stored row to the next, >= 1
+    stride: int        # elements from one matrix of the stack to the next; 0: the same matrix
+
+
+def operand(x: np.ndarray, batch: tuple[int, ...]) -> Matrices:
+    """Operand ``x`` (..., rows, cols), broadcast to the stack ``batch``, without copying when
+    its strides allow.
+
+    The matrices (last two axes) pass without a copy when their column stride
+    is one element (row-major, the row stride being the leading dimension) or
+    their row stride is (column-major: passed transposed). The stack axes
+    collapse into the one stride the C call takes:
+
+    - axes of length 1 do not count (their stride is never used);
+    - all strides 0 (one matrix broadcast to the whole stack, e.g. ``b`` in
+      (10, 3, 4) @ (4, 5)): stride 0, no copy;
+    - strides that chain C-contiguously (each axis's stride is the next one's
+      times the next length, as in any C-ordered stack, whatever the padding
+      between matrices): the innermost stride, no copy.
+
+    Copies, as C-contiguous arrays:
+
+    - ``x`` itself when its matrices are neither row- nor column-major (a
+      step in both axes, a broadcast row), or a stride is negative or not a
+      multiple of the item size, or its own stack does not chain;
+    - the broadcast stack when broadcasting interleaves zero strides with
+      ``x``'s own (``a`` in (1, 5, 3, 2) @ (6, 1, 2, 4): strides (0, s)).
+    """
+    layout, stride = _core_layout(x), _stack_stride(x)
+    if layout is None or stride is None:
+        x = np.ascontiguousarray(x)
+        layout, stride = _core_layout(x), _stack_stride(x)
+    if x.shape[:-2] != batch:  # (broadcast_to costs microseconds: only where it is needed)
+        x = np.broadcast_to(x, batch + x.shape[-2:])  # a view: broadcast axes get stride 0
+        stride = _stack_stride(x)
+        if stride is None:
+            x = np.ascontiguousarray(x)
+            layout, stride = _core_layout(x), _stack_stride(x)
+    return Matrices(x, *layout, stride)
+
+
+def target(c: np.ndarray) -> Matrices | None:
+    """The stack ``c`` (..., m, n) as the C call's output, or None if it cannot be written in place.
+
+    The C call writes row-major matrices that must not overlap one another: a
+    column stride of one element and a stack stride of at least m * ld.
+    """
+    layout, stride = _core_layout(c), _stack_stride(c)
+    if layout is None or layout[0] or stride is None:
+        return None
+    m, ld = c.shape[-2], layout[1]
+    if math.prod(c.shape[:-2]) > 1 and stride < m * ld:  # matrices that overlap
+        return None
+    return Matrices(c, False, ld, stride)
+
+
+def _core_layout(x: np.ndarray) -> tuple[bool, int] | None:
+    """(transposed, ld) of the matrices in x's last two axes, or None if a copy is needed."""
+    rows, cols = x.shape[-2:]
+    steps = [s // x.itemsize if s % x.itemsize == 0 else 0 for s in x.strides[-2:]]
+    row_step = steps[0] if rows > 1 else max(cols, 1)  # a length-1 axis's stride is never used
+    col_step = steps[1] if cols > 1 else 1
+    if col_step == 1 and row_step >= max(cols, 1):
+        return False, row_step
+    if row_step == 1 and col_step >= max(rows, 1):
+        return True, col_step
+    return None
+
+
+def _stack_stride(x: np.ndarray) -> int | None:
+    """The one stride (elements) that steps through x's stack axes in C order, or None."""
+    axes = [(size, stride) for size, stride in zip(x.shape[:-2], x.strides[:-2]) if size > 1]
+    if not axes:  # one matrix (the common case: return at once)
+        return 0
+    if any(stride < 0 or stride % x.itemsize for _, stride in axes):
+        return None
+    if all(stride == 0 for _, stride in axes):
+        return 0
+    if any(outer != inner * size for (_, outer), (size, inner) in zip(axes, axes[1:])):
+        return None
+    return axes[-1][1] // x.itemsize

@@ -1,0 +1,109 @@
+"""numpy.matmul's shape rules: 1-D promotion, stack broadcasting and the shape of ``out``.
+
+Every rule raises NumPy's exception type (ValueError) for the shapes NumPy rejects.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Shapes(NamedTuple):
+    """What a product of two stacks of matrices (and its ``out``) is made of."""
+
+    batch: tuple[int, ...]   # the stack every product runs over: operands' and out's, broadcast
+    m: int                   # rows of the product (1 where absent)
+    k: int
+    n: int                   # columns of the product (1 where absent)
+    result: tuple[int, ...]  # with no out: batch, then the rows and columns that are not absent
+    absent: tuple[bool, bool]  # rows, columns absent (a 1-D a, b; a short out): not in the result
+
+    @property
+    def batch_count(self) -> int:
+        return math.prod(self.batch)
+
+
+def matmul_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                  out_shape: tuple[int, ...] | None = None) -> Shapes:
+    """The shapes of ``a @ b`` (into ``out``), or numpy.matmul's ValueError.
+
+    NumPy's rules for a gufunc with flexible dimensions: a 1-D first operand
+    is a row (a 1 prepended), a 1-D second operand a column (a 1 appended),
+    and the axis added is not in the result. ``out`` takes part: an ``out``
+    with fewer than 2 axes makes the rows (then the columns) absent for all
+    operands, as in NumPy (``matmul(ones(4), ones((1, 4)), out=empty(()))``
+    is a stack of one dot product). The remaining (stack) axes broadcast,
+    together with ``out``'s, as in NumPy: ``out``'s stack may be larger than
+    the operands' (they broadcast to it) or lack leading axes of length 1,
+    but not be broadcast itself.
+
+    Examples
+    --------
+    >>> matmul_shapes((1, 5, 3, 2), (6, 1, 2, 4))[:5]
+    ((6, 5), 3, 2, 4, (6, 5, 3, 4))
+    >>> matmul_shapes((3,), (3,)).result
+    ()
+    >>> matmul_shapes((3, 4), (4, 5), out_shape=(2, 3, 5)).batch
+    (2,)
+    """
+    for position, shape in enumerate((a_shape, b_shape)):
+        if not shape:
+            raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); matmul needs "
+                             "arrays with at least 1 dimension (use * to multiply by a scalar)")
+    # The signature is (n?,k),(k,m?)->(n?,m?): where an operand has too few axes, NumPy drops a
+    # flexible dimension (n: rows, m: columns) from every operand, out included, rows first.
+    no_rows, no_cols = len(a_shape) == 1, len(b_shape) == 1
+    if out_shape is not None:
+        short = 2 - no_rows - no_cols - len(out_shape)
+        if short > 0 and not no_rows:
+            no_rows, short = True, short - 1
+        no_cols = no_cols or short > 0
+    m, k = (1, a_shape[-1]) if no_rows else a_shape[-2:]
+    k_b, n = (b_shape[-1], 1) if no_cols else b_shape[-2:]
+    if k != k_b:
+        raise ValueError(f"matmul: shapes {a_shape} and {b_shape} are not aligned: {k} (last dim "
+                         f"of operand 0) != {k_b} (the dim of operand 1 that it multiplies)")
+    core = tuple(size for size, absent in ((m, no_rows), (n, no_cols)) if not absent)
+    stacks = [a_shape[:len(a_shape) + no_rows - 2], b_shape[:len(b_shape) + no_cols - 2]]
+    if out_shape is not None:
+        if out_shape[len(out_shape) - len(core):] != core:
+            raise ValueError(f"matmul: out has shape {out_shape}; the product of {a_shape} and "
+                             f"{b_shape} needs (..., {', '.join(map(str, core))})")
+        stacks.append(out_shape[:len(out_shape) - len(core)])
+    batch = stacks[0] if stacks.count(stacks[0]) == len(stacks) else _broadcast(stacks)
+    # out's stack need not broadcast: it may lack leading axes of length 1, no more.
+    if out_shape is not None and batch != (1,) * (len(batch) - len(stacks[-1])) + stacks[-1]:
+        raise ValueError(f"matmul: out has shape {out_shape}, but the operands' stacks broadcast "
+                         f"to {batch}: out's stack dimensions must hold them")
+    return Shapes(batch, m, k, n, batch + core, (no_rows, no_cols))
+
+
+def _broadcast(stacks: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The stacks broadcast together (called only where they differ: this takes microseconds)."""
+    try:
+        return np.broadcast_shapes(*stacks)
+    except ValueError:
+        raise ValueError(f"matmul: stack dimensions {' and '.join(map(str, stacks))} (the axes "
+                         "before the last two) do not broadcast") from None
+
+
+def as_matrices(x: np.ndarray, position: int, shapes: Shapes) -> np.ndarray:
+    """Operand ``position`` (0 or 1) as a stack of matrices: a view with the absent axis put back
+    (for a 1-D first operand a (1, k) row, for a 1-D second operand a (k, 1) column)."""
+    if not shapes.absent[position]:
+        return x
+    return x[..., np.newaxis, :] if position == 0 else x[..., np.newaxis]
+
+
+def result_as_matrices(result: np.ndarray, shapes: Shapes) -> np.ndarray:
+    """The result (or ``out``) as the (*batch, m, n) stack the product writes: a view with the
+    absent axes and the leading stack axes of length 1 that ``out`` may lack put back, so that
+    writing into it writes the result. (Indexing, not reshape, which could copy.)"""
+    if shapes.absent[1]:
+        result = result[..., np.newaxis]
+    if shapes.absent[0]:
+        result = result[..., np.newaxis, :]
+    return result[(np.newaxis,) * (len(shapes.batch) + 2 - result.ndim)]

@@ -1,0 +1,166 @@
+"""pyctk.matmul against numpy.matmul over generated calls (tests/strategies.py).
+
+Where NumPy raises, pyctk raises the same exception type, before any GPU work. Where
+NumPy succeeds, pyctk gives the same result (value, dtype, shape, scalar or array, ``out``
+returned) on a GPU; without one it raises NoDriverError or NoDeviceError, which it can
+only do once every check has passed, unless it needed no GPU (an empty result, k == 0).
+Two documented differences: object arrays (TypeError: only NumPy can multiply them) and
+bfloat16, computed and returned as ``np.result_type`` of the operands.
+
+A second test runs the same comparison with the C call replaced by a NumPy emulation of
+what gpumatmul.h specifies, so that pointers, transposes, leading dimensions, batch
+strides, copies and writes into ``out`` are checked value by value without a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+
+import pyctk
+from pyctk import _dtypes, _library
+
+from conftest import gpu_unavailable_reason
+from strategies import SUPPORTED, MatmulCase, matmul_cases
+
+# Values are small integers (tests/strategies.py), so every product is exact; the
+# tolerance covers only a cast of the result into out.
+TOLERANCE = {"f": 1e-6, "c": 1e-6}  # by dtype kind; integers and bool compare exactly
+# NumPy 1.x casts 0-d arrays by their value (NEP 50 ended that in 2.0): for a 0-d operand with
+# a cast that fails by type, it may report the operand's shape (ValueError) first.
+VALUE_BASED_CASTING = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
+def call(function, case: MatmulCase):
+    """(result, exception) of ``function(a, b, **kwargs)``, one of them None."""
+    try:
+        return function(case.a, case.b, **case.kwargs), None
+    except Exception as error:  # noqa: BLE001 - comparing exceptions is the point
+        return None, error
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    return dtype.name == "bfloat16"
+
+
+def computes_in_object(case: MatmulCase) -> bool:
+    """Whether NumPy multiplies Python objects: dtype=object, or an object operand (object
+    promotes every other dtype) unless dtype= selects another loop."""
+    if "dtype" in case.kwargs:
+        return np.dtype(case.kwargs["dtype"]) == object
+    return np.dtype(object) in (case.a.dtype, case.b.dtype)
+
+
+def out_array(case: MatmulCase) -> np.ndarray | None:
+    out = case.kwargs.get("out")
+    return out[0] if isinstance(out, tuple) else out
+
+
+def expected_dtype(case: MatmulCase, numpy_dtype: np.dtype) -> np.dtype:
+    """NumPy's result dtype, but np.result_type for bfloat16 operands (pyctk._dtypes.loop_dtype)."""
+    a, b = case.a.dtype, case.b.dtype
+    if "dtype" in case.kwargs or not (is_bfloat16(a) or is_bfloat16(b)):
+        return numpy_dtype
+    try:
+        return np.result_type(a, b)
+    except TypeError:  # no promotion defined: NumPy's loop
+        return numpy_dtype
+
+
+def assert_same_values(result, expected) -> None:
+    assert np.shape(result) == np.shape(expected)
+    kind = np.asarray(expected).dtype.kind
+    if kind in TOLERANCE:
+        np.testing.assert_allclose(np.asarray(result, dtype=np.complex128),
+                                   np.asarray(expected, dtype=np.complex128),
+                                   rtol=TOLERANCE[kind], atol=TOLERANCE[kind])
+    else:
+        np.testing.assert_array_equal(result, expected)
+
+
+def check_against_numpy(case: MatmulCase) -> None:
+    numpy_case = case.copy()  # NumPy writes its own out (and a or b where out is one of them)
+    expected, numpy_error = call(np.matmul, numpy_case)
+    if numpy_error is not None:
+        event(f"NumPy raises {type(numpy_error).__name__}")
+        expected = type(numpy_error)
+        if VALUE_BASED_CASTING and 0 in (case.a.ndim, case.b.ndim):
+            expected = (ValueError, TypeError)
+        with mock.patch.object(_library, "context", side_effect=AssertionError("GPU work started")):
+            with pytest.raises(expected):
+                pyctk.matmul(case.a, case.b, **case.kwargs)
+        return
+    result, error = call(pyctk.matmul, case)
+    event(f"pyctk {'raises ' + type(error).__name__ if error else 'returns'}")
+    if computes_in_object(case):  # documented: NumPy multiplies Python objects, a GPU cannot
+        assert isinstance(error, TypeError) and "numpy.matmul" in str(error), error
+        return
+    if isinstance(error, (pyctk.NoDriverError, pyctk.NoDeviceError)):
+        assert gpu_unavailable_reason() is not None, error  # no GPU, and every check passed
+        return
+    if error is not None:
+        raise error
+    if out_array(case) is not None:
+        assert result is out_array(case)
+        assert_same_values(result, out_array(numpy_case))
+        return
+    assert isinstance(result, np.ndarray) == isinstance(expected, np.ndarray)  # 1-D @ 1-D: scalars
+    assert result.dtype == expected_dtype(case, expected.dtype)
+    assert_same_values(result, expected)
+
+
+# NumPy warns as it does when a cast drops imaginary parts (casting="unsafe"): so does pyctk.
+SETTINGS = dict(max_examples=200, deadline=None)
+QUIET = pytest.mark.filterwarnings("ignore:Casting complex values to real")
+
+
+@QUIET
+@settings(**SETTINGS)
+@given(matmul_cases())
+def test_same_exception_or_result_as_numpy(case: MatmulCase):
+    check_against_numpy(case)
+
+
+DTYPES_BY_CODE = {_dtypes.CODES[dtype.name]: dtype for dtype in SUPPORTED}
+REAL_CALL = _library.call
+
+
+def stored_matrices(dtype: np.dtype, pointer: int, ld: int, stride: int, batch: int, rows: int,
+                    cols: int) -> np.ndarray:
+    """The (batch, rows, cols) row-major matrices at ``pointer`` as gpumatmul.h lays them out."""
+    assert ld >= max(cols, 1) and stride >= 0, (ld, cols, stride)
+    extent = (batch - 1) * stride + (rows - 1) * ld + cols
+    size = dtype.itemsize
+    memory = np.frombuffer((ctypes.c_char * (extent * size)).from_address(pointer), dtype)
+    return np.lib.stride_tricks.as_strided(memory, (batch, rows, cols),
+                                           (stride * size, ld * size, size))
+
+
+def emulated_call(name: str, *args) -> None:
+    """gpumatmul_matmul_strided_batched_host done by NumPy, reading and writing exactly the
+    memory the header says (every A and B read before C is written); other calls are real."""
+    if name != "gpumatmul_matmul_strided_batched_host":
+        return REAL_CALL(name, *args)
+    (_, _, code, _, trans_a, trans_b, m, n, k, batch, a, lda, stride_a, b, ldb, stride_b,
+     c, ldc, stride_c) = args
+    dtype = DTYPES_BY_CODE[code]
+    a = stored_matrices(dtype, a, lda, stride_a, batch, *((k, m) if trans_a else (m, k)))
+    b = stored_matrices(dtype, b, ldb, stride_b, batch, *((n, k) if trans_b else (k, n)))
+    product = np.matmul(a.swapaxes(1, 2) if trans_a else a, b.swapaxes(1, 2) if trans_b else b)
+    assert batch == 1 or stride_c >= m * ldc  # C matrices must not overlap
+    c = stored_matrices(dtype, c, ldc, stride_c, batch, m, n)
+    c[...] = product.astype(dtype)  # bfloat16: NumPy multiplies in float32
+    return None
+
+
+@QUIET
+@settings(**SETTINGS)
+@given(matmul_cases(others=False))
+def test_same_result_as_numpy_through_an_emulated_c_call(case: MatmulCase):
+    with mock.patch.object(_library, "call", emulated_call), \
+            mock.patch.object(_library, "context", return_value=ctypes.c_void_p(1)):
+        check_against_numpy(case)
