@@ -7,12 +7,53 @@ Importing pyctk loads no CUDA library; the first call that needs the GPU does
 (see pyctk._loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).
 """
 
-from ._build_config import VERSION as __version__
-from ._errors import (CudaError, LibraryNotFoundError, NoDeviceError, NoDriverError,
-                      NoKernelImageError, OutOfMemoryError, PyctkError, UnsupportedError)
-from ._info import info
-from ._matmul import matmul
+import sys as _sys
+from pathlib import Path as _Path
 
-__all__ = ["matmul", "info", "PyctkError", "LibraryNotFoundError", "CudaError", "NoDriverError",
-           "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "UnsupportedError",
-           "__version__"]
+
+def _hand_over_to_installed_copy(source: _Path):
+    """The installed pyctk, imported in place of this unbuilt source tree, or an ImportError.
+
+    ``python -m pyctk`` (and ``python -m pytest``) put the working directory first on
+    sys.path, so from a checkout's root they find the checkout's ``pyctk/``, which has
+    no ``libgpumatmul.so`` and no ``_build_config.py`` until it is built. NumPy says so
+    and stops; here the installed copy, if any, takes this module's place in
+    sys.modules (the import system returns that entry), so the same command works
+    from the checkout and from anywhere else. Standard library only, and no pyctk
+    submodule is imported before the hand-over: they must all come from the copy.
+    """
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    others = [entry for entry in _sys.path if _Path(entry or ".").resolve() != source.parent]
+    spec = importlib.machinery.PathFinder.find_spec(__name__, others)
+    installed = _Path(spec.origin).parent if spec and spec.origin else None
+    if installed is None or not (installed / "_build_config.py").is_file():
+        raise ImportError(
+            f"pyctk is being imported from its source tree, {source}, which is not built "
+            f"(it has no libgpumatmul.so), and no installed pyctk was found elsewhere on "
+            f"sys.path. Install it first: `pip install .` in the checkout (or `pip install "
+            f"pyctk-cu12`); then `import pyctk` and `python -m pyctk` work from anywhere, "
+            f"this folder included.", name=__name__)
+    if os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
+        print(f"pyctk.load: {source} is an unbuilt source tree; using the installed pyctk "
+              f"at {installed}", file=_sys.stderr, flush=True)
+    module = importlib.util.module_from_spec(spec)
+    _sys.modules[__name__] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if not _Path(__file__).with_name("_build_config.py").is_file():
+    _hand_over_to_installed_copy(_Path(__file__).resolve().parent)
+else:
+    from ._build_config import VERSION as __version__
+    from ._errors import (CudaError, LibraryNotFoundError, NoDeviceError, NoDriverError,
+                          NoKernelImageError, OutOfMemoryError, PyctkError, UnsupportedError)
+    from ._info import info
+    from ._matmul import matmul
+
+    __all__ = ["matmul", "info", "PyctkError", "LibraryNotFoundError", "CudaError",
+               "NoDriverError", "NoDeviceError", "NoKernelImageError", "OutOfMemoryError",
+               "UnsupportedError", "__version__"]

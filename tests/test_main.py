@@ -1,19 +1,75 @@
-"""python -m pyctk, the main job, as a user runs it."""
+"""python -m pyctk, the main job, as a user runs it: from anywhere, and from a fresh clone's root."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pyctk import _info
 
+from conftest import gpu_unavailable_reason
 
-def run_main(tmp_path, *args):
-    # From a folder that is not the checkout, whose pyctk is unbuilt.
-    return subprocess.run([sys.executable, "-m", "pyctk", *args], capture_output=True, text=True,
-                          timeout=600, cwd=tmp_path)
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def run_main(cwd, *args, command=(sys.executable, "-m", "pyctk"), env=None):
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory) -> Path:
+    """A fresh clone of this checkout, its pyctk/ the unbuilt source tree as it is in the working
+    tree (a clone holds only what is committed; the package under test may be newer)."""
+    clone = tmp_path_factory.mktemp("clone") / "pyctk"
+    if (CHECKOUT / ".git").exists():
+        subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(clone)], check=True)
+        shutil.rmtree(clone / "pyctk")
+    shutil.copytree(CHECKOUT / "pyctk", clone / "pyctk", ignore=shutil.ignore_patterns("__pycache__"))
+    assert not (clone / "pyctk" / "_build_config.py").exists()
+    return clone
+
+
+def test_readme_main_command_from_a_fresh_clone_root(fresh_clone):
+    """README: `pip install . && python -m pyctk`, run where a user runs it: the clone's root,
+    where `python -m` finds the unbuilt pyctk/ first. (The install itself is .ci/run's job.)"""
+    run = run_main(fresh_clone, "--size", "256")
+    assert "Traceback" not in run.stdout + run.stderr, run.stderr
+    assert run.returncode == (0 if gpu_unavailable_reason() is None else 1), run.stdout + run.stderr
+    where = subprocess.run([sys.executable, "-c", "import pyctk; print(pyctk.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=fresh_clone).stdout
+    assert not where.startswith(str(fresh_clone)), where  # the installed package, not the clone
+
+
+def test_the_pyctk_command_does_what_python_m_pyctk_does(tmp_path):
+    command = shutil.which("pyctk", path=str(Path(sys.executable).parent))
+    assert command, "the pyctk console script is not installed next to the interpreter"
+    run = run_main(tmp_path, "--size", "256", command=(command,))
+    expected = run_main(tmp_path, "--size", "256")
+    assert run.returncode == expected.returncode
+    assert "Traceback" not in run.stdout + run.stderr
+    assert run.stdout.splitlines()[0] == expected.stdout.splitlines()[0]
+
+
+def test_unbuilt_source_tree_with_nothing_installed_says_what_to_run(fresh_clone):
+    # -S: no site-packages, so no installed pyctk to hand over to.
+    for command in ([sys.executable, "-S", "-c", "import pyctk"], [sys.executable, "-S", "-m", "pyctk"]):
+        run = subprocess.run(command, capture_output=True, text=True, cwd=fresh_clone, timeout=60)
+        assert run.returncode != 0
+        assert "ModuleNotFoundError" not in run.stderr, run.stderr
+        assert "source tree" in run.stderr and "not built" in run.stderr and "pip install ." in run.stderr
+
+
+def test_the_hand_over_is_logged(fresh_clone):
+    env = dict(os.environ, PYCTK_DEBUG_LOAD="1")
+    run = subprocess.run([sys.executable, "-c", "import pyctk"], capture_output=True, text=True,
+                         cwd=fresh_clone, env=env, timeout=60, check=True)
+    assert "unbuilt source tree; using the installed pyctk at" in run.stderr
 
 
 def test_without_a_driver_it_says_what_is_missing_and_exits_1(tmp_path, needs_no_driver):
