@@ -152,9 +152,9 @@ def test_no_device_memory_growth_over_1000_calls():
 
 
 def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
-    """A 2^18 x 2^18 float32 operand (256 GiB) cannot be allocated on any GPU; the allocation
+    """A 2^20 x 2^20 float32 operand (4 TiB) cannot be allocated on any GPU; the allocation
     fails before the host buffers are read, so small stand-ins are safe here."""
-    size = 1 << 18
+    size = 1 << 20
     small = np.zeros(4, np.float32)
     pointer = small.ctypes.data
     before = device_free_bytes()
