@@ -247,8 +247,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
 
 /* Creates a context for `device`: initialises the device's primary CUDA
  * context, loads the kernel image that fits it (gpumatmul_kernel_image_select)
- * and looks up every kernel in it, creates a cuBLAS handle and a non-blocking
- * CUDA stream for the host-memory calls. On success *context is the new
+ * and looks up every kernel in it, creates a cuBLAS handle, and a non-blocking
+ * CUDA stream and a stream-ordered memory pool of its own for the host-memory
+ * calls. On success *context is the new
  * context; on failure it is set to NULL and nothing is left allocated.
  *
  * Statuses: SUCCESS; INVALID_ARGUMENT if `context` is NULL; NO_DRIVER; NO_DEVICE
@@ -321,11 +322,13 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  */
 
 /* A, B and C in host memory (pageable or pinned). Allocates packed device
- * copies from the device's default stream-ordered memory pool
- * (cudaMallocAsync; a broadcast operand is copied once), copies A and B in,
- * multiplies, copies C out and frees the device memory, all on the context's
- * own stream, which it then synchronises; device memory is freed on every
- * path, failures included. Returns when C is written. Every A and B is read
+ * copies from the context's own stream-ordered memory pool (a broadcast
+ * operand is copied once), copies A and B in, multiplies, copies C out and
+ * frees the device memory, all on the context's own stream, which it then
+ * synchronises; device memory is returned to the pool on every path,
+ * failures included. The pool keeps freed memory for later calls (returning
+ * it to the driver at each synchronisation would cost more than a small
+ * product) until gpumatmul_destroy. Returns when C is written. Every A and B is read
  * before any C is written, so C may overlap A or B. k == 0 writes zeros into
  * C on the host, with no GPU work. */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(

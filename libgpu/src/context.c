@@ -1,7 +1,9 @@
 /* Contexts: a device, its loaded kernel image with every registered kernel,
  * a cuBLAS handle and a stream for the host calls. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "kernel_images.h"
@@ -65,6 +67,22 @@ static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
     return GPUMATMUL_SUCCESS;
 }
 
+/* The context's memory pool on its device, keeping what is freed (see internal.h). */
+static gpumatmul_status create_pool(gpumatmul_context *ctx) {
+    struct cudaMemPoolProps props;
+    uint64_t keep_everything = UINT64_MAX;
+    gpumatmul_status status;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ctx->device;
+    if ((status = check_cuda(cudaMemPoolCreate(&ctx->pool, &props), "cudaMemPoolCreate")))
+        return status;
+    return check_cuda(cudaMemPoolSetAttribute(ctx->pool, cudaMemPoolAttrReleaseThreshold,
+                                              &keep_everything),
+                      "cudaMemPoolSetAttribute");
+}
+
 gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     gpumatmul_context *ctx;
     gpumatmul_status status;
@@ -83,7 +101,8 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
         (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
         (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate")) ||
         (status = check_cuda(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-                             "cudaStreamCreateWithFlags"))) {
+                             "cudaStreamCreateWithFlags")) ||
+        (status = create_pool(ctx))) {
         gpumatmul_destroy(ctx);
         return status;
     }
@@ -102,6 +121,8 @@ gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
     cudaSetDevice(ctx->device);
     if (ctx->stream)
         keep_first(&status, check_cuda(cudaStreamDestroy(ctx->stream), "cudaStreamDestroy"));
+    if (ctx->pool)
+        keep_first(&status, check_cuda(cudaMemPoolDestroy(ctx->pool), "cudaMemPoolDestroy"));
     if (ctx->cublas) keep_first(&status, check_cublas(cublasDestroy(ctx->cublas), "cublasDestroy"));
     if (ctx->module)
         keep_first(&status, check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module),

@@ -245,17 +245,19 @@ static struct layout packed(const struct layout *l, int64_t batch) {
     return p;
 }
 
-/* Allocates the packed device copy of a batch from the stream-ordered pool;
- * OUT_OF_MEMORY if its size does not even fit in 64 bits. */
+/* Allocates the packed device copy of a batch from the context's stream-ordered
+ * pool; OUT_OF_MEMORY if its size does not even fit in 64 bits. */
 static gpumatmul_status allocate(void **device, const char *name, const struct layout *l,
-                                 int64_t batch, size_t size, cudaStream_t stream) {
+                                 int64_t batch, size_t size, cudaMemPool_t pool,
+                                 cudaStream_t stream) {
     int64_t elements, bytes;
     if (!mul_fits(l->rows, l->cols, &elements) ||
         !mul_fits(elements, stored_count(l, batch), &elements) ||
         !mul_fits(elements, (int64_t)size, &bytes))
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
                          "the device copy of %s would need more than 2^63 bytes", name);
-    return check_cuda(cudaMallocAsync(device, (size_t)bytes, stream), "cudaMallocAsync");
+    return check_cuda(cudaMallocFromPoolAsync(device, (size_t)bytes, pool, stream),
+                      "cudaMallocFromPoolAsync");
 }
 
 /* Copies the stored matrices of a batch between two layouts of the same
@@ -314,9 +316,9 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     /* Every A and B is on the device before any C is written back, so C may
      * overlap A or B in host memory. */
     if (!(status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice")) &&
-        !(status = allocate(&da, "A", &g.la, g.batch, size, stream)) &&
-        !(status = allocate(&db, "B", &g.lb, g.batch, size, stream)) &&
-        !(status = allocate(&dc, "C", &g.lc, g.batch, size, stream)) &&
+        !(status = allocate(&da, "A", &g.la, g.batch, size, ctx->pool, stream)) &&
+        !(status = allocate(&db, "B", &g.lb, g.batch, size, ctx->pool, stream)) &&
+        !(status = allocate(&dc, "C", &g.lc, g.batch, size, ctx->pool, stream)) &&
         !(status = copy_batch(da, &d.la, a, &g.la, g.batch, size, cudaMemcpyHostToDevice, stream)) &&
         !(status = copy_batch(db, &d.lb, b, &g.lb, g.batch, size, cudaMemcpyHostToDevice, stream))) {
         d.a = da;

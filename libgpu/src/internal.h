@@ -84,6 +84,11 @@ struct gpumatmul_context {
     CUfunction kernels[KERNEL_FAMILY_COUNT][DTYPE_COUNT];
     cublasHandle_t cublas;
     cudaStream_t stream; /* the host calls' work: copies, allocations, the product */
+    /* The host calls' device memory. Its own pool, not the device's default one, so that
+     * keeping freed memory for the next call (a release threshold of "never") changes no
+     * other library's pool: returning memory to the driver at every synchronisation, as
+     * a pool does by default, costs hundreds of microseconds per call. */
+    cudaMemPool_t pool;
 };
 
 /* ---- Errors (status.c) ---- */
