@@ -1,0 +1,204 @@
+"""The few CUDA runtime calls that pyctk's Python side makes itself, through ctypes.
+
+They go to the very ``libcudart.so.N`` that pyctk's loader found (the one
+libgpumatmul is bound to), so memory and streams made here are the ones the C
+library sees. Only symbols that cudart 12.0 already exports are used
+(tests/data/exports/cudart-12.0.txt).
+
+>>> from pyctk import _cudart
+>>> with _cudart.on_device(0):                  # doctest: +SKIP
+...     _cudart.call("cudaStreamSynchronize", 0)
+
+Every call returns a ``cudaError_t``; ``check`` turns a failure into pyctk's
+exceptions. ``on_device`` is the only way this module changes the calling
+thread's current device, and it always restores it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from contextlib import contextmanager
+from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
+from typing import Iterator
+
+from . import _library, _loader
+from ._build_config import CUDA_MAJOR
+
+
+class PointerAttributes(ctypes.Structure):
+    """``struct cudaPointerAttributes``: the CUDA 12 fields, then CUDA 13's extra 64 bytes
+    (locality domain and reserved words), so the struct is large enough for either."""
+
+    _fields_ = [("type", c_int), ("device", c_int), ("device_pointer", c_void_p),
+                ("host_pointer", c_void_p), ("cuda13_tail", c_long * 8)]
+
+
+# enum cudaMemoryType
+MEMORY_UNREGISTERED, MEMORY_HOST, MEMORY_DEVICE, MEMORY_MANAGED = 0, 1, 2, 3
+# enum cudaMemcpyKind
+HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE = 1, 2, 3
+# cudaStreamLegacy (driver_types.h). Handle 0 is the same stream for a caller like this one
+# (not built with --default-stream per-thread); CUDA also takes cudaStreamPerThread, 2.
+LEGACY_STREAM = 1
+_EVENT_DISABLE_TIMING = 0x2  # the cheapest kind of event: pyctk's events only order streams
+
+# name -> argument types; every function returns a cudaError_t except cudaGetErrorName.
+_PROTOTYPES = {
+    "cudaGetDevice": [POINTER(c_int)],
+    "cudaSetDevice": [c_int],
+    "cudaGetDeviceCount": [POINTER(c_int)],
+    "cudaMallocAsync": [POINTER(c_void_p), c_size_t, c_void_p],
+    "cudaFreeAsync": [c_void_p, c_void_p],
+    "cudaMemcpyAsync": [c_void_p, c_void_p, c_size_t, c_int, c_void_p],
+    "cudaMemcpyPeerAsync": [c_void_p, c_int, c_void_p, c_int, c_size_t, c_void_p],
+    "cudaMemsetAsync": [c_void_p, c_int, c_size_t, c_void_p],
+    "cudaStreamSynchronize": [c_void_p],
+    "cudaEventCreateWithFlags": [POINTER(c_void_p), c_uint],
+    "cudaEventRecord": [c_void_p, c_void_p],
+    "cudaStreamWaitEvent": [c_void_p, c_void_p, c_uint],
+    "cudaEventDestroy": [c_void_p],
+    "cudaPointerGetAttributes": [POINTER(PointerAttributes), c_void_p],
+    "cudaGetLastError": [],
+}
+
+_runtime: ctypes.CDLL | None = None
+_lock = threading.Lock()
+
+
+def runtime() -> ctypes.CDLL:
+    """The CUDA runtime pyctk's loader loaded (loading it on first use), with prototypes set.
+
+    Only cudart is loaded here: arrays need no cuBLAS, and the loader loads it after cudart
+    when the first product needs it.
+    """
+    global _runtime
+    if _runtime is not None:  # the per-call path takes no lock
+        return _runtime
+    with _lock:
+        if _runtime is None:
+            loaded = _loader.load_library(_loader.library_spec("cudart", CUDA_MAJOR))
+            library = ctypes.CDLL(loaded.path)  # the same handle: dlopen of a loaded file
+            for name, argtypes in _PROTOTYPES.items():
+                function = getattr(library, name)
+                function.restype, function.argtypes = c_int, argtypes
+            library.cudaGetErrorName.restype = c_char_p
+            library.cudaGetErrorName.argtypes = [c_int]
+            _runtime = library
+    return _runtime
+
+
+# ---------------------------------------------------------------------------
+# Errors.
+
+# cudaError_t -> the libgpumatmul status of that kind, whose exception and fix pyctk raises
+# (pyctk._library.exception): one table of exceptions for the C library and the runtime.
+_STATUSES = {
+    2: 5,                  # cudaErrorMemoryAllocation: GPUMATMUL_ERROR_OUT_OF_MEMORY
+    34: 3, 35: 3, 36: 3,   # stub library, insufficient driver, call requires newer driver: NO_DRIVER
+    100: 4, 101: 4,        # no device, invalid device: NO_DEVICE
+}
+_OTHER = 7                 # GPUMATMUL_ERROR_CUDA
+
+
+def error(result: int, what: str) -> Exception:
+    """The exception for ``what`` failing with cudaError_t ``result``, named as CUDA names it."""
+    # A failed call also sets the thread's last error; reported here, it must not be reported
+    # again by the next library that asks cudaGetLastError (PyTorch does after each kernel).
+    runtime().cudaGetLastError()
+    name = runtime().cudaGetErrorName(result).decode()  # works with no driver too
+    return _library.exception(_STATUSES.get(result, _OTHER), f"{what} failed: {name} (cudaError_t {result})")
+
+
+def check(result: int, what: str) -> None:
+    """Raise pyctk's exception for ``result`` unless it is cudaSuccess (0).
+
+    >>> check(0, "cudaSetDevice")
+    """
+    if result:
+        raise error(result, what)
+
+
+def call(name: str, *args) -> None:
+    """Call the runtime's ``name`` and check its result."""
+    check(getattr(runtime(), name)(*args), name)
+
+
+# ---------------------------------------------------------------------------
+# Devices.
+
+def get_device() -> int:
+    """The calling thread's current device (0 until the thread sets one)."""
+    device = c_int()
+    call("cudaGetDevice", byref(device))
+    return device.value
+
+
+def device_count() -> int:
+    count = c_int()
+    call("cudaGetDeviceCount", byref(count))
+    return count.value
+
+
+@contextmanager
+def on_device(index: int) -> Iterator[None]:
+    """Make ``index`` the current device for the block, then restore the caller's.
+
+    pyctk never leaves the calling thread on another device. When ``index`` is already
+    current nothing is changed. Restoring calls ``cudaSetDevice``, which (CUDA 12 and
+    later) creates the primary context of the caller's device if it had none yet: a
+    thread that never touched its current device gets that context too.
+
+    >>> with on_device(1):                       # doctest: +SKIP
+    ...     pointer = malloc_async(1024, 0)      # on device 1; the caller stays on its device
+    """
+    previous = get_device()
+    if previous == index:
+        yield
+        return
+    check(runtime().cudaSetDevice(index), f"cudaSetDevice({index})")
+    try:
+        yield
+    finally:
+        call("cudaSetDevice", previous)
+
+
+# ---------------------------------------------------------------------------
+# Memory and streams; each acts on the current device.
+
+def malloc_async(nbytes: int, stream: int) -> int:
+    """``nbytes`` from the current device's default memory pool, ordered on ``stream``."""
+    pointer = c_void_p()
+    call("cudaMallocAsync", byref(pointer), nbytes, stream)
+    return pointer.value or 0
+
+
+def pointer_device(pointer: int) -> tuple[int, int]:
+    """(cudaMemoryType, device) of ``pointer``; memory CUDA does not know is unregistered."""
+    attributes = PointerAttributes()
+    call("cudaPointerGetAttributes", byref(attributes), pointer)
+    return attributes.type, attributes.device
+
+
+def same_stream(a: int, b: int) -> bool:
+    """Whether handles ``a`` and ``b`` name one stream (0 and cudaStreamLegacy do)."""
+    def legacy(handle: int) -> int:
+        return LEGACY_STREAM if handle == 0 else handle
+    return legacy(a) == legacy(b)
+
+
+def wait(waiting: int, producer: int) -> None:
+    """Make stream ``waiting`` wait, on the device, for what is queued on ``producer`` so far.
+
+    Both streams must belong to the current device. The host does not wait.
+    """
+    if same_stream(waiting, producer):  # a stream is ordered with itself
+        return
+    event = c_void_p()
+    call("cudaEventCreateWithFlags", byref(event), _EVENT_DISABLE_TIMING)
+    try:
+        call("cudaEventRecord", event, producer)
+        call("cudaStreamWaitEvent", waiting, event, 0)
+    finally:
+        # Destroying an event that a stream waits on is allowed: the wait still happens.
+        call("cudaEventDestroy", event)

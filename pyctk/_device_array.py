@@ -1,0 +1,576 @@
+"""``DeviceArray``: an n-dimensional array in GPU memory, and the functions that make one.
+
+>>> import numpy as np
+>>> from pyctk import _device_array as da
+>>> x = da.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))     # doctest: +SKIP
+>>> x[:, ::2].get()                                                   # doctest: +SKIP
+array([[0., 2.],
+       [3., 5.]], dtype=float32)
+
+Memory. ``empty``, ``zeros``, ``asarray`` of host data and ``copy`` allocate with CUDA's
+stream-ordered allocator (``cudaMallocAsync`` from the device's default pool). The
+memory belongs to one ``_Allocation`` object; every view (slices, ``.T``) holds it, and
+every DLPack capsule exported from a view holds the view, so the memory is returned
+(``cudaFreeAsync``) when the last view and the last capsule are gone. A zero-copy view of
+another library's array (``asarray``, ``from_dlpack``) holds that array, or the DLPack
+tensor it came from, instead.
+
+Streams. pyctk orders all its work on each device's legacy default stream (handle 0):
+allocation, copies, frees. Since that stream waits for, and is waited for by, every
+blocking stream, code on such streams needs no extra synchronisation. Exports say so:
+``__cuda_array_interface__`` reports stream 1 (the interface's name for the legacy
+stream), and ``__dlpack__(stream=s)`` makes the consumer's stream ``s`` wait for it with
+an event. Imports make the legacy stream wait for the producer's stream (CAI) or pass 1
+as the consumer's stream (DLPack). A consumer working on a non-blocking stream must keep
+the pyctk array alive until that work is done, as with any DLPack or CAI exchange.
+
+Devices. Every call runs on the array's device through ``_cudart.on_device``: the
+calling thread's current device is never changed. The default device is 0.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import numbers
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _cudart, _dlpack, _interop
+from ._dlpack import contiguous_strides, kDLCPU, kDLCUDA, supported_dtype
+from ._errors import CudaError, OutOfMemoryError
+
+DEFAULT_DEVICE = 0
+_STREAM = 0               # the legacy default stream: see the module docstring
+_REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
+
+
+class _Allocation:
+    """``nbytes`` of device memory from the device's default pool, freed when garbage."""
+
+    __slots__ = ("pointer", "device", "stream")
+
+    def __init__(self, nbytes: int, device: int, stream: int) -> None:
+        self.pointer, self.device, self.stream = 0, device, stream
+        if nbytes:  # a zero-size array needs no memory: its pointer is NULL
+            with _cudart.on_device(device):
+                try:
+                    self.pointer = _cudart.malloc_async(nbytes, stream)
+                except OutOfMemoryError:
+                    # Garbage arrays may hold the memory: in reference cycles, or anywhere on
+                    # PyPy, whose collector runs by host memory use and knows nothing of the GPU's.
+                    gc.collect()
+                    self.pointer = _cudart.malloc_async(nbytes, stream)
+
+    def __del__(self) -> None:
+        if not self.pointer:
+            return
+        try:
+            with _cudart.on_device(self.device):
+                _cudart.call("cudaFreeAsync", self.pointer, self.stream)
+        except CudaError:
+            # No one to tell: a sticky device error resurfaces at the next call, and at
+            # interpreter exit the runtime may already be gone (cudaErrorCudartUnloading).
+            pass
+
+
+def _device_index(device: Any) -> int:
+    return DEFAULT_DEVICE if device is None else operator.index(device)
+
+
+def _index(key: Any) -> int:
+    """An integer index, or IndexError for anything basic indexing does not take."""
+    if not isinstance(key, (bool, np.bool_)):
+        try:
+            return operator.index(key)
+        except TypeError:
+            pass
+    raise IndexError(f"DeviceArray takes integers, slices, ... and None as indices (advanced "
+                     f"indexing with arrays, lists or booleans is not supported); got {key!r}")
+
+
+def _consumer_stream(stream: Any) -> int | None:
+    """The cudaStream_t that a DLPack consumer's ``stream`` names; None for -1 (no synchronisation)."""
+    if stream is None:  # the protocol: the consumer is on the legacy default stream
+        return _cudart.LEGACY_STREAM
+    if isinstance(stream, (bool, np.bool_)) or not isinstance(stream, numbers.Integral):
+        raise TypeError(f"stream must be None or an int, not {type(stream).__name__}")
+    if stream == 0 or stream < -1:
+        raise ValueError(f"stream {stream} is not a DLPack stream for CUDA (0 is disallowed: use None "
+                         f"or 1 for the legacy default stream, -1 for no synchronisation)")
+    return None if stream == -1 else int(stream)
+
+
+def _span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
+    """Byte offsets, from element 0, of the first and one past the last byte of a non-empty array."""
+    low = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride < 0)
+    high = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride > 0)
+    return low, high + itemsize
+
+
+class DeviceArray:
+    """An n-dimensional array in GPU memory, with NumPy's shape, dtype and byte strides.
+
+    Make one with ``asarray``, ``empty``, ``zeros`` or ``from_dlpack``. Indexing with
+    integers, slices (any step), ``...`` and ``None`` gives views of the same memory.
+
+    Parameters
+    ----------
+    pointer : int
+        Device address of element 0 (0 for an array without elements).
+    shape, strides : sequence of int
+        Extents, and byte steps between elements along each axis (may be negative).
+    dtype : dtype_like
+        One of pyctk's dtypes (``_dlpack.DTYPES``).
+    device : int
+        The CUDA device the memory is on.
+    owner : object
+        Keeps the memory valid while this array (or a view of it) exists.
+    stream : int, optional
+        The ``cudaStream_t`` that work on the memory is ordered on (default: the legacy one).
+    readonly : bool, optional
+        Whether the owner allows writes.
+
+    Examples
+    --------
+    >>> x = asarray([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)     # doctest: +SKIP
+    >>> x                                                            # doctest: +SKIP
+    DeviceArray([[1., 2.],
+                 [3., 4.]], dtype=float32, device=0)
+    >>> x.T[1], x.shape, x.strides, x.device                         # doctest: +SKIP
+    (DeviceArray([2., 4.], dtype=float32, device=0), (2, 2), (8, 4), 0)
+    """
+
+    __slots__ = ("_pointer", "_shape", "_strides", "_dtype", "_device", "_owner", "_stream",
+                 "_readonly", "__weakref__")
+
+    def __init__(self, pointer: int, shape: Sequence[int], strides: Sequence[int], dtype: Any,
+                 device: int, owner: Any, *, stream: int = _STREAM, readonly: bool = False) -> None:
+        self._pointer = pointer
+        self._shape = tuple(shape)
+        self._strides = tuple(strides)
+        self._dtype = supported_dtype(dtype)
+        self._device = device
+        self._owner = owner
+        self._stream = stream
+        self._readonly = readonly
+
+    # -- attributes ----------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes between consecutive elements along each axis, as in NumPy."""
+        return self._strides
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def device(self) -> int:
+        """The index of the CUDA device the data is on."""
+        return self._device
+
+    @property
+    def T(self) -> DeviceArray:
+        """The transposed view (axes reversed), sharing memory."""
+        return self._view(self._pointer, self._shape[::-1], self._strides[::-1])
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self._shape[0]
+
+    def _c_contiguous(self) -> bool:
+        return self.size == 0 or all(
+            extent == 1 or stride == expected
+            for extent, stride, expected in zip(
+                self._shape, self._strides, contiguous_strides(self._shape, self._dtype.itemsize)))
+
+    def _view(self, pointer: int, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
+        return DeviceArray(pointer, shape, strides, self._dtype, self._device, self._owner,
+                           stream=self._stream, readonly=self._readonly)
+
+    def _operand(self) -> _interop.DeviceOperand:
+        return _interop.DeviceOperand(self._pointer, self._shape, self._strides, self._dtype,
+                                      self._device, self._readonly, self, self._stream)
+
+    # -- indexing ------------------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> DeviceArray:
+        """A view: NumPy's basic indexing (integers, slices with any step, ``...``, None)."""
+        key = key if isinstance(key, tuple) else (key,)
+        ellipses = sum(k is Ellipsis for k in key)
+        indexed = sum(k is not None and k is not Ellipsis for k in key)
+        if ellipses > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if indexed > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
+                             f"but {indexed} were indexed")
+        rest = [slice(None)] * (self.ndim - indexed)
+        expanded = [part for k in key for part in (rest if k is Ellipsis else [k])]
+        expanded += [] if ellipses else rest
+
+        pointer, shape, strides, axis = self._pointer, [], [], 0
+        for k in expanded:
+            if k is None:  # a new axis of length 1
+                shape.append(1)
+                strides.append(0)
+                continue
+            extent, stride = self._shape[axis], self._strides[axis]
+            if isinstance(k, slice):
+                start, stop, step = k.indices(extent)
+                length = len(range(start, stop, step))
+                if not length:  # as NumPy: an empty axis starts at 0 with step 1 (pointer inside)
+                    start, step = 0, 1
+                pointer += start * stride
+                shape.append(length)
+                strides.append(stride * step)
+            else:
+                index = _index(k)
+                if not -extent <= index < extent:
+                    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {extent}")
+                pointer += (index % extent) * stride
+            axis += 1
+        return self._view(pointer, shape, strides)
+
+    # -- to the host -----------------------------------------------------------------
+
+    def get(self) -> np.ndarray:
+        """Copy the data to the host.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new C-contiguous array, complete when ``get`` returns. A non-contiguous view
+            copies the bytes that span its elements, then picks its elements on the host.
+
+        Examples
+        --------
+        >>> asarray(np.arange(6.0).reshape(2, 3))[:, ::2].get()     # doctest: +SKIP
+        array([[0., 2.],
+               [3., 5.]])
+        """
+        if self._c_contiguous():
+            host = np.empty(self._shape, self._dtype)
+            self._download(host, 0, host.nbytes)
+            return host
+        low, high = _span(self._shape, self._strides, self._dtype.itemsize)
+        span = np.empty(high - low, np.uint8)
+        self._download(span, low, high - low)
+        return np.ndarray(self._shape, self._dtype, buffer=span, offset=-low,
+                          strides=self._strides).copy()
+
+    def _download(self, host: np.ndarray, offset: int, nbytes: int) -> None:
+        """Copy ``nbytes`` from ``offset`` bytes after element 0 into ``host``, and wait."""
+        if not nbytes:
+            return
+        with _cudart.on_device(self._device):
+            _cudart.call("cudaMemcpyAsync", host.ctypes.data, self._pointer + offset, nbytes,
+                         _cudart.DEVICE_TO_HOST, self._stream)
+            # Into pageable memory the copy is done on return anyway; this says so for any memory.
+            _cudart.call("cudaStreamSynchronize", self._stream)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """NumPy's conversion: always a copy, so ``copy=False`` raises ValueError (NumPy 2)."""
+        if copy is False:
+            raise ValueError("a DeviceArray's data is on the GPU: a NumPy array of it is always a "
+                             "copy (use copy=None or True, or .get())")
+        host = self.get()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        if self.size > _REPR_MAX_SIZE:
+            return f"DeviceArray(shape={self._shape}, dtype={self._dtype}, device={self._device})"
+        values = np.array2string(self.get(), separator=", ", prefix="DeviceArray(")
+        return f"DeviceArray({values}, dtype={self._dtype}, device={self._device})"
+
+    # -- on the device -----------------------------------------------------------------
+
+    def copy(self) -> DeviceArray:
+        """A C-contiguous copy in new memory on the same device.
+
+        Contiguous data takes one device-to-device copy; other views go through the host
+        for now (a strided copy kernel is later work).
+
+        Examples
+        --------
+        >>> x = asarray(np.ones((2, 3)))                # doctest: +SKIP
+        >>> x.T.copy().strides                          # doctest: +SKIP
+        (16, 8)
+        """
+        return _copy(self, self._device)
+
+    # -- exchange with other libraries ---------------------------------------------------
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA Array Interface, version 3 (CuPy, Numba, PyTorch read it).
+
+        bfloat16 has no type string in the interface, so such arrays have no attribute
+        (AttributeError) and consumers fall back to DLPack.
+        """
+        if self._dtype.name == "bfloat16":
+            raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack "
+                                 "(__dlpack__)")
+        return {
+            "shape": self._shape,
+            "typestr": self._dtype.str,
+            "descr": [("", self._dtype.str)],
+            "data": (self._pointer, self._readonly),
+            "strides": None if self._c_contiguous() else self._strides,
+            "version": 3,
+            # pyctk's pending work is on this stream; the legacy stream is 1 in the interface.
+            "stream": _cudart.LEGACY_STREAM if self._stream == 0 else self._stream,
+        }
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return kDLCUDA, self._device
+
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """Export as a DLPack capsule (the array API standard's protocol, 2023.12).
+
+        Parameters
+        ----------
+        stream : int or None
+            The consumer's stream, made to wait (with an event) for this array's pending
+            work: None or 1 the legacy default stream, 2 the per-thread default stream,
+            another int a ``cudaStream_t``, -1 no synchronisation. 0 is disallowed.
+        max_version : (int, int) or None
+            The newest DLPack the consumer reads: (1, 0) or later gets a versioned capsule
+            (if NumPy >= 2.1 is installed), else a legacy one.
+        dl_device : (int, int) or None
+            This array's ``__dlpack_device__()``, or ``(1, 0)`` (the CPU) for a host copy.
+        copy : bool or None
+            True exports a new copy; False never copies; None copies only for the CPU.
+
+        Returns
+        -------
+        PyCapsule
+            Keeps this array's memory alive until the consumer calls its deleter.
+
+        Raises
+        ------
+        BufferError
+            ``dl_device`` is another device, or the CPU with ``copy=False``; a read-only
+            array asked for a legacy capsule.
+        ValueError, TypeError
+            An invalid ``stream``.
+        """
+        versioned = _dlpack.wants_versioned(max_version)
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if tuple(dl_device) != (kDLCPU, 0):
+                raise BufferError(f"a DeviceArray on device {self._device} cannot be exported to "
+                                  f"DLPack device {tuple(dl_device)}")
+            if copy is False:
+                raise BufferError("exporting a DeviceArray to the CPU needs a copy, but copy=False")
+            host = self.get()
+            return _dlpack.to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
+                                      (kDLCPU, 0), host, versioned=versioned, copied=True)
+        consumer = _consumer_stream(stream)
+        source = self.copy() if copy else self
+        if consumer is not None:
+            with _cudart.on_device(self._device):
+                _cudart.wait(consumer, source._stream)
+        return _dlpack.to_capsule(source._pointer, source._shape, source._strides, source._dtype,
+                                  (kDLCUDA, source._device), source, versioned=versioned,
+                                  readonly=source._readonly, copied=bool(copy))
+
+
+# ---------------------------------------------------------------------------
+# Making arrays.
+
+def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    """A shape from an int or a sequence of ints, as NumPy takes it."""
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        shape = tuple(operator.index(extent) for extent in shape)
+    if any(extent < 0 for extent in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
+          stream: int = _STREAM) -> DeviceArray:
+    """A new C-contiguous array whose values are undefined.
+
+    Parameters
+    ----------
+    shape : int or sequence of int
+    dtype : dtype_like, optional
+        One of pyctk's dtypes; float64 by default.
+    device : int, optional
+        The CUDA device; 0 by default.
+    stream : int, optional
+        The ``cudaStream_t`` (of that device) the memory is allocated, used and freed on; the
+        legacy default stream by default.
+
+    Raises
+    ------
+    pyctk.OutOfMemoryError, pyctk.NoDriverError, pyctk.NoDeviceError
+        The memory cannot be had (after collecting garbage once), or the GPU cannot be used.
+
+    Examples
+    --------
+    >>> empty((2, 3), np.float32).strides                     # doctest: +SKIP
+    (12, 4)
+    """
+    shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
+    allocation = _Allocation(math.prod(shape) * dtype.itemsize, device, stream)
+    return DeviceArray(allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype,
+                       device, allocation, stream=stream)
+
+
+def zeros(shape: Any, dtype: Any = np.float64, device: int | None = None) -> DeviceArray:
+    """A new C-contiguous array of zeros; arguments as for ``empty``.
+
+    Every byte is zero, which is 0, 0.0 or False in every pyctk dtype.
+
+    >>> zeros(3, np.int8)                                     # doctest: +SKIP
+    DeviceArray([0, 0, 0], dtype=int8, device=0)
+    """
+    array = empty(shape, dtype, device)
+    if array.nbytes:
+        with _cudart.on_device(array.device):
+            _cudart.call("cudaMemsetAsync", array._pointer, 0, array.nbytes, array._stream)
+    return array
+
+
+def _upload(host: np.ndarray, device: int) -> DeviceArray:
+    """A device copy of the C-contiguous ``host``.
+
+    From ordinary (pageable) host memory CUDA has read the data when the call returns,
+    so ``host`` may change or go away right after.
+    """
+    array = empty(host.shape, host.dtype, device)
+    if array.nbytes:
+        with _cudart.on_device(device):
+            _cudart.call("cudaMemcpyAsync", array._pointer, host.ctypes.data, array.nbytes,
+                         _cudart.HOST_TO_DEVICE, array._stream)
+    return array
+
+
+def _copy(source: DeviceArray, device: int) -> DeviceArray:
+    """A C-contiguous copy of ``source`` on ``device``."""
+    if not source._c_contiguous():
+        return _upload(source.get(), device)  # through the host, for now: no strided-copy kernel yet
+    result = empty(source.shape, source.dtype, device)
+    if not result.nbytes:
+        return result
+    if device == source.device:
+        with _cudart.on_device(device):
+            _cudart.wait(result._stream, source._stream)
+            _cudart.call("cudaMemcpyAsync", result._pointer, source._pointer, result.nbytes,
+                         _cudart.DEVICE_TO_DEVICE, result._stream)
+        return result
+    # Between devices: a peer copy (pool memory is not accessible from other devices, so
+    # cudaMemcpyAsync refuses it). Each device's legacy stream is handle 0 only while that
+    # device is current, so rather than ordering the two with events, the host waits for the
+    # source's work and then for the copy, after which either array may be freed at once.
+    with _cudart.on_device(source.device):
+        _cudart.call("cudaStreamSynchronize", source._stream)
+    with _cudart.on_device(device):
+        _cudart.call("cudaMemcpyPeerAsync", result._pointer, device, source._pointer, source.device,
+                     result.nbytes, result._stream)
+        _cudart.call("cudaStreamSynchronize", result._stream)
+    return result
+
+
+def _wrap(operand: _interop.DeviceOperand) -> DeviceArray:
+    """A zero-copy DeviceArray of another library's GPU data, ordered after its pending work."""
+    array = DeviceArray(operand.pointer, operand.shape, operand.strides, operand.dtype,
+                        operand.device, operand.owner, stream=_STREAM, readonly=operand.readonly)
+    if operand.stream is not None:
+        with _cudart.on_device(operand.device):
+            _cudart.wait(array._stream, operand.stream)
+    return array
+
+
+def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray:
+    """``x`` as a DeviceArray, copying only what must be copied.
+
+    Parameters
+    ----------
+    x : array_like
+        - host data (NumPy arrays, lists, scalars, CPU tensors): copied to the GPU, as
+          ``numpy.asarray(x, dtype)`` reads it; ordinary host memory may change as soon
+          as ``asarray`` returns;
+        - a DeviceArray: returned itself when ``dtype`` and ``device`` match;
+        - another library's GPU array (``__cuda_array_interface__``, else DLPack): a
+          zero-copy view that keeps ``x`` alive and is ordered after ``x``'s pending work.
+    dtype : dtype_like, optional
+        The result's dtype; a change of dtype is made on the host for now (no cast kernel yet).
+    device : int, optional
+        The result's device: by default 0 for host data and ``x``'s own for GPU data.
+
+    Returns
+    -------
+    DeviceArray
+
+    Examples
+    --------
+    >>> asarray(np.ones((2, 2)), dtype=np.float32).dtype      # doctest: +SKIP
+    dtype('float32')
+    >>> import cupy                                           # doctest: +SKIP
+    >>> c = cupy.arange(4.0)                                  # doctest: +SKIP
+    >>> asarray(c)._operand().pointer == c.data.ptr           # doctest: +SKIP
+    True
+    """
+    if not isinstance(x, DeviceArray):
+        operand = _interop.device_operand(x, _STREAM)
+        if operand is None:
+            host = np.asarray(x, dtype=dtype, order="C")
+            return _upload(host, _device_index(device))
+        x = _wrap(operand)
+    dtype = x.dtype if dtype is None else supported_dtype(dtype)
+    device = x.device if device is None else _device_index(device)
+    if dtype != x.dtype:
+        return _upload(x.get().astype(dtype), device)
+    return x if device == x.device else _copy(x, device)
+
+
+def from_dlpack(x: Any) -> DeviceArray:
+    """A zero-copy DeviceArray of ``x``'s GPU data, through DLPack.
+
+    ``x`` is asked to order its pending work before pyctk's stream; the result keeps the
+    imported tensor alive and releases it (its deleter, once) when the last view is gone.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is host data (NumPy arrays, CPU tensors): copy it with ``asarray``.
+    BufferError
+        Data on a device that is neither CUDA nor the host, or of a dtype pyctk lacks.
+    pyctk.UnsupportedError
+        On PyPy, which cannot read capsules through ctypes.
+
+    >>> import torch                                             # doctest: +SKIP
+    >>> from_dlpack(torch.ones(3, device="cuda")).device         # doctest: +SKIP
+    0
+    """
+    operand = _interop.dlpack_operand(x, _STREAM)
+    if operand is None:
+        raise TypeError(f"{type(x).__name__} is host data (its DLPack device is the CPU), and "
+                        f"from_dlpack only wraps GPU data without a copy: use pyctk.asarray(x) "
+                        f"to copy it to the GPU")
+    return _wrap(operand)

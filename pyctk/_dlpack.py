@@ -1,0 +1,344 @@
+"""DLPack: the C structures, dtypes, and capsules in both directions, through ctypes.
+
+Importing (``describe``, ``consume``) reads a capsule another library made; consuming
+renames it ``used_dltensor(_versioned)`` as the protocol says and hands back an
+``ImportedTensor`` that calls the producer's deleter exactly once, when it is garbage.
+
+Exporting (``to_capsule``) makes a capsule for memory pyctk describes (any device) that
+keeps an owner object alive until the consumer calls the deleter, or until the capsule
+is destroyed unconsumed. The capsule, its destructor and its deleter are NumPy's, made
+for a stand-in array of the same shape, strides and item size, whose fields are then
+pointed at the real memory, device and dtype. Why not ctypes callbacks: a capsule
+destructor written in Python runs inside ``capsule_dealloc``, often while an exception
+is being raised (a consumer rejecting the capsule, an unwinding frame); a ctypes callback
+cannot run there without replacing that exception by a ``SystemError`` and then losing
+it. NumPy's destructor and deleter are C: they run safely there, from any thread, and
+after interpreter shutdown (they then leak, as they must).
+
+Everything here works on CPython 3.9 to 3.13. PyPy has no ``ctypes.pythonapi``, so its
+capsules cannot be read or made: those calls raise ``UnsupportedError`` saying so (the
+CUDA Array Interface still works there). Versioned capsules (DLPack 1.0) need NumPy 2.1
+or later to export; with an older NumPy a consumer asking for one gets a legacy capsule,
+which the protocol allows.
+
+>>> import numpy as np
+>>> from pyctk import _dlpack
+>>> _dlpack.describe(np.zeros((2, 3), np.float32).__dlpack__()).shape   # doctest: +SKIP
+(2, 3)
+"""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import (POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint32,
+                    c_uint64, c_void_p)
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._errors import UnsupportedError
+
+# ---------------------------------------------------------------------------
+# The ABI (dlpack.h, DLPack 1.0).
+
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
+kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
+READ_ONLY, IS_COPIED = 1 << 0, 1 << 1  # DLManagedTensorVersioned.flags
+VERSION = (1, 0)  # what pyctk reads and writes
+
+
+class DLDevice(Structure):
+    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
+
+
+class DLDataType(Structure):
+    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
+
+
+class DLTensor(Structure):
+    _fields_ = [("data", c_void_p), ("device", DLDevice), ("ndim", c_int32), ("dtype", DLDataType),
+                ("shape", POINTER(c_int64)), ("strides", POINTER(c_int64)), ("byte_offset", c_uint64)]
+
+
+class DLManagedTensor(Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
+
+
+class DLPackVersion(Structure):
+    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
+
+
+class DLManagedTensorVersioned(Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", c_void_p), ("deleter", c_void_p),
+                ("flags", c_uint64), ("dl_tensor", DLTensor)]
+
+
+# void (*deleter)(DLManagedTensor(Versioned) *self). Called without the GIL held by us:
+# a deleter may take it itself (NumPy's does).
+_DELETER = ctypes.CFUNCTYPE(None, c_void_p)
+
+# Capsule name -> (structure, name once consumed).
+_CAPSULES = {
+    b"dltensor_versioned": (DLManagedTensorVersioned, b"used_dltensor_versioned"),
+    b"dltensor": (DLManagedTensor, b"used_dltensor"),
+}
+# A capsule keeps a pointer to its name: these must live as long as the process.
+_USED_NAMES = {name: ctypes.create_string_buffer(used) for name, (_, used) in _CAPSULES.items()}
+
+# ---------------------------------------------------------------------------
+# Dtypes: pyctk's, by NumPy name, and their DLPack (code, bits). Lanes are always 1.
+
+DTYPES = {
+    "bool": (kDLBool, 8),
+    "int8": (kDLInt, 8), "int16": (kDLInt, 16), "int32": (kDLInt, 32), "int64": (kDLInt, 64),
+    "uint8": (kDLUInt, 8), "uint16": (kDLUInt, 16), "uint32": (kDLUInt, 32), "uint64": (kDLUInt, 64),
+    "float16": (kDLFloat, 16), "float32": (kDLFloat, 32), "float64": (kDLFloat, 64),
+    "bfloat16": (kDLBfloat, 16),  # ml_dtypes' NumPy dtype
+    "complex64": (kDLComplex, 64), "complex128": (kDLComplex, 128),
+}
+_NAMES = {code_bits: name for name, code_bits in DTYPES.items()}
+
+
+def supported_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as a NumPy dtype, or TypeError for a dtype pyctk has no use for.
+
+    bfloat16 (ml_dtypes' dtype) is recognised by name, so ml_dtypes is not imported.
+
+    >>> supported_dtype("float32")
+    dtype('float32')
+    """
+    dtype = np.dtype(dtype)
+    if dtype.name not in DTYPES or not dtype.isnative:
+        raise TypeError(f"pyctk does not support dtype {dtype.str!r} ({dtype}); it supports "
+                        f"{', '.join(DTYPES)}, in native byte order")
+    return dtype
+
+
+def dl_dtype(dtype: Any) -> DLDataType:
+    """The DLDataType of a NumPy dtype.
+
+    >>> (lambda d: (d.code, d.bits, d.lanes))(dl_dtype(np.complex64))
+    (5, 64, 1)
+    """
+    return DLDataType(*DTYPES[supported_dtype(dtype).name], 1)
+
+
+def numpy_dtype(dl: DLDataType) -> np.dtype:
+    """The NumPy dtype of a DLDataType; bfloat16 imports ml_dtypes, which registers it.
+
+    >>> numpy_dtype(DLDataType(kDLFloat, 16, 1))
+    dtype('float16')
+    """
+    name = _NAMES.get((dl.code, dl.bits)) if dl.lanes == 1 else None
+    if name is None:
+        raise BufferError(f"pyctk has no dtype for DLPack code {dl.code}, {dl.bits} bits, "
+                          f"{dl.lanes} lanes")
+    if name == "bfloat16":
+        try:
+            import ml_dtypes  # noqa: F401  (registers "bfloat16" with NumPy)
+        except ImportError:
+            raise TypeError("bfloat16 data needs the ml_dtypes package: pip install ml_dtypes") from None
+    return np.dtype(name)
+
+
+def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a C-contiguous array (what NULL strides mean in DLPack).
+
+    >>> contiguous_strides((2, 3), 4)
+    (12, 4)
+    """
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+# ---------------------------------------------------------------------------
+# The C API for capsules, which PyPy does not offer through ctypes.
+
+_api: Any = None
+
+
+def _pythonapi() -> Any:
+    global _api
+    if _api is None:
+        api = getattr(ctypes, "pythonapi", None)
+        if api is None:
+            raise UnsupportedError(
+                "DLPack capsules need ctypes.pythonapi, which this Python (PyPy) does not have. "
+                "Exchange GPU arrays through __cuda_array_interface__ instead (pyctk.asarray of a "
+                "CuPy, Numba or PyTorch CUDA array uses it), or use CPython.")
+        for name, restype, argtypes in (
+                ("PyCapsule_IsValid", ctypes.c_int, [ctypes.py_object, c_char_p]),
+                ("PyCapsule_GetPointer", c_void_p, [ctypes.py_object, c_char_p]),
+                ("PyCapsule_SetName", ctypes.c_int, [ctypes.py_object, c_char_p])):
+            function = getattr(api, name)
+            function.restype, function.argtypes = restype, argtypes
+        _api = api
+    return _api
+
+
+def _open(capsule: Any) -> tuple[bytes, Any]:
+    """The name and managed tensor of an unconsumed DLPack capsule."""
+    api = _pythonapi()
+    for name, (structure, _) in _CAPSULES.items():
+        if api.PyCapsule_IsValid(capsule, name):
+            return name, structure.from_address(api.PyCapsule_GetPointer(capsule, name))
+    raise TypeError(f"expected an unconsumed DLPack capsule (named 'dltensor' or "
+                    f"'dltensor_versioned'), got {capsule!r}")
+
+
+# ---------------------------------------------------------------------------
+# Import.
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What a DLPack tensor describes, in NumPy's terms."""
+
+    pointer: int                 # address of element 0: data + byte_offset
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]     # in bytes, as NumPy counts them
+    dtype: np.dtype
+    device: tuple[int, int]      # (DLDeviceType, device id)
+    readonly: bool
+    copied: bool
+    version: tuple[int, int] | None  # None for a legacy (unversioned) capsule
+
+
+def _tensor_info(name: bytes, managed: Any) -> TensorInfo:
+    versioned = name == b"dltensor_versioned"
+    if versioned and managed.version.major != VERSION[0]:
+        # The protocol: refuse a major we do not know, and leave the capsule unconsumed.
+        raise BufferError(f"DLPack {managed.version.major}.{managed.version.minor} capsule; "
+                          f"pyctk reads DLPack {VERSION[0]}.x")
+    tensor = managed.dl_tensor
+    dtype = numpy_dtype(tensor.dtype)
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    strides = (tuple(tensor.strides[i] * dtype.itemsize for i in range(tensor.ndim))
+               if tensor.strides else contiguous_strides(shape, dtype.itemsize))
+    flags = managed.flags if versioned else 0
+    return TensorInfo(
+        pointer=(tensor.data or 0) + tensor.byte_offset, shape=shape, strides=strides, dtype=dtype,
+        device=(tensor.device.device_type, tensor.device.device_id),
+        readonly=bool(flags & READ_ONLY), copied=bool(flags & IS_COPIED),
+        version=(managed.version.major, managed.version.minor) if versioned else None)
+
+
+def describe(capsule: Any) -> TensorInfo:
+    """Read a DLPack capsule without consuming it (its destructor still frees it)."""
+    return _tensor_info(*_open(capsule))
+
+
+class ImportedTensor:
+    """A consumed DLPack tensor: ``info`` describes it, and the producer's deleter runs once,
+    when this object is garbage or at ``release()``, whichever comes first."""
+
+    __slots__ = ("info", "_managed", "_deleter")
+
+    def __init__(self, info: TensorInfo, managed: int, deleter: int) -> None:
+        self.info, self._managed, self._deleter = info, managed, deleter
+
+    def release(self) -> None:
+        managed, self._managed = self._managed, 0
+        if managed and self._deleter:  # a NULL deleter means there is nothing to free
+            _DELETER(self._deleter)(managed)
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def consume(capsule: Any) -> ImportedTensor:
+    """Take ownership of the tensor in ``capsule`` and rename the capsule as used.
+
+    If the tensor cannot be read (unknown dtype or DLPack major), nothing is consumed.
+
+    >>> import numpy as np
+    >>> tensor = consume(np.arange(3.0).__dlpack__())     # doctest: +SKIP
+    >>> tensor.info.shape, tensor.info.device             # doctest: +SKIP
+    ((3,), (1, 0))
+    """
+    name, managed = _open(capsule)
+    info = _tensor_info(name, managed)
+    tensor = ImportedTensor(info, ctypes.addressof(managed), managed.deleter or 0)
+    _pythonapi().PyCapsule_SetName(capsule, ctypes.cast(_USED_NAMES[name], c_char_p))
+    return tensor
+
+
+# ---------------------------------------------------------------------------
+# Export.
+
+# NumPy exports versioned capsules (__dlpack__(max_version=...)) from 2.1 on.
+_NUMPY_VERSIONED = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+_STAND_IN_DTYPES = {1: "u1", 2: "u2", 4: "u4", 8: "u8", 16: "c16"}  # item size -> a dtype NumPy exports
+_PLACEHOLDER = ctypes.create_string_buffer(16)  # the stand-in's data: never read, then replaced
+
+
+class _StandIn:
+    """The object the stand-in NumPy array is made from and keeps alive (as its base)."""
+
+    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int,
+                 owner: object) -> None:
+        self.owner = owner
+        self.__array_interface__ = {
+            "shape": shape, "strides": strides, "typestr": np.dtype(_STAND_IN_DTYPES[itemsize]).str,
+            "data": (ctypes.addressof(_PLACEHOLDER), False), "version": 3}
+
+
+def wants_versioned(max_version: tuple[int, int] | None) -> bool:
+    """Whether a consumer that passed ``max_version`` reads versioned capsules."""
+    return max_version is not None and tuple(max_version) >= VERSION
+
+
+def to_capsule(pointer: int, shape: Sequence[int], strides: Sequence[int], dtype: Any,
+               device: tuple[int, int], owner: object, *, versioned: bool,
+               readonly: bool = False, copied: bool = False) -> Any:
+    """A DLPack capsule for the array at ``pointer`` that keeps ``owner`` alive.
+
+    Parameters
+    ----------
+    pointer : int
+        Address of element 0 (on any device; it is never read here).
+    shape, strides : sequence of int
+        Extents, and byte steps (multiples of the item size; may be negative).
+    dtype : dtype_like
+        One of pyctk's dtypes.
+    device : (int, int)
+        (DLDeviceType, device id), e.g. ``(kDLCUDA, 0)``.
+    owner : object
+        Released when the consumer calls the deleter, or when the capsule dies unconsumed.
+    versioned : bool
+        A ``dltensor_versioned`` capsule (DLPack 1.0), or a legacy one. Versioned ones need
+        NumPy >= 2.1: with an older NumPy the capsule is legacy, which the protocol allows.
+    readonly, copied : bool
+        The flags of a versioned capsule. A legacy capsule cannot say read-only, so a
+        read-only array cannot be exported as one.
+
+    Returns
+    -------
+    PyCapsule
+
+    Examples
+    --------
+    >>> host = np.arange(6.0).reshape(2, 3)
+    >>> capsule = to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
+    ...                      (kDLCPU, 0), owner=host, versioned=False)   # doctest: +SKIP
+    >>> describe(capsule).shape                                          # doctest: +SKIP
+    (2, 3)
+    """
+    dtype = supported_dtype(dtype)
+    versioned = versioned and _NUMPY_VERSIONED
+    if readonly and not versioned:
+        raise BufferError("a read-only array can only be exported as a versioned DLPack capsule "
+                          "(the consumer must pass max_version >= (1, 0)), which can mark it read-only")
+    stand_in = np.asarray(_StandIn(tuple(shape), tuple(strides), dtype.itemsize, owner))
+    capsule = stand_in.__dlpack__(max_version=VERSION) if versioned else stand_in.__dlpack__()
+    managed = _open(capsule)[1]
+    tensor = managed.dl_tensor  # NumPy wrote ndim, shape and strides (in items), and byte_offset 0
+    tensor.data = pointer or None
+    tensor.device = DLDevice(*device)
+    tensor.dtype = dl_dtype(dtype)
+    if versioned:
+        managed.flags = (READ_ONLY if readonly else 0) | (IS_COPIED if copied else 0)
+    return capsule

@@ -1,0 +1,200 @@
+"""GPU arrays of other libraries, read without importing those libraries.
+
+``device_operand(x)`` says where ``x``'s data is on the GPU (pointer, shape, strides,
+dtype, device, and what to keep alive and wait for), or None when ``x`` is host data.
+It reads, in order: a pyctk ``DeviceArray``; ``__cuda_array_interface__`` (CuPy, Numba,
+PyTorch and JAX on CUDA; cheap: a dict); DLPack (``__dlpack_device__`` and
+``__dlpack__``). Only duck typing: torch, cupy, jax and numba are never imported.
+
+``stream_handle(stream)`` turns the ``stream=`` argument pyctk accepts into a
+``cudaStream_t`` value.
+
+Stream rules. The CUDA Array Interface (v3) names the stream the producer's pending
+work is on: the consumer makes its own stream wait for it (``DeviceOperand.stream``).
+DLPack works the other way round: the consumer passes its stream to ``__dlpack__`` and
+the producer orders its work before it, so a DLPack operand has nothing left to wait
+for. In both, 1 is the legacy default stream, 2 the per-thread default stream (which
+CUDA accepts as the handles ``cudaStreamLegacy`` and ``cudaStreamPerThread``), and 0 is
+disallowed as ambiguous.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _cudart, _dlpack
+
+# DLPack device types: those whose memory kernels use directly, and host memory.
+_DEVICE_TYPES = {_dlpack.kDLCUDA, _dlpack.kDLCUDAManaged}
+_HOST_TYPES = {_dlpack.kDLCPU, _dlpack.kDLCUDAHost}
+# cudaMemoryTypes that kernels use directly.
+_GPU_MEMORY = {_cudart.MEMORY_DEVICE, _cudart.MEMORY_MANAGED}
+
+
+@dataclass(frozen=True)
+class DeviceOperand:
+    """Where an array's data is on the GPU, for code that hands it to a kernel."""
+
+    pointer: int                 # address of element 0
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]     # in bytes
+    dtype: np.dtype
+    device: int
+    readonly: bool
+    owner: Any                   # keep alive while the pointer is in use
+    stream: int | None           # cudaStream_t of the producer's pending work (1: legacy, 2: per
+                                 # thread) to wait for first; None: nothing to wait for
+
+
+def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
+    """``x``'s data on the GPU, or None when ``x`` is host data.
+
+    Parameters
+    ----------
+    x : object
+        A pyctk DeviceArray, an object with ``__cuda_array_interface__`` (read first: a
+        dict, cheap) or with ``__dlpack_device__`` and ``__dlpack__``; anything else
+        (NumPy arrays, lists, CPU tensors) is host data.
+    stream : int, optional
+        The ``cudaStream_t`` the caller will use the data on, on the data's device (0: the
+        legacy default stream). A DLPack producer orders its pending work before it.
+
+    Returns
+    -------
+    DeviceOperand or None
+        For CUDA Array Interface data, ``stream`` is the producer's stream, which the
+        caller must make its own stream wait for (``_cudart.wait``); ``owner`` must be
+        kept alive while the pointer is used.
+
+    Raises
+    ------
+    TypeError
+        A dtype pyctk lacks, a masked array, a CUDA Array Interface pointing to host memory.
+    ValueError
+        A CUDA Array Interface with stream 0, which the interface disallows.
+
+    Examples
+    --------
+    >>> device_operand([[1.0, 2.0]]) is None
+    True
+    >>> class Fake:
+    ...     __cuda_array_interface__ = {"shape": (2,), "typestr": "<f4", "data": (0, False),
+    ...                                 "strides": None, "version": 3, "stream": None}
+    >>> device_operand(Fake()).strides
+    (4,)
+    """
+    from ._device_array import DeviceArray  # imported here: _device_array imports this module
+
+    if isinstance(x, DeviceArray):
+        return x._operand()
+    interface = getattr(x, "__cuda_array_interface__", None)  # CPU tensors raise AttributeError
+    if interface is not None:
+        return _interface_operand(x, interface)
+    if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
+        return dlpack_operand(x, stream)
+    return None
+
+
+def _interface_operand(x: Any, interface: dict) -> DeviceOperand:
+    """Read a ``__cuda_array_interface__`` (versions 2 and 3)."""
+    if interface.get("mask") is not None:
+        raise TypeError("pyctk does not take masked arrays (the interface has a 'mask')")
+    dtype = _dlpack.supported_dtype(interface["typestr"])
+    shape = tuple(int(extent) for extent in interface["shape"])
+    pointer, readonly = interface["data"]
+    strides = interface.get("strides")
+    strides = (tuple(int(stride) for stride in strides) if strides is not None
+               else _dlpack.contiguous_strides(shape, dtype.itemsize))
+    stream = interface.get("stream")  # version 3; absent in 2
+    if stream == 0:
+        raise ValueError("__cuda_array_interface__ has stream 0, which the interface disallows "
+                         "(1 is the legacy default stream, 2 the per-thread one)")
+    if not pointer:  # zero elements: no memory to find or to wait for
+        return DeviceOperand(0, shape, strides, dtype, 0, bool(readonly), x, None)
+    memory, device = _cudart.pointer_device(pointer)
+    if memory not in _GPU_MEMORY:
+        raise TypeError(f"{type(x).__name__}.__cuda_array_interface__ points to host memory, "
+                        f"not GPU memory")
+    return DeviceOperand(pointer, shape, strides, dtype, device, bool(readonly), x, stream)
+
+
+def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
+    """``x``'s data through DLPack, or None when DLPack says it is on the host.
+
+    The producer is asked to order its work before ``stream``, a cudaStream_t value of the
+    producer's device (0, the legacy default stream, is every device's).
+    """
+    device_type, device = x.__dlpack_device__()
+    if device_type in _HOST_TYPES:  # known before any capsule is made
+        return None
+    # DLPack's stream numbers: 1 is the legacy default stream, which handle 0 also is. A
+    # stream belongs to a device, so the producer's device is made current while it orders
+    # its work before the stream (PyTorch refuses to export from another device).
+    dlpack_stream = _cudart.LEGACY_STREAM if stream == 0 else stream
+    with _cudart.on_device(device):
+        try:
+            capsule = x.__dlpack__(stream=dlpack_stream, max_version=_dlpack.VERSION)
+        except TypeError:  # a producer from before DLPack 1.0, without max_version
+            capsule = x.__dlpack__(stream=dlpack_stream)
+    return capsule_operand(capsule)
+
+
+def capsule_operand(capsule: Any) -> DeviceOperand | None:
+    """The data of a DLPack capsule, consumed; None, leaving it unconsumed, for host data."""
+    info = _dlpack.describe(capsule)
+    device_type, device = info.device
+    if device_type in _HOST_TYPES:
+        return None
+    if device_type not in _DEVICE_TYPES:
+        raise BufferError(f"DLPack device type {device_type} is neither CUDA memory nor host memory")
+    tensor = _dlpack.consume(capsule)
+    return DeviceOperand(info.pointer, info.shape, info.strides, info.dtype, device, info.readonly,
+                         tensor, None)
+
+
+def stream_handle(stream: Any) -> int:
+    """The ``cudaStream_t`` value of a ``stream=`` argument.
+
+    Parameters
+    ----------
+    stream : None, int or stream object
+        None (the legacy default stream, 0); an int handle (1 and 2 are CUDA's
+        ``cudaStreamLegacy`` and ``cudaStreamPerThread``); an object with
+        ``__cuda_stream__()`` returning ``(0, handle)`` (CUDA Python's protocol, which
+        CuPy and PyTorch streams have); an object with an int ``cuda_stream``
+        attribute (older ``torch.cuda.Stream``).
+
+    Raises
+    ------
+    TypeError
+        Anything else (bools, floats, strings, an unknown protocol version).
+    ValueError
+        A negative handle.
+
+    Examples
+    --------
+    >>> stream_handle(None), stream_handle(7)
+    (0, 7)
+    """
+    if stream is None:
+        return 0
+    if isinstance(stream, (bool, np.bool_)):
+        raise TypeError("stream must be None, a stream handle (int) or a stream object, not a bool")
+    if isinstance(stream, numbers.Integral):
+        handle = int(stream)
+    elif hasattr(stream, "__cuda_stream__"):
+        version, handle = stream.__cuda_stream__()
+        if version != 0:
+            raise TypeError(f"__cuda_stream__ protocol version {version}; pyctk reads version 0")
+    elif isinstance(getattr(stream, "cuda_stream", None), numbers.Integral):
+        handle = stream.cuda_stream
+    else:
+        raise TypeError(f"stream must be None, a stream handle (int), an object with "
+                        f"__cuda_stream__ or an int cuda_stream attribute; got {type(stream).__name__}")
+    if handle < 0:
+        raise ValueError(f"stream handle {handle} is negative")
+    return int(handle)
