@@ -49,11 +49,14 @@ if not _Path(__file__).with_name("_build_config.py").is_file():
     _hand_over_to_installed_copy(_Path(__file__).resolve().parent)
 else:
     from ._build_config import VERSION as __version__
-    from ._errors import (CudaError, LibraryNotFoundError, NoDeviceError, NoDriverError,
-                          NoKernelImageError, OutOfMemoryError, PyctkError, UnsupportedError)
+    from ._device_array import DeviceArray, asarray, empty, from_dlpack, zeros
+    from ._errors import (CudaError, DeviceMismatchError, ForkedAfterCudaError,
+                          LibraryNotFoundError, NoDeviceError, NoDriverError, NoKernelImageError,
+                          OutOfMemoryError, PyctkError, UnsupportedError)
     from ._info import info
     from ._matmul import matmul
 
-    __all__ = ["matmul", "info", "PyctkError", "LibraryNotFoundError", "CudaError",
-               "NoDriverError", "NoDeviceError", "NoKernelImageError", "OutOfMemoryError",
-               "UnsupportedError", "__version__"]
+    __all__ = ["matmul", "info", "DeviceArray", "asarray", "empty", "zeros", "from_dlpack",
+               "PyctkError", "LibraryNotFoundError", "CudaError", "NoDriverError",
+               "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "ForkedAfterCudaError",
+               "UnsupportedError", "DeviceMismatchError", "__version__"]

@@ -41,3 +41,11 @@ class OutOfMemoryError(CudaError, MemoryError):
 
 class UnsupportedError(PyctkError, NotImplementedError):
     """A valid request that this version of pyctk does not implement yet."""
+
+
+class ForkedAfterCudaError(CudaError):
+    """This process was forked after its parent used the GPU: CUDA cannot be used in it."""
+
+
+class DeviceMismatchError(PyctkError, ValueError):
+    """Operands in host memory and on a GPU together, or on two GPUs: pyctk never copies silently."""

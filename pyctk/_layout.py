@@ -59,7 +59,36 @@ def operand(x: np.ndarray, batch: tuple[int, ...]) -> Matrices:
     return Matrices(x, *layout, stride)
 
 
-def target(c: np.ndarray) -> Matrices | None:
+class Strided(NamedTuple):
+    """What the layout rules read of an array: enough for GPU data that has no ndarray."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # bytes
+    itemsize: int
+
+
+def broadcast(x: Strided, batch: tuple[int, ...]) -> Strided:
+    """``x`` (..., rows, cols) broadcast to the stack ``batch``: the axes it lacks or has of
+    length 1 get stride 0, as ``np.broadcast_to`` gives them."""
+    stack = len(x.shape) - 2
+    shape, strides = list(x.shape[stack:]), list(x.strides[stack:])
+    own = list(zip(x.shape[:stack], x.strides[:stack]))
+    for position, size in enumerate(batch):
+        source = position - (len(batch) - stack)
+        extent, stride = own[source] if source >= 0 else (1, 0)
+        shape.insert(position, size)
+        strides.insert(position, stride if extent == size else 0)
+    return Strided(tuple(shape), tuple(strides), x.itemsize)
+
+
+def describe(x: Strided) -> tuple[bool, int, int] | None:
+    """(transposed, ld, stack stride) of a stack already broadcast, or None if the C call
+    cannot read it in place (see ``operand`` for the rules)."""
+    layout, stride = _core_layout(x), _stack_stride(x)
+    return None if layout is None or stride is None else (*layout, stride)
+
+
+def target(c: np.ndarray | Strided) -> Matrices | None:
     """The stack ``c`` (..., m, n) as the C call's output, or None if it cannot be written in place.
 
     The C call writes row-major matrices that must not overlap one another: a
@@ -74,7 +103,7 @@ def target(c: np.ndarray) -> Matrices | None:
     return Matrices(c, False, ld, stride)
 
 
-def _core_layout(x: np.ndarray) -> tuple[bool, int] | None:
+def _core_layout(x: np.ndarray | Strided) -> tuple[bool, int] | None:
     """(transposed, ld) of the matrices in x's last two axes, or None if a copy is needed."""
     rows, cols = x.shape[-2:]
     steps = [s // x.itemsize if s % x.itemsize == 0 else 0 for s in x.strides[-2:]]
@@ -87,7 +116,7 @@ def _core_layout(x: np.ndarray) -> tuple[bool, int] | None:
     return None
 
 
-def _stack_stride(x: np.ndarray) -> int | None:
+def _stack_stride(x: np.ndarray | Strided) -> int | None:
     """The one stride (elements) that steps through x's stack axes in C order, or None."""
     axes = [(size, stride) for size, stride in zip(x.shape[:-2], x.strides[:-2]) if size > 1]
     if not axes:  # one matrix (the common case: return at once)

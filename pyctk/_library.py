@@ -1,7 +1,7 @@
-"""ctypes bindings to libgpumatmul: prototypes, status codes to exceptions, the shared context.
+"""ctypes bindings to libgpumatmul: prototypes, status codes to exceptions, ``call``.
 
-State (documented in the README): the loaded library, and one context per
-process for device 0, both created on first use and kept until exit.
+State (documented in the README): the loaded library, created on first use and
+kept until exit. Contexts are pyctk._contexts' concern.
 """
 
 from __future__ import annotations
@@ -72,7 +72,6 @@ _ERRORS = {
 }
 
 _library: ctypes.CDLL | None = None
-_context: c_void_p | None = None
 _lock = threading.Lock()
 
 
@@ -101,10 +100,14 @@ def library() -> ctypes.CDLL:
 
 def error(status: int) -> Exception:
     """The exception for a failed call's status, with libgpumatmul's message and a fix."""
-    lib = library()
+    return exception(status, library().gpumatmul_last_error_message().decode())
+
+
+def exception(status: int, message: str) -> Exception:
+    """The exception for a libgpumatmul status (or a CUDA error of that kind), with a fix."""
     kind, fix = _ERRORS.get(status, (CudaError, ""))
-    name = lib.gpumatmul_status_name(status).decode()
-    message = f"{lib.gpumatmul_last_error_message().decode()} [{name}]"
+    name = library().gpumatmul_status_name(status).decode()
+    message = f"{message} [{name}]"
     if kind is NoDriverError:
         message = f"{message}; {_loader.driver_status()}"
     message = f"{message}. {fix}" if fix else message
@@ -119,20 +122,10 @@ def call(name: str, *args) -> None:
 
 
 def context() -> c_void_p:
-    """The process's context for device 0, created on first use."""
-    global _context
-    if _context is not None:  # the per-call path takes no lock
-        return _context
-    lib = library()
-    with _lock:
-        if _context is None:
-            handle = c_void_p()
-            status = lib.gpumatmul_create(ctypes.byref(handle), 0)
-            if status == 0:
-                _context = handle
-    if _context is None:  # error() takes the lock itself
-        raise error(status)
-    return _context
+    """The calling thread's context for device 0 (see pyctk._contexts)."""
+    from . import _contexts  # it imports this module
+
+    return _contexts.context(0)
 
 
 def query_int(name: str, *args) -> int:

@@ -8,12 +8,13 @@ strided-batched call (pyctk._layout), copying only what it cannot read in place.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import _dtypes, _layout, _library, _shapes
+from . import _contexts, _device_matmul, _dtypes, _interop, _layout, _library, _shapes
+from ._errors import DeviceMismatchError
 
 Backend = Literal["auto", "tiled", "cublas"]
 Precision = Literal["highest", "tf32", "fp16_accumulate"]
@@ -22,17 +23,20 @@ _BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_bac
 _PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
 
 
-def matmul(x1: ArrayLike, x2: ArrayLike, /,
-           out: np.ndarray | tuple[np.ndarray] | None = None, *,
+def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
            casting: Casting = "same_kind", dtype: DTypeLike = None,
-           backend: Backend = "auto", precision: Precision = "highest") -> np.ndarray | np.generic:
+           backend: Backend = "auto", precision: Precision = "highest",
+           stream: Any = None, device: int | None = None) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Parameters
     ----------
-    x1, x2 : array_like
+    x1, x2 : array_like or GPU arrays
         Matrices, stacks of matrices in the last two axes, or vectors, any
-        strides or memory order. A 1-D ``x1`` is a row vector and a 1-D ``x2``
+        strides or memory order: host data (NumPy arrays, lists), or both on
+        one GPU (pyctk.DeviceArray, or any array with
+        ``__cuda_array_interface__`` or DLPack: PyTorch, CuPy, JAX, Numba),
+        which is used in place. A 1-D ``x1`` is a row vector and a 1-D ``x2``
         a column vector, and that axis is not in the result. The stack axes
         broadcast. Sizes may be 0 (``k == 0`` gives zeros).
     out : ndarray or 1-tuple of an ndarray, optional
@@ -49,6 +53,15 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /,
         ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
         ``"tiled"`` pyctk's own kernel (every dtype), ``"auto"`` cuBLAS where
         it computes the dtype, else the tiled kernel.
+    stream : None, int or stream object, optional
+        For GPU operands, the CUDA stream to enqueue the product on (after
+        the operands' pending work): None for the legacy default stream, a
+        ``cudaStream_t`` as an int, or an object with ``__cuda_stream__``
+        or ``cuda_stream`` (CuPy and PyTorch streams). The call then returns
+        without waiting. Host operands are multiplied synchronously.
+    device : int, optional
+        For host operands, the GPU to multiply on (default 0). GPU operands
+        are multiplied on their own GPU.
     precision : {"highest", "tf32", "fp16_accumulate"}, optional
         ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
         float32). ``"tf32"`` (float32 and complex64, cuBLAS) multiplies on
@@ -57,9 +70,12 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /,
 
     Returns
     -------
-    ndarray or scalar
-        The product in host memory, of NumPy's result dtype; ``out`` if given.
-        1-D @ 1-D gives a NumPy scalar, as in NumPy.
+    ndarray, scalar or DeviceArray
+        For host operands the product in host memory, of NumPy's result
+        dtype (1-D @ 1-D gives a NumPy scalar, as in NumPy); for GPU
+        operands a ``pyctk.DeviceArray`` on their GPU (0-d for 1-D @ 1-D).
+        ``out`` if given: for GPU operands any writable GPU array of the
+        product's dtype whose matrices are row-major.
 
     Raises
     ------
@@ -75,6 +91,9 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /,
     pyctk.UnsupportedError
         A ``backend`` that does not compute the dtype at this ``precision``;
         the message names the backend that does.
+    pyctk.DeviceMismatchError
+        Host and GPU operands together, or operands on different GPUs (a
+        ``ValueError``): pyctk never copies silently.
     pyctk.NoDriverError, pyctk.NoDeviceError, pyctk.OutOfMemoryError, pyctk.CudaError
         No driver or GPU, not enough GPU memory, or another CUDA failure.
 
@@ -119,6 +138,21 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /,
     """
     backend_code = _choice("backend", backend, _BACKENDS)
     precision_code = _choice("precision", precision, _PRECISIONS)
+    device = _device_index(device)
+    stream_handle = _interop.stream_handle(stream)  # checked for host operands too
+    out = _unwrap_out(out)
+    on_gpu = _device_matmul.placement(x1, x2, out)
+    if on_gpu is not None:
+        a, b, out_operand = on_gpu
+        if device is not None and device != a.device:
+            raise DeviceMismatchError(f"pyctk.matmul: device={device}, but the operands are on GPU "
+                                      f"{a.device}; GPU operands are multiplied where they are")
+        _dtypes.check_keyword(dtype)
+        loop = _dtypes.loop_dtype(a.dtype, b.dtype, out_operand and out_operand.dtype, dtype, casting)
+        shapes = _shapes.matmul_shapes(a.shape, b.shape, out_operand and out_operand.shape)
+        codes = (backend_code, _dtypes.code(loop), precision_code)
+        _library.call("gpumatmul_backend_supports", *codes)
+        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream_handle)
     out = _out_array(out)
     _dtypes.check_keyword(dtype)
     if out is not None and not out.flags.writeable:  # after dtype=, as NumPy checks them
@@ -134,14 +168,14 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /,
     if result.size and shapes.k:
         _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
                   _shapes.result_as_matrices(result, shapes), shapes, casting,
-                  (backend_code, dtype_code, precision_code))
+                  (backend_code, dtype_code, precision_code), device or 0)
     else:  # nothing to compute, or k == 0: zeros of the loop dtype (cast into out), without the GPU
         np.copyto(result, np.zeros((), loop), casting=casting)
     return result[()] if out is None and result.ndim == 0 else result  # 1-D @ 1-D: a scalar
 
 
 def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shapes,
-              casting: str, codes: tuple[int, int, int]) -> None:
+              casting: str, codes: tuple[int, int, int], device: int) -> None:
     """c = a @ b for stacks of matrices a and b (of the loop dtype) and c (..., m, n), in one call.
 
     C is written in place when the C call can describe it and it has the
@@ -153,12 +187,13 @@ def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shape
     c_stack = _layout.target(c) if c.dtype == a.dtype else None
     if c_stack is None:
         c_stack = _layout.target(np.empty(c.shape, a.dtype))
-    _library.call("gpumatmul_matmul_strided_batched_host", _library.context(), *codes,
-                  a_stack.transposed, b_stack.transposed, shapes.m, shapes.n, shapes.k,
-                  shapes.batch_count,
-                  a_stack.array.ctypes.data, a_stack.ld, a_stack.stride,
-                  b_stack.array.ctypes.data, b_stack.ld, b_stack.stride,
-                  c_stack.array.ctypes.data, c_stack.ld, c_stack.stride)
+    with _contexts.using(device) as context:
+        _library.call("gpumatmul_matmul_strided_batched_host", context, *codes,
+                      a_stack.transposed, b_stack.transposed, shapes.m, shapes.n, shapes.k,
+                      shapes.batch_count,
+                      a_stack.array.ctypes.data, a_stack.ld, a_stack.stride,
+                      b_stack.array.ctypes.data, b_stack.ld, b_stack.stride,
+                      c_stack.array.ctypes.data, c_stack.ld, c_stack.stride)
     if c_stack.array is not c:
         np.copyto(c, c_stack.array, casting=casting)
 
@@ -170,13 +205,25 @@ def _choice(name: str, value: str, table: dict[str, int]) -> int:
     return table[value]
 
 
-def _out_array(out: object) -> np.ndarray | None:
-    """``out=`` as NumPy's ufuncs take it (an ndarray, a 1-tuple of one, None), with their
-    errors."""
+def _unwrap_out(out: object) -> object:
+    """``out=`` as NumPy's ufuncs take it: an array, a 1-tuple of one, or None."""
     if isinstance(out, tuple):
         if len(out) != 1:
             raise ValueError(f"out must be an ndarray or a tuple of one, not a tuple of {len(out)}")
         out = out[0]
+    return out
+
+
+def _device_index(device: object) -> int | None:
+    if device is None:
+        return None
+    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
+        raise ValueError(f"device must be None or a GPU index (0, 1, ...), not {device!r}")
+    return int(device)
+
+
+def _out_array(out: object) -> np.ndarray | None:
+    """A host ``out=``: an ndarray or None, with NumPy's TypeError otherwise."""
     if out is not None and not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
     return out

@@ -4,7 +4,6 @@ point of the C library called directly. Compared value by value with NumPy."""
 
 from __future__ import annotations
 
-import ctypes
 
 import numpy as np
 import pytest

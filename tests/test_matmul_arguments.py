@@ -4,6 +4,7 @@ dimensions, batch strides, copies), with the C call recorded instead of run. No 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from typing import NamedTuple
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk import _contexts, _library
 
 F32 = np.float32
 
@@ -32,7 +33,7 @@ def no_gpu_work(monkeypatch):
     """For tests that expect an error: creating the GPU context fails the test."""
     def context():
         raise AssertionError("GPU work started")
-    monkeypatch.setattr(_library, "context", context)
+    monkeypatch.setattr(_contexts, "context", context)
 
 
 # The invalid shapes NumPy (and CuPy's tests) reject, from shared/cuda-packaging-facts.md §5.
@@ -185,7 +186,7 @@ def host_calls(monkeypatch):
             calls.append(HostCall(*args))
 
     monkeypatch.setattr(_library, "call", call)
-    monkeypatch.setattr(_library, "context", lambda: "context")
+    monkeypatch.setattr(_contexts, "using", lambda device: contextlib.nullcontext("context"))
     return calls
 
 

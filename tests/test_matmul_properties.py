@@ -14,6 +14,7 @@ strides, copies and writes into ``out`` are checked value by value without a GPU
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from unittest import mock
 
@@ -22,7 +23,7 @@ import pytest
 from hypothesis import event, given, settings
 
 import pyctk
-from pyctk import _dtypes, _library
+from pyctk import _contexts, _dtypes, _library
 
 from conftest import gpu_unavailable_reason
 from strategies import SUPPORTED, MatmulCase, matmul_cases
@@ -90,7 +91,7 @@ def check_against_numpy(case: MatmulCase) -> None:
         expected = type(numpy_error)
         if VALUE_BASED_CASTING and 0 in (case.a.ndim, case.b.ndim):
             expected = (ValueError, TypeError)
-        with mock.patch.object(_library, "context", side_effect=AssertionError("GPU work started")):
+        with mock.patch.object(_contexts, "context", side_effect=AssertionError("GPU work started")):
             with pytest.raises(expected):
                 pyctk.matmul(case.a, case.b, **case.kwargs)
         return
@@ -162,5 +163,5 @@ def emulated_call(name: str, *args) -> None:
 @given(matmul_cases(others=False))
 def test_same_result_as_numpy_through_an_emulated_c_call(case: MatmulCase):
     with mock.patch.object(_library, "call", emulated_call), \
-            mock.patch.object(_library, "context", return_value=ctypes.c_void_p(1)):
+            mock.patch.object(_contexts, "using", lambda device: contextlib.nullcontext(ctypes.c_void_p(1))):
         check_against_numpy(case)

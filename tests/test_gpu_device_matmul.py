@@ -1,0 +1,197 @@
+"""pyctk.matmul on GPU data: PyTorch, CuPy, JAX, Numba and DeviceArray operands used in place,
+out= in place, streams, threads, the caller's device, a second GPU. Compared with the library
+that made the data."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+import pyctk
+from pyctk import _library
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.fail("PyTorch sees no GPU, but pyctk does")
+    torch.backends.cuda.matmul.allow_tf32 = False  # compare with exact FP32
+    return torch
+
+
+def pointer(array) -> int:
+    return array.__cuda_array_interface__["data"][0]
+
+
+def assert_close(result, expected, rtol=1e-5):
+    np.testing.assert_allclose(np.asarray(result), expected, rtol=rtol, atol=rtol)
+
+
+def test_torch_operands_give_a_device_array_without_copies(torch):
+    a = torch.randn(300, 200, device="cuda")
+    b = torch.randn(200, 100, device="cuda")
+    c = pyctk.matmul(a, b)
+    assert isinstance(c, pyctk.DeviceArray) and c.device == 0 and c.shape == (300, 100)
+    back = torch.from_dlpack(c)
+    assert back.data_ptr() == pointer(c)  # zero-copy both ways
+    torch.testing.assert_close(back, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_torch_out_is_written_in_place_and_returned(torch):
+    a, b = torch.randn(64, 32, device="cuda"), torch.randn(32, 48, device="cuda")
+    out = torch.full((64, 48), float("nan"), device="cuda")
+    assert pyctk.matmul(a, b, out=out) is out
+    torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_torch_stacks_transposes_and_1d(torch):
+    a = torch.randn(7, 30, 20, device="cuda")
+    b = torch.randn(20, 10, device="cuda")
+    torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b, rtol=1e-5, atol=1e-4)
+    at = torch.randn(7, 20, 30, device="cuda").transpose(1, 2)  # column-major cores, no copy
+    torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(at, b)), at @ b, rtol=1e-5, atol=1e-4)
+    v = torch.randn(20, device="cuda")
+    torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, v)), a @ v, rtol=1e-5, atol=1e-4)
+    ints = torch.randint(-100, 100, (5, 6), device="cuda", dtype=torch.int32)
+    expected = ints.cpu().numpy() @ ints.cpu().numpy().T
+    np.testing.assert_array_equal(pyctk.matmul(ints, ints.T).get(), expected)
+
+
+def test_work_on_a_torch_stream_is_ordered_on_it(torch):
+    """The product reads a after the copy queued before it on the same non-default stream."""
+    stream = torch.cuda.Stream()
+    source = torch.randn(2048, 2048, device="cuda")
+    b = torch.randn(2048, 64, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        a = torch.zeros(2048, 2048, device="cuda")
+        for _ in range(20):  # keep the stream busy so that a race would show
+            a.copy_(source)
+        c = pyctk.matmul(a, b, stream=stream)
+    stream.synchronize()
+    torch.testing.assert_close(torch.from_dlpack(c), source @ b, rtol=1e-4, atol=1e-3)
+    assert c.__cuda_array_interface__["stream"] == stream.cuda_stream
+
+
+def test_cupy_operands_and_out(torch):
+    cupy = pytest.importorskip("cupy")
+    a, b = cupy.random.standard_normal((40, 50)), cupy.random.standard_normal((50, 30))
+    out = cupy.empty((40, 30))
+    assert pyctk.matmul(a, b, out=out) is out
+    assert_close(out.get(), a.get() @ b.get(), rtol=1e-12)
+    c = pyctk.matmul(a, b)
+    assert cupy.asarray(c).data.ptr == pointer(c)
+    assert_close(cupy.asarray(c).get(), a.get() @ b.get(), rtol=1e-12)
+
+
+def test_jax_and_numba_operands(torch):
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+    gpu = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpu:
+        pytest.skip("JAX sees no GPU here")
+    a = jax.device_put(jnp.arange(12.0, dtype=jnp.float32).reshape(3, 4), gpu[0])
+    b = jax.device_put(jnp.ones((4, 2), jnp.float32), gpu[0])
+    assert_close(pyctk.matmul(a, b).get(), np.asarray(a) @ np.asarray(b))
+    cuda = pytest.importorskip("numba.cuda")
+    x = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    y = cuda.to_device(np.ones((3, 2)))
+    assert_close(pyctk.matmul(x, y).get(), x.copy_to_host() @ y.copy_to_host(), rtol=1e-12)
+
+
+def test_device_arrays_of_every_dtype():
+    rng = np.random.default_rng(0)
+    for dtype in (np.float16, np.float32, np.float64, np.complex64, np.int8, np.uint32, np.bool_):
+        a = rng.integers(0, 3, (9, 5)).astype(dtype)
+        b = rng.integers(0, 3, (5, 4)).astype(dtype)
+        c = pyctk.matmul(pyctk.asarray(a), pyctk.asarray(b))
+        assert c.dtype == np.matmul(a, b).dtype
+        np.testing.assert_array_equal(c.get(), np.matmul(a, b))
+
+
+def test_host_and_device_together_or_two_gpus_are_refused():
+    d = pyctk.asarray(np.ones((2, 2), np.float32))
+    with pytest.raises(pyctk.DeviceMismatchError, match="pyctk.asarray"):
+        pyctk.matmul(d, np.ones((2, 2), np.float32))
+    with pytest.raises(pyctk.DeviceMismatchError, match="host"):
+        pyctk.matmul(d, d, out=np.empty((2, 2), np.float32))
+    assert issubclass(pyctk.DeviceMismatchError, ValueError)
+
+
+def current_device() -> int:
+    from pyctk import _cudart
+    return _cudart.get_device()
+
+
+def test_the_callers_current_device_is_left_as_it_was():
+    before = current_device()
+    pyctk.matmul(np.ones((3, 3)), np.ones((3, 3)))
+    d = pyctk.asarray(np.ones((3, 3)))
+    pyctk.matmul(d, d)
+    pyctk.info()
+    assert current_device() == before
+
+
+def test_a_second_gpu(torch):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one GPU: the second-GPU test runs on a machine with two")
+    torch.cuda.set_device(0)
+    a = torch.randn(50, 60, device="cuda:1")
+    b = torch.randn(60, 70, device="cuda:1")
+    c = pyctk.matmul(a, b)
+    assert c.device == 1 and torch.cuda.current_device() == 0
+    torch.testing.assert_close(torch.from_dlpack(c), a @ b, rtol=1e-5, atol=1e-4)
+    host = pyctk.matmul(np.ones((4, 4)), np.ones((4, 4)), device=1)
+    np.testing.assert_array_equal(host, np.full((4, 4), 4.0))
+    assert torch.cuda.current_device() == 0
+    with pytest.raises(pyctk.DeviceMismatchError, match="different GPUs"):
+        pyctk.matmul(a, torch.randn(60, 70, device="cuda:0"))
+
+
+def test_sixteen_threads_each_on_its_own_stream(torch):
+    errors = []
+
+    def work(seed: int) -> None:
+        try:
+            stream = torch.cuda.Stream()
+            generator = torch.Generator(device="cuda").manual_seed(seed)
+            with torch.cuda.stream(stream):
+                a = torch.randn(128, 96, device="cuda", generator=generator)
+                b = torch.randn(96, 80, device="cuda", generator=generator)
+                for _ in range(20):
+                    c = pyctk.matmul(a, b, stream=stream)
+            stream.synchronize()
+            torch.testing.assert_close(torch.from_dlpack(c), (a @ b), rtol=1e-4, atol=1e-3)
+        except Exception as error:  # noqa: BLE001 - reported below, with the thread's seed
+            errors.append((seed, error))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+def device_free_bytes() -> int:
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    _library.call("gpumatmul_device_memory", 0, ctypes.byref(free), ctypes.byref(total))
+    return free.value
+
+
+def test_no_device_memory_growth_over_10000_calls(torch):
+    a = pyctk.asarray(np.ones((16, 16), np.float32))
+    for _ in range(10):
+        pyctk.matmul(a, a)
+    torch.cuda.synchronize()
+    before = device_free_bytes()
+    for _ in range(10_000):
+        pyctk.matmul(a, a)
+    torch.cuda.synchronize()
+    assert device_free_bytes() >= before - 2**20  # the pool may keep one small block
