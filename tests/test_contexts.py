@@ -1,0 +1,41 @@
+"""Contexts and fork: a child forked after GPU use gets a clear error, never a hang; a child
+forked before any GPU use is not refused. Simulated here (no GPU needed): the parent's state
+says a context was created."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHILD = textwrap.dedent("""
+    import os, sys
+    from pyctk import _contexts, ForkedAfterCudaError
+    _contexts._used_in_this_process = {used}
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _contexts.context(0)
+        except ForkedAfterCudaError as error:
+            print("forked-error:", error)
+            os._exit(0)
+        except Exception as error:  # no GPU here: any other failure means it was not refused
+            print("other:", type(error).__name__)
+            os._exit(0)
+        print("created")
+        os._exit(0)
+    os.waitpid(pid, 0)
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
+@pytest.mark.parametrize("used, expected", [(True, "forked-error:"), (False, "other:|created")])
+def test_a_child_forked_after_gpu_use_is_refused_clearly(tmp_path, used, expected):
+    run = subprocess.run([sys.executable, "-c", CHILD.format(used=used)], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert any(line.startswith(tuple(expected.split("|"))) for line in run.stdout.splitlines()), run.stdout
+    if used:
+        assert "spawn" in run.stdout and "fork" in run.stdout
