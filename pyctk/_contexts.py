@@ -1,14 +1,16 @@
-"""libgpumatmul contexts: one per device and thread, created on first use; and fork.
+"""libgpumatmul contexts: one per device for the whole process, created on first use; and fork.
 
-State (documented in the README): each thread that multiplies on a device gets its own
-context there (a cuBLAS handle and a stream of its own inside), so that threads never
-share a handle whose stream another thread could change mid-call and never queue behind
-one another's work. A thread's contexts are destroyed when the thread ends.
+State (documented in the README): a context (its device's kernel module, cuBLAS handle,
+stream and memory pool) may be shared by threads, and libgpumatmul restores the calling
+thread's current device, so every thread multiplies through its device's one context. The
+per-call path is a dict lookup; a lock is taken only to create a context. Contexts live
+until the process exits, which frees them with the rest of its CUDA state.
 
-Fork: CUDA cannot be used in a child forked after the parent initialised it (the child
-inherits a broken driver state: calls fail with cudaErrorInitializationError or hang).
-A child forked after pyctk created a context gets ForkedAfterCudaError on its first GPU
-call instead; a child forked before any GPU use works normally.
+Fork: CUDA does not survive a fork. A child forked after its parent started CUDA inherits
+driver state it cannot use: its calls fail with cudaErrorInitializationError, or hang. So
+pyctk records the first call that starts CUDA; in a child forked after it, the inherited
+contexts are dropped and the first GPU call raises ForkedAfterCudaError, without calling
+CUDA. A child forked before any GPU use creates its own contexts when it needs them.
 """
 
 from __future__ import annotations
@@ -20,71 +22,85 @@ from contextlib import contextmanager
 from ctypes import c_void_p
 from typing import Iterator
 
-from . import _cudart, _library
+from . import _cudart, _library, _status
 from ._errors import ForkedAfterCudaError
 
-_local = threading.local()     # .contexts: device -> _Context, for this thread
-_used_in_this_process = False  # a context was created: a fork child cannot use CUDA
-_forked_after_use = False
+_contexts: dict[int, c_void_p] = {}  # device -> context
+_lock = threading.Lock()             # held only while a context is created
+_cuda_started = False                # a pyctk call reached the CUDA driver in this process
+_forked_after_cuda = False           # this process was forked from one where it had
 
-
-class _Context:
-    """One libgpumatmul context, destroyed with its thread's local storage."""
-
-    __slots__ = ("handle",)
-
-    def __init__(self, device: int) -> None:
-        self.handle = None  # for __del__, if creation fails
-        handle = c_void_p()
-        with _cudart.on_device(device):  # libgpumatmul makes the device current: restore it
-            _library.call("gpumatmul_create", ctypes.byref(handle), device)
-        self.handle = handle
-
-    def __del__(self) -> None:
-        # Not at interpreter exit (the modules are being torn down, and the process's CUDA
-        # state goes with it), nor in a fork child (the context is the parent's).
-        if self.handle and _library is not None and not _forked_after_use:
-            _library.library().gpumatmul_destroy(self.handle)
+_FORKED = (
+    "pyctk cannot use the GPU in this process: it was forked (os.fork, or multiprocessing's 'fork' "
+    "start method, the default on Linux before Python 3.14) after its parent had started using "
+    "the GPU, and CUDA does not survive a fork. Fix: start worker processes with the 'spawn' or "
+    "'forkserver' start method (multiprocessing.get_context('spawn'), or "
+    "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or do not use the GPU "
+    "in the parent before forking.")
 
 
 def context(device: int = 0) -> c_void_p:
-    """The calling thread's context for ``device``, created on first use."""
-    contexts = getattr(_local, "contexts", None)
-    if contexts is not None and device in contexts:  # the per-call path: a dict lookup
-        return contexts[device].handle
-    if _forked_after_use:
-        raise ForkedAfterCudaError(
-            "pyctk cannot use the GPU in this process: it was forked (os.fork, or multiprocessing's "
-            "default 'fork' start method on Linux) after its parent used the GPU, and CUDA does not "
-            "survive a fork. Start worker processes with the 'spawn' or 'forkserver' method "
-            "(multiprocessing.get_context('spawn')), or fork before the parent's first GPU call.")
-    global _used_in_this_process
-    created = _Context(device)
-    _used_in_this_process = True
-    if contexts is None:
-        contexts = _local.contexts = {}
-    contexts[device] = created
-    return created.handle
+    """The process's context for ``device``, created on first use.
+
+    Raises ForkedAfterCudaError in a child forked after its parent started CUDA, and
+    pyctk._status' exceptions when creation fails (nothing is kept then: the next call
+    tries again).
+    """
+    handle = _contexts.get(device)
+    if handle is not None:  # the per-call path: a dict lookup, no lock
+        return handle
+    with _lock:
+        handle = _contexts.get(device)
+        if handle is None:  # not created by another thread while this one waited
+            handle = c_void_p()
+            call_starting_cuda("gpumatmul_create", ctypes.byref(handle), device)
+            _contexts[device] = handle
+    return handle
 
 
 @contextmanager
 def using(device: int) -> Iterator[c_void_p]:
-    """The calling thread's context for ``device``, with ``device`` current for the block.
-
-    libgpumatmul's calls make their context's device current; the caller's current device
-    is restored when the block ends, so pyctk never leaves a thread on another device.
-    """
-    handle = context(device)
+    """The context for ``device``, with ``device`` current for the block (for the CUDA runtime
+    calls made in it); the caller's current device is restored when the block ends."""
+    handle = context(device)  # first: in a forked child it raises before any CUDA call
     with _cudart.on_device(device):
         yield handle
 
 
+def refuse_if_forked() -> None:
+    """Raise ForkedAfterCudaError if this process was forked after its parent started CUDA."""
+    if _forked_after_cuda:
+        raise ForkedAfterCudaError(_FORKED)
+
+
+def mark_cuda_started() -> None:
+    """Record that this process is calling CUDA: its fork children will be refused."""
+    global _cuda_started
+    _cuda_started = True
+
+
+def call_starting_cuda(name: str, *args) -> None:
+    """``_library.call`` for a call that may start CUDA in this process.
+
+    Refused in a child forked after its parent started CUDA, before CUDA is called.
+    Otherwise recorded, so that this process's own fork children are refused: once a call
+    has reached the driver, failed or not, the driver holds state that a child cannot use.
+    """
+    global _cuda_started
+    refuse_if_forked()
+    status = getattr(_library.library(), name)(*args)
+    if status != _status.NO_DRIVER:  # without a usable driver CUDA never started
+        _cuda_started = True
+    if status:
+        raise _status.error(status)
+
+
 def _after_fork_in_child() -> None:
-    global _forked_after_use, _local
-    if _used_in_this_process:
-        _forked_after_use = True
-    _local = threading.local()  # the parent's contexts are not this process's to use or free
+    global _contexts, _lock, _forked_after_cuda
+    _forked_after_cuda = _forked_after_cuda or _cuda_started
+    _contexts = {}            # the parent's: never to be used, nor destroyed, here
+    _lock = threading.Lock()  # a parent thread creating a context at the fork holds the old one forever
 
 
-if hasattr(os, "register_at_fork"):
+if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)

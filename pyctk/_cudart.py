@@ -17,12 +17,13 @@ thread's current device, and it always restores it.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from contextlib import contextmanager
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
 from typing import Iterator
 
-from . import _library, _loader
+from . import _loader, _status
 from ._build_config import CUDA_MAJOR
 
 
@@ -70,13 +71,18 @@ def runtime() -> ctypes.CDLL:
     """The CUDA runtime pyctk's loader loaded (loading it on first use), with prototypes set.
 
     Only cudart is loaded here: arrays need no cuBLAS, and the loader loads it after cudart
-    when the first product needs it.
+    when the first product needs it. In a child forked after its parent started CUDA this
+    raises ForkedAfterCudaError instead (see pyctk._contexts).
     """
     global _runtime
     if _runtime is not None:  # the per-call path takes no lock
         return _runtime
+    from . import _contexts  # imported here: it imports this module
+
     with _lock:
         if _runtime is None:
+            _contexts.refuse_if_forked()
+            _contexts.mark_cuda_started()  # the caller is about to call the runtime
             loaded = _loader.load_library(_loader.library_spec("cudart", CUDA_MAJOR))
             library = ctypes.CDLL(loaded.path)  # the same handle: dlopen of a loaded file
             for name, argtypes in _PROTOTYPES.items():
@@ -88,17 +94,27 @@ def runtime() -> ctypes.CDLL:
     return _runtime
 
 
+def _forget_in_child() -> None:
+    global _runtime, _lock
+    # The child's first runtime() then goes through the fork check; a parent thread that
+    # was loading the runtime at the fork would hold the old lock forever.
+    _runtime, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 # ---------------------------------------------------------------------------
 # Errors.
 
 # cudaError_t -> the libgpumatmul status of that kind, whose exception and fix pyctk raises
-# (pyctk._library.exception): one table of exceptions for the C library and the runtime.
+# (pyctk._status.exception): one table of exceptions for the C library and the runtime.
 _STATUSES = {
-    2: 5,                  # cudaErrorMemoryAllocation: GPUMATMUL_ERROR_OUT_OF_MEMORY
-    34: 3, 35: 3, 36: 3,   # stub library, insufficient driver, call requires newer driver: NO_DRIVER
-    100: 4, 101: 4,        # no device, invalid device: NO_DEVICE
+    2: _status.OUT_OF_MEMORY,                                     # cudaErrorMemoryAllocation
+    34: _status.NO_DRIVER, 35: _status.NO_DRIVER, 36: _status.NO_DRIVER,  # stub, old driver
+    100: _status.NO_DEVICE, 101: _status.NO_DEVICE,               # no device, invalid device
 }
-_OTHER = 7                 # GPUMATMUL_ERROR_CUDA
 
 
 def error(result: int, what: str) -> Exception:
@@ -107,7 +123,7 @@ def error(result: int, what: str) -> Exception:
     # again by the next library that asks cudaGetLastError (PyTorch does after each kernel).
     runtime().cudaGetLastError()
     name = runtime().cudaGetErrorName(result).decode()  # works with no driver too
-    return _library.exception(_STATUSES.get(result, _OTHER), f"{what} failed: {name} (cudaError_t {result})")
+    return _status.exception(_STATUSES.get(result, _status.CUDA), f"{what} failed: {name} (cudaError_t {result})")
 
 
 def check(result: int, what: str) -> None:

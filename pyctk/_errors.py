@@ -44,7 +44,9 @@ class UnsupportedError(PyctkError, NotImplementedError):
 
 
 class ForkedAfterCudaError(CudaError):
-    """This process was forked after its parent used the GPU: CUDA cannot be used in it."""
+    """This process was forked after its parent started using the GPU, and CUDA does not
+    survive a fork: start worker processes with multiprocessing's "spawn" or "forkserver"
+    method instead, or fork before the parent's first GPU call."""
 
 
 class DeviceMismatchError(PyctkError, ValueError):

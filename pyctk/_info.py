@@ -6,7 +6,7 @@ import ctypes
 import re
 from typing import Any
 
-from . import _distributions, _library, _loader
+from . import _contexts, _distributions, _library, _loader
 from ._build_config import CUDA_MAJOR, VERSION
 from ._errors import PyctkError
 
@@ -40,8 +40,12 @@ def kernel_images() -> list[dict[str, Any]]:
 
 
 def _devices(images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every GPU the driver reports, with the kernel image pyctk would run on it."""
+    count = ctypes.c_int()
+    # The first query that starts CUDA: refused in a process forked after its parent started it.
+    _contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
     devices = []
-    for index in range(_library.query_int("gpumatmul_device_count")):
+    for index in range(count.value):
         props = _library.DeviceProperties()
         _library.call("gpumatmul_device_properties_get", index, ctypes.byref(props))
         cc = (props.compute_capability_major, props.compute_capability_minor)

@@ -1,23 +1,25 @@
-"""ctypes bindings to libgpumatmul: prototypes, status codes to exceptions, ``call``.
+"""ctypes bindings to libgpumatmul: loading it, its prototypes, and ``call``.
 
 State (documented in the README): the loaded library, created on first use and
-kept until exit. Contexts are pyctk._contexts' concern.
+kept until exit. Status codes -> exceptions are pyctk._status' concern, contexts
+pyctk._contexts'.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import warnings
 from ctypes import POINTER, c_char, c_char_p, c_int, c_int64, c_size_t, c_void_p
 
-from . import _distributions, _loader
+from . import _distributions, _loader, _status
 from ._build_config import CUDA_MAJOR
-from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
-                      OutOfMemoryError, PyctkError, UnsupportedError)
 
 
 class DeviceProperties(ctypes.Structure):
+    """``gpumatmul_device_properties`` (gpumatmul.h)."""
+
     _fields_ = [("name", c_char * 256), ("compute_capability_major", c_int),
                 ("compute_capability_minor", c_int), ("multiprocessor_count", c_int),
                 ("total_memory_bytes", c_size_t)]
@@ -57,20 +59,6 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
 }
 
-# Status code -> (exception class, what the user can do about it).
-_DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
-               f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
-_ERRORS = {
-    1: (ValueError, "This is a bug in the caller of libgpumatmul."),
-    2: (UnsupportedError, ""),
-    3: (NoDriverError, _DRIVER_FIX),
-    4: (NoDeviceError, "Check that nvidia-smi lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it."),
-    5: (OutOfMemoryError, "Free GPU memory held by other processes or use smaller arrays."),
-    6: (NoKernelImageError, "This GPU is not supported by this build of pyctk."),
-    7: (CudaError, ""),
-    8: (CudaError, ""),
-}
-
 _library: ctypes.CDLL | None = None
 _lock = threading.Lock()
 
@@ -85,50 +73,42 @@ def library() -> ctypes.CDLL:
             conflict = _distributions.conflict()
             if conflict:
                 warnings.warn(conflict, RuntimeWarning, stacklevel=3)
+            # The loader refuses a libgpumatmul of the other CUDA major before loading it.
             lib = _loader.load_gpumatmul(CUDA_MAJOR)
             for name, (restype, argtypes) in _PROTOTYPES.items():
                 function = getattr(lib, name)
                 function.restype, function.argtypes = restype, argtypes
-            if lib.gpumatmul_cuda_major() != CUDA_MAJOR:  # never run one major's code on the other's
-                raise PyctkError(
-                    f"pyctk's files are mixed: its Python code is for CUDA {CUDA_MAJOR} but "
-                    f"libgpumatmul.so is for CUDA {lib.gpumatmul_cuda_major()}. Reinstall one: "
-                    f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{CUDA_MAJOR}")
             _library = lib
     return _library
 
 
-def error(status: int) -> Exception:
-    """The exception for a failed call's status, with libgpumatmul's message and a fix."""
-    return exception(status, library().gpumatmul_last_error_message().decode())
+def _new_lock_in_child() -> None:
+    global _lock
+    # A parent thread that was loading the library at the fork does not exist in the child,
+    # and the lock it held would stay held there forever.
+    _lock = threading.Lock()
 
 
-def exception(status: int, message: str) -> Exception:
-    """The exception for a libgpumatmul status (or a CUDA error of that kind), with a fix."""
-    kind, fix = _ERRORS.get(status, (CudaError, ""))
-    name = library().gpumatmul_status_name(status).decode()
-    message = f"{message} [{name}]"
-    if kind is NoDriverError:
-        message = f"{message}; {_loader.driver_status()}"
-    message = f"{message}. {fix}" if fix else message
-    return kind(message, name) if issubclass(kind, CudaError) else kind(message)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def call(name: str, *args) -> None:
     """Call libgpumatmul's ``name``; raise the matching exception if it fails."""
     status = getattr(library(), name)(*args)
     if status:
-        raise error(status)
+        raise _status.error(status)
 
 
 def context() -> c_void_p:
-    """The calling thread's context for device 0 (see pyctk._contexts)."""
+    """The process's context for device 0: pyctk._contexts.context(0), for older callers."""
     from . import _contexts  # it imports this module
 
     return _contexts.context(0)
 
 
 def query_int(name: str, *args) -> int:
+    """Call libgpumatmul's ``name`` whose last argument is an ``int *`` out; return that int."""
     value = c_int()
     call(name, *args, ctypes.byref(value))
     return value.value

@@ -3,7 +3,9 @@
 One function per concern: ``library_spec`` says what a library is called and
 where its wheel puts it, ``find_library`` finds it, ``load_library`` loads it,
 ``load_gpumatmul`` loads everything in dependency order, and ``loaded_libraries``
-reports what was loaded and how.
+reports what was loaded and how. ``elf_needed`` reads a library's dependencies
+from its file, so that a libgpumatmul of the other CUDA major is refused before
+it is loaded (loading it would pull in that major's cudart and cuBLAS).
 
 Search order for each library, first match wins (the README repeats it):
 
@@ -30,15 +32,18 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
+import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 try:  # importable as pyctk._loader and, by the build, as a plain file
-    from ._errors import LibraryNotFoundError
+    from ._errors import LibraryNotFoundError, PyctkError
 except ImportError:  # pragma: no cover - only in the build's by-path import
     LibraryNotFoundError = OSError  # type: ignore[misc,assignment]
+    PyctkError = RuntimeError  # type: ignore[misc,assignment]
 
 # ---------------------------------------------------------------------------
 # What each library is called and where its wheel puts it, per OS and major.
@@ -128,8 +133,9 @@ class LoadedLibrary:
     found_via: str  # "already-loaded", "site-packages", "CUDA_PATH", "CUDA_HOME", "system", "package"
 
 
-_loaded: dict[str, LoadedLibrary] = {}
-_handles: dict[str, ctypes.CDLL] = {}
+# Keyed by (library name, CUDA major): one major's library is never handed out for the other's.
+_loaded: dict[tuple[str, int], LoadedLibrary] = {}
+_handles: dict[tuple[str, int], ctypes.CDLL] = {}
 
 
 def loaded_libraries() -> list[LoadedLibrary]:
@@ -220,8 +226,9 @@ def _dlopen(path: str) -> ctypes.CDLL:
 def load_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> LoadedLibrary:
     """Load ``spec`` from the first place that works; raise LibraryNotFoundError listing every try."""
-    if spec.name in _loaded:
-        return _loaded[spec.name]
+    key = (spec.name, spec.major)
+    if key in _loaded:
+        return _loaded[key]
     tried: list[str] = []
     for place in find_library(spec, search_path, environ):
         _debug(f"{spec.file_name}: trying {place.path} ({place.found_via})")
@@ -234,7 +241,7 @@ def load_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
         path = already_loaded(spec.file_name) or os.path.abspath(place.path)
         library = LoadedLibrary(spec.name, path, place.found_via)
         _debug(f"{spec.file_name}: loaded {path} ({place.found_via})")
-        _loaded[spec.name], _handles[spec.name] = library, handle
+        _loaded[key], _handles[key] = library, handle
         return library
     raise LibraryNotFoundError(_not_found_message(spec, tried, search_path, environ))
 
@@ -279,22 +286,93 @@ def gpumatmul_path() -> Path:
 
 
 def load_gpumatmul(major: int) -> ctypes.CDLL:
-    """Load the CUDA libraries of ``major`` and then libgpumatmul; return libgpumatmul's handle."""
-    if "gpumatmul" not in _handles:
-        load_cuda_libraries(major)
+    """Load the CUDA libraries of ``major`` and then libgpumatmul; return libgpumatmul's handle.
+
+    A libgpumatmul built for the other major (the files of pyctk-cu12 and pyctk-cu13 mixed
+    in one environment) is refused with PyctkError before anything is loaded.
+    """
+    key = ("gpumatmul", major)
+    if key not in _handles:
         path = gpumatmul_path()
-        _debug(f"libgpumatmul: loading {path}")
+        _debug(f"libgpumatmul: checking {path}")
         if not path.is_file():
             raise LibraryNotFoundError(
                 f"pyctk's own library is missing: {path} does not exist.\n"
                 f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major}).")
         try:
+            built_for = cudart_major(path)
+        except (OSError, ValueError) as error:
+            raise LibraryNotFoundError(
+                f"pyctk could not load {path}: {error}.\n"
+                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major}).") from error
+        if built_for != major:
+            raise PyctkError(
+                f"pyctk's files are mixed: its Python code is for CUDA {major} but "
+                f"libgpumatmul.so is for CUDA {built_for}. Reinstall one: "
+                f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{major}")
+        load_cuda_libraries(major)
+        _debug(f"libgpumatmul: loading {path}")
+        try:
             handle = _dlopen(str(path))
         except OSError as error:
             raise LibraryNotFoundError(f"pyctk could not load {path}: {error}") from error
-        _loaded["gpumatmul"] = LoadedLibrary("gpumatmul", str(path), "package")
-        _handles["gpumatmul"] = handle
-    return _handles["gpumatmul"]
+        _loaded[key] = LoadedLibrary("gpumatmul", str(path), "package")
+        _handles[key] = handle
+    return _handles[key]
+
+
+# ---------------------------------------------------------------------------
+# A library's dependencies, read from its file: nothing is loaded or run.
+
+_PT_LOAD, _PT_DYNAMIC = 1, 2
+_DT_NULL, _DT_NEEDED, _DT_STRTAB = 0, 1, 5
+
+
+def elf_needed(path: str | os.PathLike) -> list[str]:
+    """The DT_NEEDED entries (the libraries it links to) of the 64-bit ELF file ``path``.
+
+    Read as the dynamic linker reads them: the dynamic segment from the program headers,
+    its string table located through the loadable segments (section headers may be
+    stripped). Raises ValueError for a file that is not such an ELF file.
+    """
+    data = Path(path).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4:5] != b"\x02":  # ELFCLASS64
+        raise ValueError("not a 64-bit ELF file")
+    order = {b"\x01": "<", b"\x02": ">"}.get(data[5:6])  # EI_DATA: little- or big-endian
+    if order is None:
+        raise ValueError("not a 64-bit ELF file")
+    try:
+        phoff, = struct.unpack_from(order + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(order + "HH", data, 54)
+        # (p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz) of each program header
+        segments = [struct.unpack_from(order + "IIQQQQ", data, phoff + i * phentsize)
+                    for i in range(phnum)]
+        dynamic = next(offset for kind, _, offset, _, _, _ in segments if kind == _PT_DYNAMIC)
+        entries = []  # (d_tag, d_val) up to DT_NULL
+        for position in range(dynamic, len(data), 16):
+            tag, value = struct.unpack_from(order + "qQ", data, position)
+            if tag == _DT_NULL:
+                break
+            entries.append((tag, value))
+        strtab = next(value for tag, value in entries if tag == _DT_STRTAB)  # an address
+        strings = next(offset + strtab - vaddr for kind, _, offset, vaddr, _, size in segments
+                       if kind == _PT_LOAD and vaddr <= strtab < vaddr + size)
+        return [data[strings + value:data.index(b"\0", strings + value)].decode()
+                for tag, value in entries if tag == _DT_NEEDED]
+    except (struct.error, StopIteration, ValueError) as error:  # ValueError: no NUL, not UTF-8
+        raise ValueError(f"not a well-formed ELF shared library ({error!r})") from None
+
+
+def cudart_major(path: str | os.PathLike) -> int:
+    """The CUDA major of the ``libcudart.so.N`` that ELF file ``path`` links to, from the file.
+
+    Raises ValueError when it links to none, or to more than one.
+    """
+    majors = {int(match[1]) for name in elf_needed(path)
+              if (match := re.fullmatch(r"libcudart\.so\.(\d+)", name))}
+    if len(majors) != 1:
+        raise ValueError(f"it links to {'no' if not majors else 'more than one'} libcudart.so.N")
+    return majors.pop()
 
 
 def wheel_dirs(names: Iterable[str], major: int, search_path: Sequence[str] | None = None) -> dict[str, str]:

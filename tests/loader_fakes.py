@@ -3,7 +3,9 @@ loads them in a fresh Python process (dlopen state is per process) and reports a
 
 A fake is a tiny shared object with the real library's SONAME exporting
 ``int fake_id(void)``, which returns a number the test chose, so that a test can tell
-which copy of ``libcudart.so.12`` the loader picked.
+which copy of ``libcudart.so.12`` the loader picked. When it is loaded, its constructor
+appends its SONAME to the file named by ``$FAKE_LIBS_LOG``, if set: a test can tell that
+a library's code never ran, not only that it is not mapped.
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ from pyctk import _loader
 _SCRUBBED = ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")
 
 
+_SOURCE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int fake_id(void) { return FAKE_ID; }
+__attribute__((constructor)) static void log_load(void) {
+    const char *log = getenv("FAKE_LIBS_LOG");
+    FILE *file = log ? fopen(log, "a") : NULL;
+    if (file) { fputs("SONAME\n", file); fclose(file); }
+}
+"""
+
+
 class FakeLibs:
     """Builds fakes once per (file name, id, dependency) into ``cache``, copies them into trees."""
 
@@ -35,7 +49,7 @@ class FakeLibs:
         if not out.exists():
             out.parent.mkdir(parents=True, exist_ok=True)
             source = out.with_suffix(".c")
-            source.write_text(f"int fake_id(void) {{ return {fake_id}; }}\n")
+            source.write_text(_SOURCE.replace("SONAME", soname).replace("FAKE_ID", str(fake_id)))
             command = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(out), str(source)]
             if needs:  # DT_NEEDED on `needs`, found next to this file first (as NVIDIA's wheels do)
                 stub = self.build(needs, 0)
@@ -90,16 +104,16 @@ def cuda_maps():
                 paths.add(fields[5].strip())
     return sorted(paths)
 
-def report(library):
-    handle = _loader._handles[library.name]
+def report(library, major=12):
+    handle = _loader._handles[(library.name, major)]
     return {"name": library.name, "path": library.path, "found_via": library.found_via,
             "id": handle.fake_id() if hasattr(handle, "fake_id") else None}
 
 def load(name, major=12):
-    return report(_loader.load_library(_loader.library_spec(name, major), SP, ENV))
+    return report(_loader.load_library(_loader.library_spec(name, major), SP, ENV), major)
 
 def load_all(major=12):
-    return [report(library) for library in _loader.load_cuda_libraries(major, SP, ENV)]
+    return [report(library, major) for library in _loader.load_cuda_libraries(major, SP, ENV)]
 
 def failure(function, *args):
     try:

@@ -1,4 +1,5 @@
-"""pyctk-cu12 and pyctk-cu13 installed together: said plainly, never mixed silently."""
+"""pyctk-cu12 and pyctk-cu13 installed together: said plainly, never mixed silently; and their
+files mixed (one's Python code, the other's libgpumatmul.so) refused before loading the library."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 
 import pytest
 
+from loader_fakes import FakeLibs
 from pyctk._build_config import CUDA_MAJOR
 
 ACTIVE = f"pyctk-cu{CUDA_MAJOR}"
@@ -66,3 +68,37 @@ def test_main_prints_the_warning(tmp_path, other_installed):
                          text=True, env=env, timeout=300, cwd=tmp_path)
     assert f"WARNING: {OTHER}" in run.stdout or f"WARNING: pyctk-cu12 and pyctk-cu13" in run.stdout
     assert "Traceback" not in run.stderr
+
+
+MIXED = """
+import json, sys
+from pathlib import Path
+import pyctk
+from pyctk import _library, _loader
+_loader.gpumatmul_path = lambda: Path(sys.argv[1])  # the other distribution's library
+report = pyctk.info()  # never raises: says why
+try:
+    _library.library()
+    raised = None
+except pyctk.PyctkError as error:
+    raised = [type(error).__name__, str(error)]
+print(json.dumps({"error": report["error"], "raised": raised, "libraries": report["libraries"]}))
+"""
+
+
+def test_mixed_files_are_refused_before_the_library_is_loaded(tmp_path):
+    other_major = 13 if CUDA_MAJOR == 12 else 12
+    folder = tmp_path / "pyctk"
+    fakes = FakeLibs(tmp_path / "fakes")
+    fakes.place(folder, f"libcudart.so.{other_major}", 0)  # loading it would work: it is not tried
+    library = fakes.place(folder, "libgpumatmul.so", 1, needs=f"libcudart.so.{other_major}")
+    log = tmp_path / "loaded.log"
+    env = dict(os.environ, FAKE_LIBS_LOG=str(log))
+    run = subprocess.run([sys.executable, "-c", MIXED, str(library)], capture_output=True, text=True,
+                         env=env, timeout=120, check=True, cwd=tmp_path)
+    result = json.loads(run.stdout)
+    message = (f"pyctk's files are mixed: its Python code is for CUDA {CUDA_MAJOR} but "
+               f"libgpumatmul.so is for CUDA {other_major}. Reinstall one: "
+               f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{CUDA_MAJOR}")
+    assert result == {"error": message, "raised": ["PyctkError", message], "libraries": []}
+    assert not log.exists()  # neither the library nor its cudart was loaded

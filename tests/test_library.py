@@ -77,6 +77,17 @@ def test_uses_only_symbols_the_oldest_admitted_version_exports(library):
     assert not missing, f"{library} {CUDA_MAJOR}.0 lacks {sorted(missing)}: raise the minimum in pyproject.toml"
 
 
+def test_needs_no_glibc_newer_than_manylinux_2_17():
+    """The wheels claim manylinux_2_17 (packaging/check-wheel): a symbol versioned later, such
+    as pthread_once or pthread_mutex_trylock at GLIBC_2.34 when built on glibc >= 2.34, would
+    make auditwheel refuse that tag."""
+    versions = {tuple(map(int, v.split(".")[1:])): names for v, names in undefined_symbols().items()
+                if re.fullmatch(r"GLIBC_2\.\d+(\.\d+)?", v)}
+    assert versions, "no GLIBC symbols: the symbol versions changed?"
+    too_new = {v: sorted(names) for v, names in versions.items() if v > (17,)}
+    assert not too_new, f"needs newer glibc than 2.17: {too_new}"
+
+
 def test_no_python_symbols():
     assert not [s for names in undefined_symbols().values() for s in names if s.startswith("Py")]
 
@@ -229,9 +240,10 @@ def test_c_program_uses_the_header_and_library(tmp_path):
     """gcc, no nvcc: the installed header and library are enough, and the library's RUNPATH
     finds the nvidia wheels without LD_LIBRARY_PATH."""
     program = tmp_path / "smoke"
-    subprocess.run([tool("gcc"), "-std=c99", "-Wall", "-Werror", "-o", str(program),
-                    str(Path(__file__).parent / "c" / "smoke.c"), f"-I{HEADER_DIR}",
-                    f"-L{LIBRARY.parent}", "-lgpumatmul", f"-Wl,-rpath,{LIBRARY.parent}", "-lm"],
+    subprocess.run([tool("gcc"), "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-pthread",
+                    "-o", str(program), str(Path(__file__).parent / "c" / "smoke.c"),
+                    f"-I{HEADER_DIR}", f"-L{LIBRARY.parent}", "-lgpumatmul",
+                    f"-Wl,-rpath,{LIBRARY.parent}", "-ldl", "-lm"],  # -ldl: dlopen before glibc 2.34
                    check=True)
     run = subprocess.run([str(program)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -8,7 +8,9 @@ process) that reports the loader's answer, the fake ids and its own /proc/self/m
 Covered: the search order (already loaded, site-packages with the active venv first,
 CUDA_PATH, CUDA_HOME, the dynamic linker), exact file names per CUDA major and OS, the
 error message (every place tried, dlopen's own error, the pip command), the debug log,
-a lazy ``import pyctk``, the real wheels of this venv, and ``wheel_dirs`` for the build.
+a lazy ``import pyctk``, the real wheels of this venv, and ``wheel_dirs`` for the build;
+and libgpumatmul's CUDA major, read from its file (``elf_needed``, checked against readelf)
+so that one built for the other major is refused before it is loaded.
 Every row of "What users of those peers trip over" in shared/anchors.md has a test:
 purelib/platlib apart (pytorch#88869), a system cuBLASLt under the wheel's cuBLAS
 (pytorch#91067), LD_LIBRARY_PATH pointing at another copy (pytorch#111469,
@@ -22,6 +24,9 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +34,7 @@ import pytest
 from loader_fakes import FakeLibs, place_wheels, run_loader
 from pyctk import _loader
 from pyctk._build_config import CUDA_MAJOR
-from pyctk._errors import LibraryNotFoundError
+from pyctk._errors import LibraryNotFoundError, PyctkError
 
 ALL = ("cudart", "cublasLt", "cublas")
 WHEEL_IDS = {"cudart": 11, "cublasLt": 12, "cublas": 13}   # fake ids of wheel copies
@@ -129,6 +134,17 @@ def test_majors_side_by_side_each_gets_its_own(fakes, root, run, major):
     result = run(f"load_all({major})", search_path=[site])
     assert result.value == expected(placed[major], WHEEL_IDS if major == 12 else OTHER_IDS)
     assert result.maps == sorted(placed[major].values())
+
+
+def test_majors_loaded_in_one_process_are_kept_apart(fakes, root, run):
+    """The cache is keyed by (library, major): asking for CUDA 13's cudart after CUDA 12's
+    loads CUDA 13's, never hands out the one already loaded."""
+    site = root / "site-packages"
+    place_wheels(fakes, site, 12, WHEEL_IDS)
+    place_wheels(fakes, site, 13, OTHER_IDS)
+    result = run("[load('cudart', 12)['id'], load('cudart', 13)['id'], load('cudart', 12)['id']]",
+                 search_path=[site])
+    assert result.value == [WHEEL_IDS["cudart"], OTHER_IDS["cudart"], WHEEL_IDS["cudart"]]
 
 
 def test_only_other_major_installed_is_not_found(fakes, root, run):
@@ -360,3 +376,100 @@ def test_wheel_dirs(fakes, root, monkeypatch):
     monkeypatch.setenv("CUDA_PATH", str(root / "toolkit"))
     with pytest.raises(LibraryNotFoundError, match=re.escape('pip install "nvidia-cublas-cu12>=12,<13"')):
         _loader.wheel_dirs(["cudart", "cublasLt"], 12, [str(first), str(second)])
+
+
+# --- libgpumatmul's CUDA major, read from its file before it is loaded -------------------------
+
+OTHER_MAJOR = 13 if CUDA_MAJOR == 12 else 12
+
+
+def readelf_needed(path: str | os.PathLike) -> list[str]:
+    readelf = shutil.which("readelf") or pytest.fail("readelf is needed (apt-get install binutils)")
+    out = subprocess.run([readelf, "-d", str(path)], check=True, capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", out)
+
+
+def test_elf_needed_reads_what_readelf_reads(fakes):
+    wheels = [found.path for name in ALL
+              for found in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR))[:1]]
+    files = [_loader.gpumatmul_path(), *wheels, os.path.realpath(sys.executable),
+             fakes.build("libcublas.so.12", 1, needs="libcublasLt.so.12"), fakes.build("libz.so.1", 2)]
+    for path in files:
+        assert _loader.elf_needed(path) == readelf_needed(path), path
+    assert _loader.elf_needed(files[-2])[0] == "libcublasLt.so.12"
+    assert _loader.cudart_major(_loader.gpumatmul_path()) == CUDA_MAJOR
+
+
+def test_elf_needed_refuses_what_is_not_a_64_bit_elf_library(fakes, root):
+    library = fakes.build("libcudart.so.12", 3).read_bytes()
+    cases = {"empty": b"", "text": b"not a library\n", "32-bit": library[:4] + b"\x01" + library[5:],
+             "header only": library[:64], "truncated": library[:1024]}
+    for name, data in cases.items():
+        (root / name).write_bytes(data)
+        with pytest.raises(ValueError, match="not a (64-bit|well-formed) ELF"):
+            _loader.elf_needed(root / name)
+    with pytest.raises(ValueError, match="links to no libcudart.so.N"):
+        _loader.cudart_major(fakes.build("libcublas.so.12", 1, needs="libcublasLt.so.12"))
+
+
+# In the child: libgpumatmul is the fake at ARGS["gpumatmul"]; what loading it for a major gives.
+GPUMATMUL_AT = """
+from pathlib import Path
+_loader.gpumatmul_path = lambda: Path(ARGS["gpumatmul"])
+
+def gpumatmul(major):
+    try:
+        return _loader.load_gpumatmul(major).fake_id()
+    except pyctk.PyctkError as error:
+        return [type(error).__name__, str(error)]
+"""
+
+
+def mixed_message(python_major: int, library_major: int) -> str:
+    return (f"pyctk's files are mixed: its Python code is for CUDA {python_major} but libgpumatmul.so "
+            f"is for CUDA {library_major}. Reinstall one: pip uninstall -y pyctk-cu12 pyctk-cu13 && "
+            f"pip install pyctk-cu{python_major}")
+
+
+def fake_gpumatmul(fakes: FakeLibs, root: Path, cuda_major: int) -> Path:
+    """A fake libgpumatmul.so that links to libcudart.so.<cuda_major>, as the real one does,
+    with a fake of that cudart next to it (its RUNPATH is $ORIGIN): loading it would work."""
+    fakes.place(root / "pyctk", f"libcudart.so.{cuda_major}", 0)
+    return fakes.place(root / "pyctk", "libgpumatmul.so", 77, needs=f"libcudart.so.{cuda_major}")
+
+
+def test_libgpumatmul_of_the_other_major_is_refused_before_it_is_loaded(fakes, root, run):
+    """pyctk-cu12 and pyctk-cu13 files mixed: loading that libgpumatmul would pull in the other
+    major's cudart and cuBLAS (its DT_NEEDED) before any check could run in it."""
+    fake = fake_gpumatmul(fakes, root, OTHER_MAJOR)
+    log = root / "loaded.log"
+    result = run(f"[gpumatmul({CUDA_MAJOR}), _loader.loaded_libraries()]", search_path=None,
+                 before=GPUMATMUL_AT, gpumatmul=str(fake), env={"FAKE_LIBS_LOG": str(log)})
+    assert result.value == [["PyctkError", mixed_message(CUDA_MAJOR, OTHER_MAJOR)], []]
+    assert result.maps == []      # nothing loaded: neither it nor any CUDA library
+    assert not log.exists()       # its code never ran
+    assert issubclass(PyctkError, Exception)
+
+
+def test_libgpumatmul_is_cached_per_major(fakes, root, run):
+    """Loaded for its own major, libgpumatmul is still refused for the other one."""
+    fake = fake_gpumatmul(fakes, root, CUDA_MAJOR)
+    log = root / "loaded.log"
+    result = run(f"[gpumatmul({CUDA_MAJOR}), gpumatmul({OTHER_MAJOR}), gpumatmul({CUDA_MAJOR})]",
+                 search_path=None, before=GPUMATMUL_AT, gpumatmul=str(fake),
+                 env={"FAKE_LIBS_LOG": str(log)})
+    assert result.value == [77, ["PyctkError", mixed_message(OTHER_MAJOR, CUDA_MAJOR)], 77]
+    assert str(fake) in result.maps
+    assert log.read_text() == "libgpumatmul.so\n"  # the control: a fake that loads says so
+
+
+def test_unreadable_libgpumatmul_is_not_loaded(root, run):
+    broken = root / "pyctk" / "libgpumatmul.so"
+    broken.parent.mkdir()
+    broken.write_bytes(b"")
+    result = run(f"failure(_loader.load_gpumatmul, {CUDA_MAJOR})", search_path=None,
+                 before=GPUMATMUL_AT, gpumatmul=str(broken))
+    assert result.value["oserror"]
+    assert f"pyctk could not load {broken}: not a 64-bit ELF file." in result.value["message"]
+    assert f"pip install --force-reinstall pyctk-cu{CUDA_MAJOR}" in result.value["message"]
+    assert result.maps == []

@@ -20,12 +20,17 @@
  *     transpose, so column-major data needs no copy.
  *   - Sizes, leading dimensions and strides are counted in elements, not bytes.
  *   - Threads: every function may be called from any thread. A
- *     gpumatmul_context belongs to one device and may be used from any thread,
- *     but by one thread at a time: two threads that multiply at once need a
- *     context each.
- *   - CUDA state: functions that work on a device make it the calling thread's
- *     current CUDA device (cudaSetDevice), and leave it so. Each function's
- *     "Side effects" says whether it does.
+ *     gpumatmul_context belongs to one device and may be used by several
+ *     threads at once: their products run concurrently, none waiting for
+ *     another's (each call in flight has a cuBLAS handle and a stream of its
+ *     own). gpumatmul_destroy must not run concurrently with other calls on
+ *     the same context.
+ *   - CUDA state: no function changes the calling thread's current CUDA
+ *     device. One that works on another device switches to it (cudaSetDevice)
+ *     and back before returning, failures included; on the current device it
+ *     switches nothing. A thread that never chose a device is on device 0 (as
+ *     cudaGetDevice says) and is returned there, which (CUDA 12 and later)
+ *     initialises device 0's primary context if it had none.
  *
  * Example (error handling shortened):
  *
@@ -212,9 +217,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_device_properties_get(
 /* Free and total memory of `device`, in bytes. Statuses: SUCCESS;
  * INVALID_ARGUMENT if either output is NULL; NO_DEVICE for an index that is
  * not a device; NO_DRIVER; OUT_OF_MEMORY if the device's context cannot be
- * created; CUDA. Side effects: makes `device` the calling thread's current
- * device (cudaSetDevice) and initialises its primary CUDA context, which holds
- * some device memory until the process exits. */
+ * created; CUDA. Side effects: initialises the primary CUDA context of
+ * `device`, which holds some device memory until the process exits. The
+ * calling thread's current device is unchanged. */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_memory(int device, size_t *free_bytes,
                                                        size_t *total_bytes);
 
@@ -247,10 +252,12 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
 
 /* Creates a context for `device`: initialises the device's primary CUDA
  * context, loads the kernel image that fits it (gpumatmul_kernel_image_select)
- * and looks up every kernel in it, creates a cuBLAS handle, and a non-blocking
- * CUDA stream and a stream-ordered memory pool of its own for the host-memory
- * calls. On success *context is the new
- * context; on failure it is set to NULL and nothing is left allocated.
+ * and looks up every kernel in it, creates a stream-ordered memory pool of its
+ * own for the host-memory calls, and one worker: a cuBLAS handle and a
+ * non-blocking CUDA stream. A call in flight uses a worker alone; a call that
+ * finds every worker busy (other threads are multiplying) creates another,
+ * which the context keeps until gpumatmul_destroy. On success *context is the
+ * new context; on failure it is set to NULL and nothing is left allocated.
  *
  * Statuses: SUCCESS; INVALID_ARGUMENT if `context` is NULL; NO_DRIVER; NO_DEVICE
  * (no GPU, or `device` is not in [0, gpumatmul_device_count())); OUT_OF_MEMORY
@@ -258,20 +265,20 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
  * NO_KERNEL_IMAGE (no image runs on this GPU, or the driver cannot compile the
  * PTX: update the driver); CUDA; CUBLAS.
  *
- * Side effects: makes `device` the calling thread's current device
- * (cudaSetDevice) and initialises its primary CUDA context, shared with every
- * other user of the CUDA runtime in the process (PyTorch, CuPy, ...) and kept
- * until the process exits, even after gpumatmul_destroy. */
+ * Side effects: initialises the primary CUDA context of `device`, shared with
+ * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...) and
+ * kept until the process exits, even after gpumatmul_destroy. The calling
+ * thread's current device is unchanged. */
 GPUMATMUL_API gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device);
 
-/* Releases everything the context holds (its stream, cuBLAS handle and
- * kernel module) and frees it, even when a release fails; the device's
- * primary CUDA context stays. NULL is accepted and does nothing. Statuses:
- * SUCCESS; CUBLAS or CUDA if a release failed (the context is freed all the
- * same). Work that gpumatmul_matmul_strided_batched_device enqueued with this
- * context must have finished first (synchronise its streams), and no other
- * thread may be using the context. Side effects: makes the context's device
- * the calling thread's current device. */
+/* Releases everything the context holds (its workers' streams and cuBLAS
+ * handles, its memory pool and kernel module) and frees it, even when a
+ * release fails; the device's primary CUDA context stays. NULL is accepted and
+ * does nothing. Statuses: SUCCESS; CUBLAS or CUDA if a release failed (the
+ * context is freed all the same). Work that
+ * gpumatmul_matmul_strided_batched_device enqueued with this context must have
+ * finished first (synchronise its streams), and no other call on this context
+ * may be running or start. The calling thread's current device is unchanged. */
 GPUMATMUL_API gpumatmul_status gpumatmul_destroy(gpumatmul_context *context);
 
 /* Index of the embedded image the context loaded (see
@@ -315,17 +322,18 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * any GPU work, so INVALID_ARGUMENT and NOT_SUPPORTED leave everything as it
  * was; after another failure C may be partly written.
  *
- * Side effects: when there is work on the GPU, makes the context's device the
- * calling thread's current device (cudaSetDevice).
+ * The calling thread's current device is unchanged (see Conventions).
  *
- * Threads: a context is used by one thread at a time (see Conventions).
+ * Threads: any number of threads may multiply with one context at once; each
+ * call uses a worker of the context alone (see gpumatmul_create), taken and
+ * given back under a lock held for microseconds, never across GPU work.
  */
 
 /* A, B and C in host memory (pageable or pinned). Allocates packed device
  * copies from the context's own stream-ordered memory pool (a broadcast
  * operand is copied once), copies A and B in, multiplies, copies C out and
- * frees the device memory, all on the context's own stream, which it then
- * synchronises; device memory is returned to the pool on every path,
+ * frees the device memory, all on its worker's stream (no other call's), which
+ * it then synchronises; device memory is returned to the pool on every path,
  * failures included. The pool keeps freed memory for later calls (returning
  * it to the driver at each synchronisation would cost more than a small
  * product) until gpumatmul_destroy. Returns when C is written. Every A and B is read
@@ -343,9 +351,8 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
  * (a cudaStream_t of that device; NULL is the legacy default stream); returns
  * without waiting, so a failure while the product runs shows up later, as the
  * stream's error. C must not overlap A or B. libgpumatmul allocates nothing
- * (cuBLAS uses its handle's workspace); k == 0 enqueues a memset of C. Side
- * effects besides the current device: when cuBLAS multiplies, the context's
- * cuBLAS handle is left bound to `stream` (cublasSetStream). */
+ * (cuBLAS uses its handle's workspace); k == 0 enqueues a memset of C. Calls
+ * from several threads may enqueue on the same stream or on different ones. */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_device(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     gpumatmul_precision precision, int trans_a, int trans_b,

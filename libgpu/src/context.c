@@ -1,5 +1,6 @@
 /* Contexts: a device, its loaded kernel image with every registered kernel,
- * a cuBLAS handle and a stream for the host calls. */
+ * and a pool of workers (a cuBLAS handle and a stream each) for the calls in
+ * flight. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +84,56 @@ static gpumatmul_status create_pool(gpumatmul_context *ctx) {
                       "cudaMemPoolSetAttribute");
 }
 
+/* Keeps the first failure of several steps that all run. */
+static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
+    if (*first == GPUMATMUL_SUCCESS) *first = status;
+}
+
+static gpumatmul_status destroy_worker(struct worker *w) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    if (w->stream)
+        keep_first(&status, check_cuda(cudaStreamDestroy(w->stream), "cudaStreamDestroy"));
+    if (w->cublas) keep_first(&status, check_cublas(cublasDestroy(w->cublas), "cublasDestroy"));
+    free(w);
+    return status;
+}
+
+/* A new worker on the current device. */
+static gpumatmul_status create_worker(struct worker **worker) {
+    struct worker *w;
+    gpumatmul_status status;
+    if (!(w = calloc(1, sizeof *w)))
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for a worker");
+    if ((status = check_cublas(cublasCreate(&w->cublas), "cublasCreate")) ||
+        (status = check_cuda(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking),
+                             "cudaStreamCreateWithFlags"))) {
+        destroy_worker(w);
+        return status;
+    }
+    *worker = w;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status take_worker(gpumatmul_context *ctx, struct worker **worker) {
+    pthread_mutex_lock(&ctx->lock);
+    *worker = ctx->idle;
+    if (*worker) ctx->idle = (*worker)->next;
+    pthread_mutex_unlock(&ctx->lock);
+    /* Creating one takes milliseconds (cuBLAS initialises): not under the lock. */
+    return *worker ? GPUMATMUL_SUCCESS : create_worker(worker);
+}
+
+void give_back_worker(gpumatmul_context *ctx, struct worker *worker) {
+    pthread_mutex_lock(&ctx->lock);
+    worker->next = ctx->idle;
+    ctx->idle = worker;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     gpumatmul_context *ctx;
     gpumatmul_status status;
-    int count;
+    int count, previous;
     if (!context) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
     *context = NULL;
     if ((status = gpumatmul_device_count(&count))) return status;
@@ -95,40 +142,44 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
                          device, count, count - 1);
     if (!(ctx = calloc(1, sizeof *ctx)))
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for a context");
+    if (pthread_mutex_init(&ctx->lock, NULL)) {
+        free(ctx);
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "pthread_mutex_init failed");
+    }
     ctx->device = device;
-    if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice")) ||
+    /* One worker now, so that the first product costs no more than the next and a
+     * failure to create one (cuBLAS out of device memory) shows here. */
+    if ((status = enter_device(device, &previous)) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
         (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
-        (status = check_cublas(cublasCreate(&ctx->cublas), "cublasCreate")) ||
-        (status = check_cuda(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-                             "cudaStreamCreateWithFlags")) ||
-        (status = create_pool(ctx))) {
+        (status = create_worker(&ctx->idle)) || (status = create_pool(ctx))) {
         gpumatmul_destroy(ctx);
-        return status;
+        return leave_device(previous, status);
     }
     *context = ctx;
-    return GPUMATMUL_SUCCESS;
-}
-
-/* Keeps the first failure of several steps that all run. */
-static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
-    if (*first == GPUMATMUL_SUCCESS) *first = status;
+    return leave_device(previous, GPUMATMUL_SUCCESS);
 }
 
 gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
     gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int previous;
     if (!ctx) return GPUMATMUL_SUCCESS;
-    cudaSetDevice(ctx->device);
-    if (ctx->stream)
-        keep_first(&status, check_cuda(cudaStreamDestroy(ctx->stream), "cudaStreamDestroy"));
+    /* Even if the switch fails, release and free what can be. */
+    keep_first(&status, enter_device(ctx->device, &previous));
+    /* No call is in flight (the contract), so every worker is idle. */
+    while (ctx->idle) {
+        struct worker *next = ctx->idle->next;
+        keep_first(&status, destroy_worker(ctx->idle));
+        ctx->idle = next;
+    }
     if (ctx->pool)
         keep_first(&status, check_cuda(cudaMemPoolDestroy(ctx->pool), "cudaMemPoolDestroy"));
-    if (ctx->cublas) keep_first(&status, check_cublas(cublasDestroy(ctx->cublas), "cublasDestroy"));
     if (ctx->module)
         keep_first(&status, check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module),
                                          "cuModuleUnload"));
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
-    return status;
+    return leave_device(previous, status);
 }
 
 gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_context *ctx, int *index) {

@@ -56,12 +56,41 @@ gpumatmul_status gpumatmul_device_properties_get(int device,
     return GPUMATMUL_SUCCESS;
 }
 
+gpumatmul_status enter_device(int device, int *previous) {
+    int current;
+    gpumatmul_status status;
+    *previous = -1;
+    /* A thread that never chose a device is on device 0, as cudaGetDevice says. */
+    if ((status = check_cuda(cudaGetDevice(&current), "cudaGetDevice"))) return status;
+    /* Already there (the usual case): no switch, so a call costs one cudaGetDevice. */
+    if (current == device) return GPUMATMUL_SUCCESS;
+    if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice"))) return status;
+    *previous = current;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status leave_device(int previous, gpumatmul_status status) {
+    cudaError_t error;
+    if (previous < 0) return status;
+    error = cudaSetDevice(previous);
+    /* An earlier failure is the one to report; still clear this one, so that the
+     * caller's next cudaGetLastError does not see it. */
+    if (status != GPUMATMUL_SUCCESS) {
+        if (error != cudaSuccess) cudaGetLastError();
+        return status;
+    }
+    return check_cuda(error, "cudaSetDevice (back to the caller's device)");
+}
+
 gpumatmul_status gpumatmul_device_memory(int device, size_t *free_bytes, size_t *total_bytes) {
+    int previous;
     gpumatmul_status status;
     if (!free_bytes || !total_bytes)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "free_bytes or total_bytes is NULL");
-    if ((status = check_cuda(cudaSetDevice(device), "cudaSetDevice"))) return status;
-    return check_cuda(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+    /* cudaMemGetInfo answers for the current device only. */
+    if ((status = enter_device(device, &previous))) return status;
+    status = check_cuda(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+    return leave_device(previous, status);
 }
 
 int gpumatmul_kernel_image_count(void) { return kernel_image_count; }

@@ -133,7 +133,8 @@ static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
 
 static int nothing_to_do(const struct gemm *g) { return g->m == 0 || g->n == 0 || g->batch == 0; }
 
-static gpumatmul_status cublas_gemm(gpumatmul_context *ctx, const struct gemm *g,
+/* `cublas` is the calling worker's handle: no other call uses it meanwhile. */
+static gpumatmul_status cublas_gemm(cublasHandle_t cublas, const struct gemm *g,
                                     cudaStream_t stream) {
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a
      * row-major matrix read as column-major is its transpose: so swap the
@@ -144,10 +145,10 @@ static gpumatmul_status cublas_gemm(gpumatmul_context *ctx, const struct gemm *g
     const struct cublas_compute *compute = &t->cublas[g->precision];
     static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type */
     gpumatmul_status status;
-    if ((status = check_cublas(cublasSetStream(ctx->cublas, stream), "cublasSetStream")))
+    if ((status = check_cublas(cublasSetStream(cublas, stream), "cublasSetStream")))
         return status;
     return check_cublas(
-        cublasGemmStridedBatchedEx_64(ctx->cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
+        cublasGemmStridedBatchedEx_64(cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
                                       g->b, t->cuda_type, g->lb.ld, g->lb.stride,
                                       g->a, t->cuda_type, g->la.ld, g->la.stride, zero,
                                       g->c, t->cuda_type, g->lc.ld, g->lc.stride, g->batch,
@@ -198,11 +199,18 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
     return GPUMATMUL_SUCCESS;
 }
 
-/* The product, k > 0, on device memory. */
-static gpumatmul_status multiply(gpumatmul_context *ctx, const struct gemm *g,
-                                 cudaStream_t stream) {
-    return g->backend == GPUMATMUL_BACKEND_CUBLAS ? cublas_gemm(ctx, g, stream)
-                                                  : kernel_gemm(ctx, g, stream);
+/* The product, k > 0, on device memory. `worker` is the host call's; the device
+ * call passes NULL and a worker is taken here only for cuBLAS: the kernels need
+ * nothing of their own, so their calls never touch the lock. */
+static gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker,
+                                 const struct gemm *g, cudaStream_t stream) {
+    gpumatmul_status status;
+    if (g->backend != GPUMATMUL_BACKEND_CUBLAS) return kernel_gemm(ctx, g, stream);
+    if (worker) return cublas_gemm(worker->cublas, g, stream);
+    if ((status = take_worker(ctx, &worker))) return status;
+    status = cublas_gemm(worker->cublas, g, stream);
+    give_back_worker(ctx, worker);
+    return status;
 }
 
 /* k == 0 on the device: C is zeros (an empty sum, as in NumPy). */
@@ -226,13 +234,15 @@ gpumatmul_status gpumatmul_matmul_strided_batched_device(
     int64_t batch_count, const void *a, int64_t lda, int64_t stride_a, const void *b,
     int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c, void *stream) {
     struct gemm g;
+    int previous;
     gpumatmul_status status =
         prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
                 lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
     if (status || nothing_to_do(&g)) return status;
-    if ((status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice"))) return status;
-    return k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
-                  : multiply(ctx, &g, (cudaStream_t)stream);
+    if ((status = enter_device(ctx->device, &previous))) return status;
+    status = k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
+                    : multiply(ctx, NULL, &g, (cudaStream_t)stream);
+    return leave_device(previous, status);
 }
 
 /* ---- The host path: packed device copies of A, B and C ---- */
@@ -295,9 +305,11 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     struct gemm g, d; /* the caller's problem, and the same on device copies */
     void *da = NULL, *db = NULL, *dc = NULL;
     size_t size;
+    struct worker *worker;
     cudaStream_t stream;
     cudaError_t synchronized;
     int64_t z, i;
+    int previous;
     gpumatmul_status status =
         prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
                 lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
@@ -308,15 +320,18 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
             for (i = 0; i < m; ++i) memset(at(c, z * stride_c + i * ldc, size), 0, (size_t)n * size);
         return GPUMATMUL_SUCCESS;
     }
-    stream = ctx->stream;
+    if ((status = enter_device(ctx->device, &previous))) return status;
+    /* The worker's own stream: this call synchronises it alone, waiting for no
+     * other call's work. */
+    if ((status = take_worker(ctx, &worker))) return leave_device(previous, status);
+    stream = worker->stream;
     d = g;
     d.la = packed(&g.la, g.batch);
     d.lb = packed(&g.lb, g.batch);
     d.lc = packed(&g.lc, g.batch);
     /* Every A and B is on the device before any C is written back, so C may
      * overlap A or B in host memory. */
-    if (!(status = check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice")) &&
-        !(status = allocate(&da, "A", &g.la, g.batch, size, ctx->pool, stream)) &&
+    if (!(status = allocate(&da, "A", &g.la, g.batch, size, ctx->pool, stream)) &&
         !(status = allocate(&db, "B", &g.lb, g.batch, size, ctx->pool, stream)) &&
         !(status = allocate(&dc, "C", &g.lc, g.batch, size, ctx->pool, stream)) &&
         !(status = copy_batch(da, &d.la, a, &g.la, g.batch, size, cudaMemcpyHostToDevice, stream)) &&
@@ -324,7 +339,7 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
         d.a = da;
         d.b = db;
         d.c = dc;
-        if (!(status = multiply(ctx, &d, stream)))
+        if (!(status = multiply(ctx, worker, &d, stream)))
             status = copy_batch(c, &g.lc, dc, &d.lc, g.batch, size, cudaMemcpyDeviceToHost, stream);
     }
     release(da, stream, &status);
@@ -332,7 +347,8 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     release(dc, stream, &status);
     synchronized = cudaStreamSynchronize(stream); /* also where a failed kernel shows */
     if (status == GPUMATMUL_SUCCESS) status = check_cuda(synchronized, "cudaStreamSynchronize");
-    return status;
+    give_back_worker(ctx, worker); /* its stream is idle again */
+    return leave_device(previous, status);
 }
 
 /* ---- The first ABI: one product at the highest precision ---- */

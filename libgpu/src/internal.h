@@ -2,6 +2,8 @@
 #ifndef GPUMATMUL_INTERNAL_H
 #define GPUMATMUL_INTERNAL_H
 
+#include <pthread.h>
+
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -75,21 +77,56 @@ struct driver_api {
     CUresult (*get_error_name)(CUresult error, const char **name);
 };
 
+/* What one call in flight uses alone: a cuBLAS handle (each call binds it to its
+ * stream with cublasSetStream, and cuBLAS forbids two threads using one handle at
+ * once) and the host calls' stream (each host call synchronises its stream, so two
+ * calls sharing one would wait for each other's work). */
+struct worker {
+    cublasHandle_t cublas;
+    cudaStream_t stream;  /* non-blocking: a host call's copies, allocations, product */
+    struct worker *next;  /* in the context's idle list */
+};
+
 struct gpumatmul_context {
     int device;
     int image_index;
     struct driver_api driver;
+    /* The module and its kernels are only read after gpumatmul_create: shared by
+     * every thread. */
     CUmodule module;
     /* kernels[f][d]: family f's kernel for dtype d (NULL where it has none). */
     CUfunction kernels[KERNEL_FAMILY_COUNT][DTYPE_COUNT];
-    cublasHandle_t cublas;
-    cudaStream_t stream; /* the host calls' work: copies, allocations, the product */
-    /* The host calls' device memory. Its own pool, not the device's default one, so that
-     * keeping freed memory for the next call (a release threshold of "never") changes no
-     * other library's pool: returning memory to the driver at every synchronisation, as
-     * a pool does by default, costs hundreds of microseconds per call. */
+    /* Workers no call is using. The lock guards only this list, held for one pop
+     * or push, never across GPU work: threads multiply at once, each with a worker
+     * of its own. */
+    pthread_mutex_t lock;
+    struct worker *idle;
+    /* The host calls' device memory, shared by their workers' streams (a pool is
+     * thread-safe). Its own pool, not the device's default one, so that keeping
+     * freed memory for the next call (a release threshold of "never") changes no
+     * other library's pool: returning memory to the driver at every
+     * synchronisation, as a pool does by default, costs hundreds of microseconds
+     * per call. */
     cudaMemPool_t pool;
 };
+
+/* Takes an idle worker, or creates one (outside the lock) when every worker is
+ * in a call: the pool grows to the most calls ever in flight at once. The
+ * context's device must be current. */
+gpumatmul_status take_worker(gpumatmul_context *ctx, struct worker **worker);
+/* Returns a worker to the idle list once its call no longer needs it. */
+void give_back_worker(gpumatmul_context *ctx, struct worker *worker);
+
+/* ---- The caller's current device (device.c) ---- */
+
+/* Every entry point that works on a device brackets its work with these, so that
+ * the calling thread's current device is the same after the call as before it.
+ * enter_device makes `device` current, switching only if it is not already, and
+ * sets *previous to the device to return to, or -1 if it did not switch (also on
+ * failure, so leave_device is always safe to call). leave_device switches back,
+ * and returns `status`, or the switch's failure if `status` is SUCCESS. */
+gpumatmul_status enter_device(int device, int *previous);
+gpumatmul_status leave_device(int previous, gpumatmul_status status);
 
 /* ---- Errors (status.c) ---- */
 

@@ -2,7 +2,14 @@
  * Prints one line per check. Without a GPU it checks what needs none: the tables, NULL
  * outputs, and the argument checks (they come before any GPU work, so a NULL context
  * shows them), and that gpumatmul_create reports NO_DRIVER or NO_DEVICE cleanly. With a
- * GPU it also multiplies small products and checks them. Exit status 0 = as expected. */
+ * GPU it also multiplies small products and checks them, from 8 threads at once on one
+ * context too, and checks that no call changes the caller's current device. Exit status
+ * 0 = as expected.
+ *
+ * Build: cc -std=c99 -pthread smoke.c -I... -L... -lgpumatmul -ldl */
+#define _POSIX_C_SOURCE 200809L /* pthreads and dlopen under -std=c99 */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +30,30 @@ static int fails_with(gpumatmul_status status, gpumatmul_status expected, const 
         return 0;
     }
     return 1;
+}
+
+/* cudaGetDevice and cudaSetDevice of the libcudart that libgpumatmul loaded, looked up
+ * at run time: this program needs no CUDA header and links only libgpumatmul. Both
+ * return a cudaError_t, 0 for success. */
+static int (*cuda_get_device)(int *device);
+static int (*cuda_set_device)(int device);
+
+static int find_cudart(void) {
+    /* The program's global scope: it and the libraries loaded at start, libcudart too. */
+    void *program = dlopen(NULL, RTLD_LAZY);
+    void *get = program ? dlsym(program, "cudaGetDevice") : NULL;
+    void *set = program ? dlsym(program, "cudaSetDevice") : NULL;
+    /* ISO C has no cast from an object pointer to a function pointer; POSIX makes
+     * them the same size. */
+    memcpy(&cuda_get_device, &get, sizeof cuda_get_device);
+    memcpy(&cuda_set_device, &set, sizeof cuda_set_device);
+    return get && set;
+}
+
+/* The calling thread's current device; -1 if CUDA cannot say. */
+static int current_device(void) {
+    int device = -1;
+    return cuda_get_device(&device) == 0 ? device : -1;
 }
 
 static void check_tables(void) {
@@ -209,10 +240,87 @@ static void check_products(gpumatmul_context *ctx) {
           "cublas int32 is not supported");
 }
 
+/* Threads multiplying at once with one context, each its own inputs (they depend on the
+ * thread, so a product computed from another thread's data shows), on both backends so
+ * that both a worker's stream and its cuBLAS handle are contended. */
+enum { THREADS = 8, ROUNDS = 25, TM = 16, TN = 16, TK = 16, TBATCH = 4 };
+
+struct thread_work {
+    gpumatmul_context *ctx;
+    int index;
+    int device;                     /* made current before multiplying; -1: none chosen */
+    int failed, wrong, device_moved; /* counts, over the rounds */
+    char message[1024];             /* the first failure's */
+};
+
+static void *multiply_in_thread(void *argument) {
+    struct thread_work *w = argument;
+    float a[TBATCH * TM * TK], b[TBATCH * TK * TN], c[TBATCH * TM * TN], expected;
+    int before, round, i, j, kk, z;
+    if (w->device >= 0) cuda_set_device(w->device);
+    before = current_device();
+    for (round = 0; round < ROUNDS; ++round) {
+        const gpumatmul_backend backend =
+            (round + w->index) % 2 ? GPUMATMUL_BACKEND_CUBLAS : GPUMATMUL_BACKEND_TILED;
+        gpumatmul_status status;
+        /* Small integers: every product is exact in float32. */
+        for (i = 0; i < TBATCH * TM * TK; ++i) a[i] = (float)((i + 7 * w->index + round) % 9 - 4);
+        for (i = 0; i < TBATCH * TK * TN; ++i) b[i] = (float)((3 * i + w->index + round) % 7 - 3);
+        status = gpumatmul_matmul_strided_batched_host(
+            w->ctx, backend, GPUMATMUL_FLOAT32, GPUMATMUL_PRECISION_HIGHEST, 0, 0, TM, TN, TK,
+            TBATCH, a, TK, TM * TK, b, TN, TK * TN, c, TN, TM * TN);
+        if (status) {
+            if (!w->failed++)
+                snprintf(w->message, sizeof w->message, "%s: %s", gpumatmul_status_name(status),
+                         gpumatmul_last_error_message());
+            continue;
+        }
+        for (z = 0; z < TBATCH; ++z)
+            for (i = 0; i < TM; ++i)
+                for (j = 0; j < TN; ++j) {
+                    for (expected = 0, kk = 0; kk < TK; ++kk)
+                        expected += a[(z * TM + i) * TK + kk] * b[(z * TK + kk) * TN + j];
+                    w->wrong += c[(z * TM + i) * TN + j] != expected;
+                }
+        w->device_moved += current_device() != before;
+    }
+    return NULL;
+}
+
+/* With two GPUs or more, half the threads choose device 1 first: the context's device 0
+ * must be switched to and back in those. */
+static void check_threads(gpumatmul_context *ctx, int device_count) {
+    pthread_t threads[THREADS];
+    struct thread_work work[THREADS];
+    int t, started, failed = 0, wrong = 0, moved = 0;
+    for (started = 0; started < THREADS; ++started) {
+        memset(&work[started], 0, sizeof work[started]);
+        work[started].ctx = ctx;
+        work[started].index = started;
+        work[started].device = device_count > 1 && started % 2 ? 1 : -1;
+        if (pthread_create(&threads[started], NULL, multiply_in_thread, &work[started])) break;
+    }
+    for (t = 0; t < started; ++t) {
+        pthread_join(threads[t], NULL);
+        failed += work[t].failed;
+        wrong += work[t].wrong;
+        moved += work[t].device_moved;
+        if (work[t].failed) printf("  thread %d: %s\n", t, work[t].message);
+    }
+    if (wrong) printf("  %d wrong elements\n", wrong);
+    check(started == THREADS && failed == 0 && wrong == 0,
+          "8 threads multiply at once with one context (25 batched products each, tiled and "
+          "cublas), each getting its own product");
+    check(started == THREADS && moved == 0,
+          device_count > 1 ? "each thread stays on its current device (device 1 in half of them)"
+                           : "each thread stays on its current device (one GPU: no switch)");
+}
+
 int main(void) {
     gpumatmul_context *ctx = NULL;
     gpumatmul_status status;
-    int count = 0;
+    size_t free_bytes, total_bytes;
+    int count = 0, caller_device = 0;
 
     check(gpumatmul_version() == GPUMATMUL_VERSION, "library version matches the header");
     check(gpumatmul_cuda_major() == 12 || gpumatmul_cuda_major() == 13, "CUDA major is 12 or 13");
@@ -223,7 +331,13 @@ int main(void) {
     check_tables();
     check_null_outputs();
     check(gpumatmul_destroy(NULL) == GPUMATMUL_SUCCESS, "destroying NULL is a no-op");
+    check(find_cudart(), "cudaGetDevice and cudaSetDevice are found in the loaded libcudart");
 
+    /* With two GPUs or more the caller works on device 1 and the context on device 0, so
+     * each call switches devices, and must switch back. */
+    if (gpumatmul_device_count(&count) == GPUMATMUL_SUCCESS && count > 1 &&
+        cuda_set_device(1) == 0)
+        caller_device = 1;
     status = gpumatmul_create(&ctx, 0);
     printf("gpumatmul_create: %s %s\n", gpumatmul_status_name(status),
            status ? gpumatmul_last_error_message() : "");
@@ -236,8 +350,16 @@ int main(void) {
     check_arguments(ctx);
     if (status == GPUMATMUL_SUCCESS) {
         check(gpumatmul_device_count(&count) == GPUMATMUL_SUCCESS && count > 0, "a GPU is counted");
+        printf("caller on device %d, context on device 0 (%d GPU(s))\n", caller_device, count);
+        check(current_device() == caller_device, "create leaves the caller's current device");
         check_products(ctx);
+        check(current_device() == caller_device, "products leave the caller's current device");
+        check(gpumatmul_device_memory(0, &free_bytes, &total_bytes) == GPUMATMUL_SUCCESS &&
+                  free_bytes <= total_bytes && total_bytes > 0 && current_device() == caller_device,
+              "device 0's memory, leaving the caller's current device");
+        check_threads(ctx, count);
         check(gpumatmul_destroy(ctx) == GPUMATMUL_SUCCESS, "destroy");
+        check(current_device() == caller_device, "destroy leaves the caller's current device");
     }
     printf("result: %s\n", status == GPUMATMUL_SUCCESS ? "gpu" : gpumatmul_status_name(status));
     return failures != 0;

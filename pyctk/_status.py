@@ -1,0 +1,52 @@
+"""libgpumatmul's status codes and the exception, with a fix, that pyctk raises for each.
+
+One table for the C library and for the CUDA runtime calls pyctk makes itself
+(pyctk._cudart maps each cudaError_t to the status of its kind).
+"""
+
+from __future__ import annotations
+
+from . import _loader
+from ._build_config import CUDA_MAJOR
+from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
+                      OutOfMemoryError, UnsupportedError)
+
+# enum gpumatmul_status (gpumatmul.h); the values never change.
+(SUCCESS, INVALID_ARGUMENT, NOT_SUPPORTED, NO_DRIVER, NO_DEVICE, OUT_OF_MEMORY, NO_KERNEL_IMAGE,
+ CUDA, CUBLAS) = range(9)
+
+_DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
+               f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
+# Status -> (exception class, what the user can do about it).
+_ERRORS = {
+    INVALID_ARGUMENT: (ValueError, "This is a bug in the caller of libgpumatmul."),
+    NOT_SUPPORTED: (UnsupportedError, ""),
+    NO_DRIVER: (NoDriverError, _DRIVER_FIX),
+    NO_DEVICE: (NoDeviceError, "Check that nvidia-smi lists a GPU and that CUDA_VISIBLE_DEVICES "
+                               "does not hide it."),
+    OUT_OF_MEMORY: (OutOfMemoryError, "Free GPU memory held by other processes or use smaller arrays."),
+    NO_KERNEL_IMAGE: (NoKernelImageError, "This GPU is not supported by this build of pyctk."),
+    CUDA: (CudaError, ""),
+    CUBLAS: (CudaError, ""),
+}
+
+
+def error(status: int) -> Exception:
+    """The exception for the calling thread's last failed libgpumatmul call, which returned
+    ``status``: libgpumatmul's message (kept per thread), the status name and a fix."""
+    from . import _library  # imported here: _library imports this module
+
+    return exception(status, _library.library().gpumatmul_last_error_message().decode())
+
+
+def exception(status: int, message: str) -> Exception:
+    """The exception for a libgpumatmul status (or a CUDA error of that kind), with a fix."""
+    from . import _library  # imported here: _library imports this module
+
+    kind, fix = _ERRORS.get(status, (CudaError, ""))
+    name = _library.library().gpumatmul_status_name(status).decode()
+    message = f"{message} [{name}]"
+    if kind is NoDriverError:
+        message = f"{message}; {_loader.driver_status()}"
+    message = f"{message}. {fix}" if fix else message
+    return kind(message, name) if issubclass(kind, CudaError) else kind(message)
