@@ -6,9 +6,10 @@ Rows:
 - "device": operands already on the GPU (allocated through PyTorch, which must
   be installed), timed with CUDA events around gpumatmul_matmul_device; compared
   with torch.matmul on the same tensors (TF32 off). Median of --repeats.
-- "device-call": pyctk.matmul called from Python on torch tensors (the GPU-array
-  path) against torch.matmul, device time; "device-call-tiny": 16 x 16 per call
-  from Python, against torch.matmul and cupy.matmul.
+- "device-call": pyctk.matmul called from Python on GPU data (backend "pyctk":
+  DeviceArrays; "pyctk-torch": the torch tensors themselves) against torch.matmul,
+  device time per product over 10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
+  torch.matmul and cupy.matmul, each library on its own arrays.
 - "host": NumPy in, NumPy out through pyctk.matmul (copies included), wall clock,
   median of --repeats; plus per-call time for tiny 16 x 16 products.
 """
@@ -27,6 +28,7 @@ import pyctk
 from pyctk import _library
 
 DTYPE_CODES = {"float32": 0, "float64": 1}
+BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"tiled": 1, "cublas": 2}
 
 
@@ -100,50 +102,56 @@ def tiny_rows(calls=2000):
 
 
 def device_call_rows(sizes, repeats, calls=5000):
-    """pyctk.matmul called from Python on torch CUDA tensors (the DeviceArray path, result
-    allocated from the stream-ordered pool), side by side with torch.matmul and CuPy:
-    per-call time for 16 x 16 float32 (wall clock over many calls, then a synchronise) and
-    device time for large sizes."""
+    """pyctk.matmul on GPU data side by side with torch.matmul and cupy.matmul, each on its
+    own arrays (pyctk: DeviceArrays; "pyctk-torch": pyctk on the torch tensors, read through
+    their CUDA Array Interface). Per-call time for tiny products (16, 32 and 64, float32:
+    wall clock over many calls, then a synchronise), and device time for large sizes."""
     try:
         import torch
     except ImportError:
         return []
     torch.backends.cuda.matmul.allow_tf32 = False
-    peers = {"pyctk": lambda a, b: pyctk.matmul(a, b), "torch": torch.matmul}
+    peers = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (lambda t: t, pyctk.matmul),
+             "torch": (lambda t: t, torch.matmul)}
     try:
         import cupy
-        peers["cupy"] = lambda a, b: cupy.matmul(a, b)
-        to_peer = {"cupy": cupy.asarray}
+        peers["cupy"] = (cupy.asarray, cupy.matmul)
     except ImportError:
-        to_peer = {}
+        pass
     rows = []
-    a = torch.ones(16, 16, device="cuda")
-    for name, run in peers.items():
-        x = to_peer.get(name, lambda t: t)(a)
-        for _ in range(100):
-            run(x, x)
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            run(x, x)
-        torch.cuda.synchronize()
-        seconds = (time.perf_counter() - start) / calls
-        rows.append({"kind": "device-call-tiny", "backend": name, "dtype": "float32", "n": 16,
-                     "seconds": seconds, "tflops": 2 * 16**3 / seconds / 1e12})
+    for n in (16, 32, 64):
+        a = torch.ones(n, n, device="cuda")
+        for name, (convert, run) in peers.items():
+            x = convert(a)
+            for _ in range(100):
+                run(x, x)
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                run(x, x)
+            torch.cuda.synchronize()
+            seconds = (time.perf_counter() - start) / calls
+            rows.append({"kind": "device-call-tiny", "backend": name, "dtype": "float32", "n": n,
+                         "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
     for n in sizes:
         a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
-        for name in ("pyctk", "torch"):
-            run = peers[name]
-            run(a, b)
+        for name in ("pyctk", "pyctk-torch", "torch"):
+            convert, run = peers[name]
+            x, y = convert(a), convert(b)
+            run(x, y)
             torch.cuda.synchronize()
             times = []
             for _ in range(repeats):
+                # Device time per product of a stream of BATCH products: what the GPU spends,
+                # with each library's host time per call hidden behind the products queued
+                # before it, as in a program that multiplies in a loop.
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                run(a, b)
+                for _ in range(BATCH):
+                    run(x, y)
                 end.record()
                 end.synchronize()
-                times.append(start.elapsed_time(end) / 1e3)
+                times.append(start.elapsed_time(end) / 1e3 / BATCH)
             seconds = statistics.median(times)
             rows.append({"kind": "device-call", "backend": name, "dtype": "float32", "n": n,
                          "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
@@ -167,11 +175,11 @@ def main() -> None:
             + host_rows(args.host_sizes, args.dtypes, max(3, args.repeats // 3)) + tiny_rows()
             + device_call_rows(args.sizes, args.repeats))
     print(f"GPU: {device}; CUDA runtime {report['runtime_version']}, cuBLAS {report['cublas_version']}")
-    print(f"{'kind':<16} {'backend':<7} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9}")
+    print(f"{'kind':<16} {'backend':<11} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9}")
     for row in rows:
         t = row["seconds"]
         shown = f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.3f} ms"
-        print(f"{row['kind']:<16} {row['backend']:<7} {row['dtype']:<8} {row['n']:>6} {shown:>12} {row['tflops']:>9.2f}")
+        print(f"{row['kind']:<16} {row['backend']:<11} {row['dtype']:<8} {row['n']:>6} {shown:>12} {row['tflops']:>9.2f}")
     with open(args.json, "w") as out:
         json.dump({"device": device, "info": report, "rows": rows}, out, indent=1)
     print(f"wrote {args.json}")

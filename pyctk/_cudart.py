@@ -49,8 +49,6 @@ _PROTOTYPES = {
     "cudaGetDevice": [POINTER(c_int)],
     "cudaSetDevice": [c_int],
     "cudaGetDeviceCount": [POINTER(c_int)],
-    "cudaMallocAsync": [POINTER(c_void_p), c_size_t, c_void_p],
-    "cudaFreeAsync": [c_void_p, c_void_p],
     "cudaMemcpyAsync": [c_void_p, c_void_p, c_size_t, c_int, c_void_p],
     "cudaMemcpyPeerAsync": [c_void_p, c_int, c_void_p, c_int, c_size_t, c_void_p],
     "cudaMemsetAsync": [c_void_p, c_int, c_size_t, c_void_p],
@@ -166,7 +164,7 @@ def on_device(index: int) -> Iterator[None]:
     thread that never touched its current device gets that context too.
 
     >>> with on_device(1):                       # doctest: +SKIP
-    ...     pointer = malloc_async(1024, 0)      # on device 1; the caller stays on its device
+    ...     call("cudaStreamSynchronize", 0)     # device 1's legacy stream; the caller stays put
     """
     previous = get_device()
     if previous == index:
@@ -180,14 +178,7 @@ def on_device(index: int) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------
-# Memory and streams; each acts on the current device.
-
-def malloc_async(nbytes: int, stream: int) -> int:
-    """``nbytes`` from the current device's default memory pool, ordered on ``stream``."""
-    pointer = c_void_p()
-    call("cudaMallocAsync", byref(pointer), nbytes, stream)
-    return pointer.value or 0
-
+# Pointers and streams; each acts on the current device.
 
 def pointer_device(pointer: int) -> tuple[int, int]:
     """(cudaMemoryType, device) of ``pointer``; memory CUDA does not know is unregistered."""

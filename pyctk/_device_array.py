@@ -8,7 +8,12 @@ array([[0., 2.],
        [3., 5.]], dtype=float32)
 
 Memory. ``empty``, ``zeros``, ``asarray`` of host data and ``copy`` allocate with CUDA's
-stream-ordered allocator (``cudaMallocAsync`` from the device's default pool). The
+stream-ordered allocator, from the memory pool of pyctk's context on the device
+(``gpumatmul_device_alloc``: ``cudaMallocFromPoolAsync``). pyctk's own pool, not the
+device's default one, because it keeps freed memory for the next allocation, where the
+default pool returns it to the driver at every synchronisation and the next allocation
+maps it again (tens of microseconds); and because setting that on the default pool would
+change it for every other library in the process. The
 memory belongs to one ``_Allocation`` object; every view (slices, ``.T``) holds it, and
 every DLPack capsule exported from a view holds the view, so the memory is returned
 (``cudaFreeAsync``) when the last view and the last capsule are gone. A zero-copy view of
@@ -34,13 +39,13 @@ import gc
 import math
 import numbers
 import operator
+from ctypes import byref, c_void_p
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import _cudart, _dlpack, _interop
+from . import _contexts, _cudart, _dlpack, _interop, _library, _status
 from ._dlpack import contiguous_strides, kDLCPU, kDLCUDA, supported_dtype
-from ._errors import CudaError, OutOfMemoryError
 
 DEFAULT_DEVICE = 0
 _STREAM = 0               # the legacy default stream: see the module docstring
@@ -48,32 +53,33 @@ _REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
 
 
 class _Allocation:
-    """``nbytes`` of device memory from the device's default pool, freed when garbage."""
+    """``nbytes`` of device memory from pyctk's pool on ``device``, freed when garbage."""
 
-    __slots__ = ("pointer", "device", "stream")
+    __slots__ = ("pointer", "context", "device", "stream")
 
     def __init__(self, nbytes: int, device: int, stream: int) -> None:
-        self.pointer, self.device, self.stream = 0, device, stream
-        if nbytes:  # a zero-size array needs no memory: its pointer is NULL
-            with _cudart.on_device(device):
-                try:
-                    self.pointer = _cudart.malloc_async(nbytes, stream)
-                except OutOfMemoryError:
-                    # Garbage arrays may hold the memory: in reference cycles, or anywhere on
-                    # PyPy, whose collector runs by host memory use and knows nothing of the GPU's.
-                    gc.collect()
-                    self.pointer = _cudart.malloc_async(nbytes, stream)
+        self.pointer, self.context, self.device, self.stream = 0, None, device, stream
+        if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
+            return
+        context, pointer = _contexts.context(device), c_void_p()
+        allocate = _library.library().gpumatmul_device_alloc
+        status = allocate(context, nbytes, stream, byref(pointer))
+        if status == _status.OUT_OF_MEMORY:
+            # Garbage arrays may hold the memory: in reference cycles, or anywhere on PyPy,
+            # whose collector runs by host memory use and knows nothing of the GPU's.
+            gc.collect()
+            status = allocate(context, nbytes, stream, byref(pointer))
+        if status:
+            raise _status.error(status)
+        self.pointer, self.context = pointer.value, context
 
     def __del__(self) -> None:
-        if not self.pointer:
-            return
-        try:
-            with _cudart.on_device(self.device):
-                _cudart.call("cudaFreeAsync", self.pointer, self.stream)
-        except CudaError:
-            # No one to tell: a sticky device error resurfaces at the next call, and at
-            # interpreter exit the runtime may already be gone (cudaErrorCudartUnloading).
-            pass
+        # Not in a child forked after the memory was allocated: the memory and the context
+        # are the parent's (pyctk._contexts forgets its contexts in the child).
+        if self.pointer and _contexts._contexts.get(self.device) is self.context:
+            # The status is not checked: no one is there to tell. A sticky device error
+            # resurfaces at the next call; at exit the runtime may already be unloading.
+            _library.library().gpumatmul_device_free(self.context, self.pointer, self.stream)
 
 
 def _device_index(device: Any) -> int:

@@ -9,16 +9,68 @@ the producers' pending work and the call returns without waiting.
 Copies are made only where the layout or dtype leaves no choice, and for now they go
 through the host (there is no strided-copy or cast kernel yet): an operand whose strides one
 row pitch and one stack stride cannot say, or of another dtype than the product's.
+
+Repeats. A product into a new result with nothing to copy or wait for is kept as a ``Plan``
+(the C call's ``GemmDesc`` and the result's shape) under its operands' layouts, the stream
+and the options. The next call with the same ones (``repeat``) skips every check and costs
+three crossings into C: allocate the result, multiply, and later free it. DeviceArrays are
+looked up before anything else; other libraries' arrays once read (``placement``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _contexts, _cudart, _device_array, _interop, _layout, _library, _shapes
+from . import _contexts, _cudart, _device_array, _interop, _layout, _library, _shapes, _status
+from ._device_array import DeviceArray
 from ._errors import DeviceMismatchError, UnsupportedError
+
+
+class Plan(NamedTuple):
+    """A product of DeviceArrays of known layouts into a new result; read-only, so shared by
+    threads."""
+
+    desc: _library.GemmDesc  # the C call's problem: only the pointers change between calls
+    shape: tuple[int, ...]   # the result's
+    strides: tuple[int, ...]
+    dtype: np.dtype
+    nbytes: int
+
+
+_plans: dict[tuple, Plan] = {}
+_PLANS_KEPT = 1024  # layouts seen: past this the cache starts again (a program that keeps
+                    # making new shapes gains nothing from it)
+
+
+def array_layout(x: DeviceArray) -> tuple:
+    """What a product depends on of a DeviceArray besides its data (``operand_layout`` of
+    its operand, read without making one)."""
+    return (x._shape, x._strides, x._dtype, x._device, x._stream)
+
+
+def operand_layout(x: _interop.DeviceOperand) -> tuple:
+    """What a product depends on of a GPU operand besides its data."""
+    return (x.shape, x.strides, x.dtype, x.device, x.stream)
+
+
+def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, stream: int,
+           options: tuple) -> DeviceArray | None:
+    """The product of the operands at ``a_pointer`` and ``b_pointer`` as a new DeviceArray, by
+    the plan an earlier call of the same layouts, ``stream`` and options made; None when
+    there is none (the caller takes the full path)."""
+    plan = _plans.get((a_layout, b_layout, stream, options))
+    if plan is None:
+        return None
+    device = a_layout[3]
+    allocation = _device_array._Allocation(plan.nbytes, device, stream)
+    status = _library.library().gpumatmul_gemm_device(
+        allocation.context, plan.desc, a_pointer, b_pointer, allocation.pointer, stream)
+    if status:
+        raise _status.error(status)
+    return DeviceArray(allocation.pointer, plan.shape, plan.strides, plan.dtype, device,
+                       allocation, stream=stream)
 
 
 def placement(x1: Any, x2: Any, out: Any) -> tuple[_interop.DeviceOperand, ...] | None:
@@ -53,8 +105,13 @@ def placement(x1: Any, x2: Any, out: Any) -> tuple[_interop.DeviceOperand, ...] 
 
 def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
            out_operand: _interop.DeviceOperand | None, out: Any, loop: np.dtype,
-           shapes: _shapes.Shapes, codes: tuple[int, int, int], stream: Any) -> Any:
-    """The product of GPU operands into ``out`` (or a new DeviceArray), enqueued on ``stream``."""
+           shapes: _shapes.Shapes, codes: tuple[int, int, int], stream: Any,
+           plan_as: tuple | None = None) -> Any:
+    """The product of GPU operands into ``out`` (or a new DeviceArray), enqueued on ``stream``.
+
+    ``plan_as``: the options to keep this product's plan under (see ``repeat``), if it turns
+    out to need no copy, temporary or wait; the caller passes them when there is no ``out``.
+    """
     device, handle = a.device, _interop.stream_handle(stream)
     with _contexts.using(device) as context:
         for operand in (a, b, out_operand):  # the producers' pending work comes first
@@ -81,10 +138,17 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
             temporary = _overlap_temporary(c, (a_read, b_read), loop, handle)
             target = c if temporary is None else temporary._operand()
             t_layout = c_layout if temporary is None else _layout.target(_result_view(target, shapes))
-            _library.call("gpumatmul_matmul_strided_batched_device", context, *codes, a_layout[0], b_layout[0], shapes.m, shapes.n, shapes.k,
-                          shapes.batch_count, a_read.pointer, a_layout[1], a_layout[2],
-                          b_read.pointer, b_layout[1], b_layout[2],
-                          target.pointer, t_layout.ld, t_layout.stride, handle)
+            desc = _library.GemmDesc(*codes, a_layout[0], b_layout[0], shapes.m, shapes.n,
+                                     shapes.k, shapes.batch_count, a_layout[1], a_layout[2],
+                                     b_layout[1], b_layout[2], t_layout.ld, t_layout.stride)
+            _library.call("gpumatmul_gemm_device", context, desc, a_read.pointer, b_read.pointer,
+                          target.pointer, handle)
+            if plan_as is not None and not copies and temporary is None and all(
+                    x.stream is None or _cudart.same_stream(handle, x.stream) for x in (a, b)):
+                if len(_plans) >= _PLANS_KEPT:
+                    _plans.clear()
+                _plans[(operand_layout(a), operand_layout(b), handle, plan_as)] = Plan(desc, result.shape, result.strides, result.dtype,
+                                       result.nbytes)
             if temporary is not None:
                 _cudart.call("cudaMemcpyAsync", c.pointer, target.pointer, temporary.nbytes,
                              _cudart.DEVICE_TO_DEVICE, handle)

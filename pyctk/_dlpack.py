@@ -108,11 +108,19 @@ def supported_dtype(dtype: Any) -> np.dtype:
     >>> supported_dtype("float32")
     dtype('float32')
     """
-    dtype = np.dtype(dtype)
-    if dtype.name not in DTYPES or not dtype.isnative:
-        raise TypeError(f"pyctk does not support dtype {dtype.str!r} ({dtype}); it supports "
+    try:
+        return _supported[dtype]  # every array pyctk makes asks: answered once per dtype
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like (a structured spec)
+        pass
+    checked = np.dtype(dtype)
+    if checked.name not in DTYPES or not checked.isnative:
+        raise TypeError(f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "
                         f"{', '.join(DTYPES)}, in native byte order")
-    return dtype
+    _supported[dtype] = checked
+    return checked
+
+
+_supported: dict[Any, np.dtype] = {}  # dtype-like -> its checked dtype
 
 
 def dl_dtype(dtype: Any) -> DLDataType:

@@ -21,8 +21,7 @@ disallowed as ambiguous.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,9 +34,9 @@ _HOST_TYPES = {_dlpack.kDLCPU, _dlpack.kDLCUDAHost}
 _GPU_MEMORY = {_cudart.MEMORY_DEVICE, _cudart.MEMORY_MANAGED}
 
 
-@dataclass(frozen=True)
-class DeviceOperand:
-    """Where an array's data is on the GPU, for code that hands it to a kernel."""
+class DeviceOperand(NamedTuple):
+    """Where an array's data is on the GPU, for code that hands it to a kernel. (A named
+    tuple: made on every call, and the cheapest immutable record to make.)"""
 
     pointer: int                 # address of element 0
     shape: tuple[int, ...]

@@ -11,7 +11,7 @@ import ctypes
 import os
 import threading
 import warnings
-from ctypes import POINTER, c_char, c_char_p, c_int, c_int64, c_size_t, c_void_p
+from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t, c_void_p
 
 from . import _distributions, _loader, _status
 from ._build_config import CUDA_MAJOR
@@ -23,6 +23,20 @@ class DeviceProperties(ctypes.Structure):
     _fields_ = [("name", c_char * 256), ("compute_capability_major", c_int),
                 ("compute_capability_minor", c_int), ("multiprocessor_count", c_int),
                 ("total_memory_bytes", c_size_t)]
+
+
+class GemmDesc(ctypes.Structure):
+    """``gpumatmul_gemm_desc`` (gpumatmul.h): a product's shape and layout, without its data.
+
+    Built once per layout and passed with three pointers per call: each argument that
+    crosses ctypes costs time, and a described product has only six.
+    """
+
+    _fields_ = [("backend", c_int32), ("dtype", c_int32), ("precision", c_int32),
+                ("trans_a", c_int32), ("trans_b", c_int32),
+                ("m", c_int64), ("n", c_int64), ("k", c_int64), ("batch_count", c_int64),
+                ("lda", c_int64), ("stride_a", c_int64), ("ldb", c_int64), ("stride_b", c_int64),
+                ("ldc", c_int64), ("stride_c", c_int64)]
 
 
 # Sizes, leading dimensions and strides are int64_t in the header: no 2^31 limit on this side.
@@ -55,6 +69,11 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_backend_supports": (c_int, [c_int, c_int, c_int]),
     "gpumatmul_matmul_strided_batched_host": (c_int, _STRIDED_BATCHED_ARGS),
     "gpumatmul_matmul_strided_batched_device": (c_int, _STRIDED_BATCHED_ARGS + [c_void_p]),
+    "gpumatmul_gemm_host": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p]),
+    "gpumatmul_gemm_device": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p,
+                                      c_void_p]),
+    "gpumatmul_device_alloc": (c_int, [c_void_p, c_size_t, c_void_p, POINTER(c_void_p)]),
+    "gpumatmul_device_free": (c_int, [c_void_p, c_void_p, c_void_p]),
     "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),
     "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
 }

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import _contexts, _device_matmul, _dtypes, _interop, _layout, _library, _shapes
+from ._device_array import DeviceArray
 from ._errors import DeviceMismatchError
 
 Backend = Literal["auto", "tiled", "cublas"]
@@ -51,8 +52,10 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         to it under ``casting``).
     backend : {"auto", "tiled", "cublas"}, optional
         ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
-        ``"tiled"`` pyctk's own kernel (every dtype), ``"auto"`` cuBLAS where
-        it computes the dtype, else the tiled kernel.
+        ``"tiled"`` pyctk's own kernel (every dtype), ``"auto"`` the tiled
+        kernel for one product with every dimension at most 32 (one kernel
+        launch costs the host half what a cuBLAS call does), else cuBLAS
+        where it computes the dtype, else the tiled kernel.
     stream : None, int or stream object, optional
         For GPU operands, the CUDA stream to enqueue the product on (after
         the operands' pending work): None for the legacy default stream, a
@@ -136,6 +139,14 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ...
     ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
     """
+    options = (casting, backend, precision)
+    if (out is None and dtype is None and device is None and type(x1) is DeviceArray
+            and type(x2) is DeviceArray):  # a product of these layouts may have run before
+        result = _device_matmul.repeat(
+            _device_matmul.array_layout(x1), x1._pointer, _device_matmul.array_layout(x2),
+            x2._pointer, 0 if stream is None else _interop.stream_handle(stream), options)
+        if result is not None:
+            return result
     backend_code = _choice("backend", backend, _BACKENDS)
     precision_code = _choice("precision", precision, _PRECISIONS)
     device = _device_index(device)
@@ -144,6 +155,13 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     on_gpu = _device_matmul.placement(x1, x2, out)
     if on_gpu is not None:
         a, b, out_operand = on_gpu
+        plan_as = options if out is None and dtype is None else None
+        if plan_as is not None and (device is None or device == a.device):
+            result = _device_matmul.repeat(_device_matmul.operand_layout(a), a.pointer,
+                                           _device_matmul.operand_layout(b), b.pointer,
+                                           stream_handle, options)
+            if result is not None:
+                return result
         if device is not None and device != a.device:
             raise DeviceMismatchError(f"pyctk.matmul: device={device}, but the operands are on GPU "
                                       f"{a.device}; GPU operands are multiplied where they are")
@@ -152,7 +170,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         shapes = _shapes.matmul_shapes(a.shape, b.shape, out_operand and out_operand.shape)
         codes = (backend_code, _dtypes.code(loop), precision_code)
         _library.call("gpumatmul_backend_supports", *codes)
-        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream_handle)
+        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream_handle,
+                                     plan_as)
     out = _out_array(out)
     _dtypes.check_keyword(dtype)
     if out is not None and not out.flags.writeable:  # after dtype=, as NumPy checks them
@@ -187,13 +206,11 @@ def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shape
     c_stack = _layout.target(c) if c.dtype == a.dtype else None
     if c_stack is None:
         c_stack = _layout.target(np.empty(c.shape, a.dtype))
-    with _contexts.using(device) as context:
-        _library.call("gpumatmul_matmul_strided_batched_host", context, *codes,
-                      a_stack.transposed, b_stack.transposed, shapes.m, shapes.n, shapes.k,
-                      shapes.batch_count,
-                      a_stack.array.ctypes.data, a_stack.ld, a_stack.stride,
-                      b_stack.array.ctypes.data, b_stack.ld, b_stack.stride,
-                      c_stack.array.ctypes.data, c_stack.ld, c_stack.stride)
+    desc = _library.GemmDesc(*codes, a_stack.transposed, b_stack.transposed, shapes.m, shapes.n,
+                             shapes.k, shapes.batch_count, a_stack.ld, a_stack.stride,
+                             b_stack.ld, b_stack.stride, c_stack.ld, c_stack.stride)
+    _library.call("gpumatmul_gemm_host", _contexts.context(device), desc,
+                  a_stack.array.ctypes.data, b_stack.array.ctypes.data, c_stack.array.ctypes.data)
     if c_stack.array is not c:
         np.copyto(c, c_stack.array, casting=casting)
 

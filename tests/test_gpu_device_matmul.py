@@ -195,3 +195,70 @@ def test_no_device_memory_growth_over_10000_calls(torch):
         pyctk.matmul(a, a)
     torch.cuda.synchronize()
     assert device_free_bytes() >= before - 2**20  # the pool may keep one small block
+
+
+def test_repeated_products_of_one_layout_run_by_their_plan_on_new_data():
+    """The second call of a layout takes the plan (pyctk._device_matmul.repeat); each result
+    is of its own operands, and views of other layouts get plans of their own."""
+    from pyctk import _device_matmul
+
+    rng = np.random.default_rng(5)
+    _device_matmul._plans.clear()
+    for round_ in range(3):
+        a, b = rng.standard_normal((2, 40, 30)), rng.standard_normal((30, 20))
+        da, db = pyctk.asarray(a), pyctk.asarray(b)
+        for x, y, expected in ((da, db, a @ b), (da[:, ::2], db[:, :10], a[:, ::2] @ b[:, :10]),
+                               (db.T, da[1].T, b.T @ a[1].T), (da[0, 0], db, a[0, 0] @ b)):
+            repeated = _device_matmul.repeat(
+                _device_matmul.array_layout(x), x._pointer, _device_matmul.array_layout(y),
+                y._pointer, 0, ("same_kind", "auto", "highest"))
+            assert (repeated is None) == (round_ == 0)  # a plan exists from the second round
+            result = pyctk.matmul(x, y)
+            for c in (result,) if repeated is None else (result, repeated):
+                assert c.shape == expected.shape and c.dtype == expected.dtype
+                np.testing.assert_allclose(c.get(), expected, rtol=1e-12, atol=1e-12)
+    assert len(_device_matmul._plans) == 4
+
+
+def test_a_plan_is_kept_per_stream_and_orders_its_work_there(torch):
+    from pyctk import _device_matmul
+
+    stream, x = torch.cuda.Stream(), np.arange(64.0).reshape(8, 8)
+    a = pyctk.matmul(pyctk.asarray(x), pyctk.asarray(x), stream=stream)  # pending on the stream
+    results = [pyctk.matmul(a, a, stream=stream) for _ in range(3)]
+    assert results[0]._stream == stream.cuda_stream
+    stream.synchronize()
+    for result in results:
+        np.testing.assert_array_equal(result.get(), (x @ x) @ (x @ x))
+    keys = [key for key in _device_matmul._plans if key[2] == stream.cuda_stream]
+    assert keys, "no plan kept for the stream"
+
+
+def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
+    from pyctk import _device_matmul
+
+    _device_matmul._plans.clear()
+    for seed in range(4):
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        a = torch.randn(3, 33, 17, device="cuda", generator=generator)
+        b = torch.randn(17, 9, device="cuda", generator=generator).t().contiguous().t()
+        torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b,
+                                   rtol=1e-5, atol=1e-4)
+    assert len(_device_matmul._plans) == 1  # made by the first call, run by the others
+
+
+def test_auto_takes_the_tiled_kernel_for_a_tiny_single_product_and_cublas_above():
+    """Bit for bit: auto's result is the tiled kernel's where every dimension is <= 32 and
+    there is one product, and cuBLAS's otherwise (the two round differently)."""
+    rng = np.random.default_rng(9)
+    differ = 0
+    for m, n, k, batch, tiny in ((16, 16, 16, (), True), (32, 7, 32, (), True),
+                                 (33, 16, 16, (), False), (16, 16, 16, (2,), False),
+                                 (64, 64, 64, (), False)):
+        a = pyctk.asarray(rng.standard_normal((*batch, m, k)).astype(np.float32))
+        b = pyctk.asarray(rng.standard_normal((k, n)).astype(np.float32))
+        auto, tiled, cublas = (pyctk.matmul(a, b, backend=name).get()
+                               for name in ("auto", "tiled", "cublas"))
+        np.testing.assert_array_equal(auto, tiled if tiny else cublas)
+        differ += not np.array_equal(tiled, cublas)
+    assert differ, "tiled and cuBLAS agreed bit for bit everywhere: the test shows nothing"

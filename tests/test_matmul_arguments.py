@@ -4,7 +4,6 @@ dimensions, batch strides, copies), with the C call recorded instead of run. No 
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 from typing import NamedTuple
 
@@ -150,9 +149,12 @@ def test_sizes_strides_and_leading_dimensions_are_64_bit():
     argtypes = _library._PROTOTYPES["gpumatmul_matmul_strided_batched_host"][1]
     assert argtypes[6:10] == [ctypes.c_int64] * 4  # m, n, k, batch_count
     assert [argtypes[i] for i in (11, 12, 14, 15, 17, 18)] == [ctypes.c_int64] * 6
+    fields = dict(_library.GemmDesc._fields_)
+    assert {fields[name] for name in ("m", "n", "k", "batch_count", "lda", "stride_a", "ldb",
+                                      "stride_b", "ldc", "stride_c")} == {ctypes.c_int64}
 
 
-# ---- How operands reach the C call: gpumatmul_matmul_strided_batched_host, recorded. ----
+# ---- How operands reach the C call: gpumatmul_gemm_host, recorded. ----
 
 class HostCall(NamedTuple):
     context: object
@@ -178,16 +180,23 @@ class HostCall(NamedTuple):
 
 @pytest.fixture
 def host_calls(monkeypatch):
-    """The gpumatmul_matmul_strided_batched_host calls pyctk.matmul makes, recorded, not run."""
+    """The gpumatmul_gemm_host calls pyctk.matmul makes, recorded, not run."""
     calls = []
 
     def call(name, *args):
-        if name == "gpumatmul_matmul_strided_batched_host":
-            calls.append(HostCall(*args))
+        if name == "gpumatmul_gemm_host":
+            calls.append(host_call(*args))
 
     monkeypatch.setattr(_library, "call", call)
-    monkeypatch.setattr(_contexts, "using", lambda device: contextlib.nullcontext("context"))
+    monkeypatch.setattr(_contexts, "context", lambda device: "context")
     return calls
+
+
+def host_call(context, desc, a, b, c) -> HostCall:
+    """A gpumatmul_gemm_host call as the strided-batched call's arguments."""
+    return HostCall(context, desc.backend, desc.dtype, desc.precision, desc.trans_a, desc.trans_b,
+                    desc.m, desc.n, desc.k, desc.batch_count, a, desc.lda, desc.stride_a,
+                    b, desc.ldb, desc.stride_b, c, desc.ldc, desc.stride_c)
 
 
 def pointer(x: np.ndarray) -> int:

@@ -14,7 +14,6 @@ strides, copies and writes into ``out`` are checked value by value without a GPU
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 from unittest import mock
 
@@ -142,12 +141,15 @@ def stored_matrices(dtype: np.dtype, pointer: int, ld: int, stride: int, batch: 
 
 
 def emulated_call(name: str, *args) -> None:
-    """gpumatmul_matmul_strided_batched_host done by NumPy, reading and writing exactly the
-    memory the header says (every A and B read before C is written); other calls are real."""
-    if name != "gpumatmul_matmul_strided_batched_host":
+    """gpumatmul_gemm_host done by NumPy, reading and writing exactly the memory the header
+    says (every A and B read before C is written); other calls are real."""
+    if name != "gpumatmul_gemm_host":
         return REAL_CALL(name, *args)
-    (_, _, code, _, trans_a, trans_b, m, n, k, batch, a, lda, stride_a, b, ldb, stride_b,
-     c, ldc, stride_c) = args
+    _, desc, a, b, c = args
+    code, trans_a, trans_b, m, n, k, batch = (desc.dtype, desc.trans_a, desc.trans_b, desc.m,
+                                              desc.n, desc.k, desc.batch_count)
+    lda, stride_a, ldb, stride_b, ldc, stride_c = (desc.lda, desc.stride_a, desc.ldb,
+                                                   desc.stride_b, desc.ldc, desc.stride_c)
     dtype = DTYPES_BY_CODE[code]
     a = stored_matrices(dtype, a, lda, stride_a, batch, *((k, m) if trans_a else (m, k)))
     b = stored_matrices(dtype, b, ldb, stride_b, batch, *((n, k) if trans_b else (k, n)))
@@ -163,5 +165,5 @@ def emulated_call(name: str, *args) -> None:
 @given(matmul_cases(others=False))
 def test_same_result_as_numpy_through_an_emulated_c_call(case: MatmulCase):
     with mock.patch.object(_library, "call", emulated_call), \
-            mock.patch.object(_contexts, "using", lambda device: contextlib.nullcontext(ctypes.c_void_p(1))):
+            mock.patch.object(_contexts, "context", lambda device: ctypes.c_void_p(1)):
         check_against_numpy(case)

@@ -107,7 +107,7 @@ typedef enum gpumatmul_dtype {
 
 /* Which implementation multiplies. The values are part of the ABI. */
 typedef enum gpumatmul_backend {
-    GPUMATMUL_BACKEND_AUTO = 0,   /* cuBLAS where it computes the case, else the tiled kernel */
+    GPUMATMUL_BACKEND_AUTO = 0,   /* the faster of the two for the case (see Multiplication) */
     GPUMATMUL_BACKEND_TILED = 1,  /* pyctk's own shared-memory tiled kernel: every dtype */
     GPUMATMUL_BACKEND_CUBLAS = 2  /* NVIDIA cuBLAS: floating-point and complex dtypes */
 } gpumatmul_backend;
@@ -304,7 +304,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * exceed 2^31 - 1. Any of m, n, k and batch_count may be 0 (k == 0 gives C of
  * zeros, m, n or batch_count == 0 does nothing). NaN and Inf propagate.
  *
- * `backend` picks the implementation (AUTO: cuBLAS where it computes the
+ * `backend` picks the implementation (AUTO: the tiled kernel for a single
+ * product whose m, n and k are all at most 32, where one kernel launch costs
+ * the host half what cuBLAS's call does; otherwise cuBLAS where it computes the
  * dtype at the precision, else the tiled kernel); `precision` how exactly
  * products are computed. gpumatmul_backend_supports says which combinations
  * exist.
@@ -360,6 +362,63 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_device(
     const void *a, int64_t lda, int64_t stride_a,
     const void *b, int64_t ldb, int64_t stride_b,
     void *c, int64_t ldc, int64_t stride_c, void *stream);
+
+/* ---- Described once, run many times ----
+ *
+ * A problem (everything above but the data pointers) in a struct, so that a
+ * caller multiplying many operands of one shape builds it once and passes
+ * three pointers per call: for callers through an FFI (Python's ctypes, ...)
+ * each argument crossing costs time. The fields mean what the arguments of the
+ * same names mean above; the checks, statuses and rules are the same. The
+ * struct is frozen: a later version adds a new struct, never a field. */
+typedef struct gpumatmul_gemm_desc {
+    int32_t backend;   /* a gpumatmul_backend */
+    int32_t dtype;     /* a gpumatmul_dtype */
+    int32_t precision; /* a gpumatmul_precision */
+    int32_t trans_a, trans_b;
+    int64_t m, n, k, batch_count;
+    int64_t lda, stride_a, ldb, stride_b, ldc, stride_c;
+} gpumatmul_gemm_desc;
+
+/* gpumatmul_matmul_strided_batched_device on `desc`'s problem. Statuses as
+ * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read: threads
+ * may share one. */
+GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *context,
+                                                     const gpumatmul_gemm_desc *desc,
+                                                     const void *a, const void *b, void *c,
+                                                     void *stream);
+
+/* gpumatmul_matmul_strided_batched_host on `desc`'s problem. Statuses as
+ * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read. */
+GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *context,
+                                                   const gpumatmul_gemm_desc *desc,
+                                                   const void *a, const void *b, void *c);
+
+/* ---- Device memory ----
+ *
+ * From the context's stream-ordered memory pool (the one the host calls use;
+ * see gpumatmul_matmul_strided_batched_host), which keeps freed memory for the
+ * next allocation instead of returning it to the driver at each
+ * synchronisation as the device's default pool does. That makes an allocation
+ * a few hundred nanoseconds. */
+
+/* Sets *pointer to `bytes` of device memory of the context's device, usable by
+ * work on `stream` (a cudaStream_t of that device; NULL is the legacy default
+ * stream) once the allocation is reached in stream order, and by other streams
+ * after they synchronise with it. `bytes` == 0 gives NULL. Statuses: SUCCESS;
+ * INVALID_ARGUMENT if `context` or `pointer` is NULL; OUT_OF_MEMORY (*pointer
+ * is NULL); CUDA. The calling thread's current device is unchanged. Threads:
+ * any. */
+GPUMATMUL_API gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *context, size_t bytes,
+                                                      void *stream, void **pointer);
+
+/* Returns memory from gpumatmul_device_alloc of the same context to its pool,
+ * in stream order on `stream`: work enqueued on `stream` before the call may
+ * still use it. NULL does nothing. Statuses: SUCCESS; INVALID_ARGUMENT if
+ * `context` is NULL; CUDA. The calling thread's current device is unchanged.
+ * Threads: any. */
+GPUMATMUL_API gpumatmul_status gpumatmul_device_free(gpumatmul_context *context, void *pointer,
+                                                     void *stream);
 
 /* One product at GPUMATMUL_PRECISION_HIGHEST: the strided-batched host call
  * with batch_count 1. (The first ABI; kept for existing programs.) */

@@ -72,32 +72,51 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
            (uint64_t)*bytes <= (uint64_t)PTRDIFF_MAX;
 }
 
-/* Fills *g from the arguments and checks them against the header's contract,
- * before any GPU work. The context comes last, so that a program without a
- * GPU (and so without a context) still sees every other check. */
+/* A single product this small costs less as one launch of the tiled kernel
+ * than as a cuBLAS call, whose host side alone takes about 8.5 us on an H100
+ * (a kernel launch: about 4.5 us); measured by benchmarks/matmul.py's
+ * "device-call-tiny" rows. */
+static const int64_t auto_tiled_max_dim = 32;
+
+/* AUTO's choice for one problem: the tiled kernel for a tiny single product
+ * where it computes the case, else choose_backend's. */
+static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backend *chosen,
+                                   int *family) {
+    if (p->backend == GPUMATMUL_BACKEND_AUTO && p->batch_count == 1 &&
+        p->m <= auto_tiled_max_dim && p->n <= auto_tiled_max_dim &&
+        p->k <= auto_tiled_max_dim &&
+        choose_backend(GPUMATMUL_BACKEND_TILED, (gpumatmul_dtype)p->dtype,
+                       (gpumatmul_precision)p->precision, chosen, family) == GPUMATMUL_SUCCESS)
+        return GPUMATMUL_SUCCESS;
+    return choose_backend((gpumatmul_backend)p->backend, (gpumatmul_dtype)p->dtype,
+                          (gpumatmul_precision)p->precision, chosen, family);
+}
+
+/* Fills *g from the problem and data and checks them against the header's
+ * contract, before any GPU work. The context comes last, so that a program
+ * without a GPU (and so without a context) still sees every other check. */
 static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
-                                gpumatmul_backend backend, gpumatmul_dtype dtype,
-                                gpumatmul_precision precision, int trans_a, int trans_b,
-                                int64_t m, int64_t n, int64_t k, int64_t batch,
-                                const void *a, int64_t lda, int64_t stride_a,
-                                const void *b, int64_t ldb, int64_t stride_b,
-                                void *c, int64_t ldc, int64_t stride_c) {
+                                const gpumatmul_gemm_desc *p, const void *a, const void *b,
+                                void *c) {
     const struct {
         const char *name, *matrix; /* "a" for lda and stride_a, "A" for the matrix */
         const struct layout *layout;
         const void *data;
     } operands[] = {{"a", "A", &g->la, a}, {"b", "B", &g->lb, b}, {"c", "C", &g->lc, c}};
-    int64_t span, c_matrix;
+    int64_t span, c_matrix, m, n, k, batch, ldc, stride_c;
     gpumatmul_status status;
-    int i;
-    *g = (struct gemm){.dtype = dtype, .precision = precision, .trans_a = trans_a,
+    int i, trans_a, trans_b;
+    if (!p) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "desc is NULL");
+    m = p->m, n = p->n, k = p->k, batch = p->batch_count, ldc = p->ldc, stride_c = p->stride_c;
+    trans_a = p->trans_a, trans_b = p->trans_b;
+    *g = (struct gemm){.precision = (gpumatmul_precision)p->precision, .trans_a = trans_a,
                        .trans_b = trans_b, .m = m, .n = n, .k = k, .batch = batch,
                        .a = a, .b = b, .c = c,
-                       .la = {trans_a ? k : m, trans_a ? m : k, lda, stride_a},
-                       .lb = {trans_b ? n : k, trans_b ? k : n, ldb, stride_b},
+                       .la = {trans_a ? k : m, trans_a ? m : k, p->lda, p->stride_a},
+                       .lb = {trans_b ? n : k, trans_b ? k : n, p->ldb, p->stride_b},
                        .lc = {m, n, ldc, stride_c}};
-    if ((status = choose_backend(backend, dtype, precision, &g->backend, &g->family)))
-        return status;
+    if ((status = choose_for(p, &g->backend, &g->family))) return status;
+    g->dtype = (gpumatmul_dtype)p->dtype; /* a valid one: choose_for checked it */
     if (m < 0 || n < 0 || k < 0 || batch < 0)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "negative size: m=%lld n=%lld k=%lld batch_count=%lld", (long long)m,
@@ -113,7 +132,7 @@ static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                              "ld%s=%lld is too small: %s is stored with %lld columns, and ld%s "
                              "must be at least max(1, columns)",
                              name, (long long)l->ld, matrix, (long long)l->cols, name);
-        if (!span_fits(l, batch, dtype_infos[dtype].size, &span))
+        if (!span_fits(l, batch, dtype_infos[g->dtype].size, &span))
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                              "%s spans more bytes than a pointer can address (batch_count=%lld, "
                              "stride_%s=%lld, ld%s=%lld)",
@@ -233,15 +252,20 @@ gpumatmul_status gpumatmul_matmul_strided_batched_device(
     gpumatmul_precision precision, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     int64_t batch_count, const void *a, int64_t lda, int64_t stride_a, const void *b,
     int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c, void *stream) {
+    const gpumatmul_gemm_desc desc = {backend, dtype, precision, trans_a, trans_b, m, n, k,
+                                      batch_count, lda, stride_a, ldb, stride_b, ldc, stride_c};
+    return gpumatmul_gemm_device(ctx, &desc, a, b, c, stream);
+}
+
+gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
+                                       const void *a, const void *b, void *c, void *stream) {
     struct gemm g;
     int previous;
-    gpumatmul_status status =
-        prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
-                lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c);
     if (status || nothing_to_do(&g)) return status;
     if ((status = enter_device(ctx->device, &previous))) return status;
-    status = k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
-                    : multiply(ctx, NULL, &g, (cudaStream_t)stream);
+    status = g.k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
+                      : multiply(ctx, NULL, &g, (cudaStream_t)stream);
     return leave_device(previous, status);
 }
 
@@ -302,6 +326,13 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     gpumatmul_precision precision, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     int64_t batch_count, const void *a, int64_t lda, int64_t stride_a, const void *b,
     int64_t ldb, int64_t stride_b, void *c, int64_t ldc, int64_t stride_c) {
+    const gpumatmul_gemm_desc desc = {backend, dtype, precision, trans_a, trans_b, m, n, k,
+                                      batch_count, lda, stride_a, ldb, stride_b, ldc, stride_c};
+    return gpumatmul_gemm_host(ctx, &desc, a, b, c);
+}
+
+gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
+                                     const void *a, const void *b, void *c) {
     struct gemm g, d; /* the caller's problem, and the same on device copies */
     void *da = NULL, *db = NULL, *dc = NULL;
     size_t size;
@@ -310,14 +341,13 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     cudaError_t synchronized;
     int64_t z, i;
     int previous;
-    gpumatmul_status status =
-        prepare(&g, ctx, backend, dtype, precision, trans_a, trans_b, m, n, k, batch_count, a,
-                lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c);
     if (status || nothing_to_do(&g)) return status;
-    size = dtype_infos[dtype].size;
-    if (k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
-        for (z = 0; z < batch_count; ++z)
-            for (i = 0; i < m; ++i) memset(at(c, z * stride_c + i * ldc, size), 0, (size_t)n * size);
+    size = dtype_infos[g.dtype].size;
+    if (g.k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
+        for (z = 0; z < g.batch; ++z)
+            for (i = 0; i < g.m; ++i)
+                memset(at(c, z * g.lc.stride + i * g.lc.ld, size), 0, (size_t)g.n * size);
         return GPUMATMUL_SUCCESS;
     }
     if ((status = enter_device(ctx->device, &previous))) return status;

@@ -37,17 +37,21 @@ static int fails_with(gpumatmul_status status, gpumatmul_status expected, const 
  * return a cudaError_t, 0 for success. */
 static int (*cuda_get_device)(int *device);
 static int (*cuda_set_device)(int device);
+static int (*cuda_memcpy)(void *dst, const void *src, size_t bytes, int kind);
+enum { CUDA_MEMCPY_DEFAULT = 4 }; /* cudaMemcpyDefault: the direction from the pointers */
 
 static int find_cudart(void) {
     /* The program's global scope: it and the libraries loaded at start, libcudart too. */
     void *program = dlopen(NULL, RTLD_LAZY);
     void *get = program ? dlsym(program, "cudaGetDevice") : NULL;
     void *set = program ? dlsym(program, "cudaSetDevice") : NULL;
+    void *copy = program ? dlsym(program, "cudaMemcpy") : NULL;
     /* ISO C has no cast from an object pointer to a function pointer; POSIX makes
      * them the same size. */
     memcpy(&cuda_get_device, &get, sizeof cuda_get_device);
     memcpy(&cuda_set_device, &set, sizeof cuda_set_device);
-    return get && set;
+    memcpy(&cuda_memcpy, &copy, sizeof cuda_memcpy);
+    return get && set && copy;
 }
 
 /* The calling thread's current device; -1 if CUDA cannot say. */
@@ -158,6 +162,17 @@ static void check_arguments(gpumatmul_context *ctx) {
                                                            1, NULL, 2, 0, b, 2, 0, c, 2, 0),
                      GPUMATMUL_ERROR_INVALID_ARGUMENT, "a is NULL"),
           "a NULL A is rejected when A is not empty");
+    {
+        void *pointer = NULL;
+        check(fails_with(gpumatmul_gemm_host(ctx, NULL, a, b, c), GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "desc is NULL") &&
+                  fails_with(gpumatmul_gemm_device(ctx, NULL, a, b, c, NULL),
+                             GPUMATMUL_ERROR_INVALID_ARGUMENT, "desc is NULL") &&
+                  gpumatmul_device_alloc(NULL, 8, NULL, &pointer) ==
+                      GPUMATMUL_ERROR_INVALID_ARGUMENT &&
+                  gpumatmul_device_free(NULL, a, NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
+              "a NULL description or context is rejected");
+    }
     if (!ctx) {
         check(fails_with(MATMUL(any, f32, highest, 2, 2, 2, 2, 2, 0, 2, 4, 2, 4),
                          GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL"),
@@ -222,6 +237,36 @@ static int broadcast_batch(gpumatmul_context *ctx, gpumatmul_backend backend,
         if (is_float ? fc[i] != (float)(int32_t)expected[i] : (uint32_t)c[i] != expected[i])
             return -1;
     return 0;
+}
+
+/* One product described once (gpumatmul_gemm_desc) and run on host memory, then on device
+ * memory from the context's pool: 2x3 @ 3x2. */
+static void check_described(gpumatmul_context *ctx) {
+    const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
+    const float expected[4] = {4, 5, 10, 11};
+    const gpumatmul_gemm_desc desc = {GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
+                                      GPUMATMUL_PRECISION_HIGHEST, 0, 0, 2, 2, 3, 1,
+                                      3, 0, 2, 0, 2, 0};
+    float c[4] = {0};
+    void *da = NULL, *db = NULL, *dc = NULL, *none = &none;
+    check(gpumatmul_gemm_host(ctx, &desc, a, b, c) == GPUMATMUL_SUCCESS &&
+              memcmp(c, expected, sizeof c) == 0,
+          "a described product on host memory");
+    memset(c, 0, sizeof c);
+    check(!gpumatmul_device_alloc(ctx, sizeof a, NULL, &da) &&
+              !gpumatmul_device_alloc(ctx, sizeof b, NULL, &db) &&
+              !gpumatmul_device_alloc(ctx, sizeof c, NULL, &dc) &&
+              !cuda_memcpy(da, a, sizeof a, CUDA_MEMCPY_DEFAULT) &&
+              !cuda_memcpy(db, b, sizeof b, CUDA_MEMCPY_DEFAULT) &&
+              !gpumatmul_gemm_device(ctx, &desc, da, db, dc, NULL) &&
+              !cuda_memcpy(c, dc, sizeof c, CUDA_MEMCPY_DEFAULT) &&
+              memcmp(c, expected, sizeof c) == 0,
+          "a described product on device memory from gpumatmul_device_alloc");
+    check(!gpumatmul_device_free(ctx, da, NULL) && !gpumatmul_device_free(ctx, db, NULL) &&
+              !gpumatmul_device_free(ctx, dc, NULL) && !gpumatmul_device_free(ctx, NULL, NULL),
+          "device memory back to the pool; NULL is a no-op");
+    check(gpumatmul_device_alloc(ctx, 0, NULL, &none) == GPUMATMUL_SUCCESS && none == NULL,
+          "zero bytes are NULL");
 }
 
 static void check_products(gpumatmul_context *ctx) {
@@ -331,7 +376,7 @@ int main(void) {
     check_tables();
     check_null_outputs();
     check(gpumatmul_destroy(NULL) == GPUMATMUL_SUCCESS, "destroying NULL is a no-op");
-    check(find_cudart(), "cudaGetDevice and cudaSetDevice are found in the loaded libcudart");
+    check(find_cudart(), "cudaGetDevice, cudaSetDevice and cudaMemcpy are found in the loaded libcudart");
 
     /* With two GPUs or more the caller works on device 1 and the context on device 0, so
      * each call switches devices, and must switch back. */
@@ -353,6 +398,7 @@ int main(void) {
         printf("caller on device %d, context on device 0 (%d GPU(s))\n", caller_device, count);
         check(current_device() == caller_device, "create leaves the caller's current device");
         check_products(ctx);
+        check_described(ctx);
         check(current_device() == caller_device, "products leave the caller's current device");
         check(gpumatmul_device_memory(0, &free_bytes, &total_bytes) == GPUMATMUL_SUCCESS &&
                   free_bytes <= total_bytes && total_bytes > 0 && current_device() == caller_device,
