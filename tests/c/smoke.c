@@ -240,7 +240,8 @@ static int broadcast_batch(gpumatmul_context *ctx, gpumatmul_backend backend,
 }
 
 /* One product described once (gpumatmul_gemm_desc) and run on host memory, then on device
- * memory from the context's pool: 2x3 @ 3x2. */
+ * memory from the context's pool: 2x3 @ 3x2. Pool memory is for its own device only, so the
+ * copies run on the context's device 0 (gpumatmul_* calls switch by themselves). */
 static void check_described(gpumatmul_context *ctx) {
     const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
     const float expected[4] = {4, 5, 10, 11};
@@ -249,11 +250,13 @@ static void check_described(gpumatmul_context *ctx) {
                                       3, 0, 2, 0, 2, 0};
     float c[4] = {0};
     void *da = NULL, *db = NULL, *dc = NULL, *none = &none;
+    int caller;
     check(gpumatmul_gemm_host(ctx, &desc, a, b, c) == GPUMATMUL_SUCCESS &&
               memcmp(c, expected, sizeof c) == 0,
           "a described product on host memory");
     memset(c, 0, sizeof c);
-    check(!gpumatmul_device_alloc(ctx, sizeof a, NULL, &da) &&
+    caller = current_device();
+    check(!cuda_set_device(0) && !gpumatmul_device_alloc(ctx, sizeof a, NULL, &da) &&
               !gpumatmul_device_alloc(ctx, sizeof b, NULL, &db) &&
               !gpumatmul_device_alloc(ctx, sizeof c, NULL, &dc) &&
               !cuda_memcpy(da, a, sizeof a, CUDA_MEMCPY_DEFAULT) &&
@@ -262,6 +265,7 @@ static void check_described(gpumatmul_context *ctx) {
               !cuda_memcpy(c, dc, sizeof c, CUDA_MEMCPY_DEFAULT) &&
               memcmp(c, expected, sizeof c) == 0,
           "a described product on device memory from gpumatmul_device_alloc");
+    check(!cuda_set_device(caller), "back on the caller's device");
     check(!gpumatmul_device_free(ctx, da, NULL) && !gpumatmul_device_free(ctx, db, NULL) &&
               !gpumatmul_device_free(ctx, dc, NULL) && !gpumatmul_device_free(ctx, NULL, NULL),
           "device memory back to the pool; NULL is a no-op");
