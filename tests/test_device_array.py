@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import gemm_emulation
 import pyctk
 from pyctk import _contexts, _cudart, _device_array, _dlpack, _interop, _library, _status
 from pyctk._dlpack import kDLCPU, kDLCUDA
@@ -715,6 +716,11 @@ class FakeLibrary:
         self.message = f"device {device} does not exist".encode()
         return _status.NO_DEVICE
 
+    def gpumatmul_gemm_device(self, context, desc, a, b, c, stream):
+        """The product on the fake's host memory, at once (every stream runs at once here)."""
+        self.runtime.on_current()  # the fake checks pointers against the current device
+        return gemm_emulation.gemm(desc, a, b, c)
+
     def gpumatmul_last_error_message(self):
         return self.message
 
@@ -904,3 +910,25 @@ def test_repr(cuda):
                                                            "             [0, 0]], dtype=int64, device=0)")
     assert repr(_device_array.empty((100, 100), np.float16, device=1)) == (
         "DeviceArray(shape=(100, 100), dtype=float16, device=1)")
+
+
+def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch):
+    """The first product of a layout takes the full path and keeps a plan; later ones of the
+    same layouts run by it (no full path), each on its own operands."""
+    from pyctk import _device_matmul
+
+    full_paths = []
+    full_path = _device_matmul.matmul
+    monkeypatch.setattr(_device_matmul, "matmul", lambda *args: (full_paths.append(1), full_path(*args))[1])
+    monkeypatch.setattr(_device_matmul, "_plans", {})
+    rng = np.random.default_rng(4)
+    for round_ in range(3):
+        a, b = rng.standard_normal((3, 5, 4)), rng.standard_normal((4, 6))
+        da, db = _device_array.asarray(a), _device_array.asarray(b)
+        for x, y, expected in ((da, db, a @ b), (da[1].T, da[2], a[1].T @ a[2]),
+                               (db.T[1:3], db[:, 0], b.T[1:3] @ b[:, 0])):
+            result = pyctk.matmul(x, y)
+            assert result.shape == expected.shape and result.dtype == expected.dtype
+            np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
+        assert len(full_paths) == 3, f"round {round_}: {len(full_paths)} full paths"
+    assert len(_device_matmul._plans) == 3

@@ -24,6 +24,7 @@ from hypothesis import event, given, settings
 import pyctk
 from pyctk import _contexts, _dtypes, _library
 
+import gemm_emulation
 from conftest import gpu_unavailable_reason
 from strategies import SUPPORTED, MatmulCase, matmul_cases
 
@@ -125,39 +126,15 @@ def test_same_exception_or_result_as_numpy(case: MatmulCase):
     check_against_numpy(case)
 
 
-DTYPES_BY_CODE = {_dtypes.CODES[dtype.name]: dtype for dtype in SUPPORTED}
 REAL_CALL = _library.call
 
 
-def stored_matrices(dtype: np.dtype, pointer: int, ld: int, stride: int, batch: int, rows: int,
-                    cols: int) -> np.ndarray:
-    """The (batch, rows, cols) row-major matrices at ``pointer`` as gpumatmul.h lays them out."""
-    assert ld >= max(cols, 1) and stride >= 0, (ld, cols, stride)
-    extent = (batch - 1) * stride + (rows - 1) * ld + cols
-    size = dtype.itemsize
-    memory = np.frombuffer((ctypes.c_char * (extent * size)).from_address(pointer), dtype)
-    return np.lib.stride_tricks.as_strided(memory, (batch, rows, cols),
-                                           (stride * size, ld * size, size))
-
-
 def emulated_call(name: str, *args) -> None:
-    """gpumatmul_gemm_host done by NumPy, reading and writing exactly the memory the header
-    says (every A and B read before C is written); other calls are real."""
+    """gpumatmul_gemm_host done by NumPy (gemm_emulation); other calls are real."""
     if name != "gpumatmul_gemm_host":
         return REAL_CALL(name, *args)
     _, desc, a, b, c = args
-    code, trans_a, trans_b, m, n, k, batch = (desc.dtype, desc.trans_a, desc.trans_b, desc.m,
-                                              desc.n, desc.k, desc.batch_count)
-    lda, stride_a, ldb, stride_b, ldc, stride_c = (desc.lda, desc.stride_a, desc.ldb,
-                                                   desc.stride_b, desc.ldc, desc.stride_c)
-    dtype = DTYPES_BY_CODE[code]
-    a = stored_matrices(dtype, a, lda, stride_a, batch, *((k, m) if trans_a else (m, k)))
-    b = stored_matrices(dtype, b, ldb, stride_b, batch, *((n, k) if trans_b else (k, n)))
-    product = np.matmul(a.swapaxes(1, 2) if trans_a else a, b.swapaxes(1, 2) if trans_b else b)
-    assert batch == 1 or stride_c >= m * ldc  # C matrices must not overlap
-    c = stored_matrices(dtype, c, ldc, stride_c, batch, m, n)
-    c[...] = product.astype(dtype)  # bfloat16: NumPy multiplies in float32
-    return None
+    return gemm_emulation.gemm(desc, a, b, c)
 
 
 @QUIET
