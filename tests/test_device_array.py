@@ -518,6 +518,61 @@ def test_cuda_array_interface_operand_with_strides(gpu_pointers):
     assert (operand.strides, operand.readonly, operand.stream) == ((4, 16), True, None)
 
 
+class TorchTensorLike:
+    """A tensor as pyctk's torch reader sees one (its accessors; dtype and layout print as
+    torch's do), with the CUDA Array Interface torch would give it, to compare the two paths."""
+
+    def __init__(self, shape, stride, dtype="torch.float32", device=1, is_cuda=True,
+                 requires_grad=False, layout="torch.strided") -> None:
+        self.shape, self._stride, self.dtype, self._device = shape, stride, dtype, device
+        self.is_cuda, self.requires_grad, self.layout = is_cuda, requires_grad, layout
+
+    def data_ptr(self):
+        return 0x7000
+
+    def stride(self):
+        return self._stride
+
+    def get_device(self):
+        return self._device
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
+        return False
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self.is_cuda:
+            raise AttributeError("not a CUDA tensor")
+        if self.requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+        itemsize = np.dtype(self.dtype.removeprefix("torch.")).itemsize
+        return {"version": 2, "shape": self.shape, "typestr": np.dtype(self.dtype.removeprefix("torch.")).str,
+                "data": (0x7000, False), "strides": tuple(s * itemsize for s in self._stride)}
+
+
+TorchTensorLike.__module__, TorchTensorLike.__qualname__ = "torch", "Tensor"
+
+
+@pytest.mark.parametrize("dtype", ["torch.float32", "torch.float64", "torch.int8", "torch.complex64"])
+def test_torch_reader_reads_what_the_interface_says(gpu_pointers, dtype):
+    x = TorchTensorLike((3, 4), (1, 3), dtype)  # a transposed view
+    read = _interop.device_operand(x)
+    through_interface = _interop._interface_operand(x, x.__cuda_array_interface__)
+    assert read == through_interface
+    assert read.strides == (np.dtype(dtype.removeprefix("torch.")).itemsize, 3 * read.dtype.itemsize)
+
+
+def test_torch_reader_leaves_the_rest_to_the_protocols(gpu_pointers):
+    assert _interop.device_operand(TorchTensorLike((2,), (1,), is_cuda=False)) is None
+    with pytest.raises(RuntimeError, match="requires grad"):  # torch's own refusal, as before
+        _interop.device_operand(TorchTensorLike((2,), (1,), requires_grad=True))
+    sparse = TorchTensorLike((2,), (1,), layout="torch.sparse_coo")
+    assert _interop.device_operand(sparse).strides == (4,)  # read through its interface
+
+
 def test_zero_size_cuda_array_interface_needs_no_cuda_call():
     operand = _interop.device_operand(CaiArray(shape=(0, 3), typestr="<f4", data=(0, False), stream=1))
     assert (operand.pointer, operand.shape, operand.stream) == (0, (0, 3), None)
