@@ -53,25 +53,13 @@ _REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
 
 
 class _Allocation:
-    """``nbytes`` of device memory from pyctk's pool on ``device``, freed when garbage."""
+    """Device memory from pyctk's pool on ``device`` (made by ``allocate``, or by a C call that
+    allocates, such as gpumatmul_gemm_device_new), returned to the pool when garbage."""
 
     __slots__ = ("pointer", "context", "device", "stream")
 
-    def __init__(self, nbytes: int, device: int, stream: int) -> None:
-        self.pointer, self.context, self.device, self.stream = 0, None, device, stream
-        if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
-            return
-        context, pointer = _contexts.context(device), c_void_p()
-        allocate = _library.library().gpumatmul_device_alloc
-        status = allocate(context, nbytes, stream, byref(pointer))
-        if status == _status.OUT_OF_MEMORY:
-            # Garbage arrays may hold the memory: in reference cycles, or anywhere on PyPy,
-            # whose collector runs by host memory use and knows nothing of the GPU's.
-            gc.collect()
-            status = allocate(context, nbytes, stream, byref(pointer))
-        if status:
-            raise _status.error(status)
-        self.pointer, self.context = pointer.value, context
+    def __init__(self, pointer: int, context: Any, device: int, stream: int) -> None:
+        self.pointer, self.context, self.device, self.stream = pointer, context, device, stream
 
     def __del__(self) -> None:
         # Not in a child forked after the memory was allocated: the memory and the context
@@ -80,6 +68,30 @@ class _Allocation:
             # The status is not checked: no one is there to tell. A sticky device error
             # resurfaces at the next call; at exit the runtime may already be unloading.
             _library.library().gpumatmul_device_free(self.context, self.pointer, self.stream)
+
+
+def allocating(call: Any, *args: Any) -> int:
+    """``call(*args)``, a libgpumatmul call that allocates, again after collecting garbage if
+    it ran out of device memory; its status. Garbage arrays may hold the memory: in reference
+    cycles, or anywhere on PyPy, whose collector runs by host memory use and knows nothing of
+    the GPU's."""
+    status = call(*args)
+    if status == _status.OUT_OF_MEMORY:
+        gc.collect()
+        status = call(*args)
+    return status
+
+
+def allocate(nbytes: int, device: int, stream: int) -> _Allocation:
+    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL)."""
+    if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
+        return _Allocation(0, None, device, stream)
+    context, pointer = _contexts.context(device), c_void_p()
+    status = allocating(_library.library().gpumatmul_device_alloc, context, nbytes, stream,
+                        byref(pointer))
+    if status:
+        raise _status.error(status)
+    return _Allocation(pointer.value, context, device, stream)
 
 
 def _device_index(device: Any) -> int:
@@ -442,7 +454,7 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
     (12, 4)
     """
     shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
-    allocation = _Allocation(math.prod(shape) * dtype.itemsize, device, stream)
+    allocation = allocate(math.prod(shape) * dtype.itemsize, device, stream)
     return DeviceArray(allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype,
                        device, allocation, stream=stream)
 

@@ -13,12 +13,13 @@ row pitch and one stack stride cannot say, or of another dtype than the product'
 Repeats. A product into a new result with nothing to copy or wait for is kept as a ``Plan``
 (the C call's ``GemmDesc`` and the result's shape) under its operands' layouts, the stream
 and the options. The next call with the same ones (``repeat``) skips every check and costs
-three crossings into C: allocate the result, multiply, and later free it. DeviceArrays are
+two crossings into C: allocate the result and multiply into it, and later free it. DeviceArrays are
 looked up before anything else; other libraries' arrays once read (``placement``).
 """
 
 from __future__ import annotations
 
+from ctypes import byref, c_void_p
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -33,10 +34,9 @@ class Plan(NamedTuple):
     threads."""
 
     desc: _library.GemmDesc  # the C call's problem: only the pointers change between calls
-    shape: tuple[int, ...]   # the result's
+    shape: tuple[int, ...]   # the result's, which the C call allocates
     strides: tuple[int, ...]
     dtype: np.dtype
-    nbytes: int
 
 
 _plans: dict[tuple, Plan] = {}
@@ -63,12 +63,13 @@ def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, str
     plan = _plans.get((a_layout, b_layout, stream, options))
     if plan is None:
         return None
-    device = a_layout[3]
-    allocation = _device_array._Allocation(plan.nbytes, device, stream)
-    status = _library.library().gpumatmul_gemm_device(
-        allocation.context, plan.desc, a_pointer, b_pointer, allocation.pointer, stream)
+    device, c = a_layout[3], c_void_p()
+    context = _contexts.context(device)
+    status = _device_array.allocating(_library.library().gpumatmul_gemm_device_new, context,
+                                      plan.desc, a_pointer, b_pointer, stream, byref(c))
     if status:
         raise _status.error(status)
+    allocation = _device_array._Allocation(c.value or 0, context, device, stream)
     return DeviceArray(allocation.pointer, plan.shape, plan.strides, plan.dtype, device,
                        allocation, stream=stream)
 
@@ -147,8 +148,8 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
                     x.stream is None or _cudart.same_stream(handle, x.stream) for x in (a, b)):
                 if len(_plans) >= _PLANS_KEPT:
                     _plans.clear()
-                _plans[(operand_layout(a), operand_layout(b), handle, plan_as)] = Plan(desc, result.shape, result.strides, result.dtype,
-                                       result.nbytes)
+                _plans[(operand_layout(a), operand_layout(b), handle, plan_as)] = Plan(
+                    desc, result.shape, result.strides, result.dtype)
             if temporary is not None:
                 _cudart.call("cudaMemcpyAsync", c.pointer, target.pointer, temporary.nbytes,
                              _cudart.DEVICE_TO_DEVICE, handle)

@@ -72,6 +72,8 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_gemm_host": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p]),
     "gpumatmul_gemm_device": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p,
                                       c_void_p]),
+    "gpumatmul_gemm_device_new": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p,
+                                          c_void_p, POINTER(c_void_p)]),
     "gpumatmul_device_alloc": (c_int, [c_void_p, c_size_t, c_void_p, POINTER(c_void_p)]),
     "gpumatmul_device_free": (c_int, [c_void_p, c_void_p, c_void_p]),
     "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),

@@ -776,6 +776,13 @@ class FakeLibrary:
         self.runtime.on_current()  # the fake checks pointers against the current device
         return gemm_emulation.gemm(desc, a, b, c)
 
+    def gpumatmul_gemm_device_new(self, context, desc, a, b, stream, c):
+        """Allocates C as gpumatmul.h says (its span: packed here) and multiplies into it."""
+        elements = (desc.batch_count - 1) * desc.stride_c + (desc.m - 1) * desc.ldc + desc.n
+        nbytes = elements * gemm_emulation.DTYPES_BY_CODE[desc.dtype].itemsize
+        status = self.gpumatmul_device_alloc(context, nbytes, stream, c)
+        return status or self.gpumatmul_gemm_device(context, desc, a, b, c._obj.value, stream)
+
     def gpumatmul_last_error_message(self):
         return self.message
 

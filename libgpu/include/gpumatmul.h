@@ -388,6 +388,19 @@ GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *context,
                                                      const void *a, const void *b, void *c,
                                                      void *stream);
 
+/* gpumatmul_gemm_device into a new C: allocates the bytes C spans as `desc`
+ * lays it out ((batch_count - 1) * stride_c + (m - 1) * ldc + n elements)
+ * from the context's memory pool on `stream`, as gpumatmul_device_alloc does,
+ * multiplies into it and sets *c to it; the caller frees it with
+ * gpumatmul_device_free. One call instead of two, for callers whose every
+ * crossing into C costs time. *c is NULL when C has no elements, and on
+ * failure (nothing is left allocated then). Statuses as gpumatmul_gemm_device,
+ * and INVALID_ARGUMENT if `c` is NULL. */
+GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *context,
+                                                         const gpumatmul_gemm_desc *desc,
+                                                         const void *a, const void *b,
+                                                         void *stream, void **c);
+
 /* gpumatmul_matmul_strided_batched_host on `desc`'s problem. Statuses as
  * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read. */
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *context,

@@ -23,6 +23,7 @@ struct gemm {
     const void *a, *b;
     void *c;
     struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
+    int64_t c_bytes;          /* from C's first element to past its last */
 };
 
 /* CUDA's grid limits (every GPU since compute capability 3.0): larger
@@ -97,7 +98,7 @@ static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backe
  * without a GPU (and so without a context) still sees every other check. */
 static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                                 const gpumatmul_gemm_desc *p, const void *a, const void *b,
-                                void *c) {
+                                void *c, int c_to_allocate) {
     const struct {
         const char *name, *matrix; /* "a" for lda and stride_a, "A" for the matrix */
         const struct layout *layout;
@@ -138,7 +139,8 @@ static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                              "stride_%s=%lld, ld%s=%lld)",
                              matrix, (long long)batch, name, (long long)l->stride, name,
                              (long long)l->ld);
-        if (span > 0 && !operands[i].data)
+        if (i == 2) g->c_bytes = span;
+        if (span > 0 && !operands[i].data && !(i == 2 && c_to_allocate))
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
     }
     /* One C matrix spans (m - 1) * ldc + n elements; the contract asks for m * ldc. */
@@ -261,11 +263,34 @@ gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *ctx, const gpumatmul_g
                                        const void *a, const void *b, void *c, void *stream) {
     struct gemm g;
     int previous;
-    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c);
+    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c, 0);
     if (status || nothing_to_do(&g)) return status;
     if ((status = enter_device(ctx->device, &previous))) return status;
     status = g.k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
                       : multiply(ctx, NULL, &g, (cudaStream_t)stream);
+    return leave_device(previous, status);
+}
+
+gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
+                                           const void *a, const void *b, void *stream,
+                                           void **c) {
+    struct gemm g;
+    int previous;
+    gpumatmul_status status;
+    if (!c) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "c is NULL");
+    *c = NULL;
+    if ((status = prepare(&g, ctx, desc, a, b, NULL, 1)) || g.c_bytes == 0) return status;
+    if ((status = enter_device(ctx->device, &previous))) return status;
+    status = check_cuda(cudaMallocFromPoolAsync(c, (size_t)g.c_bytes, ctx->pool,
+                                                (cudaStream_t)stream),
+                        "cudaMallocFromPoolAsync");
+    if (status == GPUMATMUL_SUCCESS) {
+        g.c = *c;
+        status = g.k == 0 ? zero_device_c(&g, (cudaStream_t)stream)
+                          : multiply(ctx, NULL, &g, (cudaStream_t)stream);
+        if (status) cudaFreeAsync(*c, (cudaStream_t)stream); /* the failure to report is status */
+    }
+    if (status) *c = NULL;
     return leave_device(previous, status);
 }
 
@@ -341,7 +366,7 @@ gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *ctx, const gpumatmul_gem
     cudaError_t synchronized;
     int64_t z, i;
     int previous;
-    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c);
+    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c, 0);
     if (status || nothing_to_do(&g)) return status;
     size = dtype_infos[g.dtype].size;
     if (g.k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */

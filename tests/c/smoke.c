@@ -168,6 +168,11 @@ static void check_arguments(gpumatmul_context *ctx) {
                          "desc is NULL") &&
                   fails_with(gpumatmul_gemm_device(ctx, NULL, a, b, c, NULL),
                              GPUMATMUL_ERROR_INVALID_ARGUMENT, "desc is NULL") &&
+                  fails_with(gpumatmul_gemm_device_new(ctx, NULL, a, b, NULL, &pointer),
+                             GPUMATMUL_ERROR_INVALID_ARGUMENT, "desc is NULL") &&
+                  pointer == NULL &&
+                  fails_with(gpumatmul_gemm_device_new(ctx, NULL, a, b, NULL, NULL),
+                             GPUMATMUL_ERROR_INVALID_ARGUMENT, "c is NULL") &&
                   gpumatmul_device_alloc(NULL, 8, NULL, &pointer) ==
                       GPUMATMUL_ERROR_INVALID_ARGUMENT &&
                   gpumatmul_device_free(NULL, a, NULL) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
@@ -266,6 +271,12 @@ static void check_described(gpumatmul_context *ctx) {
               memcmp(c, expected, sizeof c) == 0,
           "a described product on device memory from gpumatmul_device_alloc");
     check(!cuda_set_device(caller), "back on the caller's device");
+    memset(c, 0, sizeof c);
+    check(!cuda_set_device(0) && !gpumatmul_device_free(ctx, dc, NULL) &&
+              !gpumatmul_gemm_device_new(ctx, &desc, da, db, NULL, &dc) && dc &&
+              !cuda_memcpy(c, dc, sizeof c, CUDA_MEMCPY_DEFAULT) &&
+              memcmp(c, expected, sizeof c) == 0 && !cuda_set_device(caller),
+          "a described product into a new C (gpumatmul_gemm_device_new)");
     check(!gpumatmul_device_free(ctx, da, NULL) && !gpumatmul_device_free(ctx, db, NULL) &&
               !gpumatmul_device_free(ctx, dc, NULL) && !gpumatmul_device_free(ctx, NULL, NULL),
           "device memory back to the pool; NULL is a no-op");
