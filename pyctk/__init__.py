@@ -7,11 +7,11 @@ Importing pyctk loads no CUDA library; the first call that needs the GPU does
 (see pyctk._loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).
 """
 
+import os as _os
 import sys as _sys
-from pathlib import Path as _Path
 
 
-def _hand_over_to_installed_copy(source: _Path):
+def _hand_over_to_installed_copy():
     """The installed pyctk, imported in place of this unbuilt source tree, or an ImportError.
 
     ``python -m pyctk`` (and ``python -m pytest``) put the working directory first on
@@ -24,11 +24,12 @@ def _hand_over_to_installed_copy(source: _Path):
     """
     import importlib.machinery
     import importlib.util
-    import os
+    from pathlib import Path
 
-    others = [entry for entry in _sys.path if _Path(entry or ".").resolve() != source.parent]
+    source = Path(__file__).resolve().parent
+    others = [entry for entry in _sys.path if Path(entry or ".").resolve() != source.parent]
     spec = importlib.machinery.PathFinder.find_spec(__name__, others)
-    installed = _Path(spec.origin).parent if spec and spec.origin else None
+    installed = Path(spec.origin).parent if spec and spec.origin else None
     if installed is None or not (installed / "_build_config.py").is_file():
         raise ImportError(
             f"pyctk is being imported from its source tree, {source}, which is not built "
@@ -36,7 +37,7 @@ def _hand_over_to_installed_copy(source: _Path):
             f"sys.path. Install it first: `pip install .` in the checkout (or `pip install "
             f"pyctk-cu12`); then `import pyctk` and `python -m pyctk` work from anywhere, "
             f"this folder included.", name=__name__)
-    if os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
+    if _os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
         print(f"pyctk.load: {source} is an unbuilt source tree; using the installed pyctk "
               f"at {installed}", file=_sys.stderr, flush=True)
     module = importlib.util.module_from_spec(spec)
@@ -45,8 +46,9 @@ def _hand_over_to_installed_copy(source: _Path):
     return module
 
 
-if not _Path(__file__).with_name("_build_config.py").is_file():
-    _hand_over_to_installed_copy(_Path(__file__).resolve().parent)
+# os.path, not pathlib: NumPy does not import pathlib, which would cost `import pyctk` ~4 ms.
+if not _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "_build_config.py")):
+    _hand_over_to_installed_copy()
 else:
     from ._build_config import VERSION as __version__
     from ._device_array import DeviceArray, asarray, empty, from_dlpack, zeros

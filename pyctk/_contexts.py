@@ -15,9 +15,9 @@ CUDA. A child forked before any GPU use creates its own contexts when it needs t
 
 from __future__ import annotations
 
+import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
 import os
-import threading
 from contextlib import contextmanager
 from ctypes import c_void_p
 from typing import Iterator
@@ -26,7 +26,7 @@ from . import _cudart, _library, _status
 from ._errors import ForkedAfterCudaError
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
-_lock = threading.Lock()             # held only while a context is created
+_lock = _thread.allocate_lock()      # held only while a context is created
 _cuda_started = False                # a pyctk call reached the CUDA driver in this process
 _forked_after_cuda = False           # this process was forked from one where it had
 
@@ -99,7 +99,7 @@ def _after_fork_in_child() -> None:
     global _contexts, _lock, _forked_after_cuda
     _forked_after_cuda = _forked_after_cuda or _cuda_started
     _contexts = {}            # the parent's: never to be used, nor destroyed, here
-    _lock = threading.Lock()  # a parent thread creating a context at the fork holds the old one forever
+    _lock = _thread.allocate_lock()  # a parent thread creating a context at the fork holds the old one forever
 
 
 if hasattr(os, "register_at_fork"):  # POSIX

@@ -16,14 +16,14 @@ thread's current device, and it always restores it.
 
 from __future__ import annotations
 
+import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
 import os
-import threading
 from contextlib import contextmanager
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
 from typing import Iterator
 
-from . import _loader, _status
+from . import _status
 from ._build_config import CUDA_MAJOR
 
 
@@ -62,7 +62,7 @@ _PROTOTYPES = {
 }
 
 _runtime: ctypes.CDLL | None = None
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def runtime() -> ctypes.CDLL:
@@ -76,6 +76,7 @@ def runtime() -> ctypes.CDLL:
     if _runtime is not None:  # the per-call path takes no lock
         return _runtime
     from . import _contexts  # imported here: it imports this module
+    from . import _loader  # imported here: `import pyctk` does not need the loader
 
     with _lock:
         if _runtime is None:
@@ -96,7 +97,7 @@ def _forget_in_child() -> None:
     global _runtime, _lock
     # The child's first runtime() then goes through the fork check; a parent thread that
     # was loading the runtime at the fork would hold the old lock forever.
-    _runtime, _lock = None, threading.Lock()
+    _runtime, _lock = None, _thread.allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):  # POSIX

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import metadata
-
 from ._build_config import CUDA_MAJOR
 
 DISTRIBUTIONS = ("pyctk-cu12", "pyctk-cu13")
@@ -11,6 +9,8 @@ DISTRIBUTIONS = ("pyctk-cu12", "pyctk-cu13")
 
 def installed() -> list[str]:
     """The pyctk distributions installed in this environment."""
+    from importlib import metadata  # here, not at import: it costs `import pyctk` ~30 ms
+
     found = []
     for name in DISTRIBUTIONS:
         try:

@@ -6,7 +6,7 @@ import ctypes
 import re
 from typing import Any
 
-from . import _contexts, _distributions, _library, _loader
+from . import _contexts, _distributions, _library
 from ._build_config import CUDA_MAJOR, VERSION
 from ._errors import PyctkError
 
@@ -75,6 +75,8 @@ def info() -> dict[str, Any]:
     >>> sorted(report)[:3]
     ['cublas_version', 'cuda_major', 'devices']
     """
+    from . import _loader  # imported here: `import pyctk` does not need the loader
+
     report: dict[str, Any] = {
         "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
         "driver_release": driver_release(), "driver_version": None, "runtime_version": None, "cublas_version": None,

@@ -7,13 +7,13 @@ pyctk._contexts'.
 
 from __future__ import annotations
 
+import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
 import os
-import threading
 import warnings
 from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t, c_void_p
 
-from . import _distributions, _loader, _status
+from . import _distributions, _status
 from ._build_config import CUDA_MAJOR
 
 
@@ -81,7 +81,7 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
 }
 
 _library: ctypes.CDLL | None = None
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def library() -> ctypes.CDLL:
@@ -89,6 +89,8 @@ def library() -> ctypes.CDLL:
     global _library
     if _library is not None:  # the per-call path takes no lock
         return _library
+    from . import _loader  # imported here: `import pyctk` does not need the loader
+
     with _lock:
         if _library is None:
             conflict = _distributions.conflict()
@@ -107,7 +109,7 @@ def _new_lock_in_child() -> None:
     global _lock
     # A parent thread that was loading the library at the fork does not exist in the child,
     # and the lock it held would stay held there forever.
-    _lock = threading.Lock()
+    _lock = _thread.allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -6,7 +6,6 @@ One table for the C library and for the CUDA runtime calls pyctk makes itself
 
 from __future__ import annotations
 
-from . import _loader
 from ._build_config import CUDA_MAJOR
 from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
                       OutOfMemoryError, UnsupportedError)
@@ -47,6 +46,8 @@ def exception(status: int, message: str) -> Exception:
     name = _library.library().gpumatmul_status_name(status).decode()
     message = f"{message} [{name}]"
     if kind is NoDriverError:
+        from . import _loader  # imported here: `import pyctk` does not need the loader
+
         message = f"{message}; {_loader.driver_status()}"
     message = f"{message}. {fix}" if fix else message
     return kind(message, name) if issubclass(kind, CudaError) else kind(message)
