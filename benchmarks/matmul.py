@@ -1,26 +1,64 @@
-"""Benchmark pyctk's backends: prints a table and writes JSON.
+"""Benchmark pyctk side by side with torch, CuPy and NumPy in one process: a table and JSON.
 
-    python benchmarks/matmul.py [--json results.json] [--sizes 1024 4096 8192]
+    python benchmarks/matmul.py [--sizes 1024 4096 8192] [--host-sizes 1024 4096 8192]
+                                [--json results.json] [--quick]
+    python benchmarks/plot.py results.json              # the PNG plots (needs matplotlib)
 
-Rows:
-- "device": operands already on the GPU (allocated through PyTorch, which must
-  be installed), timed with CUDA events around gpumatmul_matmul_device; compared
-  with torch.matmul on the same tensors (TF32 off). Median of --repeats.
-- "device-call": pyctk.matmul called from Python on GPU data (backend "pyctk":
-  DeviceArrays; "pyctk-torch": the torch tensors themselves) against torch.matmul,
-  device time per product over 10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
+Every row has kind, backend, dtype, n, seconds and tflops (2 n^3 flops over seconds; None
+where the row times no product of its own); some kinds add fields, named below.
+
+- "device": operands already on the GPU (allocated through PyTorch), device time (CUDA
+  events) around gpumatmul_matmul_device per backend ("tiled", "cublas") and around
+  torch.matmul on the same tensors (TF32 off); warm-up call, median of --repeats. Run for
+  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time.
+- "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
+  "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
+  10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
   torch.matmul and cupy.matmul, each library on its own arrays.
-- "host": NumPy in, NumPy out through pyctk.matmul (copies included), wall clock,
-  median of --repeats; plus per-call time for tiny 16 x 16 products.
+- "host": NumPy in, NumPy out, float32 (--host-dtypes): pyctk.matmul per backend ("tiled",
+  "cublas"), "torch" (from_numpy(a).cuda() @ ... then .cpu().numpy()), "cupy"
+  (asnumpy(asarray(a) @ asarray(b))) and "numpy" (numpy.matmul on the CPU). New random
+  operands per size, a warm-up call, then wall clock, median of up to --repeats calls,
+  stopping early once HOST_BUDGET_S is spent (NumPy on the CPU at n = 8192: one call takes
+  about a second); "repeats" says how many were timed. Plus "floor_seconds" and
+  "fraction_of_floor" (floor / seconds: 1 is at the floor), defined next.
+- "host-tiny": 16 x 16 float32, NumPy in, NumPy out, per call (wall clock over --calls
+  calls after 100 warm-up calls), the same peers.
+- "startup": fresh process to first result: a new Python that imports NumPy and its library
+  and multiplies two 16 x 16 float32 NumPy arrays back into NumPy; wall clock from just before
+  the process is started to the result; median of --startup-runs after one unrecorded run
+  (which warms the disk cache). pyctk, and CuPy and torch when installed. "runs" says how many.
+- "import": `import pyctk` in a fresh Python that has imported NumPy already (the cost pyctk
+  adds), median of --import-runs after one unrecorded run.
+
+The floor of a host product of n x n by n x n (the JSON's "floor" says it too):
+
+    floor_seconds = max(bytes_in / h2d + bytes_out / d2h, gemm_seconds)
+
+bytes_in = 2 n^2 itemsize (both operands), bytes_out = n^2 itemsize; h2d and d2h the pinned
+bandwidths measured first ("pinned_bandwidth": 256 MiB cudaMemcpyAsync between cudaMallocHost
+memory and device memory, CUDA events, median); gemm_seconds the "device" row's cuBLAS time of
+that dtype and n. No copy beats the bus and no product beats cuBLAS; a product whose copies
+overlap its GEMM completely takes the larger of the two, hence the max. Host rows with no such
+device row (PyTorch missing) get no floor.
+
+Every peer is optional: without torch or CuPy their rows are skipped with a note (printed and
+kept in the JSON's "notes"); without PyTorch there are no "device" and "device-call" rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
+import importlib.util
 import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_void_p
 
 import numpy as np
 
@@ -30,13 +68,138 @@ from pyctk import _library
 DTYPE_CODES = {"float32": 0, "float64": 1}
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"tiled": 1, "cublas": 2}
+HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
+TINY = 16  # n of the "host-tiny" and "startup" products
+FLOOR = ("max(bytes_in / h2d + bytes_out / d2h, gemm_seconds); bytes_in = 2 n^2 itemsize, "
+         "bytes_out = n^2 itemsize, h2d and d2h from pinned_bandwidth (bytes/s), "
+         "gemm_seconds the \"device\" cublas row of that dtype and n")
 
+# The defaults, and --quick: a check, in about a minute, that every row runs.
+SETTINGS = {
+    "full": {"sizes": [1024, 4096, 8192], "host_sizes": [1024, 4096, 8192], "repeats": 10,
+             "calls": 5000, "startup_runs": 3, "import_runs": 9},
+    "quick": {"sizes": [1024], "host_sizes": [1024], "repeats": 3,
+              "calls": 200, "startup_runs": 1, "import_runs": 1},
+}
+
+NOTES: list[str] = []
+
+
+def note(text: str) -> None:
+    """Say why rows are missing or fewer than asked, now and in the JSON."""
+    print(f"({text})")
+    NOTES.append(text)
+
+
+def row(kind: str, backend: str, dtype: str, n: int, seconds: float, **extra) -> dict:
+    """One result of an n x n by n x n product: the fields every row has, then ``extra``."""
+    return {"kind": kind, "backend": backend, "dtype": dtype, "n": n, "seconds": seconds,
+            "tflops": 2 * n**3 / seconds / 1e12, **extra}
+
+
+# ---------------------------------------------------------------------------
+# Pinned bandwidth, through the CUDA runtime pyctk loaded (no PyTorch needed).
+
+HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2  # cudaMemcpyKind
+COPY_BYTES = 256 << 20
+_CUDART = {  # the runtime functions used here: argument types; each returns a cudaError_t
+    "cudaMallocHost": [POINTER(c_void_p), c_size_t],
+    "cudaFreeHost": [c_void_p],
+    "cudaMalloc": [POINTER(c_void_p), c_size_t],
+    "cudaFree": [c_void_p],
+    "cudaMemcpyAsync": [c_void_p, c_void_p, c_size_t, c_int, c_void_p],
+    "cudaEventCreate": [POINTER(c_void_p)],
+    "cudaEventRecord": [c_void_p, c_void_p],
+    "cudaEventSynchronize": [c_void_p],
+    "cudaEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
+    "cudaEventDestroy": [c_void_p],
+}
+
+
+def cudart(report: dict) -> ctypes.CDLL:
+    """The libcudart that pyctk loaded (pyctk.info() lists it), in a handle of our own, so
+    that the prototypes set here are not pyctk's."""
+    path = next(library["path"] for library in report["libraries"] if library["name"] == "cudart")
+    runtime = ctypes.CDLL(path)
+    for name, argtypes in _CUDART.items():
+        function = getattr(runtime, name)
+        function.restype, function.argtypes = c_int, argtypes
+    return runtime
+
+
+def cuda(runtime: ctypes.CDLL, name: str, *args) -> None:
+    result = getattr(runtime, name)(*args)
+    if result:
+        raise RuntimeError(f"{name} failed: cudaError_t {result}")
+
+
+def copy_seconds(runtime: ctypes.CDLL, destination, source, nbytes: int, kind: int) -> float:
+    """Device time of one cudaMemcpyAsync on the legacy stream, between two CUDA events."""
+    start, end = c_void_p(), c_void_p()
+    cuda(runtime, "cudaEventCreate", byref(start))
+    cuda(runtime, "cudaEventCreate", byref(end))
+    try:
+        cuda(runtime, "cudaEventRecord", start, None)
+        cuda(runtime, "cudaMemcpyAsync", destination, source, nbytes, kind, None)
+        cuda(runtime, "cudaEventRecord", end, None)
+        cuda(runtime, "cudaEventSynchronize", end)
+        milliseconds = c_float()
+        cuda(runtime, "cudaEventElapsedTime", byref(milliseconds), start, end)
+        return milliseconds.value / 1e3
+    finally:
+        cuda(runtime, "cudaEventDestroy", start)
+        cuda(runtime, "cudaEventDestroy", end)
+
+
+def pinned_bandwidth(runtime: ctypes.CDLL, repeats: int, nbytes: int = COPY_BYTES) -> dict:
+    """Bytes per second host to device ("h2d") and back ("d2h") between pinned host memory
+    and device memory on the current device: the bus's speed, which no copy of NumPy data beats.
+    Median of ``repeats`` copies each way after one warm-up copy each way."""
+    host, device = c_void_p(), c_void_p()
+    cuda(runtime, "cudaMallocHost", byref(host), nbytes)
+    cuda(runtime, "cudaMalloc", byref(device), nbytes)
+    directions = {"h2d": (device, host, HOST_TO_DEVICE), "d2h": (host, device, DEVICE_TO_HOST)}
+    try:
+        bandwidth = {}
+        for name, (destination, source, kind) in directions.items():
+            times = [copy_seconds(runtime, destination, source, nbytes, kind) for _ in range(repeats + 1)]
+            bandwidth[name] = nbytes / statistics.median(times[1:])
+        return {**bandwidth, "copy_bytes": nbytes}
+    finally:
+        cuda(runtime, "cudaFree", device)
+        cuda(runtime, "cudaFreeHost", host)
+
+
+def floor_seconds(n: int, itemsize: int, bandwidth: dict, gemm_seconds: float) -> float:
+    """The fastest a host product of n x n by n x n could be: FLOOR (see the module docstring)."""
+    bytes_in, bytes_out = 2 * n * n * itemsize, n * n * itemsize
+    return max(bytes_in / bandwidth["h2d"] + bytes_out / bandwidth["d2h"], gemm_seconds)
+
+
+def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
+    """``rows`` with floor_seconds and fraction_of_floor added to each "host" row whose dtype
+    and n have a "device" cuBLAS row (the GEMM time of the floor)."""
+    gemm = {(r["dtype"], r["n"]): r["seconds"] for r in rows
+            if r["kind"] == "device" and r["backend"] == "cublas"}
+
+    def floored(r: dict) -> dict:
+        if r["kind"] != "host" or (r["dtype"], r["n"]) not in gemm:
+            return r
+        floor = floor_seconds(r["n"], np.dtype(r["dtype"]).itemsize, bandwidth, gemm[r["dtype"], r["n"]])
+        return {**r, "floor_seconds": floor, "fraction_of_floor": floor / r["seconds"]}
+
+    return [floored(r) for r in rows]
+
+
+# ---------------------------------------------------------------------------
+# Operands on the GPU (PyTorch's): device time.
 
 def device_rows(sizes, dtypes, repeats):
+    """The GEMM alone: gpumatmul_matmul_device per backend and torch.matmul on torch's tensors."""
     try:
         import torch
     except ImportError:
-        print("(PyTorch not installed: no device-side rows)")
+        note("PyTorch not installed: no device rows, and so no host floors")
         return []
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
@@ -62,53 +225,19 @@ def device_rows(sizes, dtypes, repeats):
                     end.record()
                     end.synchronize()
                     times.append(start.elapsed_time(end) / 1e3)
-                seconds = statistics.median(times)
-                rows.append({"kind": "device", "backend": name, "dtype": dtype, "n": n,
-                             "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
+                rows.append(row("device", name, dtype, n, statistics.median(times)))
     return rows
 
 
-def host_rows(sizes, dtypes, repeats):
-    rows = []
-    rng = np.random.default_rng(0)
-    for dtype in dtypes:
-        for n in sizes:
-            a, b = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
-            for backend in BACKEND_CODES:
-                pyctk.matmul(a, b, backend=backend)
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    pyctk.matmul(a, b, backend=backend)
-                    times.append(time.perf_counter() - start)
-                seconds = statistics.median(times)
-                rows.append({"kind": "host", "backend": backend, "dtype": dtype, "n": n,
-                             "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
-    return rows
-
-
-def tiny_rows(calls=2000):
-    a = np.ones((16, 16), np.float32)
-    rows = []
-    for backend in BACKEND_CODES:
-        pyctk.matmul(a, a, backend=backend)
-        start = time.perf_counter()
-        for _ in range(calls):
-            pyctk.matmul(a, a, backend=backend)
-        seconds = (time.perf_counter() - start) / calls
-        rows.append({"kind": "host-tiny", "backend": backend, "dtype": "float32", "n": 16,
-                     "seconds": seconds, "tflops": 2 * 16**3 / seconds / 1e12})
-    return rows
-
-
-def device_call_rows(sizes, repeats, calls=5000):
+def device_call_rows(sizes, repeats, calls):
     """pyctk.matmul on GPU data side by side with torch.matmul and cupy.matmul, each on its
-    own arrays (pyctk: DeviceArrays; "pyctk-torch": pyctk on the torch tensors, read through
-    their CUDA Array Interface). Per-call time for tiny products (16, 32 and 64, float32:
-    wall clock over many calls, then a synchronise), and device time for large sizes."""
+    own arrays (pyctk: DeviceArrays; "pyctk-torch": pyctk on the torch tensors). Per-call time
+    for tiny products (16, 32 and 64, float32: wall clock over ``calls`` calls, then a
+    synchronise), and device time for large sizes."""
     try:
         import torch
     except ImportError:
+        note("PyTorch not installed: no device-call rows")
         return []
     torch.backends.cuda.matmul.allow_tf32 = False
     peers = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (lambda t: t, pyctk.matmul),
@@ -117,7 +246,7 @@ def device_call_rows(sizes, repeats, calls=5000):
         import cupy
         peers["cupy"] = (cupy.asarray, cupy.matmul)
     except ImportError:
-        pass
+        note("CuPy not installed: no cupy device-call-tiny rows")
     rows = []
     for n in (16, 32, 64):
         a = torch.ones(n, n, device="cuda")
@@ -130,9 +259,7 @@ def device_call_rows(sizes, repeats, calls=5000):
             for _ in range(calls):
                 run(x, x)
             torch.cuda.synchronize()
-            seconds = (time.perf_counter() - start) / calls
-            rows.append({"kind": "device-call-tiny", "backend": name, "dtype": "float32", "n": n,
-                         "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
+            rows.append(row("device-call-tiny", name, "float32", n, (time.perf_counter() - start) / calls))
     for n in sizes:
         a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
         for name in ("pyctk", "pyctk-torch", "torch"):
@@ -152,37 +279,220 @@ def device_call_rows(sizes, repeats, calls=5000):
                 end.record()
                 end.synchronize()
                 times.append(start.elapsed_time(end) / 1e3 / BATCH)
-            seconds = statistics.median(times)
-            rows.append({"kind": "device-call", "backend": name, "dtype": "float32", "n": n,
-                         "seconds": seconds, "tflops": 2 * n**3 / seconds / 1e12})
+            rows.append(row("device-call", name, "float32", n, statistics.median(times)))
     return rows
+
+
+# ---------------------------------------------------------------------------
+# NumPy in, NumPy out: wall clock.
+
+def torch_host():
+    """torch: copy both operands to the GPU, multiply (TF32 off), copy the result back."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return lambda a, b: (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda()).cpu().numpy()
+
+
+def cupy_host():
+    """CuPy: the same three steps through its own arrays."""
+    import cupy
+    return lambda a, b: cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))
+
+
+# backend -> a function making its multiply(a, b) -> NumPy array; ImportError if not installed
+HOST_PEERS = {
+    "tiled": lambda: functools.partial(pyctk.matmul, backend="tiled"),
+    "cublas": lambda: functools.partial(pyctk.matmul, backend="cublas"),
+    "torch": torch_host,
+    "cupy": cupy_host,
+    "numpy": lambda: np.matmul,
+}
+
+
+def host_peers() -> dict:
+    """The HOST_PEERS whose library is installed: backend -> multiply."""
+    peers = {}
+    for name, make in HOST_PEERS.items():
+        try:
+            peers[name] = make()
+        except ImportError:
+            note(f"{name} not installed: no {name} host rows")
+    return peers
+
+
+def operands(n: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two new random n x n arrays (fresh data: nothing cached from an earlier size)."""
+    rng = np.random.default_rng(n)
+    return tuple(rng.standard_normal((n, n)).astype(dtype) for _ in range(2))
+
+
+def wall_times(run, repeats: int, budget: float) -> list[float]:
+    """Wall-clock seconds of up to ``repeats`` calls of ``run``, stopping once ``budget``
+    seconds are spent (one call at least)."""
+    times: list[float] = []
+    while len(times) < repeats and sum(times) < budget:
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def host_rows(sizes, dtypes, repeats, peers):
+    """NumPy in, NumPy out, per peer: wall clock of one call, copies included."""
+    rows = []
+    for dtype in dtypes:
+        for n in sizes:
+            a, b = operands(n, dtype)
+            for name, multiply in peers.items():
+                multiply(a, b)
+                times = wall_times(functools.partial(multiply, a, b), repeats, HOST_BUDGET_S)
+                if len(times) < repeats:
+                    note(f"host {name} {dtype} n={n}: timed {len(times)} times, not {repeats} "
+                         f"(one call takes {times[0]:.2f} s)")
+                rows.append(row("host", name, dtype, n, statistics.median(times), repeats=len(times)))
+    return rows
+
+
+def host_tiny_rows(peers, calls):
+    """Per-call time of a 16 x 16 float32 product, NumPy in, NumPy out."""
+    a, b = operands(TINY, "float32")
+    rows = []
+    for name, multiply in peers.items():
+        for _ in range(100):
+            multiply(a, b)
+        start = time.perf_counter()
+        for _ in range(calls):
+            multiply(a, b)
+        rows.append(row("host-tiny", name, "float32", TINY, (time.perf_counter() - start) / calls))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Fresh processes.
+
+# library -> code that imports it and multiplies NumPy's a and b into a NumPy array
+STARTUP = {
+    "pyctk": "import pyctk\nc = pyctk.matmul(a, b)",
+    "cupy": "import cupy\nc = cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))",
+    "torch": "import torch\nc = (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda()).cpu().numpy()",
+}
+STARTUP_BEFORE = f"import numpy as np\na = b = np.ones(({TINY}, {TINY}), np.float32)\n"
+STARTUP_AFTER = "\nimport time\nprint(time.time())"
+IMPORT_PYCTK = ("import time\nimport numpy\nstart = time.perf_counter()\nimport pyctk\n"
+                "print(time.perf_counter() - start)")
+
+
+def child_output(code: str) -> float:
+    """The number a fresh Python running ``code`` prints last. It runs in an empty folder, so
+    that a checkout's unbuilt pyctk/ in the working directory is not what it imports."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True,
+                              text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def startup_seconds(library: str) -> float:
+    """Wall clock from just before a fresh Python starts to its first product in NumPy."""
+    start = time.time()
+    return child_output(STARTUP_BEFORE + STARTUP[library] + STARTUP_AFTER) - start
+
+
+def median_of_runs(measure, runs: int) -> float:
+    """Median of ``runs`` measurements after one unrecorded (disk cache warm-up)."""
+    measure()
+    return statistics.median([measure() for _ in range(runs)])
+
+
+def process_row(kind: str, backend: str, measure, runs: int) -> list[dict]:
+    """[the row of median_of_runs(measure, runs)], or [] and a note if the child fails."""
+    try:
+        seconds = median_of_runs(measure, runs)
+    except subprocess.CalledProcessError as error:
+        note(f"{kind} {backend}: the fresh process failed: {error.stderr.strip()[-300:]}")
+        return []
+    return [{"kind": kind, "backend": backend, "dtype": None, "n": None, "seconds": seconds,
+             "tflops": None, "runs": runs}]
+
+
+def process_rows(startup_runs: int, import_runs: int) -> list[dict]:
+    """The "startup" row of each installed library of STARTUP, and the "import" row."""
+    rows = []
+    for library in STARTUP:
+        if importlib.util.find_spec(library) is None:
+            note(f"{library} not installed: no startup row for it")
+            continue
+        rows += process_row("startup", library, functools.partial(startup_seconds, library), startup_runs)
+    return rows + process_row("import", "pyctk", functools.partial(child_output, IMPORT_PYCTK), import_runs)
+
+
+# ---------------------------------------------------------------------------
+# Report.
+
+def shown_time(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def table_line(r: dict) -> str:
+    tflops = "" if r["tflops"] is None else f"{r['tflops']:.2f}"
+    fraction = f"{100 * r['fraction_of_floor']:.1f}%" if "fraction_of_floor" in r else ""
+    return (f"{r['kind']:<16} {r['backend']:<11} {r['dtype'] or '':<8} {r['n'] or '':>6} "
+            f"{shown_time(r['seconds']):>12} {tflops:>9} {shown_time(r.get('floor_seconds')):>12} {fraction:>8}")
+
+
+def print_report(device: str, report: dict, bandwidth: dict, rows: list[dict]) -> None:
+    print(f"GPU: {device}; CUDA runtime {report['runtime_version']}, cuBLAS {report['cublas_version']}")
+    print(f"pinned bandwidth: host to device {bandwidth['h2d'] / 1e9:.1f} GB/s, "
+          f"device to host {bandwidth['d2h'] / 1e9:.1f} GB/s")
+    print(f"floor of a host row = {FLOOR}")
+    print(f"{'kind':<16} {'backend':<11} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9} "
+          f"{'floor':>12} {'% floor':>8}")
+    for r in rows:
+        print(table_line(r))
+
+
+def settings(args: argparse.Namespace) -> dict:
+    """SETTINGS for --quick or not, overridden by what the command line gave."""
+    given = {key: value for key, value in vars(args).items() if value is not None}
+    return {**SETTINGS["quick" if args.quick else "full"], **given}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096, 8192])
-    parser.add_argument("--host-sizes", type=int, nargs="+", default=[4096])
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--sizes", type=int, nargs="+", help="n of the device rows (default 1024 4096 8192)")
+    parser.add_argument("--host-sizes", type=int, nargs="+", help="n of the host rows (default 1024 4096 8192)")
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "float64"], help="of the device rows")
+    parser.add_argument("--host-dtypes", nargs="+", default=["float32"])
+    parser.add_argument("--repeats", type=int)
+    parser.add_argument("--calls", type=int, help="calls timed per tiny row")
+    parser.add_argument("--startup-runs", type=int)
+    parser.add_argument("--import-runs", type=int)
     parser.add_argument("--json", default="benchmark-matmul.json")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="one size, few repeats: a check that it all runs")
+    config = settings(parser.parse_args())
 
     report = pyctk.info()
     device = report["devices"][0]["name"] if report["devices"] else None
     if device is None:
         raise SystemExit(f"no GPU: {report['error']}")
-    rows = (device_rows(args.sizes, args.dtypes, args.repeats)
-            + host_rows(args.host_sizes, args.dtypes, max(3, args.repeats // 3)) + tiny_rows()
-            + device_call_rows(args.sizes, args.repeats))
-    print(f"GPU: {device}; CUDA runtime {report['runtime_version']}, cuBLAS {report['cublas_version']}")
-    print(f"{'kind':<16} {'backend':<11} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9}")
-    for row in rows:
-        t = row["seconds"]
-        shown = f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.3f} ms"
-        print(f"{row['kind']:<16} {row['backend']:<11} {row['dtype']:<8} {row['n']:>6} {shown:>12} {row['tflops']:>9.2f}")
-    with open(args.json, "w") as out:
-        json.dump({"device": device, "info": report, "rows": rows}, out, indent=1)
-    print(f"wrote {args.json}")
+    bandwidth = pinned_bandwidth(cudart(report), config["repeats"])
+    peers = host_peers()
+    rows = (device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"], config["repeats"])
+            + host_rows(config["host_sizes"], config["host_dtypes"], config["repeats"], peers)
+            + host_tiny_rows(peers, config["calls"])
+            + device_call_rows(config["sizes"], config["repeats"], config["calls"])
+            + process_rows(config["startup_runs"], config["import_runs"]))
+    rows = with_floors(rows, bandwidth)
+    print_report(device, report, bandwidth, rows)
+    versions = {name: sys.modules[name].__version__ for name in ("numpy", "torch", "cupy") if name in sys.modules}
+    with open(config["json"], "w") as out:
+        json.dump({"device": device, "info": report, "versions": versions, "settings": config,
+                   "pinned_bandwidth": bandwidth, "floor": FLOOR, "notes": NOTES, "rows": rows},
+                  out, indent=1)
+    print(f"wrote {config['json']}")
 
 
 if __name__ == "__main__":
