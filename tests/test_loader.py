@@ -191,7 +191,8 @@ def test_already_loaded_copy_is_reused(fakes, root, run, real_name):
     wheel = place_wheels(fakes, site, 12, WHEEL_IDS)["cudart"]
     other = fakes.place(root / "torch/lib", "libcudart.so.12", 91, real_name=real_name)
     result = run("load('cudart')", search_path=[site], preload=str(root / "torch/lib/libcudart.so.12"),
-                 before="ctypes.CDLL(ARGS['preload'], mode=os.RTLD_GLOBAL)")
+                 # Kept referenced: PyPy unloads a garbage CDLL, and the loader's lazy import may collect.
+                 before="PRELOADED = ctypes.CDLL(ARGS['preload'], mode=os.RTLD_GLOBAL)")
     assert result.value == {"name": "cudart", "path": str(other), "found_via": "already-loaded", "id": 91}
     assert wheel not in result.maps and result.maps == [str(other)]
 
