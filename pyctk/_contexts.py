@@ -26,6 +26,7 @@ from . import _cudart, _library, _status
 from ._errors import ForkedAfterCudaError
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
+_arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
 _lock = _thread.allocate_lock()      # held only while a context is created
 _cuda_started = False                # a pyctk call reached the CUDA driver in this process
 _forked_after_cuda = False           # this process was forked from one where it had
@@ -56,6 +57,16 @@ def context(device: int = 0) -> c_void_p:
             call_starting_cuda("gpumatmul_create", ctypes.byref(handle), device)
             _contexts[device] = handle
     return handle
+
+
+def contexts(devices: tuple[int, ...]) -> ctypes.Array:
+    """The contexts of ``devices`` as a C array (``gpumatmul_context *const *``), made once
+    per tuple: for the host calls, whose every microsecond counts for small products."""
+    array = _arrays.get(devices)
+    if array is None:
+        array = (c_void_p * len(devices))(*(context(device) for device in devices))
+        _arrays[devices] = array
+    return array
 
 
 @contextmanager
@@ -96,9 +107,10 @@ def call_starting_cuda(name: str, *args) -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _contexts, _lock, _forked_after_cuda
+    global _contexts, _arrays, _lock, _forked_after_cuda
     _forked_after_cuda = _forked_after_cuda or _cuda_started
     _contexts = {}            # the parent's: never to be used, nor destroyed, here
+    _arrays = {}
     _lock = _thread.allocate_lock()  # a parent thread creating a context at the fork holds the old one forever
 
 

@@ -39,6 +39,12 @@ class GemmDesc(ctypes.Structure):
                 ("ldc", c_int64), ("stride_c", c_int64)]
 
 
+class HostOptions(ctypes.Structure):
+    """``gpumatmul_host_options`` (gpumatmul.h); ``struct_size`` says which fields it has."""
+
+    _fields_ = [("struct_size", c_size_t), ("device_memory_limit", c_size_t)]
+
+
 # Sizes, leading dimensions and strides are int64_t in the header: no 2^31 limit on this side.
 _MATMUL_ARGS = [c_void_p, c_int, c_int, c_int, c_int, c_int64, c_int64, c_int64,
                 c_void_p, c_int64, c_void_p, c_int64, c_void_p, c_int64]
@@ -70,6 +76,8 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_matmul_strided_batched_host": (c_int, _STRIDED_BATCHED_ARGS),
     "gpumatmul_matmul_strided_batched_device": (c_int, _STRIDED_BATCHED_ARGS + [c_void_p]),
     "gpumatmul_gemm_host": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p]),
+    "gpumatmul_gemm_host_multi": (c_int, [POINTER(c_void_p), c_int, POINTER(GemmDesc), c_void_p,
+                                          c_void_p, c_void_p, POINTER(HostOptions)]),
     "gpumatmul_gemm_device": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p,
                                       c_void_p]),
     "gpumatmul_gemm_device_new": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p,

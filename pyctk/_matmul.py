@@ -13,7 +13,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import _contexts, _device_matmul, _dtypes, _interop, _layout, _library, _shapes
+import ctypes
+
+from . import (_contexts, _device_matmul, _dtypes, _host_options, _interop, _layout,
+               _library, _shapes)
 from ._device_array import DeviceArray
 from ._errors import DeviceMismatchError
 
@@ -22,12 +25,14 @@ Precision = Literal["highest", "tf32", "fp16_accumulate"]
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 _BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
 _PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
+_options: dict[int, _library.HostOptions] = {}  # device memory limit -> the host call's options
 
 
 def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
            casting: Casting = "same_kind", dtype: DTypeLike = None,
            backend: Backend = "auto", precision: Precision = "highest",
-           stream: Any = None, device: int | None = None) -> Any:
+           stream: Any = None, device: int | None = None,
+           devices: _host_options.Devices = None) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Parameters
@@ -65,6 +70,10 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     device : int, optional
         For host operands, the GPU to multiply on (default 0). GPU operands
         are multiplied on their own GPU.
+    devices : "all" or sequence of int, optional
+        For host operands, the GPUs to share the product among (instead of
+        ``device``): the stack, or else the rows of the result, is split
+        evenly and every GPU streams its share at once.
     precision : {"highest", "tf32", "fp16_accumulate"}, optional
         ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
         float32). ``"tf32"`` (float32 and complex64, cuBLAS) multiplies on
@@ -140,7 +149,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
     """
     options = (casting, backend, precision)
-    if (out is None and dtype is None and device is None and type(x1) is DeviceArray
+    if (out is None and dtype is None and device is None and devices is None
+            and type(x1) is DeviceArray
             and type(x2) is DeviceArray):  # a product of these layouts may have run before
         result = _device_matmul.repeat(
             _device_matmul.array_layout(x1), x1._pointer, _device_matmul.array_layout(x2),
@@ -162,6 +172,9 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
                                            stream_handle, options)
             if result is not None:
                 return result
+        if devices is not None:
+            raise ValueError("devices= is for host operands: GPU operands are multiplied on "
+                             "their own GPU")
         if device is not None and device != a.device:
             raise DeviceMismatchError(f"pyctk.matmul: device={device}, but the operands are on GPU "
                                       f"{a.device}; GPU operands are multiplied where they are")
@@ -173,6 +186,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream_handle,
                                      plan_as)
     out = _out_array(out)
+    gpus = _host_options.device_list(devices, device)
+    limit = _host_options.memory_limit()
     _dtypes.check_keyword(dtype)
     if out is not None and not out.flags.writeable:  # after dtype=, as NumPy checks them
         raise ValueError("out is read-only: matmul cannot write its result into it")
@@ -187,20 +202,21 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     if result.size and shapes.k:
         _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
                   _shapes.result_as_matrices(result, shapes), shapes, casting,
-                  (backend_code, dtype_code, precision_code), device or 0)
+                  (backend_code, dtype_code, precision_code), gpus, limit)
     else:  # nothing to compute, or k == 0: zeros of the loop dtype (cast into out), without the GPU
         np.copyto(result, np.zeros((), loop), casting=casting)
     return result[()] if out is None and result.ndim == 0 else result  # 1-D @ 1-D: a scalar
 
 
 def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shapes,
-              casting: str, codes: tuple[int, int, int], device: int) -> None:
+              casting: str, codes: tuple[int, int, int], devices: tuple[int, ...],
+              limit: int) -> None:
     """c = a @ b for stacks of matrices a and b (of the loop dtype) and c (..., m, n), in one call.
 
     C is written in place when the C call can describe it and it has the
     loop dtype; else into a temporary that is then cast into ``c``. Writing
     in place is safe even where ``c`` overlaps ``a`` or ``b``: the host call
-    reads all of A and B before it writes C.
+    then reads all of A and B before it writes C.
     """
     a_stack, b_stack = _layout.operand(a, shapes.batch), _layout.operand(b, shapes.batch)
     c_stack = _layout.target(c) if c.dtype == a.dtype else None
@@ -209,8 +225,12 @@ def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shape
     desc = _library.GemmDesc(*codes, a_stack.transposed, b_stack.transposed, shapes.m, shapes.n,
                              shapes.k, shapes.batch_count, a_stack.ld, a_stack.stride,
                              b_stack.ld, b_stack.stride, c_stack.ld, c_stack.stride)
-    _library.call("gpumatmul_gemm_host", _contexts.context(device), desc,
-                  a_stack.array.ctypes.data, b_stack.array.ctypes.data, c_stack.array.ctypes.data)
+    options = _options.get(limit)
+    if options is None:
+        options = _options[limit] = _library.HostOptions(ctypes.sizeof(_library.HostOptions), limit)
+    _library.call("gpumatmul_gemm_host_multi", _contexts.contexts(devices), len(devices), desc,
+                  a_stack.array.ctypes.data, b_stack.array.ctypes.data, c_stack.array.ctypes.data,
+                  options)
     if c_stack.array is not c:
         np.copyto(c, c_stack.array, casting=casting)
 

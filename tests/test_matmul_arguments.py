@@ -154,7 +154,7 @@ def test_sizes_strides_and_leading_dimensions_are_64_bit():
                                       "stride_b", "ldc", "stride_c")} == {ctypes.c_int64}
 
 
-# ---- How operands reach the C call: gpumatmul_gemm_host, recorded. ----
+# ---- How operands reach the C call: gpumatmul_gemm_host_multi, recorded. ----
 
 class HostCall(NamedTuple):
     context: object
@@ -180,21 +180,23 @@ class HostCall(NamedTuple):
 
 @pytest.fixture
 def host_calls(monkeypatch):
-    """The gpumatmul_gemm_host calls pyctk.matmul makes, recorded, not run."""
+    """The gpumatmul_gemm_host_multi calls pyctk.matmul makes, recorded, not run."""
     calls = []
 
     def call(name, *args):
-        if name == "gpumatmul_gemm_host":
+        if name == "gpumatmul_gemm_host_multi":
             calls.append(host_call(*args))
 
     monkeypatch.setattr(_library, "call", call)
-    monkeypatch.setattr(_contexts, "context", lambda device: "context")
+    monkeypatch.setattr(_contexts, "contexts", lambda devices: devices)
     return calls
 
 
-def host_call(context, desc, a, b, c) -> HostCall:
-    """A gpumatmul_gemm_host call as the strided-batched call's arguments."""
-    return HostCall(context, desc.backend, desc.dtype, desc.precision, desc.trans_a, desc.trans_b,
+def host_call(devices, count, desc, a, b, c, options) -> HostCall:
+    """A gpumatmul_gemm_host_multi call as the strided-batched call's arguments, the
+    contexts given as their devices."""
+    assert count == len(devices) and options.struct_size == ctypes.sizeof(options)
+    return HostCall(devices, desc.backend, desc.dtype, desc.precision, desc.trans_a, desc.trans_b,
                     desc.m, desc.n, desc.k, desc.batch_count, a, desc.lda, desc.stride_a,
                     b, desc.ldb, desc.stride_b, c, desc.ldc, desc.stride_c)
 

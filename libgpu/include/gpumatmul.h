@@ -331,16 +331,17 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * given back under a lock held for microseconds, never across GPU work.
  */
 
-/* A, B and C in host memory (pageable or pinned). Allocates packed device
- * copies from the context's own stream-ordered memory pool (a broadcast
- * operand is copied once), copies A and B in, multiplies, copies C out and
- * frees the device memory, all on its worker's stream (no other call's), which
- * it then synchronises; device memory is returned to the pool on every path,
- * failures included. The pool keeps freed memory for later calls (returning
- * it to the driver at each synchronisation would cost more than a small
- * product) until gpumatmul_destroy. Returns when C is written. Every A and B is read
- * before any C is written, so C may overlap A or B. k == 0 writes zeros into
- * C on the host, with no GPU work. */
+/* A, B and C in host memory (pageable or pinned), any size: products larger
+ * than the GPU's free memory are streamed through it in tiles (see
+ * gpumatmul_gemm_host_multi, which this is with one context and default
+ * options). Copies, products and device memory are the calling worker's alone
+ * (its streams, no other call's); device memory comes from the context's own
+ * stream-ordered pool and is returned to it on every path, failures included.
+ * The pool keeps freed memory for later calls (returning it to the driver at
+ * each synchronisation would cost more than a small product) until
+ * gpumatmul_destroy. Returns when C is written. C may overlap A or B (every A
+ * and B is then read before any C is written, which needs the whole problem
+ * on the GPU). k == 0 writes zeros into C on the host, with no GPU work. */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     gpumatmul_precision precision, int trans_a, int trans_b,
@@ -406,6 +407,63 @@ GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *cont
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *context,
                                                    const gpumatmul_gemm_desc *desc,
                                                    const void *a, const void *b, void *c);
+
+/* ---- Host operands on several GPUs, and larger than a GPU ---- */
+
+/* Options of gpumatmul_gemm_host_multi. Set struct_size to
+ * sizeof(gpumatmul_host_options): fields are only ever appended, and a field
+ * past the caller's struct_size keeps its default. Zero-fill the rest for the
+ * defaults (memset, or = {sizeof(gpumatmul_host_options)}). */
+typedef struct gpumatmul_host_options {
+    size_t struct_size;
+    /* Device bytes each GPU may use for the call; 0 (the default): what it has
+     * free, less up to 256 MiB for cuBLAS and others. A product that does not fit
+     * streams through in tiles, as any does: this caps only how large they
+     * are. */
+    size_t device_memory_limit;
+} gpumatmul_host_options;
+
+/* gpumatmul_gemm_host on one or more GPUs: `contexts` holds `count` contexts,
+ * each of a different device. The batch (when it has at least 4 matrices per
+ * GPU) or else C's rows are shared out evenly, and each GPU multiplies its
+ * share on a thread of its own (the calling thread runs the first); the call
+ * returns when every share is written. `options` may be NULL for the defaults.
+ *
+ * How a share is computed (gpumatmul_gemm_host does the same on one GPU): C is
+ * cut into tiles sized to the GPU memory the call may use (see
+ * gpumatmul_host_options), and A and B need never fit on the GPU at once:
+ * only one row of A, one column of B and their product must. The pieces of A
+ * and B a tile needs are copied up on one stream while the previous tile is
+ * multiplied on another and the one before it copied down on a third. Host
+ * memory goes through pinned staging buffers that each worker keeps (up to
+ * 56 MiB; allocated on its first host call, grown when a call needs more,
+ * freed by gpumatmul_destroy), filled and emptied by a pool of host threads
+ * started on the first large copy, one per CPU the process may run on, which
+ * live as long as the process. Device memory comes from the context's pool,
+ * like the device calls'; if the pool cannot give what the GPU reported free,
+ * the call retries with tiles half the size. When C overlaps A or B in host
+ * memory, every A and B is read before any C is written: then the whole
+ * problem must fit on the first GPU, and only it is used.
+ *
+ * Results are bit-for-bit those of one call per tile: cuBLAS may pick another
+ * algorithm for a tile than for the whole, so a result can differ from a
+ * single GPU's in the last bits (k is never split: each element is one dot
+ * product).
+ *
+ * Statuses: those of gpumatmul_gemm_host, and INVALID_ARGUMENT if `contexts` is
+ * NULL, `count` is not in [1, 64], a context is NULL or two are on one device,
+ * or options->struct_size is too small to be one; OUT_OF_MEMORY if a GPU
+ * cannot hold even one row of A, one column of B and their product within the
+ * limit, or C overlaps A or B and the problem does not fit, or host memory
+ * cannot be pinned for staging. A GPU's failure is reported as "GPU <device>:
+ * <its message>" (the first failing GPU's, in `contexts` order); other GPUs
+ * finish their shares. The calling thread's current device is unchanged.
+ * Threads: as gpumatmul_gemm_host, with each context. */
+GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts,
+                                                         int count,
+                                                         const gpumatmul_gemm_desc *desc,
+                                                         const void *a, const void *b, void *c,
+                                                         const gpumatmul_host_options *options);
 
 /* ---- Device memory ----
  *

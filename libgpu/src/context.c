@@ -90,7 +90,7 @@ static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
 }
 
 static gpumatmul_status destroy_worker(struct worker *w) {
-    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    gpumatmul_status status = destroy_host_staging(w);
     if (w->stream)
         keep_first(&status, check_cuda(cudaStreamDestroy(w->stream), "cudaStreamDestroy"));
     if (w->cublas) keep_first(&status, check_cublas(cublasDestroy(w->cublas), "cublasDestroy"));
@@ -133,6 +133,7 @@ void give_back_worker(gpumatmul_context *ctx, struct worker *worker) {
 gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     gpumatmul_context *ctx;
     gpumatmul_status status;
+    size_t free_bytes;
     int count, previous;
     if (!context) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
     *context = NULL;
@@ -151,6 +152,7 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
      * failure to create one (cuBLAS out of device memory) shows here. */
     if ((status = enter_device(device, &previous)) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
+        (status = check_cuda(cudaMemGetInfo(&free_bytes, &ctx->total_memory), "cudaMemGetInfo")) ||
         (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
         (status = create_worker(&ctx->idle)) || (status = create_pool(ctx))) {
         gpumatmul_destroy(ctx);

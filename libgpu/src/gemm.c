@@ -1,4 +1,4 @@
-/* Matrix multiplication: argument checks, the two backends, and the host path. */
+/* Matrix multiplication: argument checks, the two backends, the device path. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,32 +6,9 @@
 #include "gemm_tiled.h"
 #include "internal.h"
 
-/* How a batch of matrices is stored: matrix i is `rows` x `cols` elements at
- * base + i * stride, element (r, c) at r * ld + c. */
-struct layout {
-    int64_t rows, cols, ld, stride;
-};
-
-/* One checked call. */
-struct gemm {
-    gpumatmul_backend backend; /* the one that computes: never AUTO */
-    int family;                /* its kernel registry row; -1 for cuBLAS */
-    gpumatmul_dtype dtype;
-    gpumatmul_precision precision;
-    int trans_a, trans_b;
-    int64_t m, n, k, batch;
-    const void *a, *b;
-    void *c;
-    struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
-    int64_t c_bytes;          /* from C's first element to past its last */
-};
-
 /* CUDA's grid limits (every GPU since compute capability 3.0): larger
  * problems take several launches. */
 static const int64_t max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
-
-static int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
-static int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
 
 /* x * y and x + y for x, y >= 0: 0 if the result exceeds INT64_MAX. */
 static int mul_fits(int64_t x, int64_t y, int64_t *result) {
@@ -43,11 +20,6 @@ static int add_fits(int64_t x, int64_t y, int64_t *result) {
     if (x > INT64_MAX - y) return 0;
     *result = x + y;
     return 1;
-}
-
-/* Element `offset` of an array of `size`-byte elements. */
-static void *at(const void *base, int64_t offset, size_t size) {
-    return (char *)base + offset * (int64_t)size;
 }
 
 /* How many matrices a batch stores: a zero stride is one matrix for all. */
@@ -93,12 +65,11 @@ static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backe
                           (gpumatmul_precision)p->precision, chosen, family);
 }
 
-/* Fills *g from the problem and data and checks them against the header's
- * contract, before any GPU work. The context comes last, so that a program
- * without a GPU (and so without a context) still sees every other check. */
-static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
-                                const gpumatmul_gemm_desc *p, const void *a, const void *b,
-                                void *c, int c_to_allocate) {
+/* The context is checked last, so that a program without a GPU (and so without
+ * a context) still sees every other check. */
+gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
+                         const gpumatmul_gemm_desc *p, const void *a, const void *b, void *c,
+                         int c_to_allocate) {
     const struct {
         const char *name, *matrix; /* "a" for lda and stride_a, "A" for the matrix */
         const struct layout *layout;
@@ -139,7 +110,7 @@ static gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                              "stride_%s=%lld, ld%s=%lld)",
                              matrix, (long long)batch, name, (long long)l->stride, name,
                              (long long)l->ld);
-        if (i == 2) g->c_bytes = span;
+        *(i == 0 ? &g->a_bytes : i == 1 ? &g->b_bytes : &g->c_bytes) = span;
         if (span > 0 && !operands[i].data && !(i == 2 && c_to_allocate))
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
     }
@@ -223,8 +194,8 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
 /* The product, k > 0, on device memory. `worker` is the host call's; the device
  * call passes NULL and a worker is taken here only for cuBLAS: the kernels need
  * nothing of their own, so their calls never touch the lock. */
-static gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker,
-                                 const struct gemm *g, cudaStream_t stream) {
+gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                          cudaStream_t stream) {
     gpumatmul_status status;
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS) return kernel_gemm(ctx, g, stream);
     if (worker) return cublas_gemm(worker->cublas, g, stream);
@@ -294,58 +265,6 @@ gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *ctx, const gpumatm
     return leave_device(previous, status);
 }
 
-/* ---- The host path: packed device copies of A, B and C ---- */
-
-/* A batch's packed device layout: the matrices it stores, back to back. */
-static struct layout packed(const struct layout *l, int64_t batch) {
-    /* rows * cols <= (rows - 1) * ld + cols: it fits, as prepare() checked the span. */
-    const struct layout p = {l->rows, l->cols, l->cols,
-                             stored_count(l, batch) == 1 ? 0 : l->rows * l->cols};
-    return p;
-}
-
-/* Allocates the packed device copy of a batch from the context's stream-ordered
- * pool; OUT_OF_MEMORY if its size does not even fit in 64 bits. */
-static gpumatmul_status allocate(void **device, const char *name, const struct layout *l,
-                                 int64_t batch, size_t size, cudaMemPool_t pool,
-                                 cudaStream_t stream) {
-    int64_t elements, bytes;
-    if (!mul_fits(l->rows, l->cols, &elements) ||
-        !mul_fits(elements, stored_count(l, batch), &elements) ||
-        !mul_fits(elements, (int64_t)size, &bytes))
-        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
-                         "the device copy of %s would need more than 2^63 bytes", name);
-    return check_cuda(cudaMallocFromPoolAsync(device, (size_t)bytes, pool, stream),
-                      "cudaMallocFromPoolAsync");
-}
-
-/* Copies the stored matrices of a batch between two layouts of the same
- * shape: one cudaMemcpy2DAsync when both are contiguous, else one per matrix. */
-static gpumatmul_status copy_batch(void *dst, const struct layout *dl, const void *src,
-                                   const struct layout *sl, int64_t batch, size_t size,
-                                   enum cudaMemcpyKind kind, cudaStream_t stream) {
-    const int64_t count = stored_count(sl, batch);
-    const int one_call = contiguous(dl, count) && contiguous(sl, count);
-    const int64_t calls = one_call ? 1 : count, rows = one_call ? count * sl->rows : sl->rows;
-    int64_t z;
-    gpumatmul_status status = GPUMATMUL_SUCCESS;
-    for (z = 0; z < calls && !status; ++z)
-        status = check_cuda(cudaMemcpy2DAsync(at(dst, z * dl->stride, size), (size_t)dl->ld * size,
-                                              at(src, z * sl->stride, size), (size_t)sl->ld * size,
-                                              (size_t)sl->cols * size, (size_t)rows, kind, stream),
-                            "cudaMemcpy2DAsync");
-    return status;
-}
-
-/* Returns device memory to the pool; a failure is reported only if nothing
- * failed before it. */
-static void release(void *device, cudaStream_t stream, gpumatmul_status *status) {
-    cudaError_t error;
-    if (!device) return;
-    error = cudaFreeAsync(device, stream);
-    if (*status == GPUMATMUL_SUCCESS) *status = check_cuda(error, "cudaFreeAsync");
-}
-
 gpumatmul_status gpumatmul_matmul_strided_batched_host(
     gpumatmul_context *ctx, gpumatmul_backend backend, gpumatmul_dtype dtype,
     gpumatmul_precision precision, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
@@ -354,56 +273,6 @@ gpumatmul_status gpumatmul_matmul_strided_batched_host(
     const gpumatmul_gemm_desc desc = {backend, dtype, precision, trans_a, trans_b, m, n, k,
                                       batch_count, lda, stride_a, ldb, stride_b, ldc, stride_c};
     return gpumatmul_gemm_host(ctx, &desc, a, b, c);
-}
-
-gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
-                                     const void *a, const void *b, void *c) {
-    struct gemm g, d; /* the caller's problem, and the same on device copies */
-    void *da = NULL, *db = NULL, *dc = NULL;
-    size_t size;
-    struct worker *worker;
-    cudaStream_t stream;
-    cudaError_t synchronized;
-    int64_t z, i;
-    int previous;
-    gpumatmul_status status = prepare(&g, ctx, desc, a, b, c, 0);
-    if (status || nothing_to_do(&g)) return status;
-    size = dtype_infos[g.dtype].size;
-    if (g.k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
-        for (z = 0; z < g.batch; ++z)
-            for (i = 0; i < g.m; ++i)
-                memset(at(c, z * g.lc.stride + i * g.lc.ld, size), 0, (size_t)g.n * size);
-        return GPUMATMUL_SUCCESS;
-    }
-    if ((status = enter_device(ctx->device, &previous))) return status;
-    /* The worker's own stream: this call synchronises it alone, waiting for no
-     * other call's work. */
-    if ((status = take_worker(ctx, &worker))) return leave_device(previous, status);
-    stream = worker->stream;
-    d = g;
-    d.la = packed(&g.la, g.batch);
-    d.lb = packed(&g.lb, g.batch);
-    d.lc = packed(&g.lc, g.batch);
-    /* Every A and B is on the device before any C is written back, so C may
-     * overlap A or B in host memory. */
-    if (!(status = allocate(&da, "A", &g.la, g.batch, size, ctx->pool, stream)) &&
-        !(status = allocate(&db, "B", &g.lb, g.batch, size, ctx->pool, stream)) &&
-        !(status = allocate(&dc, "C", &g.lc, g.batch, size, ctx->pool, stream)) &&
-        !(status = copy_batch(da, &d.la, a, &g.la, g.batch, size, cudaMemcpyHostToDevice, stream)) &&
-        !(status = copy_batch(db, &d.lb, b, &g.lb, g.batch, size, cudaMemcpyHostToDevice, stream))) {
-        d.a = da;
-        d.b = db;
-        d.c = dc;
-        if (!(status = multiply(ctx, worker, &d, stream)))
-            status = copy_batch(c, &g.lc, dc, &d.lc, g.batch, size, cudaMemcpyDeviceToHost, stream);
-    }
-    release(da, stream, &status);
-    release(db, stream, &status);
-    release(dc, stream, &status);
-    synchronized = cudaStreamSynchronize(stream); /* also where a failed kernel shows */
-    if (status == GPUMATMUL_SUCCESS) status = check_cuda(synchronized, "cudaStreamSynchronize");
-    give_back_worker(ctx, worker); /* its stream is idle again */
-    return leave_device(previous, status);
 }
 
 /* ---- The first ABI: one product at the highest precision ---- */

@@ -4,6 +4,22 @@
 
 #include <pthread.h>
 
+/* glibc 2.34 moved pthread_create and pthread_join into libc under a new
+ * version. Binding the old one, in every file that may call them, keeps the
+ * library loadable on glibc 2.17 (where libpthread.so.0, in DT_NEEDED through
+ * meson.build, defines them). */
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 34)
+#if defined(__x86_64__)
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_join, pthread_join@GLIBC_2.2.5");
+#elif defined(__aarch64__)
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.17");
+__asm__(".symver pthread_join, pthread_join@GLIBC_2.17");
+#endif
+#endif
+#endif
+
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -84,11 +100,13 @@ struct driver_api {
 struct worker {
     cublasHandle_t cublas;
     cudaStream_t stream;  /* non-blocking: a host call's copies, allocations, product */
+    struct host_staging *host; /* the host path's own streams and buffers, made on first use */
     struct worker *next;  /* in the context's idle list */
 };
 
 struct gpumatmul_context {
     int device;
+    size_t total_memory; /* the device's, in bytes */
     int image_index;
     struct driver_api driver;
     /* The module and its kernels are only read after gpumatmul_create: shared by
@@ -116,6 +134,92 @@ struct gpumatmul_context {
 gpumatmul_status take_worker(gpumatmul_context *ctx, struct worker **worker);
 /* Returns a worker to the idle list once its call no longer needs it. */
 void give_back_worker(gpumatmul_context *ctx, struct worker *worker);
+
+/* ---- Products (gemm.c), shared with the host path (host_gemm.c) ---- */
+
+/* How a batch of matrices is stored: matrix i is `rows` x `cols` elements at
+ * base + i * stride, element (r, c) at r * ld + c. */
+struct layout {
+    int64_t rows, cols, ld, stride;
+};
+
+/* One checked call. */
+struct gemm {
+    gpumatmul_backend backend; /* the one that computes: never AUTO */
+    int family;                /* its kernel registry row; -1 for cuBLAS */
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    int trans_a, trans_b;
+    int64_t m, n, k, batch;
+    const void *a, *b;
+    void *c;
+    struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
+    int64_t a_bytes, b_bytes, c_bytes; /* from each first element to past its last */
+};
+
+/* Fills *g from the problem and data and checks them against the header's
+ * contract, before any GPU work; `ctx` NULL is INVALID_ARGUMENT, checked last.
+ * With `c_to_allocate`, c may be NULL. */
+gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
+                         const gpumatmul_gemm_desc *p, const void *a, const void *b, void *c,
+                         int c_to_allocate);
+
+/* The product, k > 0, on device memory of the current device, enqueued on
+ * `stream`. `worker` is the caller's, or NULL to take one for cuBLAS. */
+gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                          cudaStream_t stream);
+
+static inline int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
+static inline int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
+
+/* Element `offset` of an array of `size`-byte elements. */
+static inline void *at(const void *base, int64_t offset, size_t size) {
+    return (char *)base + offset * (int64_t)size;
+}
+
+/* ---- The host path (host_gemm.c) ---- */
+
+/* Frees a worker's host-path streams, events and pinned staging, if it has any. */
+gpumatmul_status destroy_host_staging(struct worker *worker);
+
+/* ---- Host copies on a pool of threads (host_copy.c) ---- */
+
+/* Bytes [begin, end) of a piece of lines of `line_bytes` bytes each, packed
+ * back to back on one side (staging) and in the caller's memory on the other:
+ * byte x of the packed piece is byte x % line_bytes of line l = x / line_bytes,
+ * which starts at host + (l / lines_per_matrix) * matrix_pitch +
+ * (l % lines_per_matrix) * line_pitch. `packed` is where byte `begin` is. */
+struct host_copy {
+    char *host, *packed;
+    int64_t begin, end;
+    int64_t line_bytes, lines_per_matrix, line_pitch, matrix_pitch;
+    int to_host; /* packed -> host, else host -> packed */
+};
+
+/* Work for the pool: `run` over [begin, end), cut into parts of part_bytes
+ * aligned at `origin`. The fields after `end` are the pool's. */
+struct host_job {
+    void (*run)(const struct host_job *job, int64_t begin, int64_t end);
+    const struct host_copy *copy; /* for copies */
+    int64_t begin, end, origin, part_bytes, parts, claimed, done;
+    struct host_job *next;
+};
+
+/* Runs the copy, on the calling thread alone if it is small, else on it and
+ * the pool's threads (started on first use, one per CPU the process may run
+ * on), ahead of background work; returns when every byte is copied. Any number
+ * of threads may call it at once. */
+void host_copy_run(const struct host_copy *copy);
+
+/* Starts faulting in, for writing, the pages of [begin, begin + bytes) on the
+ * pool's threads whenever they have nothing else to do, leaving the contents
+ * as they are (concurrent writes are kept). Nothing is done for less than
+ * 1 MiB. The caller must call host_job_wait on `job` before the memory or
+ * `job` goes away. */
+void host_prefault_start(struct host_job *job, void *begin, int64_t bytes);
+
+/* Works on what is left of a started job, then waits until it is done. */
+void host_job_wait(struct host_job *job);
 
 /* ---- The caller's current device (device.c) ---- */
 

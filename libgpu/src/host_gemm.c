@@ -1,0 +1,774 @@
+/* The host path: products of matrices in host memory, streamed through the GPU
+ * in tiles of C.
+ *
+ * A call cuts C into tiles (a few whole matrices of a batch, or rows of one
+ * matrix, or for products larger than the GPU's memory a block of rows and
+ * columns) and runs a pipeline on three streams of its worker: the operands'
+ * pieces a tile needs go up on one, the tile is multiplied on another, and the
+ * finished tile comes down on a third while the next is multiplied. Host memory
+ * moves through pinned staging slots, copied by host_copy.c's threads, so the
+ * bus runs at its pinned speed however the caller's memory was allocated.
+ *
+ * Device memory holds one B panel and `ring` A panels and C tiles; the tile
+ * shape is chosen so that they fit the call's budget (what the GPU has free, or
+ * less if the caller caps it). With several contexts, C's rows (or the batch)
+ * are shared out and each GPU runs the pipeline on its share, on a thread of
+ * its own. */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum {
+    ring = 2,      /* device A panels and C tiles: one multiplied while the other fills or drains */
+    in_slots = 3,  /* pinned staging slots for copies to the GPU */
+    out_slots = 2 * ring, /* and from it: two per C tile */
+};
+/* Pinned staging: each slot at most this big (8 MiB crosses PCIe in 150 us,
+ * long enough to hide a copy's launch; allocating pinned memory costs about
+ * 0.5 ms per MiB, paid once per worker). */
+static const int64_t staging_slot_max = 8 << 20;
+/* C bytes per tile where the tile shape is free: tiles this size keep the
+ * pipeline's first and last steps (which nothing overlaps) short. */
+static const int64_t tile_c_target = 32 << 20;
+/* A matrix whose C is at least this big is cut into up to `overlap_tiles`
+ * tiles of rows, so that copies overlap products; a smaller one is one tile. */
+static const int64_t tile_c_split_min = 2 << 20;
+static const int64_t overlap_tiles = 8;
+/* cuBLAS computes C in blocks 128 to 256 wide: a thinner tile wastes the GPU,
+ * so tiles are cut below this only when memory leaves no choice. */
+static const int64_t efficient_dim = 256;
+/* Up to this many bytes of A, B and C together, a product by one of pyctk's
+ * kernels reads A and B from the pinned staging and writes C there, over the
+ * bus: no device memory, no copies to queue and wait for (a 16 x 16 product
+ * is then one launch and one synchronisation). cuBLAS is never given host
+ * memory: its kernels are not documented to accept it. */
+static const int64_t zero_copy_max = 256 << 10;
+/* Device memory left to cuBLAS's workspace and to others: this much, or an
+ * eighth of what is there if that is less. */
+static const int64_t memory_margin = 256 << 20;
+
+struct host_staging {
+    /* The worker's own stream multiplies; each C tile of the ring comes down
+     * on its own stream, so that the rest of one tile does not wait for the
+     * next tile's product. */
+    cudaStream_t upload, download[ring];
+    cudaEvent_t in_free[in_slots], out_ready[out_slots];
+    cudaEvent_t inputs_ready, allocated, computed[ring], drained[ring];
+    char *pinned; /* in_slots then out_slots slots of slot_bytes */
+    int64_t slot_bytes;
+    int next_in;
+};
+
+static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
+    if (*first == GPUMATMUL_SUCCESS) *first = status;
+}
+
+gpumatmul_status destroy_host_staging(struct worker *worker) {
+    struct host_staging *s = worker->host;
+    cudaEvent_t *events[] = {s ? s->in_free : NULL, s ? s->out_ready : NULL};
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int i, j;
+    if (!s) return GPUMATMUL_SUCCESS;
+    for (i = 0; i < 2; ++i)
+        for (j = 0; j < (i ? out_slots : in_slots); ++j)
+            if (events[i][j]) keep_first(&status, check_cuda(cudaEventDestroy(events[i][j]), "cudaEventDestroy"));
+    for (i = 0; i < ring; ++i) {
+        if (s->computed[i]) keep_first(&status, check_cuda(cudaEventDestroy(s->computed[i]), "cudaEventDestroy"));
+        if (s->drained[i]) keep_first(&status, check_cuda(cudaEventDestroy(s->drained[i]), "cudaEventDestroy"));
+    }
+    if (s->inputs_ready) keep_first(&status, check_cuda(cudaEventDestroy(s->inputs_ready), "cudaEventDestroy"));
+    if (s->allocated) keep_first(&status, check_cuda(cudaEventDestroy(s->allocated), "cudaEventDestroy"));
+    if (s->upload) keep_first(&status, check_cuda(cudaStreamDestroy(s->upload), "cudaStreamDestroy"));
+    for (i = 0; i < ring; ++i)
+        if (s->download[i]) keep_first(&status, check_cuda(cudaStreamDestroy(s->download[i]), "cudaStreamDestroy"));
+    if (s->pinned) keep_first(&status, check_cuda(cudaFreeHost(s->pinned), "cudaFreeHost"));
+    free(s);
+    worker->host = NULL;
+    return status;
+}
+
+static gpumatmul_status create_event(cudaEvent_t *event) {
+    return check_cuda(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
+                      "cudaEventCreateWithFlags");
+}
+
+/* The worker's streams and events, made on its first host call. */
+static gpumatmul_status host_staging(struct worker *worker, struct host_staging **staging) {
+    struct host_staging *s;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int i;
+    if ((*staging = worker->host)) return GPUMATMUL_SUCCESS;
+    if (!(s = worker->host = calloc(1, sizeof *s)))
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for staging");
+    keep_first(&status, check_cuda(cudaStreamCreateWithFlags(&s->upload, cudaStreamNonBlocking),
+                                   "cudaStreamCreateWithFlags"));
+    for (i = 0; i < ring; ++i)
+        keep_first(&status, check_cuda(cudaStreamCreateWithFlags(&s->download[i],
+                                                                 cudaStreamNonBlocking),
+                                       "cudaStreamCreateWithFlags"));
+    for (i = 0; i < in_slots && !status; ++i) status = create_event(&s->in_free[i]);
+    for (i = 0; i < out_slots && !status; ++i) status = create_event(&s->out_ready[i]);
+    for (i = 0; i < ring && !status; ++i)
+        if (!(status = create_event(&s->computed[i]))) status = create_event(&s->drained[i]);
+    if (!status && !(status = create_event(&s->inputs_ready))) status = create_event(&s->allocated);
+    if (status) {
+        destroy_host_staging(worker);
+        return status;
+    }
+    *staging = s;
+    return GPUMATMUL_SUCCESS;
+}
+
+/* Grows the pinned slots to at least `slot_bytes` each (never shrinks: the
+ * next call likely needs as much). */
+static gpumatmul_status reserve_slots(struct host_staging *s, int64_t slot_bytes) {
+    void *pinned;
+    if (s->slot_bytes >= slot_bytes) return GPUMATMUL_SUCCESS;
+    if (s->pinned) {
+        cudaFreeHost(s->pinned); /* no copy uses it: each call ends synchronised */
+        s->pinned = NULL;
+        s->slot_bytes = 0;
+    }
+    /* Mapped: kernels read and write it directly (zero_copy_max). */
+    if (cudaHostAlloc(&pinned, (size_t)(slot_bytes * (in_slots + out_slots)),
+                      cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess) {
+        cudaGetLastError();
+        return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
+                         "cudaHostAlloc could not pin %lld bytes of host memory for staging",
+                         (long long)(slot_bytes * (in_slots + out_slots)));
+    }
+    s->pinned = pinned;
+    s->slot_bytes = slot_bytes;
+    return GPUMATMUL_SUCCESS;
+}
+
+static char *slot(const struct host_staging *s, int index) {
+    return s->pinned + index * s->slot_bytes;
+}
+
+/* ---- Tiles ---- */
+
+/* A tile's shape: zc matrices of the batch, tm rows and tn columns of each. */
+struct plan {
+    int64_t zc, tm, tn;
+    double tiles;                  /* how many tiles cover C */
+    int a_slots, b_slots, c_slots; /* device buffers of each: `ring`, or 1 if one suffices */
+};
+
+static int64_t ceil_div(int64_t x, int64_t y) { return x / y + (x % y != 0); }
+
+static int broadcast(const struct layout *l, int64_t batch) { return batch == 1 || l->stride == 0; }
+
+/* Counts the tiles, and the buffers each operand needs: two, so that the next
+ * piece uploads while the last is multiplied, unless every tile uses the same
+ * piece (B for a 2-D product whose columns are one panel). */
+static void count_tiles(const struct gemm *g, struct plan *p) {
+    const int64_t batches = ceil_div(g->batch, p->zc), rows = ceil_div(g->m, p->tm),
+                  columns = ceil_div(g->n, p->tn);
+    p->tiles = (double)batches * (double)rows * (double)columns;
+    p->a_slots = (broadcast(&g->la, g->batch) ? 1 : batches) * rows > 1 ? ring : 1;
+    p->b_slots = (broadcast(&g->lb, g->batch) ? 1 : batches) * columns > 1 ? ring : 1;
+    p->c_slots = p->tiles > 1 ? ring : 1;
+}
+
+/* Device bytes a plan needs. In floating point: for the largest problems the
+ * product of sizes passes 2^63. */
+static double device_bytes(const struct gemm *g, const struct plan *p) {
+    const double za = broadcast(&g->la, g->batch) ? 1 : (double)p->zc;
+    const double zb = broadcast(&g->lb, g->batch) ? 1 : (double)p->zc;
+    const double k = (double)g->k, tm = (double)p->tm, tn = (double)p->tn;
+    return (double)dtype_infos[g->dtype].size *
+           (p->a_slots * za * tm * k + p->b_slots * zb * k * tn +
+            p->c_slots * (double)p->zc * tm * tn);
+}
+
+/* The tile shape for a budget of device bytes: tiles of about tile_c_target,
+ * several for a large matrix so that copies overlap products, then halved
+ * (batch, then rows, then columns) until they fit. `whole` asks for one tile:
+ * all of A and B on the GPU before any C is written back. */
+static gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whole,
+                                  struct plan *p) {
+    const double c_matrix = (double)g->m * (double)g->n * (double)dtype_infos[g->dtype].size;
+    *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1};
+    if (whole) {
+        p->zc = g->batch;
+    } else if (g->batch > 1 && c_matrix < tile_c_target) {
+        p->zc = min64(g->batch, max64(1, (int64_t)(tile_c_target / max64((int64_t)c_matrix, 1))));
+    } else if (c_matrix >= tile_c_split_min) {
+        const int64_t tiles = max64((int64_t)(c_matrix / tile_c_target) + 1,
+                                    min64(overlap_tiles, (int64_t)(c_matrix / tile_c_split_min)));
+        p->tm = max64(ceil_div(g->m, tiles), min64(g->m, efficient_dim));
+    }
+    for (count_tiles(g, p); device_bytes(g, p) > (double)budget; count_tiles(g, p)) {
+        if (whole)
+            return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
+                             "C overlaps A or B in host memory, so all of A, B and C must be on "
+                             "the GPU at once: %.0f bytes, and %lld bytes may be used; give C "
+                             "memory of its own",
+                             device_bytes(g, p), (long long)budget);
+        if (p->zc > 1) p->zc = ceil_div(p->zc, 2);
+        else if (p->tm > efficient_dim) p->tm = max64(efficient_dim, ceil_div(p->tm, 2));
+        else if (p->tn > efficient_dim) p->tn = max64(efficient_dim, ceil_div(p->tn, 2));
+        else if (p->tm > 1) p->tm = ceil_div(p->tm, 2);
+        else if (p->tn > 1) p->tn = ceil_div(p->tn, 2);
+        else
+            return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
+                             "one row of A, one column of B and their product need %.0f bytes "
+                             "of GPU memory, and %lld bytes may be used (what is free, less up to "
+                             "%lld for cuBLAS, or the caller's limit)",
+                             device_bytes(g, p), (long long)budget, (long long)memory_margin);
+    }
+    return GPUMATMUL_SUCCESS;
+}
+
+/* The device bytes a call may use: at most `limit` if it is not 0, and what
+ * the GPU has, less memory_margin: all it has (`free` 0), asking the driver
+ * nothing (cudaMemGetInfo costs more than a small product), or what is free
+ * (and what the context's pool keeps unused). */
+static gpumatmul_status device_budget(gpumatmul_context *ctx, size_t limit, int free,
+                                      int64_t *budget) {
+    size_t free_bytes, total;
+    cuuint64_t reserved = 0, used = 0;
+    gpumatmul_status status;
+    int64_t available = (int64_t)ctx->total_memory;
+    if (free) {
+        if ((status = check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo")) ||
+            (status = check_cuda(cudaMemPoolGetAttribute(ctx->pool,
+                                                          cudaMemPoolAttrReservedMemCurrent,
+                                                          &reserved), "cudaMemPoolGetAttribute")) ||
+            (status = check_cuda(cudaMemPoolGetAttribute(ctx->pool, cudaMemPoolAttrUsedMemCurrent,
+                                                          &used), "cudaMemPoolGetAttribute")))
+            return status;
+        available = (int64_t)free_bytes + (int64_t)(reserved - used);
+    }
+    available -= min64(memory_margin, available / 8);
+    *budget = limit && (int64_t)limit < available ? (int64_t)limit : available;
+    return GPUMATMUL_SUCCESS;
+}
+
+/* ---- One GPU's pipeline ---- */
+
+/* A part of a stored operand: matrices z0 .. z0 + zc (one if the operand is
+ * broadcast), stored rows r0 .. r0 + rows, columns c0 .. c0 + cols, packed on
+ * the device in that order. */
+struct piece {
+    int64_t z0, zc, r0, rows, c0, cols;
+};
+
+/* An operand's device buffers, each holding one piece. */
+struct panels {
+    void *slot[ring];
+    struct piece held[ring]; /* rows == 0: nothing yet */
+    int64_t last_tile[ring]; /* the last tile whose product reads it; -1: none */
+    int count, current;
+};
+
+struct pipeline {
+    gpumatmul_context *ctx;
+    struct worker *worker;
+    struct host_staging *s;
+    const struct gemm *g;
+    size_t size;
+    cudaStream_t up, compute, down[ring]; /* all `compute` for a single tile */
+    struct panels a, b;
+    void *c[ring]; /* C tiles: tile t's is c[t % ring], copied down on down[t % ring] */
+    /* Tile t's pages of the caller's C are faulted in by prefault[t % ring]
+     * while it is computed (unless `whole`): faulting them as results are
+     * copied in made that copy 7 times slower. */
+    struct host_job prefault[ring];
+    int whole;
+};
+
+static int same_piece(const struct piece *x, const struct piece *y) {
+    return !memcmp(x, y, sizeof *x);
+}
+
+static int64_t piece_bytes(const struct pipeline *q, const struct piece *p) {
+    return p->zc * p->rows * p->cols * (int64_t)q->size;
+}
+
+/* The host side of a piece, for host_copy_run. */
+static struct host_copy host_side(const struct pipeline *q, const void *host,
+                                  const struct layout *l, const struct piece *p, int to_host) {
+    const int64_t size = (int64_t)q->size;
+    const struct host_copy copy = {
+        .host = at(host, p->z0 * l->stride + p->r0 * l->ld + p->c0, q->size),
+        .line_bytes = p->cols * size, .lines_per_matrix = p->rows,
+        .line_pitch = l->ld * size, .matrix_pitch = l->stride * size, .to_host = to_host};
+    return copy;
+}
+
+/* Copies a piece of a host operand into device memory, through the input slots:
+ * each is filled once the copy out of it before has finished. */
+static gpumatmul_status upload(struct pipeline *q, void *device, const void *host,
+                               const struct layout *l, const struct piece *p) {
+    struct host_copy copy = host_side(q, host, l, p, 0);
+    const int64_t total = piece_bytes(q, p);
+    gpumatmul_status status;
+    for (copy.begin = 0; copy.begin < total; copy.begin = copy.end) {
+        const int index = q->s->next_in;
+        q->s->next_in = (index + 1) % in_slots;
+        copy.end = min64(total, copy.begin + q->s->slot_bytes);
+        copy.packed = slot(q->s, index);
+        if ((status = check_cuda(cudaEventSynchronize(q->s->in_free[index]), "cudaEventSynchronize")))
+            return status;
+        host_copy_run(&copy);
+        if ((status = check_cuda(cudaMemcpyAsync((char *)device + copy.begin, copy.packed,
+                                                 (size_t)(copy.end - copy.begin),
+                                                 cudaMemcpyHostToDevice, q->up),
+                                 "cudaMemcpyAsync")) ||
+            (status = check_cuda(cudaEventRecord(q->s->in_free[index], q->up), "cudaEventRecord")))
+            return status;
+    }
+    return GPUMATMUL_SUCCESS;
+}
+
+/* A C tile comes down in chunks through the two output slots of its ring
+ * index: half a tile each, up to a slot, so that a tile that fits comes down
+ * whole as soon as it is computed, while the host is still busy with the
+ * tiles around it. */
+static int64_t chunk_bytes(const struct pipeline *q, int64_t tile_bytes) {
+    return min64(q->s->slot_bytes, max64(ceil_div(tile_bytes, 2), 64 << 10));
+}
+
+static int out_index(int64_t t, int64_t chunk) { return (int)(t % ring) * 2 + (int)(chunk % 2); }
+
+/* Queues the copy of chunk i of tile t (`total` bytes at `device`) into its slot. */
+static gpumatmul_status queue_chunk(struct pipeline *q, const void *device, int64_t total,
+                                    int64_t t, int64_t i) {
+    const int64_t chunk = chunk_bytes(q, total);
+    const int index = out_index(t, i);
+    gpumatmul_status status = check_cuda(
+        cudaMemcpyAsync(slot(q->s, in_slots + index), (const char *)device + i * chunk,
+                        (size_t)min64(chunk, total - i * chunk), cudaMemcpyDeviceToHost,
+                        q->down[t % ring]),
+        "cudaMemcpyAsync");
+    return status ? status : check_cuda(cudaEventRecord(q->s->out_ready[index],
+                                                        q->down[t % ring]),
+                                        "cudaEventRecord");
+}
+
+/* Queues the copy of tile t's first chunks, once its product is done. */
+static gpumatmul_status queue_download(struct pipeline *q, int64_t t, const struct piece *p) {
+    const int64_t total = piece_bytes(q, p);
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int64_t i;
+    if (q->up != q->compute)
+        status = check_cuda(cudaStreamWaitEvent(q->down[t % ring], q->s->computed[t % ring], 0),
+                            "cudaStreamWaitEvent");
+    if (!q->whole) {
+        const struct host_copy c = host_side(q, q->g->c, &q->g->lc, p, 1);
+        const int64_t size = (int64_t)q->size;
+        host_prefault_start(&q->prefault[t % ring], c.host,
+                            ((p->zc - 1) * q->g->lc.stride + (p->rows - 1) * q->g->lc.ld +
+                             p->cols) * size);
+    }
+    for (i = 0; i < min64(ceil_div(total, chunk_bytes(q, total)), 2) && !status; ++i)
+        status = queue_chunk(q, q->c[t % ring], total, t, i);
+    return status;
+}
+
+/* Copies tile t into the caller's C, chunk by chunk as each arrives, queuing
+ * the chunk after next into each slot it empties. */
+static gpumatmul_status finish_download(struct pipeline *q, int64_t t, const struct piece *p) {
+    struct host_copy copy = host_side(q, q->g->c, &q->g->lc, p, 1);
+    const int64_t total = piece_bytes(q, p), chunk = chunk_bytes(q, total);
+    const int64_t chunks = ceil_div(total, chunk);
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int64_t i;
+    host_job_wait(&q->prefault[t % ring]);
+    for (i = 0; i < chunks && !status; ++i) {
+        if ((status = check_cuda(cudaEventSynchronize(q->s->out_ready[out_index(t, i)]),
+                                 "cudaEventSynchronize")))
+            break;
+        copy.begin = i * chunk;
+        copy.end = min64(total, copy.begin + chunk);
+        copy.packed = slot(q->s, in_slots + out_index(t, i));
+        host_copy_run(&copy);
+        if (i + 2 < chunks) status = queue_chunk(q, q->c[t % ring], total, t, i + 2);
+    }
+    if (!status && q->up != q->compute)
+        status = check_cuda(cudaEventRecord(q->s->drained[t % ring], q->down[t % ring]),
+                            "cudaEventRecord");
+    return status;
+}
+
+/* The pieces of A, B and C that tile (z0, i0, j0) of shape p covers. */
+static void tile_pieces(const struct gemm *g, const struct plan *p, int64_t z0, int64_t i0,
+                        int64_t j0, struct piece *a, struct piece *b, struct piece *c) {
+    const int64_t zc = min64(p->zc, g->batch - z0), tm = min64(p->tm, g->m - i0),
+                  tn = min64(p->tn, g->n - j0), k = g->k;
+    const int a_broadcast = broadcast(&g->la, g->batch), b_broadcast = broadcast(&g->lb, g->batch);
+    const int64_t za = a_broadcast ? 0 : z0, zb = b_broadcast ? 0 : z0;
+    const int64_t zca = a_broadcast ? 1 : zc, zcb = b_broadcast ? 1 : zc;
+    *a = g->trans_a ? (struct piece){za, zca, 0, k, i0, tm} : (struct piece){za, zca, i0, tm, 0, k};
+    *b = g->trans_b ? (struct piece){zb, zcb, j0, tn, 0, k} : (struct piece){zb, zcb, 0, k, j0, tn};
+    *c = (struct piece){z0, zc, i0, tm, j0, tn};
+}
+
+/* Makes `panels` hold `piece` for tile t: the current buffer if it does
+ * already, else the other one, once the products reading it are done. */
+static gpumatmul_status place(struct pipeline *q, struct panels *panels, const void *host,
+                              const struct layout *l, const struct piece *piece, int64_t t) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    if (!same_piece(&panels->held[panels->current], piece)) {
+        const int next = (panels->current + 1) % panels->count;
+        const int64_t reader = panels->last_tile[next];
+        if (reader >= 0 && q->up != q->compute)
+            status = check_cuda(cudaStreamWaitEvent(q->up, q->s->computed[reader % ring], 0),
+                                "cudaStreamWaitEvent");
+        if (!status) status = upload(q, panels->slot[next], host, l, piece);
+        if (status) return status;
+        panels->held[next] = *piece;
+        panels->current = next;
+    }
+    panels->last_tile[panels->current] = t;
+    return GPUMATMUL_SUCCESS;
+}
+
+/* Uploads tile t's pieces of A and B (those the GPU does not hold) and queues
+ * its product into C tile t % ring. */
+static gpumatmul_status start_tile(struct pipeline *q, const struct plan *p, int64_t t,
+                                   int64_t z0, int64_t i0, int64_t j0, struct piece *c) {
+    const int r = (int)(t % ring), separate = q->up != q->compute;
+    struct piece a, b;
+    struct gemm product = *q->g;
+    gpumatmul_status status;
+    tile_pieces(q->g, p, z0, i0, j0, &a, &b, c);
+    if ((status = place(q, &q->b, q->g->b, &q->g->lb, &b, t)) ||
+        (status = place(q, &q->a, q->g->a, &q->g->la, &a, t)))
+        return status;
+    if (separate &&
+        ((status = check_cuda(cudaEventRecord(q->s->inputs_ready, q->up), "cudaEventRecord")) ||
+         (status = check_cuda(cudaStreamWaitEvent(q->compute, q->s->inputs_ready, 0),
+                              "cudaStreamWaitEvent"))))
+        return status;
+    if (t >= ring && separate && /* C tile r: tile t - ring's copy out has finished */
+        (status = check_cuda(cudaStreamWaitEvent(q->compute, q->s->drained[r], 0),
+                             "cudaStreamWaitEvent")))
+        return status;
+    product.m = c->rows, product.n = c->cols, product.batch = c->zc;
+    product.a = q->a.slot[q->a.current], product.b = q->b.slot[q->b.current], product.c = q->c[r];
+    product.la = (struct layout){a.rows, a.cols, a.cols, a.zc == 1 ? 0 : a.rows * a.cols};
+    product.lb = (struct layout){b.rows, b.cols, b.cols, b.zc == 1 ? 0 : b.rows * b.cols};
+    product.lc = (struct layout){c->rows, c->cols, c->cols, c->rows * c->cols};
+    if ((status = multiply(q->ctx, q->worker, &product, q->compute))) return status;
+    return check_cuda(cudaEventRecord(q->s->computed[r], q->compute), "cudaEventRecord");
+}
+
+/* Every device buffer of the pipeline, with the bytes a plan gives it (0: not used). */
+static int buffers(struct pipeline *q, const struct plan *p, void ***pointers, int64_t *bytes) {
+    struct piece a, b, c;
+    int i, count = 0;
+    tile_pieces(q->g, p, 0, 0, 0, &a, &b, &c);
+    for (i = 0; i < ring; ++i) {
+        pointers[count] = &q->a.slot[i], bytes[count++] = i < p->a_slots ? piece_bytes(q, &a) : 0;
+        pointers[count] = &q->b.slot[i], bytes[count++] = i < p->b_slots ? piece_bytes(q, &b) : 0;
+        pointers[count] = &q->c[i], bytes[count++] = i < p->c_slots ? piece_bytes(q, &c) : 0;
+    }
+    return count;
+}
+
+/* Returns the pipeline's device memory to the pool, in the compute stream's order. */
+static void free_tiles(struct pipeline *q, const struct plan *p, gpumatmul_status *status) {
+    void **pointers[3 * ring];
+    int64_t bytes[3 * ring];
+    const int count = buffers(q, p, pointers, bytes);
+    int i;
+    for (i = 0; i < count; ++i)
+        if (*pointers[i]) {
+            keep_first(status, check_cuda(cudaFreeAsync(*pointers[i], q->compute), "cudaFreeAsync"));
+            *pointers[i] = NULL;
+        }
+}
+
+/* Allocates the plan's device memory from the context's pool; on failure
+ * frees what it took and reports it. */
+static gpumatmul_status allocate_tiles(struct pipeline *q, const struct plan *p) {
+    void **pointers[3 * ring];
+    int64_t bytes[3 * ring];
+    const int count = buffers(q, p, pointers, bytes);
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int i;
+    for (i = 0; i < ring; ++i) {
+        q->a.held[i].rows = q->b.held[i].rows = 0;
+        q->a.last_tile[i] = q->b.last_tile[i] = -1;
+    }
+    q->a.count = p->a_slots, q->b.count = p->b_slots, q->a.current = q->b.current = 0;
+    for (i = 0; i < count && !status; ++i)
+        if (bytes[i])
+            status = check_cuda(cudaMallocFromPoolAsync(pointers[i], (size_t)bytes[i],
+                                                        q->ctx->pool, q->compute),
+                                "cudaMallocFromPoolAsync");
+    if (status) {
+        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
+        free_tiles(q, p, &status);
+        return status;
+    }
+    if (q->up == q->compute) return GPUMATMUL_SUCCESS;
+    /* The other streams use the memory only after its allocation, in stream order. */
+    if ((status = check_cuda(cudaEventRecord(q->s->allocated, q->compute), "cudaEventRecord")) ||
+        (status = check_cuda(cudaStreamWaitEvent(q->up, q->s->allocated, 0), "cudaStreamWaitEvent")))
+        return status;
+    for (i = 0; i < ring && !status; ++i)
+        status = check_cuda(cudaStreamWaitEvent(q->down[i], q->s->allocated, 0),
+                            "cudaStreamWaitEvent");
+    return status;
+}
+
+/* The plan's tiles in order: batch, then column panels (each B panel is
+ * uploaded once), then rows. Tile t comes down while the host uploads tile
+ * t + 1, and is copied into C after that. */
+static gpumatmul_status run_tiles(struct pipeline *q, const struct plan *p) {
+    const struct gemm *g = q->g;
+    struct piece done = {0, 0, 0, 0, 0, 0}; /* the tile to copy into C next (zc == 0: none) */
+    int64_t t = 0, z0, j0, i0;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    for (z0 = 0; z0 < g->batch && !status; z0 += p->zc)
+        for (j0 = 0; j0 < g->n && !status; j0 += p->tn)
+            for (i0 = 0; i0 < g->m && !status; i0 += p->tm, ++t) {
+                struct piece c;
+                if ((status = start_tile(q, p, t, z0, i0, j0, &c)) ||
+                    (status = queue_download(q, t, &c)))
+                    break;
+                if (done.zc) status = finish_download(q, t - 1, &done);
+                done = c;
+            }
+    if (!status && done.zc) status = finish_download(q, t - 1, &done);
+    return status;
+}
+
+/* The staging slot size for a plan: its largest piece, up to staging_slot_max. */
+static int64_t slot_bytes_for(const struct pipeline *q, const struct plan *p) {
+    struct piece a, b, c;
+    const int64_t page = 4096;
+    tile_pieces(q->g, p, 0, 0, 0, &a, &b, &c);
+    return ceil_div(min64(staging_slot_max, max64(piece_bytes(q, &a),
+                                                  max64(piece_bytes(q, &b), piece_bytes(q, &c)))),
+                    page) * page;
+}
+
+/* A product small enough for zero_copy_max, with one of pyctk's kernels: A
+ * and B are gathered into two input slots, the kernel reads them and writes C
+ * into an output slot over the bus, and C is scattered from there. */
+static gpumatmul_status run_zero_copy(struct pipeline *q, const struct plan *p) {
+    struct piece a, b, c;
+    struct host_copy copy;
+    struct gemm product = *q->g;
+    gpumatmul_status status;
+    tile_pieces(q->g, p, 0, 0, 0, &a, &b, &c);
+    if ((status = reserve_slots(q->s, slot_bytes_for(q, p)))) return status;
+    copy = host_side(q, q->g->a, &q->g->la, &a, 0);
+    copy.begin = 0, copy.end = piece_bytes(q, &a), copy.packed = slot(q->s, 0);
+    host_copy_run(&copy);
+    copy = host_side(q, q->g->b, &q->g->lb, &b, 0);
+    copy.begin = 0, copy.end = piece_bytes(q, &b), copy.packed = slot(q->s, 1);
+    host_copy_run(&copy);
+    product.a = slot(q->s, 0), product.b = slot(q->s, 1), product.c = slot(q->s, in_slots);
+    product.la = (struct layout){a.rows, a.cols, a.cols, a.zc == 1 ? 0 : a.rows * a.cols};
+    product.lb = (struct layout){b.rows, b.cols, b.cols, b.zc == 1 ? 0 : b.rows * b.cols};
+    product.lc = (struct layout){c.rows, c.cols, c.cols, c.rows * c.cols};
+    if ((status = multiply(q->ctx, q->worker, &product, q->compute)) ||
+        (status = check_cuda(cudaStreamSynchronize(q->compute), "cudaStreamSynchronize")))
+        return status;
+    copy = host_side(q, q->g->c, &q->g->lc, &c, 1);
+    copy.begin = 0, copy.end = piece_bytes(q, &c), copy.packed = slot(q->s, in_slots);
+    host_copy_run(&copy);
+    return GPUMATMUL_SUCCESS;
+}
+
+/* The whole product of g on ctx's device, which is current. */
+static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *g, size_t limit,
+                                     int whole) {
+    struct pipeline q;
+    struct plan p;
+    int64_t budget;
+    int i;
+    int asked_free = 0;
+    cudaError_t synchronized;
+    gpumatmul_status status;
+    memset(&q, 0, sizeof q);
+    q.ctx = ctx, q.g = g, q.size = dtype_infos[g->dtype].size, q.whole = whole;
+    if ((status = take_worker(ctx, &q.worker))) return status;
+    if ((status = host_staging(q.worker, &q.s)) ||
+        (status = device_budget(ctx, limit, 0, &budget))) {
+        give_back_worker(ctx, q.worker);
+        return status;
+    }
+    q.compute = q.worker->stream;
+    if (g->backend != GPUMATMUL_BACKEND_CUBLAS &&
+        make_plan(g, zero_copy_max, 1, &p) == GPUMATMUL_SUCCESS) {
+        status = run_zero_copy(&q, &p);
+        keep_first(&status, check_cuda(cudaStreamSynchronize(q.compute), "cudaStreamSynchronize"));
+        give_back_worker(ctx, q.worker);
+        return status;
+    }
+    /* Plan for all the GPU's memory, and allocate. If the pool cannot give it,
+     * plan for what is free; if it still cannot (fragmentation, another
+     * process), for half as much, and so on. */
+    for (;;) {
+        if ((status = make_plan(g, budget, whole, &p))) break;
+        q.up = p.tiles > 1 ? q.s->upload : q.compute;
+        for (i = 0; i < ring; ++i) q.down[i] = p.tiles > 1 ? q.s->download[i] : q.compute;
+        if ((status = allocate_tiles(&q, &p)) != GPUMATMUL_ERROR_OUT_OF_MEMORY || budget == 0)
+            break;
+        if (!asked_free) {
+            asked_free = 1;
+            if ((status = device_budget(ctx, limit, 1, &budget))) break;
+        } else {
+            budget /= 2;
+        }
+    }
+    if (!status) status = reserve_slots(q.s, slot_bytes_for(&q, &p));
+    if (!status) status = run_tiles(&q, &p);
+    /* Whatever happened, nothing may still read or write the caller's memory,
+     * the staging or the tiles when this returns. */
+    if (q.up) {
+        if (q.up != q.compute) {
+            keep_first(&status, check_cuda(cudaStreamSynchronize(q.up), "cudaStreamSynchronize"));
+            for (i = 0; i < ring; ++i)
+                keep_first(&status, check_cuda(cudaStreamSynchronize(q.down[i]),
+                                               "cudaStreamSynchronize"));
+        }
+        free_tiles(&q, &p, &status);
+    }
+    synchronized = cudaStreamSynchronize(q.compute); /* also where a failed kernel shows */
+    keep_first(&status, check_cuda(synchronized, "cudaStreamSynchronize"));
+    for (i = 0; i < ring; ++i) host_job_wait(&q.prefault[i]); /* only after a failure */
+    give_back_worker(ctx, q.worker);
+    return status;
+}
+
+/* ---- Several GPUs ---- */
+
+/* Share `index` of `count` of the product: a range of the batch when it has
+ * matrices enough to go round, else a range of C's rows. */
+static struct gemm share(const struct gemm *g, int index, int count) {
+    const size_t size = dtype_infos[g->dtype].size;
+    struct gemm s = *g;
+    if (g->batch >= 4 * (int64_t)count) {
+        const int64_t z0 = g->batch * index / count, z1 = g->batch * (index + 1) / count;
+        s.batch = z1 - z0;
+        s.a = at(g->a, z0 * g->la.stride, size);
+        s.b = at(g->b, z0 * g->lb.stride, size);
+        s.c = at(g->c, z0 * g->lc.stride, size);
+    } else {
+        const int64_t i0 = g->m * index / count, i1 = g->m * (index + 1) / count;
+        s.m = i1 - i0;
+        s.a = at(g->a, i0 * (g->trans_a ? 1 : g->la.ld), size);
+        if (g->trans_a) s.la.cols = s.m;
+        else s.la.rows = s.m;
+        s.c = at(g->c, i0 * g->lc.ld, size);
+        s.lc.rows = s.m;
+    }
+    s.c_bytes = s.m && s.batch
+                    ? ((s.batch - 1) * s.lc.stride + (s.m - 1) * s.lc.ld + s.n) * (int64_t)size
+                    : 0;
+    return s;
+}
+
+struct device_run {
+    gpumatmul_context *ctx;
+    struct gemm share;
+    size_t limit;
+    int whole;
+    gpumatmul_status status;
+    char message[512]; /* the thread's error message, for the caller's thread */
+};
+
+static void *run_on_device(void *argument) {
+    struct device_run *run = argument;
+    int previous;
+    run->status = GPUMATMUL_SUCCESS;
+    if (run->share.m > 0 && run->share.batch > 0) {
+        if (!(run->status = enter_device(run->ctx->device, &previous)))
+            run->status = run_pipeline(run->ctx, &run->share, run->limit, run->whole);
+        run->status = leave_device(previous, run->status);
+    }
+    if (run->status) {
+        strncpy(run->message, gpumatmul_last_error_message(), sizeof run->message - 1);
+        run->message[sizeof run->message - 1] = '\0';
+    }
+    return NULL;
+}
+
+static int overlaps(const void *x, int64_t x_bytes, const void *y, int64_t y_bytes) {
+    const char *a = x, *b = y;
+    return x_bytes > 0 && y_bytes > 0 && a < b + y_bytes && b < a + x_bytes;
+}
+
+enum { max_devices = 64 };
+
+gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, int count,
+                                           const gpumatmul_gemm_desc *desc, const void *a,
+                                           const void *b, void *c,
+                                           const gpumatmul_host_options *options) {
+    struct device_run runs[max_devices];
+    pthread_t threads[max_devices];
+    int started[max_devices];
+    struct gemm g;
+    size_t limit = 0;
+    int64_t z, i;
+    int d, e, whole;
+    gpumatmul_status status;
+    if (!contexts || count < 1 || count > max_devices)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "contexts must be an array of 1 to %d contexts, not %d", max_devices, count);
+    if (options && options->struct_size < sizeof options->struct_size)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "options->struct_size is %zu: set it to sizeof(gpumatmul_host_options)",
+                         options->struct_size);
+    /* A field past what the caller's struct has keeps its default. */
+    if (options && options->struct_size >= offsetof(gpumatmul_host_options, device_memory_limit) +
+                                                sizeof options->device_memory_limit)
+        limit = options->device_memory_limit;
+    /* prepare checks the first context last, after the problem. */
+    if ((status = prepare(&g, contexts[0], desc, a, b, c, 0))) return status;
+    for (d = 1; d < count; ++d) {
+        if (!contexts[d]) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);
+        for (e = 0; e < d; ++e)
+            if (contexts[e]->device == contexts[d]->device)
+                return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                                 "contexts[%d] and contexts[%d] are both on device %d: give each "
+                                 "GPU once", e, d, contexts[d]->device);
+    }
+    if (g.m == 0 || g.n == 0 || g.batch == 0) return GPUMATMUL_SUCCESS;
+    if (g.k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
+        for (z = 0; z < g.batch; ++z)
+            for (i = 0; i < g.m; ++i)
+                memset(at(c, z * g.lc.stride + i * g.lc.ld, dtype_infos[g.dtype].size), 0,
+                       (size_t)g.n * dtype_infos[g.dtype].size);
+        return GPUMATMUL_SUCCESS;
+    }
+    /* C written while A or B is still to be read would change what is read:
+     * then one GPU holds the whole problem. */
+    whole = overlaps(c, g.c_bytes, a, g.a_bytes) || overlaps(c, g.c_bytes, b, g.b_bytes);
+    if (whole) count = 1;
+    for (d = 0; d < count; ++d) {
+        runs[d].ctx = contexts[d];
+        runs[d].share = share(&g, d, count);
+        runs[d].limit = limit;
+        runs[d].whole = whole;
+        started[d] = d > 0 && pthread_create(&threads[d], NULL, run_on_device, &runs[d]) == 0;
+    }
+    /* This thread runs the first share, and any a thread could not be made for. */
+    for (d = 0; d < count; ++d)
+        if (!started[d]) run_on_device(&runs[d]);
+    status = GPUMATMUL_SUCCESS;
+    for (d = 0; d < count; ++d) {
+        if (started[d]) pthread_join(threads[d], NULL);
+        if (runs[d].status && !status)
+            status = count > 1 ? set_error(runs[d].status, "GPU %d: %s", contexts[d]->device,
+                                           runs[d].message)
+                               : set_error(runs[d].status, "%s", runs[d].message);
+    }
+    return status;
+}
+
+gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
+                                     const void *a, const void *b, void *c) {
+    return gpumatmul_gemm_host_multi(&ctx, 1, desc, a, b, c, NULL);
+}

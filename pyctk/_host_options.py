@@ -1,0 +1,76 @@
+"""How a product of host arrays uses the GPUs: which ones (``devices=``), and how much of
+their memory (``PYCTK_DEVICE_MEMORY_LIMIT``).
+
+libgpumatmul streams any host product through the GPU in tiles sized to the memory it may
+use, so a product larger than the GPU needs nothing from the caller; the limit exists to
+leave memory to other work (and lets the tests reach the tiled path with small matrices).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from typing import Sequence, Union
+
+from . import _contexts
+
+Devices = Union[None, str, Sequence[int]]
+
+LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_LIMIT = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_parsed: dict[str, int] = {}  # the variable's text -> bytes: parsed once per value
+
+
+def memory_limit() -> int:
+    """Device bytes a host product may use on each GPU, from ``PYCTK_DEVICE_MEMORY_LIMIT``:
+    0 (no limit: what the GPU has free) when unset or empty.
+
+    The value is bytes, or a number with K, M, G or T (powers of 1024, "KiB" and "KB" too).
+    It is read at each call, so a change takes effect at once.
+
+    >>> import os; os.environ["PYCTK_DEVICE_MEMORY_LIMIT"] = "512M"; memory_limit()
+    536870912
+    >>> del os.environ["PYCTK_DEVICE_MEMORY_LIMIT"]; memory_limit()
+    0
+    """
+    text = os.environ.get(LIMIT_VARIABLE, "")
+    limit = _parsed.get(text)
+    if limit is None:
+        match = _LIMIT.fullmatch(text) if text.strip() else None
+        if text.strip() and (match is None or int(match[1]) == 0):
+            raise ValueError(f"{LIMIT_VARIABLE}={text!r} is not a memory size: give a positive "
+                             f"number of bytes, or one with K, M, G or T (e.g. 512M), or unset it")
+        limit = int(match[1]) * _UNITS[match[2].upper()] if match else 0
+        _parsed[text] = limit
+    return limit
+
+
+def device_list(devices: Devices, device: int | None) -> tuple[int, ...]:
+    """The GPUs a host product runs on: ``devices`` ("all", or distinct indices), else
+    ``device`` (default 0). ValueError for a malformed choice, before any GPU work but
+    counting the GPUs for "all"."""
+    if devices is None:
+        return (device or 0,)
+    if device is not None:
+        raise ValueError("give device= or devices=, not both")
+    if isinstance(devices, str):
+        if devices != "all":
+            raise ValueError(f"devices must be 'all' or a sequence of GPU indices, not {devices!r}")
+        count = ctypes.c_int()
+        _contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
+        return tuple(range(count.value))
+    try:
+        chosen = tuple(devices)
+    except TypeError:
+        raise ValueError(f"devices must be 'all' or a sequence of GPU indices, "
+                         f"not {type(devices).__name__}") from None
+    if not chosen or any(isinstance(d, bool) or not hasattr(d, "__index__") or d < 0
+                         for d in chosen):
+        raise ValueError(f"devices must be 'all' or a non-empty sequence of GPU indices "
+                         f"(0, 1, ...), not {devices!r}")
+    chosen = tuple(int(d) for d in chosen)
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"devices lists a GPU more than once: {list(chosen)}")
+    return chosen

@@ -1,0 +1,167 @@
+"""Host operands streamed through the GPU in tiles: products tiled because
+PYCTK_DEVICE_MEMORY_LIMIT caps the GPU memory (every way a tile can be cut: rows, columns,
+stack slices, with transposed, strided and broadcast operands, every backend), products cut
+into tiles to overlap copies with computing, C overlapping A or B, too small a limit, and
+``devices=`` on one GPU and on all of them. Compared with NumPy."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import pyctk
+from pyctk import _host_options, _library
+
+pytestmark = pytest.mark.gpu
+
+
+def random(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    values = rng.standard_normal(shape)
+    return (values + 1j * rng.standard_normal(shape) if dtype.kind == "c" else values).astype(dtype)
+
+
+def check(result, a, b):
+    """result == a @ b: exactly for integers, to float32/float64 rounding for floating point."""
+    if result.dtype.kind in "iu":
+        np.testing.assert_array_equal(result, np.matmul(a, b))
+        return
+    wide = np.complex128 if result.dtype.kind == "c" else np.float64
+    expected = np.matmul(a.astype(wide), b.astype(wide))
+    rtol = 1e-4 if result.dtype.itemsize <= 8 and result.dtype != np.float64 else 1e-11
+    error = np.linalg.norm(result - expected) / max(np.linalg.norm(expected), 1e-300)
+    assert error < rtol, error
+
+
+@pytest.fixture
+def limit(monkeypatch):
+    """Sets PYCTK_DEVICE_MEMORY_LIMIT for the test."""
+    def set_limit(value: str) -> None:
+        monkeypatch.setenv(_host_options.LIMIT_VARIABLE, value)
+    return set_limit
+
+
+# (a's shape, b's shape, how each is laid out); with a 256 KiB limit every one is many tiles.
+CASES = {
+    "rows": ((700, 300), (300, 90), "c", "c"),
+    "rows and columns": ((600, 200), (200, 900), "c", "c"),
+    "transposed": ((700, 300), (300, 900), "T", "T"),
+    "strided": ((700, 300), (300, 500), "strided", "strided"),
+    "stack slices": ((40, 30, 20), (40, 20, 50), "c", "c"),
+    "broadcast b": ((6, 300, 200), (200, 300), "c", "c"),
+    "broadcast a": ((300, 200), (6, 200, 300), "c", "T"),
+    "one row of tiles per matrix": ((3, 700, 150), (3, 150, 400), "c", "c"),
+}
+
+
+def lay_out(rng, shape, how, dtype):
+    if how == "T":
+        return random(rng, shape[:-2] + shape[:-3:-1], dtype).swapaxes(-1, -2)
+    if how == "strided":
+        return random(rng, tuple(2 * s for s in shape), dtype)[..., ::2, ::2]
+    return random(rng, shape, dtype)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int32])
+def test_products_larger_than_the_limit_stream_in_tiles(case, dtype, limit):
+    a_shape, b_shape, a_how, b_how = CASES[case]
+    rng = np.random.default_rng(len(case))
+    a, b = lay_out(rng, a_shape, a_how, dtype), lay_out(rng, b_shape, b_how, dtype)
+    limit("256K")
+    check(pyctk.matmul(a, b), a, b)
+
+
+@pytest.mark.parametrize("backend", ["tiled", "cublas"])
+def test_each_backend_streams(backend, limit):
+    rng = np.random.default_rng(1)
+    a, b = random(rng, (500, 260), np.float32), random(rng, (260, 700), np.float32)
+    limit("300K")
+    check(pyctk.matmul(a, b, backend=backend), a, b)
+
+
+def test_a_limit_too_small_for_one_row_and_column_names_both_sizes(limit):
+    a, b = np.ones((4, 100_000), np.float32), np.ones((100_000, 4), np.float32)
+    limit("64K")
+    with pytest.raises(pyctk.OutOfMemoryError, match=r"one row of A, one column of B .* 65536 bytes may be used"):
+        pyctk.matmul(a, b)
+
+
+def test_a_bad_limit_is_a_value_error_naming_the_variable(limit):
+    limit("lots")
+    with pytest.raises(ValueError, match="PYCTK_DEVICE_MEMORY_LIMIT='lots' is not a memory size"):
+        pyctk.matmul(np.ones((2, 2)), np.ones((2, 2)))
+
+
+def test_out_overlapping_an_operand_is_read_before_written(limit):
+    rng = np.random.default_rng(2)
+    a = random(rng, (300, 300), np.float64)
+    expected = a @ a
+    pyctk.matmul(a, a, out=a)  # fits on the GPU: one tile, every input read first
+    check(a, expected, np.eye(300))
+    a = random(rng, (300, 300), np.float64)
+    limit("256K")  # the whole problem (2.1 MiB) no longer fits: refused, a left as it was
+    before = a.copy()
+    with pytest.raises(pyctk.OutOfMemoryError, match="C overlaps A or B"):
+        pyctk.matmul(a, a, out=a)
+    np.testing.assert_array_equal(a, before)
+
+
+def test_large_products_cut_to_overlap_copies_with_compute():
+    rng = np.random.default_rng(3)
+    a, b = random(rng, (3000, 1024), np.float32), random(rng, (1024, 2500), np.float32)
+    check(pyctk.matmul(a, b), a, b)  # C is 30 MB: eight tiles of rows
+    a3, b3 = random(rng, (64, 300, 200), np.float32), random(rng, (64, 200, 300), np.float32)
+    check(pyctk.matmul(a3, b3), a3, b3)  # many stacked matrices per tile
+
+
+def test_a_product_fits_in_what_other_work_leaves_free():
+    """With most of the GPU held elsewhere, the plan for the whole GPU cannot be allocated:
+    the call plans again for what is free, in smaller tiles."""
+    from cuda_runtime import DeviceBuffer
+
+    free = ctypes.c_size_t()
+    _library.call("gpumatmul_device_memory", 0, ctypes.byref(free), ctypes.byref(ctypes.c_size_t()))
+    rng = np.random.default_rng(6)
+    a, b = random(rng, (6000, 4000), np.float32), random(rng, (4000, 6000), np.float32)
+    hog = DeviceBuffer(free.value - (200 << 20))  # leaves 200 MB: less than A, B and C (336 MB)
+    try:
+        result = pyctk.matmul(a, b)
+    finally:
+        hog.close()
+    check(result[::97], a[::97], b)
+
+
+def test_devices_one_gpu_and_all():
+    rng = np.random.default_rng(4)
+    a, b = random(rng, (4, 900, 300), np.float64), random(rng, (300, 800), np.float64)
+    check(pyctk.matmul(a, b, devices=[0]), a, b)
+    check(pyctk.matmul(a, b, devices="all"), a, b)
+    check(pyctk.matmul(a[0], b, devices="all"), a[0], b)  # rows shared out
+
+
+def test_devices_two_gpus_share_rows_and_stacks(limit):
+    if len(_host_options.device_list("all", None)) < 2:
+        pytest.skip("needs two GPUs")
+    rng = np.random.default_rng(5)
+    a, b = random(rng, (1001, 300), np.float32), random(rng, (300, 777), np.float32)
+    check(pyctk.matmul(a, b, devices=[1, 0]), a, b)
+    a3, b3 = random(rng, (9, 200, 100), np.int32), random(rng, (9, 100, 150), np.int32)
+    check(pyctk.matmul(a3, b3, devices=[0, 1]), a3, b3)
+    limit("256K")
+    check(pyctk.matmul(a, b, devices=[0, 1]), a, b)
+
+
+def test_devices_errors():
+    a = np.ones((3, 3), np.float32)
+    with pytest.raises(ValueError, match="not both"):
+        pyctk.matmul(a, a, device=0, devices=[0])
+    with pytest.raises(ValueError, match="more than once"):
+        pyctk.matmul(a, a, devices=[0, 0])
+    with pytest.raises(pyctk.NoDeviceError):
+        pyctk.matmul(a, a, devices=[0, 999])
