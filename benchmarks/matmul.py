@@ -24,6 +24,17 @@ where the row times no product of its own); some kinds add fields, named below.
   "fraction_of_floor" (floor / seconds: 1 is at the floor), defined next.
 - "host-tiny": 16 x 16 float32, NumPy in, NumPy out, per call (wall clock over --calls
   calls after 100 warm-up calls), the same peers.
+- "host-large": a product larger than the GPU, NumPy in, NumPy out, float32: --large M K N
+  (default 150000 4096 150000: a 90 GB result), pyctk alone (no peer multiplies what does not
+  fit on the GPU). One timed call after one warm-up call; "m", "k", "n" give the shape,
+  "tflops" is 2 m k n over seconds, and
+  "fraction_of_cublas" divides it by the TFLOP/s of the largest "device" cuBLAS float32 row
+  (cuBLAS on sizes that fit). Skipped, with a note, where the operands and the result take
+  more than 90% of host memory. Sampled rows are checked against NumPy.
+- "host-devices": --devices-shape M K N (default 32768 8192 32768) float32, NumPy in, NumPy
+  out, pyctk with devices=[0] ("pyctk-1-gpu") and devices="all" ("pyctk-N-gpus"), median of
+  up to --repeats calls; "m", "k", "n_columns" give the shape, "tflops" is 2 m k n over
+  seconds, and the all-GPU row adds "speedup" over one GPU. Only with two GPUs or more.
 - "startup": fresh process to first result: a new Python that imports NumPy and its library
   and multiplies two 16 x 16 float32 NumPy arrays back into NumPy; wall clock from just before
   the process is started to the result; median of --startup-runs after one unrecorded run
@@ -77,12 +88,15 @@ FLOOR = ("max(bytes_in / h2d + bytes_out / d2h, gemm_seconds); bytes_in = 2 n^2 
 # The defaults, and --quick: a check, in about a minute, that every row runs.
 SETTINGS = {
     "full": {"sizes": [1024, 4096, 8192], "host_sizes": [1024, 4096, 8192], "repeats": 10,
-             "calls": 5000, "startup_runs": 3, "import_runs": 9},
+             "calls": 5000, "startup_runs": 3, "import_runs": 9,
+             "large": [150000, 4096, 150000], "devices_shape": [32768, 8192, 32768]},
     "quick": {"sizes": [1024], "host_sizes": [1024], "repeats": 3,
-              "calls": 200, "startup_runs": 1, "import_runs": 1},
+              "calls": 200, "startup_runs": 1, "import_runs": 1,
+              "large": [6000, 1024, 6000], "devices_shape": [4096, 1024, 4096]},
 }
 
 NOTES: list[str] = []
+KINDS = ["device", "host", "host-tiny", "host-large", "host-devices", "device-call", "startup", "import"]
 
 
 def note(text: str) -> None:
@@ -367,6 +381,64 @@ def host_tiny_rows(peers, calls):
     return rows
 
 
+def host_memory_bytes() -> int:
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def large_rows(shape: list[int], rows: list[dict]) -> list[dict]:
+    """The "host-large" row: one product of the given m, k, n (float32, NumPy in and out)."""
+    m, k, n = shape
+    needed = 4 * (m * k + k * n + m * n)
+    if needed > 0.9 * host_memory_bytes():
+        note(f"host-large {m}x{k}x{n}: needs {needed / 1e9:.0f} GB of host memory, the machine "
+             f"has {host_memory_bytes() / 1e9:.0f} GB")
+        return []
+    rng = np.random.default_rng(m)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    # Warm-up: the whole product once, as on a machine that has run before (on a fresh
+    # virtual machine the first touch of each page of host memory costs 5 times more).
+    pyctk.matmul(a, b)
+    start = time.perf_counter()
+    c = pyctk.matmul(a, b)
+    seconds = time.perf_counter() - start
+    sample = slice(None, None, max(1, m // 7))
+    error = np.abs(c[sample] - a[sample].astype(np.float64) @ b).max()
+    del c
+    if error > 1e-3 * k:
+        raise SystemExit(f"host-large: the sampled rows are wrong by up to {error}")
+    tflops = 2 * m * k * n / seconds / 1e12
+    cublas = [r for r in rows if r["kind"] == "device" and r["backend"] == "cublas" and r["dtype"] == "float32"]
+    extra = {}
+    if cublas:
+        best = max(cublas, key=lambda r: r["n"])
+        extra = {"fraction_of_cublas": tflops / best["tflops"], "cublas_n": best["n"]}
+    return [{"kind": "host-large", "backend": "pyctk", "dtype": "float32", "n": None,
+             "seconds": seconds, "tflops": tflops, "m": m, "k": k, "n_columns": n, **extra}]
+
+
+def devices_rows(shape: list[int], repeats: int) -> list[dict]:
+    """The "host-devices" rows: one GPU against all of them, on the same operands."""
+    count = len(pyctk.info()["devices"])
+    if count < 2:
+        note("one GPU: no host-devices rows")
+        return []
+    m, k, n = shape
+    rng = np.random.default_rng(m)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    rows = []
+    for backend, devices in (("pyctk-1-gpu", [0]), (f"pyctk-{count}-gpus", "all")):
+        multiply = functools.partial(pyctk.matmul, a, b, devices=devices)
+        multiply()
+        seconds = statistics.median(wall_times(multiply, repeats, HOST_BUDGET_S))
+        rows.append({"kind": "host-devices", "backend": backend, "dtype": "float32", "n": None,
+                     "seconds": seconds, "tflops": 2 * m * k * n / seconds / 1e12, "m": m, "k": k,
+                     "n_columns": n})
+    rows[1]["speedup"] = rows[0]["seconds"] / rows[1]["seconds"]
+    return rows
+
+
 # ---------------------------------------------------------------------------
 # Fresh processes.
 
@@ -438,7 +510,9 @@ def shown_time(seconds: float | None) -> str:
 
 def table_line(r: dict) -> str:
     tflops = "" if r["tflops"] is None else f"{r['tflops']:.2f}"
-    fraction = f"{100 * r['fraction_of_floor']:.1f}%" if "fraction_of_floor" in r else ""
+    fraction = (f"{100 * r['fraction_of_floor']:.1f}%" if "fraction_of_floor" in r
+                else f"{100 * r['fraction_of_cublas']:.1f}% cuBLAS" if "fraction_of_cublas" in r
+                else f"{r['speedup']:.2f}x" if "speedup" in r else "")
     return (f"{r['kind']:<16} {r['backend']:<11} {r['dtype'] or '':<8} {r['n'] or '':>6} "
             f"{shown_time(r['seconds']):>12} {tflops:>9} {shown_time(r.get('floor_seconds')):>12} {fraction:>8}")
 
@@ -470,6 +544,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, help="calls timed per tiny row")
     parser.add_argument("--startup-runs", type=int)
     parser.add_argument("--import-runs", type=int)
+    parser.add_argument("--large", type=int, nargs=3, metavar=("M", "K", "N"),
+                        help="shape of the host-large row (default 150000 4096 150000)")
+    parser.add_argument("--devices-shape", type=int, nargs=3, metavar=("M", "K", "N"),
+                        help="shape of the host-devices rows (default 32768 8192 32768)")
+    parser.add_argument("--only", nargs="+", help="only these kinds of rows (device rows come "
+                        "along where others need them)")
     parser.add_argument("--json", default="benchmark-matmul.json")
     parser.add_argument("--quick", action="store_true", help="one size, few repeats: a check that it all runs")
     config = settings(parser.parse_args())
@@ -480,11 +560,22 @@ def main() -> None:
         raise SystemExit(f"no GPU: {report['error']}")
     bandwidth = pinned_bandwidth(cudart(report), config["repeats"])
     peers = host_peers()
-    rows = (device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"], config["repeats"])
-            + host_rows(config["host_sizes"], config["host_dtypes"], config["repeats"], peers)
-            + host_tiny_rows(peers, config["calls"])
-            + device_call_rows(config["sizes"], config["repeats"], config["calls"])
-            + process_rows(config["startup_runs"], config["import_runs"]))
+    wanted = set(config.get("only") or KINDS)
+    rows = []
+    if wanted & {"device", "host", "host-large"}:
+        rows += device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"], config["repeats"])
+    if "host" in wanted:
+        rows += host_rows(config["host_sizes"], config["host_dtypes"], config["repeats"], peers)
+    if "host-tiny" in wanted:
+        rows += host_tiny_rows(peers, config["calls"])
+    if "host-large" in wanted:
+        rows += large_rows(config["large"], rows)
+    if "host-devices" in wanted:
+        rows += devices_rows(config["devices_shape"], config["repeats"])
+    if "device-call" in wanted:
+        rows += device_call_rows(config["sizes"], config["repeats"], config["calls"])
+    if wanted & {"startup", "import"}:
+        rows += process_rows(config["startup_runs"], config["import_runs"])
     rows = with_floors(rows, bandwidth)
     print_report(device, report, bandwidth, rows)
     versions = {name: sys.modules[name].__version__ for name in ("numpy", "torch", "cupy") if name in sys.modules}

@@ -436,7 +436,7 @@ typedef struct gpumatmul_host_options {
  * and B a tile needs are copied up on one stream while the previous tile is
  * multiplied on another and the one before it copied down on a third. Host
  * memory goes through pinned staging buffers that each worker keeps (up to
- * 56 MiB; allocated on its first host call, grown when a call needs more,
+ * 112 MiB; allocated on its first host call, grown when a call needs more,
  * freed by gpumatmul_destroy), filled and emptied by a pool of host threads
  * started on the first large copy, one per CPU the process may run on, which
  * live as long as the process. Device memory comes from the context's pool,

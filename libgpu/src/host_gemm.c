@@ -26,10 +26,10 @@ enum {
     in_slots = 3,  /* pinned staging slots for copies to the GPU */
     out_slots = 2 * ring, /* and from it: two per C tile */
 };
-/* Pinned staging: each slot at most this big (8 MiB crosses PCIe in 150 us,
- * long enough to hide a copy's launch; allocating pinned memory costs about
- * 0.5 ms per MiB, paid once per worker). */
-static const int64_t staging_slot_max = 8 << 20;
+/* Pinned staging: each slot at most this big (16 MiB crosses PCIe in 300 us,
+ * long enough to hide a copy's launch and the host threads' wake-up; pinning
+ * memory costs about 0.5 ms per MiB, paid once per worker). */
+static const int64_t staging_slot_max = 16 << 20;
 /* C bytes per tile where the tile shape is free: tiles this size keep the
  * pipeline's first and last steps (which nothing overlaps) short. */
 static const int64_t tile_c_target = 32 << 20;

@@ -284,6 +284,51 @@ static void check_described(gpumatmul_context *ctx) {
           "zero bytes are NULL");
 }
 
+/* Host products streamed in tiles (a 64 KiB device memory limit cuts a 96x300 @ 300x80
+ * product into many) on one GPU and, with two, on both: small integers, so every product is
+ * exact in float32 and compared element by element. Then the options' and contexts' errors. */
+static void check_streamed(gpumatmul_context *ctx, int count) {
+    enum { M = 96, K = 300, N = 80 };
+    static float a[M * K], b[K * N], c[M * N], expected[M * N];
+    const gpumatmul_gemm_desc desc = {GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
+                                      GPUMATMUL_PRECISION_HIGHEST, 0, 0, M, N, K, 1,
+                                      K, 0, N, 0, N, 0};
+    gpumatmul_host_options options = {sizeof(gpumatmul_host_options), 64 << 10};
+    gpumatmul_context *both[2] = {ctx, NULL};
+    int i, j, kk;
+    for (i = 0; i < M * K; ++i) a[i] = (float)(i % 7 - 3);
+    for (i = 0; i < K * N; ++i) b[i] = (float)(i % 5 - 2);
+    for (i = 0; i < M; ++i)
+        for (j = 0; j < N; ++j) {
+            float sum = 0;
+            for (kk = 0; kk < K; ++kk) sum += a[i * K + kk] * b[kk * N + j];
+            expected[i * N + j] = sum;
+        }
+    check(gpumatmul_gemm_host_multi(&ctx, 1, &desc, a, b, c, &options) == GPUMATMUL_SUCCESS &&
+              memcmp(c, expected, sizeof c) == 0,
+          "a product streamed in tiles under a 64 KiB device memory limit");
+    if (count > 1 && gpumatmul_create(&both[1], 1) == GPUMATMUL_SUCCESS) {
+        memset(c, 0, sizeof c);
+        check(gpumatmul_gemm_host_multi(both, 2, &desc, a, b, c, &options) == GPUMATMUL_SUCCESS &&
+                  memcmp(c, expected, sizeof c) == 0,
+              "the same product shared between two GPUs");
+        check(gpumatmul_destroy(both[1]) == GPUMATMUL_SUCCESS, "destroy the second context");
+    }
+    both[1] = ctx;
+    check(fails_with(gpumatmul_gemm_host_multi(both, 2, &desc, a, b, c, NULL),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "both on device 0"),
+          "one GPU given twice is rejected");
+    options.struct_size = 0;
+    check(fails_with(gpumatmul_gemm_host_multi(&ctx, 1, &desc, a, b, c, &options),
+                     GPUMATMUL_ERROR_INVALID_ARGUMENT, "struct_size"),
+          "options without their size are rejected");
+    options.struct_size = sizeof options;
+    options.device_memory_limit = 1024;
+    check(fails_with(gpumatmul_gemm_host_multi(&ctx, 1, &desc, a, b, c, &options),
+                     GPUMATMUL_ERROR_OUT_OF_MEMORY, "one row of A, one column of B"),
+          "a limit below one row and column is out of memory, saying so");
+}
+
 static void check_products(gpumatmul_context *ctx) {
     check(multiply_and_check(ctx, GPUMATMUL_BACKEND_TILED), "tiled 2x3 @ (4x3)^T");
     check(multiply_and_check(ctx, GPUMATMUL_BACKEND_CUBLAS), "cublas 2x3 @ (4x3)^T");
@@ -414,6 +459,7 @@ int main(void) {
         check(current_device() == caller_device, "create leaves the caller's current device");
         check_products(ctx);
         check_described(ctx);
+        check_streamed(ctx, count);
         check(current_device() == caller_device, "products leave the caller's current device");
         check(gpumatmul_device_memory(0, &free_bytes, &total_bytes) == GPUMATMUL_SUCCESS &&
                   free_bytes <= total_bytes && total_bytes > 0 && current_device() == caller_device,
