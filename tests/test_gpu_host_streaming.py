@@ -85,6 +85,32 @@ def test_each_backend_streams(backend, limit):
     check(pyctk.matmul(a, b, backend=backend), a, b)
 
 
+@pytest.mark.parametrize("a_how, b_how", [("c", "c"), ("T", "T"), ("strided", "c")])
+@pytest.mark.parametrize("stack", [(), (3,)])
+def test_a_wide_b_stays_on_the_gpu_panel_by_panel(a_how, b_how, stack):
+    """B 9000 columns wide and the larger part of what moves: it stays on the GPU, each
+    2048-column panel uploaded when the first row of tiles needs it."""
+    rng = np.random.default_rng(7)
+    a = lay_out(rng, (*stack, 100, 64), a_how, np.float32)
+    b = lay_out(rng, (64, 9000), b_how, np.float32)
+    check(pyctk.matmul(a, b), a, b)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, transpose", [
+    ((16, 16), (16, 16), False), ((40, 30), (30, 20), True), ((5, 7, 8), (8, 3), False),
+    ((9,), (9,), False), ((6,), (6, 4), False)])
+def test_repeated_products_of_one_layout_each_compute_their_own_data(a_shape, b_shape, transpose):
+    """The second call of a layout runs by the plan the first one left: on its own data."""
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        a, b = random(rng, a_shape, np.float64), random(rng, b_shape, np.float64)
+        if transpose:
+            a = np.asfortranarray(a)
+        result = pyctk.matmul(a, b)
+        assert type(result) is type(np.matmul(a, b)) and np.shape(result) == np.matmul(a, b).shape
+        check(np.asarray(result), a, b)
+
+
 def test_a_limit_too_small_for_one_row_and_column_names_both_sizes(limit):
     a, b = np.ones((4, 100_000), np.float32), np.ones((100_000, 4), np.float32)
     limit("64K")
