@@ -87,9 +87,8 @@ def test_each_backend_streams(backend, limit):
 
 @pytest.mark.parametrize("a_how, b_how", [("c", "c"), ("T", "T"), ("strided", "c")])
 @pytest.mark.parametrize("stack", [(), (3,)])
-def test_a_wide_b_stays_on_the_gpu_panel_by_panel(a_how, b_how, stack):
-    """B 9000 columns wide and the larger part of what moves: it stays on the GPU, each
-    2048-column panel uploaded when the first row of tiles needs it."""
+def test_a_wide_b_and_a_short_a(a_how, b_how, stack):
+    """B 9000 columns wide and most of what moves, A 100 rows: one tile of rows per matrix."""
     rng = np.random.default_rng(7)
     a = lay_out(rng, (*stack, 100, 64), a_how, np.float32)
     b = lay_out(rng, (64, 9000), b_how, np.float32)

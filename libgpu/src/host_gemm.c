@@ -40,13 +40,6 @@ static const int64_t overlap_tiles = 8;
 /* cuBLAS computes C in blocks 128 to 256 wide: a thinner tile wastes the GPU,
  * so tiles are cut below this only when memory leaves no choice. */
 static const int64_t efficient_dim = 256;
-/* Tiles of a plan with B resident are about this wide and tall: 4 million
- * elements of C keep every SM of an H100 busy, and the first tile waits for a
- * 2048-wide panel of B only. Such a plan is made when B is at least a quarter
- * of the bytes to move (else uploading it whole first costs little) and at
- * least b_resident_panels panels wide. */
-static const int64_t b_resident_dim = 2048;
-static const int64_t b_resident_panels = 4;
 /* Up to this many bytes of A, B and C together, a product by one of pyctk's
  * kernels reads A and B from the pinned staging and writes C there, over the
  * bus: no device memory, no copies to queue and wait for (a 16 x 16 product
@@ -163,10 +156,6 @@ struct plan {
     int64_t zc, tm, tn;
     double tiles;                  /* how many tiles cover C */
     int a_slots, b_slots, c_slots; /* device buffers of each: `ring`, or 1 if one suffices */
-    /* All of B stays on the GPU, each column panel uploaded when a tile first
-     * needs it, and tiles go row by row: the first product waits for one
-     * panel of B instead of all of it. */
-    int b_resident;
 };
 
 static int64_t ceil_div(int64_t x, int64_t y) { return x / y + (x % y != 0); }
@@ -191,9 +180,9 @@ static double device_bytes(const struct gemm *g, const struct plan *p) {
     const double za = broadcast(&g->la, g->batch) ? 1 : (double)p->zc;
     const double zb = broadcast(&g->lb, g->batch) ? 1 : (double)p->zc;
     const double k = (double)g->k, tm = (double)p->tm, tn = (double)p->tn;
-    const double b = p->b_resident ? k * (double)g->n : p->b_slots * zb * k * tn;
     return (double)dtype_infos[g->dtype].size *
-           (p->a_slots * za * tm * k + b + p->c_slots * (double)p->zc * tm * tn);
+           (p->a_slots * za * tm * k + p->b_slots * zb * k * tn +
+            p->c_slots * (double)p->zc * tm * tn);
 }
 
 /* The tile shape for a budget of device bytes: tiles of about tile_c_target,
@@ -203,19 +192,7 @@ static double device_bytes(const struct gemm *g, const struct plan *p) {
 static gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whole,
                                   struct plan *p) {
     const double c_matrix = (double)g->m * (double)g->n * (double)dtype_infos[g->dtype].size;
-    const double size = (double)dtype_infos[g->dtype].size;
-    const double a_bytes = (broadcast(&g->la, g->batch) ? 1 : (double)g->batch) * (double)g->m *
-                           (double)g->k * size,
-                 b_bytes = (double)g->k * (double)g->n * size;
-    *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1, 0};
-    if (!whole && broadcast(&g->lb, g->batch) && g->n >= b_resident_panels * b_resident_dim &&
-        4 * b_bytes >= a_bytes + (double)g->batch * c_matrix) {
-        *p = (struct plan){1, ceil_div(g->m, ceil_div(g->m, b_resident_dim)),
-                           ceil_div(g->n, ceil_div(g->n, b_resident_dim)), 1, 1, 1, 1, 1};
-        count_tiles(g, p);
-        if (device_bytes(g, p) <= (double)budget) return GPUMATMUL_SUCCESS;
-        *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1, 0};
-    }
+    *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1};
     if (whole) {
         p->zc = g->batch;
     } else if (g->batch > 1 && c_matrix < tile_c_target) {
@@ -297,7 +274,6 @@ struct pipeline {
     size_t size;
     cudaStream_t up, compute, down[ring]; /* all `compute` for a single tile */
     struct panels a, b;
-    int64_t b_columns; /* with B resident: its columns uploaded so far (they go in order) */
     void *c[ring]; /* C tiles: tile t's is c[t % ring], copied down on down[t % ring] */
     /* Tile t's pages of the caller's C are faulted in by prefault[t % ring]
      * while it is computed (unless `whole`): faulting them as results are
@@ -460,18 +436,11 @@ static gpumatmul_status start_tile(struct pipeline *q, const struct plan *p, int
     const int r = (int)(t % ring), separate = q->up != q->compute;
     struct piece a, b;
     struct gemm product = *q->g;
-    void *b_panel = NULL;
-    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    gpumatmul_status status;
     tile_pieces(q->g, p, z0, i0, j0, &a, &b, c);
-    if (p->b_resident) {
-        /* Panel j0 sits at column j0 of the packed B: k * j0 elements in. */
-        b_panel = at(q->b.slot[0], q->g->k * j0, q->size);
-        if (j0 + c->cols > q->b_columns && !(status = upload(q, b_panel, q->g->b, &q->g->lb, &b)))
-            q->b_columns = j0 + c->cols;
-    } else if (!(status = place(q, &q->b, q->g->b, &q->g->lb, &b, t))) {
-        b_panel = q->b.slot[q->b.current];
-    }
-    if (status || (status = place(q, &q->a, q->g->a, &q->g->la, &a, t))) return status;
+    if ((status = place(q, &q->b, q->g->b, &q->g->lb, &b, t)) ||
+        (status = place(q, &q->a, q->g->a, &q->g->la, &a, t)))
+        return status;
     if (separate &&
         ((status = check_cuda(cudaEventRecord(q->s->inputs_ready, q->up), "cudaEventRecord")) ||
          (status = check_cuda(cudaStreamWaitEvent(q->compute, q->s->inputs_ready, 0),
@@ -482,7 +451,7 @@ static gpumatmul_status start_tile(struct pipeline *q, const struct plan *p, int
                              "cudaStreamWaitEvent")))
         return status;
     product.m = c->rows, product.n = c->cols, product.batch = c->zc;
-    product.a = q->a.slot[q->a.current], product.b = b_panel, product.c = q->c[r];
+    product.a = q->a.slot[q->a.current], product.b = q->b.slot[q->b.current], product.c = q->c[r];
     product.la = (struct layout){a.rows, a.cols, a.cols, a.zc == 1 ? 0 : a.rows * a.cols};
     product.lb = (struct layout){b.rows, b.cols, b.cols, b.zc == 1 ? 0 : b.rows * b.cols};
     product.lc = (struct layout){c->rows, c->cols, c->cols, c->rows * c->cols};
@@ -497,9 +466,7 @@ static int buffers(struct pipeline *q, const struct plan *p, void ***pointers, i
     tile_pieces(q->g, p, 0, 0, 0, &a, &b, &c);
     for (i = 0; i < ring; ++i) {
         pointers[count] = &q->a.slot[i], bytes[count++] = i < p->a_slots ? piece_bytes(q, &a) : 0;
-        pointers[count] = &q->b.slot[i],
-        bytes[count++] = p->b_resident ? (i == 0 ? q->g->k * q->g->n * (int64_t)q->size : 0)
-                         : i < p->b_slots ? piece_bytes(q, &b) : 0;
+        pointers[count] = &q->b.slot[i], bytes[count++] = i < p->b_slots ? piece_bytes(q, &b) : 0;
         pointers[count] = &q->c[i], bytes[count++] = i < p->c_slots ? piece_bytes(q, &c) : 0;
     }
     return count;
@@ -552,24 +519,17 @@ static gpumatmul_status allocate_tiles(struct pipeline *q, const struct plan *p)
     return status;
 }
 
-/* The plan's tiles in order: batch, then (see run_tiles' loops) rows or
- * columns. Tile t comes down while the host uploads tile t + 1, and is copied
- * into C after that. */
+/* The plan's tiles in order: batch, then column panels (each B panel is
+ * uploaded once), then rows. Tile t comes down while the host uploads tile
+ * t + 1, and is copied into C after that. */
 static gpumatmul_status run_tiles(struct pipeline *q, const struct plan *p) {
     const struct gemm *g = q->g;
-    /* Row by row with B resident (each A panel is uploaded once), else column
-     * panel by column panel (each B panel is). */
-    const int rows_first = p->b_resident;
-    const int64_t outer_end = rows_first ? g->m : g->n, inner_end = rows_first ? g->n : g->m;
-    const int64_t outer_step = rows_first ? p->tm : p->tn, inner_step = rows_first ? p->tn : p->tm;
     struct piece done = {0, 0, 0, 0, 0, 0}; /* the tile to copy into C next (zc == 0: none) */
-    int64_t t = 0, z0, outer, inner;
+    int64_t t = 0, z0, j0, i0;
     gpumatmul_status status = GPUMATMUL_SUCCESS;
-    q->b_columns = 0;
     for (z0 = 0; z0 < g->batch && !status; z0 += p->zc)
-        for (outer = 0; outer < outer_end && !status; outer += outer_step)
-            for (inner = 0; inner < inner_end && !status; inner += inner_step, ++t) {
-                const int64_t i0 = rows_first ? outer : inner, j0 = rows_first ? inner : outer;
+        for (j0 = 0; j0 < g->n && !status; j0 += p->tn)
+            for (i0 = 0; i0 < g->m && !status; i0 += p->tm, ++t) {
                 struct piece c;
                 if ((status = start_tile(q, p, t, z0, i0, j0, &c)) ||
                     (status = queue_download(q, t, &c)))
