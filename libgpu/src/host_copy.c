@@ -1,8 +1,8 @@
 /* Host memory work spread over a pool of threads: copies between caller
- * memory and pinned staging, and faulting in the pages of a fresh result. one thread copies host memory at about 10 GB/s on an H100 server,
- * PCIe moves 55 GB/s each way, and page faults in a fresh result (NumPy's
- * np.empty) cost as much again. 16 threads copy at 40-50 GB/s, and fault a
- * fresh result's pages in at 30 GB/s (measured on the H100 machine of
+ * memory and pinned staging, and faulting in the pages of a fresh result. One
+ * thread copies host memory at about 10 GB/s on an H100 server, where PCIe
+ * moves 55 GB/s each way; 16 threads copy 40-50 GB/s, and fault a fresh
+ * result's pages in at 30 GB/s (measured on the H100 machine of
  * benchmarks/matmul.py). */
 #define _GNU_SOURCE /* CPU_COUNT, sched_getaffinity */
 #include <errno.h>

@@ -1,19 +1,23 @@
 /* The host path: products of matrices in host memory, streamed through the GPU
  * in tiles of C.
  *
- * A call cuts C into tiles (a few whole matrices of a batch, or rows of one
+ * A call cuts C into tiles (a few whole matrices of a batch, rows of one
  * matrix, or for products larger than the GPU's memory a block of rows and
- * columns) and runs a pipeline on three streams of its worker: the operands'
- * pieces a tile needs go up on one, the tile is multiplied on another, and the
- * finished tile comes down on a third while the next is multiplied. Host memory
- * moves through pinned staging slots, copied by host_copy.c's threads, so the
- * bus runs at its pinned speed however the caller's memory was allocated.
+ * columns) and runs them as a pipeline on its worker's streams: the pieces of
+ * A and B a tile needs go up on one, the tile is multiplied on another, and it
+ * comes down on a third (one per C tile of the ring) while the next is
+ * multiplied. Host memory moves through pinned staging slots, copied by
+ * host_copy.c's threads, so the bus runs at its pinned speed however the
+ * caller's memory was allocated; the threads also fault in the pages of each
+ * tile of C ahead of its copy. A product small enough (zero_copy_max) skips
+ * the pipeline: the kernel reads and writes the staging directly.
  *
- * Device memory holds one B panel and `ring` A panels and C tiles; the tile
- * shape is chosen so that they fit the call's budget (what the GPU has free, or
- * less if the caller caps it). With several contexts, C's rows (or the batch)
- * are shared out and each GPU runs the pipeline on its share, on a thread of
- * its own. */
+ * Device memory holds up to `ring` pieces each of A and B and tiles of C (one
+ * of each where one suffices); the tile shape is chosen so that they fit the
+ * call's budget (the GPU's memory, what is free if that cannot be had, or less
+ * if the caller caps it). With several contexts, C's rows (or the batch) are
+ * shared out and each GPU runs the pipeline on its share, on a thread of its
+ * own. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -66,24 +70,29 @@ static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
     if (*first == GPUMATMUL_SUCCESS) *first = status;
 }
 
+static void destroy_event(cudaEvent_t event, gpumatmul_status *status) {
+    if (event) keep_first(status, check_cuda(cudaEventDestroy(event), "cudaEventDestroy"));
+}
+
+static void destroy_stream(cudaStream_t stream, gpumatmul_status *status) {
+    if (stream) keep_first(status, check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy"));
+}
+
 gpumatmul_status destroy_host_staging(struct worker *worker) {
     struct host_staging *s = worker->host;
-    cudaEvent_t *events[] = {s ? s->in_free : NULL, s ? s->out_ready : NULL};
     gpumatmul_status status = GPUMATMUL_SUCCESS;
-    int i, j;
+    int i;
     if (!s) return GPUMATMUL_SUCCESS;
-    for (i = 0; i < 2; ++i)
-        for (j = 0; j < (i ? out_slots : in_slots); ++j)
-            if (events[i][j]) keep_first(&status, check_cuda(cudaEventDestroy(events[i][j]), "cudaEventDestroy"));
+    for (i = 0; i < in_slots; ++i) destroy_event(s->in_free[i], &status);
+    for (i = 0; i < out_slots; ++i) destroy_event(s->out_ready[i], &status);
     for (i = 0; i < ring; ++i) {
-        if (s->computed[i]) keep_first(&status, check_cuda(cudaEventDestroy(s->computed[i]), "cudaEventDestroy"));
-        if (s->drained[i]) keep_first(&status, check_cuda(cudaEventDestroy(s->drained[i]), "cudaEventDestroy"));
+        destroy_event(s->computed[i], &status);
+        destroy_event(s->drained[i], &status);
+        destroy_stream(s->download[i], &status);
     }
-    if (s->inputs_ready) keep_first(&status, check_cuda(cudaEventDestroy(s->inputs_ready), "cudaEventDestroy"));
-    if (s->allocated) keep_first(&status, check_cuda(cudaEventDestroy(s->allocated), "cudaEventDestroy"));
-    if (s->upload) keep_first(&status, check_cuda(cudaStreamDestroy(s->upload), "cudaStreamDestroy"));
-    for (i = 0; i < ring; ++i)
-        if (s->download[i]) keep_first(&status, check_cuda(cudaStreamDestroy(s->download[i]), "cudaStreamDestroy"));
+    destroy_event(s->inputs_ready, &status);
+    destroy_event(s->allocated, &status);
+    destroy_stream(s->upload, &status);
     if (s->pinned) keep_first(&status, check_cuda(cudaFreeHost(s->pinned), "cudaFreeHost"));
     free(s);
     worker->host = NULL;
@@ -313,7 +322,8 @@ static gpumatmul_status upload(struct pipeline *q, void *device, const void *hos
         q->s->next_in = (index + 1) % in_slots;
         copy.end = min64(total, copy.begin + q->s->slot_bytes);
         copy.packed = slot(q->s, index);
-        if ((status = check_cuda(cudaEventSynchronize(q->s->in_free[index]), "cudaEventSynchronize")))
+        if ((status = check_cuda(cudaEventSynchronize(q->s->in_free[index]),
+                                 "cudaEventSynchronize")))
             return status;
         host_copy_run(&copy);
         if ((status = check_cuda(cudaMemcpyAsync((char *)device + copy.begin, copy.packed,
@@ -480,7 +490,8 @@ static void free_tiles(struct pipeline *q, const struct plan *p, gpumatmul_statu
     int i;
     for (i = 0; i < count; ++i)
         if (*pointers[i]) {
-            keep_first(status, check_cuda(cudaFreeAsync(*pointers[i], q->compute), "cudaFreeAsync"));
+            keep_first(status,
+                       check_cuda(cudaFreeAsync(*pointers[i], q->compute), "cudaFreeAsync"));
             *pointers[i] = NULL;
         }
 }
@@ -511,7 +522,8 @@ static gpumatmul_status allocate_tiles(struct pipeline *q, const struct plan *p)
     if (q->up == q->compute) return GPUMATMUL_SUCCESS;
     /* The other streams use the memory only after its allocation, in stream order. */
     if ((status = check_cuda(cudaEventRecord(q->s->allocated, q->compute), "cudaEventRecord")) ||
-        (status = check_cuda(cudaStreamWaitEvent(q->up, q->s->allocated, 0), "cudaStreamWaitEvent")))
+        (status = check_cuda(cudaStreamWaitEvent(q->up, q->s->allocated, 0),
+                             "cudaStreamWaitEvent")))
         return status;
     for (i = 0; i < ring && !status; ++i)
         status = check_cuda(cudaStreamWaitEvent(q->down[i], q->s->allocated, 0),
@@ -716,7 +728,8 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
     gpumatmul_status status;
     if (!contexts || count < 1 || count > max_devices)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "contexts must be an array of 1 to %d contexts, not %d", max_devices, count);
+                         "contexts must be an array of 1 to %d contexts, not %d", max_devices,
+                         count);
     if (options && options->struct_size < sizeof options->struct_size)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "options->struct_size is %zu: set it to sizeof(gpumatmul_host_options)",
@@ -728,7 +741,8 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
     /* prepare checks the first context last, after the problem. */
     if ((status = prepare(&g, contexts[0], desc, a, b, c, 0))) return status;
     for (d = 1; d < count; ++d) {
-        if (!contexts[d]) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);
+        if (!contexts[d])
+            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);
         for (e = 0; e < d; ++e)
             if (contexts[e]->device == contexts[d]->device)
                 return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
