@@ -110,6 +110,23 @@ def test_repeated_products_of_one_layout_each_compute_their_own_data(a_shape, b_
         check(np.asarray(result), a, b)
 
 
+@pytest.mark.parametrize("a_how", ["c", "T"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.float16])
+def test_the_first_tile_is_summed_over_slices_of_k_as_b_arrives(a_how, dtype):
+    """B (32 MB in float32) outgrows a 16 MiB staging slot: cuBLAS multiplies the first tile
+    slice by slice of k while B goes up, adding into C (not for float16, which cuBLAS sums in
+    float32: that tile waits for all of B)."""
+    rng = np.random.default_rng(9)
+    a = lay_out(rng, (600, 2000), a_how, dtype)
+    b = random(rng, (2000, 4000), dtype)
+    result = pyctk.matmul(a, b, backend="cublas")
+    if dtype == np.float16:
+        expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        assert np.linalg.norm(result - expected) / np.linalg.norm(expected) < 2e-3
+    else:
+        check(result, a, b)
+
+
 def test_a_limit_too_small_for_one_row_and_column_names_both_sizes(limit):
     a, b = np.ones((4, 100_000), np.float32), np.ones((100_000, 4), np.float32)
     limit("64K")

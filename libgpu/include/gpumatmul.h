@@ -445,10 +445,13 @@ typedef struct gpumatmul_host_options {
  * memory, every A and B is read before any C is written: then the whole
  * problem must fit on the first GPU, and only it is used.
  *
- * Results are bit-for-bit those of one call per tile: cuBLAS may pick another
- * algorithm for a tile than for the whole, so a result can differ from a
- * single GPU's in the last bits (k is never split: each element is one dot
- * product).
+ * Each tile is one product call, except the first tile of a cuBLAS product
+ * whose B (one matrix, not transposed, in a type cuBLAS also sums in: float32,
+ * float64, complex, or float16 at FP16_ACCUMULATE) outgrows a staging slot:
+ * it is summed over slices of k as B arrives, adding into C, so that the GPU
+ * does not idle while B goes up. cuBLAS may pick another algorithm for a tile
+ * than for the whole, so results can differ from an untiled product in the
+ * last bits, as between any two GEMM algorithms.
  *
  * Statuses: those of gpumatmul_gemm_host, and INVALID_ARGUMENT if `contexts` is
  * NULL, `count` is not in [1, 64], a context is NULL or two are on one device,

@@ -135,14 +135,15 @@ static gpumatmul_status cublas_gemm(cublasHandle_t cublas, const struct gemm *g,
     const cublasOperation_t op_b = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const struct dtype_info *t = &dtype_infos[g->dtype];
     const struct cublas_compute *compute = &t->cublas[g->precision];
-    static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type */
+    static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type, else 1 */
     gpumatmul_status status;
     if ((status = check_cublas(cublasSetStream(cublas, stream), "cublasSetStream")))
         return status;
     return check_cublas(
         cublasGemmStridedBatchedEx_64(cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
                                       g->b, t->cuda_type, g->lb.ld, g->lb.stride,
-                                      g->a, t->cuda_type, g->la.ld, g->la.stride, zero,
+                                      g->a, t->cuda_type, g->la.ld, g->la.stride,
+                                      g->accumulate ? compute->one : zero,
                                       g->c, t->cuda_type, g->lc.ld, g->lc.stride, g->batch,
                                       compute->type, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx_64");

@@ -154,6 +154,7 @@ struct gemm {
     const void *a, *b;
     void *c;
     struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
+    int accumulate;           /* C += op(A) op(B) (cuBLAS only: beta = 1), else C = */
     int64_t a_bytes, b_bytes, c_bytes; /* from each first element to past its last */
 };
 
