@@ -53,10 +53,30 @@ def context(device: int = 0) -> c_void_p:
     with _lock:
         handle = _contexts.get(device)
         if handle is None:  # not created by another thread while this one waited
+            load_library(device)
             handle = c_void_p()
             call_starting_cuda("gpumatmul_create", ctypes.byref(handle), device)
             _contexts[device] = handle
     return handle
+
+
+def load_library(device: int) -> None:
+    """Load libgpumatmul for work on ``device``, if it is not loaded yet.
+
+    A fresh process's first GPU call spends about 0.2 s initialising the CUDA driver and
+    ``device``'s primary context, and 0.1 s loading cuBLAS: here the two run at once, the
+    first on a thread of its own. Host products call this before their last check (does
+    the backend compute the dtype?), which needs the library: so the first call of a
+    process starts CUDA even when that check then fails.
+    """
+    if _library.loaded():
+        return
+    refuse_if_forked()
+    initialised = _cudart.initialise_in_background(device)
+    try:
+        _library.library()
+    finally:
+        initialised()
 
 
 def contexts(devices: tuple[int, ...]) -> ctypes.Array:

@@ -7,7 +7,9 @@ description for an array's own memory and copies only what it cannot describe.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import platform
 from typing import NamedTuple
 
 import numpy as np
@@ -128,3 +130,27 @@ def _stack_stride(x: np.ndarray | Strided) -> int | None:
     if any(outer != inner * size for (_, outer), (size, inner) in zip(axes, axes[1:])):
         return None
     return axes[-1][1] // x.itemsize
+
+
+# PyPy's ctypes may copy a foreign buffer rather than point into it: there, the plain way.
+_BUFFER_ADDRESSES = platform.python_implementation() == "CPython"
+
+
+def address(array: np.ndarray) -> int:
+    """The address of ``array``'s first element, for a C call.
+
+    ``array.ctypes.data`` makes a helper object each time, about 1 us: a third of what
+    Python adds to a repeated 16 x 16 product of three arrays. A writable C-contiguous
+    array's buffer gives the same address in a quarter of the time; other arrays take
+    the plain way.
+
+    >>> a = np.ones((2, 3))
+    >>> address(a) == a.ctypes.data and address(a.T) == a.T.ctypes.data
+    True
+    """
+    if _BUFFER_ADDRESSES:
+        try:
+            return ctypes.addressof(ctypes.c_char.from_buffer(array))
+        except (TypeError, ValueError, BufferError):  # read-only, or not C-contiguous
+            pass
+    return array.ctypes.data

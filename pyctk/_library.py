@@ -113,6 +113,11 @@ def library() -> ctypes.CDLL:
     return _library
 
 
+def loaded() -> bool:
+    """Whether libgpumatmul is loaded (without loading it)."""
+    return _library is not None
+
+
 def _new_lock_in_child() -> None:
     global _lock
     # A parent thread that was loading the library at the fork does not exist in the child,

@@ -207,6 +207,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     dtype_code = _dtypes.code(loop)
     # Cast as NumPy does, whatever the sizes: an object operand's elements may not fit the loop.
     a, b = a.astype(loop, copy=False), b.astype(loop, copy=False)
+    _contexts.load_library(gpus[0])
     _library.call("gpumatmul_backend_supports", backend_code, dtype_code, precision_code)
     result = np.empty(shapes.result, loop) if out is None else out
     if result.size and shapes.k:
@@ -271,8 +272,8 @@ class _HostPlan(NamedTuple):
     def run(self, a: np.ndarray, b: np.ndarray) -> Any:
         result = np.empty(self.shape, self.dtype)
         _library.call("gpumatmul_gemm_host_multi", _contexts.contexts(self.devices),
-                      len(self.devices), self.desc, a.ctypes.data, b.ctypes.data,
-                      result.ctypes.data, self.options)
+                      len(self.devices), self.desc, _layout.address(a), _layout.address(b),
+                      _layout.address(result), self.options)
         return result[()] if self.scalar else result
 
 

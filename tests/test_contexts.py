@@ -178,7 +178,9 @@ FORKS = textwrap.dedent(r'''
 
     def in_child():
         real_library = _library.library
-        _library.library, _cudart.runtime = FakeLibrary, tripwire
+        real_loaded = _library.loaded
+        # As if loaded already: a first context would also start the driver through cudart.
+        _library.library, _library.loaded, _cudart.runtime = FakeLibrary, lambda: True, tripwire
         seen = {"inherited": list(_contexts._contexts),
                 "lock_free": [lock.acquire(timeout=5) for lock in (_contexts._lock, _library._lock)]}
         _contexts._lock.release()
@@ -186,7 +188,8 @@ FORKS = textwrap.dedent(r'''
         seen["context"] = attempt(lambda: _contexts.context(0).value)
         seen["using"] = attempt(lambda: _contexts.using(1).__enter__().value)
         seen["grandchild"] = fork(lambda: _contexts.context(0).value)
-        _library.library = real_library  # info() loads the real library, then stops before CUDA
+        # info() loads the real library, then stops before CUDA
+        _library.library, _library.loaded = real_library, real_loaded
         seen["info"] = attempt(lambda: [pyctk.info()[key] for key in ("error", "devices")])
         return seen
 

@@ -253,17 +253,19 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
 /* Creates a context for `device`: initialises the device's primary CUDA
  * context, loads the kernel image that fits it (gpumatmul_kernel_image_select)
  * and looks up every kernel in it, creates a stream-ordered memory pool of its
- * own for the host-memory calls, and one worker: a cuBLAS handle and a
- * non-blocking CUDA stream. A call in flight uses a worker alone; a call that
- * finds every worker busy (other threads are multiplying) creates another,
- * which the context keeps until gpumatmul_destroy. On success *context is the
+ * own for the host-memory calls, and one worker: a non-blocking CUDA stream,
+ * and a cuBLAS handle that the worker's first cuBLAS product creates (so a
+ * process that only runs pyctk's kernels never initialises cuBLAS). A call in
+ * flight uses a worker alone; a call that finds every worker busy (other
+ * threads are multiplying) creates another, which the context keeps until
+ * gpumatmul_destroy. On success *context is the
  * new context; on failure it is set to NULL and nothing is left allocated.
  *
  * Statuses: SUCCESS; INVALID_ARGUMENT if `context` is NULL; NO_DRIVER; NO_DEVICE
  * (no GPU, or `device` is not in [0, gpumatmul_device_count())); OUT_OF_MEMORY
- * (host memory, or device memory for the CUDA context or cuBLAS);
+ * (host memory, or device memory for the CUDA context);
  * NO_KERNEL_IMAGE (no image runs on this GPU, or the driver cannot compile the
- * PTX: update the driver); CUDA; CUBLAS.
+ * PTX: update the driver); CUDA.
  *
  * Side effects: initialises the primary CUDA context of `device`, shared with
  * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...) and

@@ -98,20 +98,27 @@ static gpumatmul_status destroy_worker(struct worker *w) {
     return status;
 }
 
-/* A new worker on the current device. */
+/* A new worker on the current device. Its cuBLAS handle waits for its first
+ * cuBLAS product (worker_cublas). */
 static gpumatmul_status create_worker(struct worker **worker) {
     struct worker *w;
     gpumatmul_status status;
     if (!(w = calloc(1, sizeof *w)))
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for a worker");
-    if ((status = check_cublas(cublasCreate(&w->cublas), "cublasCreate")) ||
-        (status = check_cuda(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking),
+    if ((status = check_cuda(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking),
                              "cudaStreamCreateWithFlags"))) {
         destroy_worker(w);
         return status;
     }
     *worker = w;
     return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    if (!worker->cublas) status = check_cublas(cublasCreate(&worker->cublas), "cublasCreate");
+    *handle = worker->cublas;
+    return status;
 }
 
 gpumatmul_status take_worker(gpumatmul_context *ctx, struct worker **worker) {
@@ -148,8 +155,7 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "pthread_mutex_init failed");
     }
     ctx->device = device;
-    /* One worker now, so that the first product costs no more than the next and a
-     * failure to create one (cuBLAS out of device memory) shows here. */
+    /* One worker now, so that a failure to create one shows here. */
     if ((status = enter_device(device, &previous)) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
         (status = check_cuda(cudaMemGetInfo(&free_bytes, &ctx->total_memory), "cudaMemGetInfo")) ||

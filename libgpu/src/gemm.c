@@ -125,8 +125,8 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
 
 static int nothing_to_do(const struct gemm *g) { return g->m == 0 || g->n == 0 || g->batch == 0; }
 
-/* `cublas` is the calling worker's handle: no other call uses it meanwhile. */
-static gpumatmul_status cublas_gemm(cublasHandle_t cublas, const struct gemm *g,
+/* `worker` is the calling call's own: no other call uses its handle meanwhile. */
+static gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g,
                                     cudaStream_t stream) {
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a
      * row-major matrix read as column-major is its transpose: so swap the
@@ -136,8 +136,10 @@ static gpumatmul_status cublas_gemm(cublasHandle_t cublas, const struct gemm *g,
     const struct dtype_info *t = &dtype_infos[g->dtype];
     const struct cublas_compute *compute = &t->cublas[g->precision];
     static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type, else 1 */
+    cublasHandle_t cublas;
     gpumatmul_status status;
-    if ((status = check_cublas(cublasSetStream(cublas, stream), "cublasSetStream")))
+    if ((status = worker_cublas(worker, &cublas)) ||
+        (status = check_cublas(cublasSetStream(cublas, stream), "cublasSetStream")))
         return status;
     return check_cublas(
         cublasGemmStridedBatchedEx_64(cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
@@ -199,9 +201,9 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
                           cudaStream_t stream) {
     gpumatmul_status status;
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS) return kernel_gemm(ctx, g, stream);
-    if (worker) return cublas_gemm(worker->cublas, g, stream);
+    if (worker) return cublas_gemm(worker, g, stream);
     if ((status = take_worker(ctx, &worker))) return status;
-    status = cublas_gemm(worker->cublas, g, stream);
+    status = cublas_gemm(worker, g, stream);
     give_back_worker(ctx, worker);
     return status;
 }

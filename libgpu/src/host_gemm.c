@@ -633,9 +633,10 @@ static gpumatmul_status run_zero_copy(struct pipeline *q, const struct plan *p) 
     product.la = (struct layout){a.rows, a.cols, a.cols, a.zc == 1 ? 0 : a.rows * a.cols};
     product.lb = (struct layout){b.rows, b.cols, b.cols, b.zc == 1 ? 0 : b.rows * b.cols};
     product.lc = (struct layout){c.rows, c.cols, c.cols, c.rows * c.cols};
-    if ((status = multiply(q->ctx, q->worker, &product, q->compute)) ||
-        (status = check_cuda(cudaStreamSynchronize(q->compute), "cudaStreamSynchronize")))
-        return status;
+    status = multiply(q->ctx, q->worker, &product, q->compute);
+    /* Also after a failed launch: nothing may still use the staging on return. */
+    keep_first(&status, check_cuda(cudaStreamSynchronize(q->compute), "cudaStreamSynchronize"));
+    if (status) return status;
     copy = host_side(q, q->g->c, &q->g->lc, &c, 1);
     copy.begin = 0, copy.end = piece_bytes(q, &c), copy.packed = slot(q->s, in_slots);
     host_copy_run(&copy);
@@ -663,8 +664,7 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
     q.compute = q.worker->stream;
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS &&
         make_plan(g, zero_copy_max, 1, &p) == GPUMATMUL_SUCCESS) {
-        status = run_zero_copy(&q, &p);
-        keep_first(&status, check_cuda(cudaStreamSynchronize(q.compute), "cudaStreamSynchronize"));
+        status = run_zero_copy(&q, &p); /* synchronised, failed or not */
         give_back_worker(ctx, q.worker);
         return status;
     }

@@ -98,6 +98,9 @@ struct driver_api {
  * once) and the host calls' stream (each host call synchronises its stream, so two
  * calls sharing one would wait for each other's work). */
 struct worker {
+    /* Made by the worker's first cuBLAS product (worker_cublas): creating one takes
+     * tens of milliseconds, which a process whose products are all pyctk's own
+     * kernels (its first tiny product, say) never needs to pay. */
     cublasHandle_t cublas;
     cudaStream_t stream;  /* non-blocking: a host call's copies, allocations, product */
     struct host_staging *host; /* the host path's own streams and buffers, made on first use */
@@ -134,6 +137,9 @@ struct gpumatmul_context {
 gpumatmul_status take_worker(gpumatmul_context *ctx, struct worker **worker);
 /* Returns a worker to the idle list once its call no longer needs it. */
 void give_back_worker(gpumatmul_context *ctx, struct worker *worker);
+/* The worker's cuBLAS handle, created on the current device (the worker's) if it
+ * has none yet. */
+gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle);
 
 /* ---- Products (gemm.c), shared with the host path (host_gemm.c) ---- */
 
