@@ -101,11 +101,16 @@ def library() -> ctypes.CDLL:
 
     with _lock:
         if _library is None:
-            conflict = _distributions.conflict()
-            if conflict:
-                warnings.warn(conflict, RuntimeWarning, stacklevel=3)
-            # The loader refuses a libgpumatmul of the other CUDA major before loading it.
-            lib = _loader.load_gpumatmul(CUDA_MAJOR)
+            try:
+                # The loader refuses a libgpumatmul of the other CUDA major before loading it.
+                lib = _loader.load_gpumatmul(CUDA_MAJOR)
+            finally:
+                # Checked after loading, failed or not: during a process's first product the
+                # driver is still starting on another thread then (_contexts.load_library),
+                # which hides the ~45 ms that importlib.metadata takes here.
+                conflict = _distributions.conflict()
+                if conflict:
+                    warnings.warn(conflict, RuntimeWarning, stacklevel=3)
             for name, (restype, argtypes) in _PROTOTYPES.items():
                 function = getattr(lib, name)
                 function.restype, function.argtypes = restype, argtypes
