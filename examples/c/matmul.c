@@ -95,8 +95,8 @@ int main(void) {
     const int version = gpumatmul_version();
     size_t i;
     int result = OK;
-    printf("libgpumatmul %d.%d.%d for CUDA %d (header %d)\n", version / 10000, version / 100 % 100,
-           version % 100, gpumatmul_cuda_major(), GPUMATMUL_VERSION);
+    printf("libgpumatmul %d.%d.%d for CUDA %d\n", version / 10000, version / 100 % 100,
+           version % 100, gpumatmul_cuda_major());
     status = gpumatmul_create(&ctx, 0);
     if (status != GPUMATMUL_SUCCESS) {
         const int no_gpu = status == GPUMATMUL_ERROR_NO_DRIVER || status == GPUMATMUL_ERROR_NO_DEVICE;

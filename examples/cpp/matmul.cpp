@@ -90,8 +90,8 @@ bool run(gpumatmul_context *context, std::int64_t batch, std::int64_t m, std::in
 
 int main() {
     const int version = gpumatmul_version();
-    std::printf("libgpumatmul %d.%d.%d for CUDA %d (header %d)\n", version / 10000,
-                version / 100 % 100, version % 100, gpumatmul_cuda_major(), GPUMATMUL_VERSION);
+    std::printf("libgpumatmul %d.%d.%d for CUDA %d\n", version / 10000, version / 100 % 100,
+                version % 100, gpumatmul_cuda_major());
     try {
         context_ptr context = create_context(0);
         const bool single = run<float>(context.get(), 1, 64, 32, 48);
