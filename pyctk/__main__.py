@@ -127,9 +127,10 @@ def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
     print(" ".join(words))
     for miss in misses:  # on stderr: $(python -m pyctk --libs) still gets only the flags
         print(f"python -m pyctk: warning: {miss}. A program linked with these flags finds it only "
-              f"with LD_LIBRARY_PATH naming that folder; to need none, install pyctk and the "
-              f"nvidia wheels into one environment (a fresh venv: pip install "
-              f"pyctk-cu{_c_build.CUDA_MAJOR}).", file=sys.stderr)
+              f"if the dynamic linker does by itself (LD_LIBRARY_PATH naming that folder, or "
+              f"ldconfig); to need neither, install pyctk and the nvidia wheels into one "
+              f"environment (a fresh venv: pip install pyctk-cu{_c_build.CUDA_MAJOR}).",
+              file=sys.stderr)
     return 0
 
 
