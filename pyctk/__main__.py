@@ -126,10 +126,10 @@ def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
         return 1
     print(" ".join(words))
     for miss in misses:  # on stderr: $(python -m pyctk --libs) still gets only the flags
-        print(f"python -m pyctk: warning: {miss}. A program linked with these flags finds it only "
-              f"if the dynamic linker does by itself (LD_LIBRARY_PATH naming that folder, or "
-              f"ldconfig); to need neither, install pyctk and the nvidia wheels into one "
-              f"environment (a fresh venv: pip install pyctk-cu{_c_build.CUDA_MAJOR}).",
+        print(f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
+              f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
+              f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
+              f"one environment (a fresh venv: pip install pyctk-cu{_c_build.CUDA_MAJOR}).",
               file=sys.stderr)
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import NamedTuple
 
 from ._build_config import CUDA_MAJOR
 from ._errors import LibraryNotFoundError
@@ -72,26 +73,40 @@ def libs() -> list[str]:
     return [f"-L{folder}", f"-Wl,-rpath,{folder}", "-lgpumatmul"]
 
 
-def runpath_misses() -> list[str]:
-    """Why a program linked with ``libs()`` would not start: one line per CUDA library that
-    libgpumatmul's RUNPATH does not reach (the nvidia wheels are installed in another folder
-    than pyctk, e.g. pyctk in the user site over a system-wide torch's wheels), with where
-    pyctk's loader finds it instead; empty when it reaches them all."""
+class RunpathMiss(NamedTuple):
+    """A CUDA library that libgpumatmul's RUNPATH does not reach."""
+
+    file_name: str          # "libcudart.so.12"
+    runpath: list[str]      # the RUNPATH's folders, $ORIGIN expanded
+    found_in: str | None    # the folder where pyctk's loader finds it instead, if any
+    pip_install: str        # the command that installs it
+
+    def __str__(self) -> str:
+        where = (f"pyctk finds it in {self.found_in}" if self.found_in
+                 else f"pyctk finds it nowhere either (fix: {self.pip_install})")
+        return f"{self.file_name} is not in libgpumatmul.so's RUNPATH ({':'.join(self.runpath)}); {where}"
+
+
+def runpath_misses() -> list[RunpathMiss]:
+    """Why a program linked with ``libs()`` might not start: the CUDA libraries that
+    libgpumatmul's RUNPATH does not reach because the nvidia wheels are installed in another
+    folder than pyctk (e.g. pyctk in the user site over a system-wide torch's wheels); empty
+    when it reaches them all."""
     from . import _loader
 
     library = get_library()
     origin = os.path.dirname(library)
-    folders = [re.sub(r"\$(ORIGIN\b|\{ORIGIN\})", origin, f) for f in _loader.elf_runpath(library)]
+    runpath = [re.sub(r"\$(ORIGIN\b|\{ORIGIN\})", origin, f) for f in _loader.elf_runpath(library)]
     needed = _loader.elf_needed(library)
     misses = []
     for name in _loader.CUDA_LIBRARIES:
         spec = _loader.library_spec(name, CUDA_MAJOR)
         if spec.file_name not in needed:  # cuBLASLt: cuBLAS finds it next to itself
             continue
-        if any(os.path.isfile(os.path.join(folder, spec.file_name)) for folder in folders):
+        if any(os.path.isfile(os.path.join(folder, spec.file_name)) for folder in runpath):
             continue
         elsewhere = [f.path for f in _loader.find_library(spec) if f.found_via != "system"]
-        misses.append(f"{spec.file_name} is not in libgpumatmul.so's RUNPATH ({':'.join(folders)}); "
-                      + (f"pyctk finds it in {os.path.dirname(elsewhere[0])}" if elsewhere
-                         else f"pyctk finds it nowhere either (fix: {spec.pip_install})"))
+        misses.append(RunpathMiss(spec.file_name, runpath,
+                                  os.path.dirname(elsewhere[0]) if elsewhere else None,
+                                  spec.pip_install))
     return misses

@@ -12,6 +12,7 @@ import pytest
 import pyctk
 from pyctk import _c_build
 
+from c_programs import environment
 from released_abi import RELEASED, ROOT, abi
 
 LIBRARY = pyctk.get_library()
@@ -72,12 +73,12 @@ def test_programs_record_the_version_node_of_what_they_call(tmp_path):
     source.write_text('#include "gpumatmul.h"\nint main(void) { return gpumatmul_version() == 0; }\n')
     program = tmp_path / "uses"
     subprocess.run([tool("gcc"), "-std=c99", str(source), "-o", str(program),
-                    *_c_build.cflags(), *_c_build.libs()], check=True)
+                    *_c_build.cflags(), *_c_build.libs()], env=environment(), check=True)
     table = subprocess.run([tool("readelf"), "--dyn-syms", "--wide", str(program)], check=True,
                            capture_output=True, text=True).stdout
     node = abi.exported_symbols(LIBRARY)["gpumatmul_version"]
     assert f"gpumatmul_version@{node}" in table
-    assert subprocess.run([str(program)], timeout=60).returncode == 0
+    assert subprocess.run([str(program)], env=environment(), timeout=60).returncode == 0
 
 
 # -std= values the header is written for; -pedantic turns every extension into an error.

@@ -97,17 +97,22 @@ def test_runpath_misses_name_the_library_and_where_pyctk_finds_it(tmp_path, monk
     monkeypatch.setattr(_c_build, "get_library", lambda: str(split_layout(tmp_path, False)))
     misses = _c_build.runpath_misses()
     names = [_loader.library_spec(name, CUDA_MAJOR).file_name for name in ("cudart", "cublas")]
-    assert [miss.split()[0] for miss in misses] == names
-    assert all(f"$ORIGIN" not in miss and str(tmp_path / "site") in miss for miss in misses)
-    assert all("pyctk finds it" in miss for miss in misses)
+    assert [miss.file_name for miss in misses] == names
+    for miss, name in zip(misses, ("cudart", "cublas")):
+        found = [f.path for f in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR))
+                 if f.found_via != "system"]
+        assert miss.found_in == (os.path.dirname(found[0]) if found else None)
+        assert str(tmp_path / "site") in str(miss) and "$ORIGIN" not in str(miss)
+        assert (f"pyctk finds it in {miss.found_in}" if found else "fix: pip install") in str(miss)
 
 
 def test_libs_warns_on_stderr_and_still_prints_the_flags(monkeypatch, capsys):
-    monkeypatch.setattr(_c_build, "runpath_misses", lambda: ["libcudart.so.12 is not in X; pyctk finds it in Y"])
+    miss = _c_build.RunpathMiss("libcudart.so.12", ["/x"], "/y", 'pip install "z"')
+    monkeypatch.setattr(_c_build, "runpath_misses", lambda: [miss])
     assert main_module.main(["--libs"]) == 0
     out, err = capsys.readouterr()
     assert out == " ".join(_c_build.libs()) + "\n"
-    assert "warning: libcudart.so.12 is not in X; pyctk finds it in Y" in err
+    assert "warning: libcudart.so.12 is not in libgpumatmul.so's RUNPATH (/x); pyctk finds it in /y" in err
     assert "LD_LIBRARY_PATH" in err and f"pip install pyctk-cu{CUDA_MAJOR}" in err
 
 

@@ -1,5 +1,6 @@
 """examples/: the C, C++, Rust and Node.js programs, built against the installed pyctk as their
-comments say, and run with no LD_LIBRARY_PATH. Without a GPU each must stop cleanly with exit
+comments say, and run with no LD_LIBRARY_PATH (unless the nvidia wheels are installed apart
+from pyctk: tests/c_programs.py). Without a GPU each must stop cleanly with exit
 status 77 and the status's name; on a GPU (the ``gpu`` tests) each must multiply and match
 the CPU.
 
@@ -20,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from pyctk import _c_build
 from pyctk._build_config import CUDA_MAJOR, VERSION
 
+from c_programs import environment
 from conftest import gpu_unavailable_reason
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -39,12 +40,6 @@ def require(*tools: str) -> None:
         if REQUIRE:
             pytest.fail(f"PYCTK_REQUIRE_EXAMPLES=1 but {message}")
         pytest.skip(message)
-
-
-def environment(pkgconfig_path: str) -> dict[str, str]:
-    """What a user's shell has after following the README: no LD_LIBRARY_PATH."""
-    env = {key: value for key, value in os.environ.items() if key != "LD_LIBRARY_PATH"}
-    return {**env, "PKG_CONFIG_PATH": pkgconfig_path}
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
@@ -111,7 +106,7 @@ def built(tmp_path_factory):
     def get(language: str, pkgconfig_path: str | None = None) -> tuple[list[str], dict[str, str]]:
         key = f"{language}:{pkgconfig_path}"
         if key not in programs:
-            env = environment(pkgconfig_path or _c_build.pkgconfig_path())
+            env = environment(pkgconfig_path)
             programs[key] = BUILDERS[language](tmp_path_factory.mktemp(language), env), env
         return programs[key]
 
