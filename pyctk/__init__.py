@@ -51,6 +51,7 @@ if not _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "_build_config.
     _hand_over_to_installed_copy()
 else:
     from ._build_config import VERSION as __version__
+    from ._c_build import get_include, get_library
     from ._device_array import DeviceArray, asarray, empty, from_dlpack, zeros
     from ._errors import (CudaError, DeviceMismatchError, ForkedAfterCudaError,
                           LibraryNotFoundError, NoDeviceError, NoDriverError, NoKernelImageError,
@@ -59,6 +60,7 @@ else:
     from ._matmul import matmul
 
     __all__ = ["matmul", "info", "DeviceArray", "asarray", "empty", "zeros", "from_dlpack",
+               "get_include", "get_library",
                "PyctkError", "LibraryNotFoundError", "CudaError", "NoDriverError",
                "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "ForkedAfterCudaError",
                "UnsupportedError", "DeviceMismatchError", "__version__"]

@@ -2,6 +2,8 @@
 
 Exits 0 when every check passes, 1 when something is missing or wrong
 (with what was searched and how to fix it), never with a traceback.
+With --cflags, --libs or --pkgconfig-path it prints what building a program
+against libgpumatmul needs instead, and exits 0.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 
 import numpy as np
 
-from . import _dtypes, _info, _library, _matmul, matmul
+from . import _c_build, _dtypes, _info, _library, _matmul, matmul
 from ._errors import PyctkError, UnsupportedError
 
 BACKENDS = ("tiled", "cublas")
@@ -114,11 +116,40 @@ def check_backends(size: int, repeats: int) -> bool:
     return passed
 
 
+def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
+    try:
+        words = ((_c_build.cflags() if cflags else []) + (_c_build.libs() if libs else [])
+                 + ([_c_build.pkgconfig_path()] if pkgconfig_path else []))
+        misses = _c_build.runpath_misses() if libs else []
+    except PyctkError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(" ".join(words))
+    for miss in misses:  # on stderr: $(python -m pyctk --libs) still gets only the flags
+        print(f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
+              f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
+              f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
+              f"one environment (a fresh venv: pip install pyctk-cu{_c_build.CUDA_MAJOR}).",
+              file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pyctk", description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=2048, help="matrix size n for the check (default 2048)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per backend (default 3)")
+    build = parser.add_argument_group(
+        "building against the C library",
+        "print these (in this order, on one line) instead of the report: "
+        "cc app.c $(python -m pyctk --cflags --libs)")
+    build.add_argument("--cflags", action="store_true", help="compiler flags: -I the header's folder")
+    build.add_argument("--libs", action="store_true",
+                       help="linker flags: libgpumatmul and an rpath to it (no LD_LIBRARY_PATH needed)")
+    build.add_argument("--pkgconfig-path", action="store_true",
+                       help="the folder holding gpumatmul.pc, for PKG_CONFIG_PATH")
     args = parser.parse_args(argv)
+    if args.cflags or args.libs or args.pkgconfig_path:
+        return print_build_flags(args.cflags, args.libs, args.pkgconfig_path)
 
     report = _info.info()
     print_report(report)

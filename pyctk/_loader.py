@@ -325,11 +325,11 @@ def load_gpumatmul(major: int) -> ctypes.CDLL:
 # A library's dependencies, read from its file: nothing is loaded or run.
 
 _PT_LOAD, _PT_DYNAMIC = 1, 2
-_DT_NULL, _DT_NEEDED, _DT_STRTAB = 0, 1, 5
+_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
 
 
-def elf_needed(path: str | os.PathLike) -> list[str]:
-    """The DT_NEEDED entries (the libraries it links to) of the 64-bit ELF file ``path``.
+def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list[str]:
+    """The strings of the dynamic entries of ``tags`` in the 64-bit ELF file ``path``, in order.
 
     Read as the dynamic linker reads them: the dynamic segment from the program headers,
     its string table located through the loadable segments (section headers may be
@@ -358,9 +358,21 @@ def elf_needed(path: str | os.PathLike) -> list[str]:
         strings = next(offset + strtab - vaddr for kind, _, offset, vaddr, _, size in segments
                        if kind == _PT_LOAD and vaddr <= strtab < vaddr + size)
         return [data[strings + value:data.index(b"\0", strings + value)].decode()
-                for tag, value in entries if tag == _DT_NEEDED]
+                for tag, value in entries if tag in tags]
     except (struct.error, StopIteration, ValueError) as error:  # ValueError: no NUL, not UTF-8
         raise ValueError(f"not a well-formed ELF shared library ({error!r})") from None
+
+
+def elf_needed(path: str | os.PathLike) -> list[str]:
+    """The DT_NEEDED entries (the libraries it links to) of the 64-bit ELF file ``path``."""
+    return _elf_dynamic_strings(path, (_DT_NEEDED,))
+
+
+def elf_runpath(path: str | os.PathLike) -> list[str]:
+    """The folders of the RUNPATH (or old-style RPATH) of the 64-bit ELF file ``path``, as
+    written (``$ORIGIN`` unexpanded): where the dynamic linker looks for its libraries."""
+    return [folder for value in _elf_dynamic_strings(path, (_DT_RUNPATH, _DT_RPATH))
+            for folder in value.split(":") if folder]
 
 
 def cudart_major(path: str | os.PathLike) -> int:

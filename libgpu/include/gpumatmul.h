@@ -25,12 +25,30 @@
  *     another's (each call in flight has a cuBLAS handle and a stream of its
  *     own). gpumatmul_destroy must not run concurrently with other calls on
  *     the same context.
+ *   - Ownership: the caller owns every buffer it passes; the library keeps no
+ *     pointer to one after the call returns, except that the device calls
+ *     read A and B and write C when their stream reaches them. What the
+ *     library hands out is released by the matching call: a context by
+ *     gpumatmul_destroy, device memory (gpumatmul_device_alloc,
+ *     gpumatmul_gemm_device_new) by gpumatmul_device_free. Strings it returns
+ *     (status names, messages) are the library's: never free them.
+ *   - ABI: libgpumatmul exports the gpumatmul_* functions and nothing else,
+ *     each with a symbol version node (GPUMATMUL_0.2, ...). A later library
+ *     only adds: functions under new nodes, enum values at the end of their
+ *     enum. No function, enum value or struct field of a release is ever
+ *     removed or changed (libgpu/abi/released.txt lists them), so a program
+ *     built against this header runs with any later library of the same CUDA
+ *     major. gpumatmul_version() says which library a program got.
  *   - CUDA state: no function changes the calling thread's current CUDA
  *     device. One that works on another device switches to it (cudaSetDevice)
  *     and back before returning, failures included; on the current device it
  *     switches nothing. A thread that never chose a device is on device 0 (as
  *     cudaGetDevice says) and is returned there, which (CUDA 12 and later)
  *     initialises device 0's primary context if it had none.
+ *   - Building: cc app.c $(python -m pyctk --cflags --libs) with pyctk
+ *     installed from pip, or pkg-config --cflags --libs gpumatmul (the
+ *     gpumatmul.pc installed with the library; python -m pyctk
+ *     --pkgconfig-path names its folder).
  *
  * Example (error handling shortened):
  *

@@ -1,6 +1,6 @@
-"""Compile the .cu kernels with NVRTC from the pip wheel and emit them as a C source.
+"""Compile the .cu kernels with NVRTC (the pip wheel's, or a toolkit's) and emit them as a C source.
 
-    python embed_kernels.py MAJOR OUTPUT.c KERNEL.cu [KERNEL.cu ...]
+    python embed_kernels.py MAJOR OUTPUT.c KERNEL.cu [KERNEL.cu ...] [--toolkit DIR]
 
 The kernel files are compiled as one program, to SASS (CUBIN) for every
 architecture this NVRTC supports and to PTX for the newest one, so GPUs newer
@@ -13,8 +13,8 @@ system CUDA header can be picked up. Every *.cu of that folder must be given:
 one missing from meson.build's list would silently be left out of the library.
 """
 
+import argparse
 import ctypes
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -89,8 +89,8 @@ def c_source(images: list[tuple[int, str, bytes]], compiler: str) -> str:
     return "\n".join(lines)
 
 
-def main(major: int, output: Path, kernels: list[Path]) -> None:
-    nvrtc = Nvrtc(nvrtc_path(major))
+def main(major: int, output: Path, kernels: list[Path], toolkit: str = None) -> None:
+    nvrtc = Nvrtc(nvrtc_path(major, toolkit))
     version = nvrtc.version()
     if version[0] != major:
         raise SystemExit(f"embed_kernels: NVRTC {version} found for CUDA {major}")
@@ -111,4 +111,10 @@ def main(major: int, output: Path, kernels: list[Path]) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), Path(sys.argv[2]), [Path(p) for p in sys.argv[3:]])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("major", type=int)
+    parser.add_argument("output", type=Path)
+    parser.add_argument("kernels", type=Path, nargs="+")
+    parser.add_argument("--toolkit", help="root of a CUDA toolkit whose NVRTC to use instead of the wheel's")
+    args = parser.parse_args()
+    main(args.major, args.output, args.kernels, args.toolkit)
