@@ -164,48 +164,59 @@ def host_buffer(x: Any, writable: bool) -> np.ndarray:
 
 def memcpy_htod(dest: Any, src: Any) -> None:
     """Copy host buffer ``src`` to device memory ``dest`` (``src.nbytes`` bytes)."""
-    memcpy_htod_async(dest, src, None, _synchronous=True)
+    _htod(dest, src, None, synchronous=True)
 
 
 def memcpy_dtoh(dest: Any, src: Any) -> None:
     """Copy device memory ``src`` into host buffer ``dest`` (``dest.nbytes`` bytes)."""
-    memcpy_dtoh_async(dest, src, None, _synchronous=True)
+    _dtoh(dest, src, None, synchronous=True)
 
 
 def memcpy_dtod(dest: Any, src: Any, size: int) -> None:
     """Copy ``size`` bytes from device memory ``src`` to device memory ``dest``."""
-    memcpy_dtod_async(dest, src, size, None, _synchronous=True)
+    _dtod(dest, src, size, None, synchronous=True)
 
 
-def memcpy_htod_async(dest: Any, src: Any, stream: Any = None, *, _synchronous: bool = False) -> None:
+def memcpy_htod_async(dest: Any, src: Any, stream: Any = None) -> None:
     """Enqueue a copy of host buffer ``src`` to device memory ``dest`` on ``stream``."""
-    handle = _interop.stream_handle(stream)
-    host = host_buffer(src, writable=False)
-    pointer = _contiguous_device(dest, handle)
-    _copy("cuMemcpyHtoD", _synchronous, handle, pointer, host.ctypes.data, host.nbytes)
+    _htod(dest, src, stream, synchronous=False)
 
 
-def memcpy_dtoh_async(dest: Any, src: Any, stream: Any = None, *, _synchronous: bool = False) -> None:
+def memcpy_dtoh_async(dest: Any, src: Any, stream: Any = None) -> None:
     """Enqueue a copy of device memory ``src`` into host buffer ``dest`` on ``stream``.
 
     ``dest`` must stay alive, and unread, until the stream has done the copy.
     """
+    _dtoh(dest, src, stream, synchronous=False)
+
+
+def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None) -> None:
+    """Enqueue a copy of ``size`` bytes from device memory ``src`` to ``dest`` on ``stream``."""
+    _dtod(dest, src, size, stream, synchronous=False)
+
+
+def _htod(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
+    handle = _interop.stream_handle(stream)
+    host = host_buffer(src, writable=False)
+    _enqueue("cuMemcpyHtoD", synchronous, handle, _contiguous_device(dest, handle), host.ctypes.data,
+             host.nbytes)
+
+
+def _dtoh(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
     handle = _interop.stream_handle(stream)
     host = host_buffer(dest, writable=True)
-    pointer = _contiguous_device(src, handle)
-    _copy("cuMemcpyDtoH", _synchronous, handle, host.ctypes.data, pointer, host.nbytes)
+    _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, _contiguous_device(src, handle),
+             host.nbytes)
 
 
-def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None, *,
-                      _synchronous: bool = False) -> None:
-    """Enqueue a copy of ``size`` bytes from device memory ``src`` to ``dest`` on ``stream``."""
+def _dtod(dest: Any, src: Any, size: int, stream: Any, synchronous: bool) -> None:
     handle = _interop.stream_handle(stream)
-    target = _contiguous_device(dest, handle)
-    source = _contiguous_device(src, handle)
-    _copy("cuMemcpyDtoD", _synchronous, handle, target, source, int(size))
+    _enqueue("cuMemcpyDtoD", synchronous, handle, _contiguous_device(dest, handle),
+             _contiguous_device(src, handle), int(size))
 
 
-def _copy(name: str, synchronous: bool, stream: int, *args: Any) -> None:
+def _enqueue(name: str, synchronous: bool, stream: int, *args: Any) -> None:
+    """Call ``name`` (synchronous) or ``name + "Async"`` on ``stream``."""
     _driver_api.current_context()
     if synchronous:
         _driver_api.call(name, *args)
@@ -213,20 +224,11 @@ def _copy(name: str, synchronous: bool, stream: int, *args: Any) -> None:
         _driver_api.call(name + "Async", *args, stream)
 
 
-# element bits -> (driver function, the NumPy type its value is taken as)
-_MEMSET = {8: ("cuMemsetD8", np.uint8), 16: ("cuMemsetD16", np.uint16), 32: ("cuMemsetD32", np.uint32)}
-
-
 def _memset(bits: int, dest: Any, data: Any, count: int, stream: Any, asynchronous: bool) -> None:
-    name, kind = _MEMSET[bits]
     handle = _interop.stream_handle(stream)
     pointer = _contiguous_device(dest, handle)
-    value = int(np.array(data).astype(kind).view(kind))  # any bits pattern, as the C call takes
-    _driver_api.current_context()
-    if asynchronous:
-        _driver_api.call(name + "Async", pointer, value, int(count), handle)
-    else:
-        _driver_api.call(name, pointer, value, int(count))
+    value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
+    _enqueue(f"cuMemsetD{bits}", not asynchronous, handle, pointer, value, int(count))
 
 
 def memset_d8(dest: Any, data: int, count: int) -> None:

@@ -3,8 +3,8 @@
 A cached kernel must be recompiled when a header it includes changes, and a cache hit
 must not need NVRTC (which has no "list the dependencies" mode anyway). So pyctk
 resolves ``#include`` lines itself, as NVRTC's preprocessor does with the include paths
-pyctk gives it (``--no-source-include``: quoted names first beside the including
-header, never beside the main source), and reads each file found:
+pyctk gives it (quoted names first beside the including header; the main source has no
+folder, see ``pyctk._nvrtc._PROGRAM_PATH``), and reads each file found:
 
 - a file in a CUDA header wheel's folder stands for the whole wheel, whose version is in
   the key (``pyctk._cuda_headers``): it is not read;

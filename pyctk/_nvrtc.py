@@ -19,6 +19,10 @@ from ._errors import CompileError, LibraryNotFoundError
 
 SUCCESS, COMPILATION_FAILED = 0, 6  # nvrtcResult
 PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): error: ..."
+# The name NVRTC is given: a folder that cannot exist (/dev/null is a file), so that quoted
+# #includes of the source are searched in the include paths only, never in the working
+# directory, while those of headers still are beside the header. `#line` shows PROGRAM_NAME.
+_PROGRAM_PATH = "/dev/null/" + PROGRAM_NAME
 
 _PROTOTYPES = {  # every function returns an nvrtcResult, but nvrtcGetErrorString
     "nvrtcVersion": [POINTER(c_int), POINTER(c_int)],
@@ -125,7 +129,8 @@ def compile_program(source: str, options: Sequence[str], name_expressions: Seque
     is the image, or a virtual one (``compute_XY``), whose PTX is.
     """
     lib, program = library(), c_void_p()
-    _check(lib.nvrtcCreateProgram(byref(program), source.encode(), PROGRAM_NAME.encode(), 0, None, None),
+    text = f'#line 1 "{PROGRAM_NAME}"\n{source}'
+    _check(lib.nvrtcCreateProgram(byref(program), text.encode(), _PROGRAM_PATH.encode(), 0, None, None),
            "nvrtcCreateProgram")
     try:
         for expression in name_expressions:

@@ -164,9 +164,8 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
                          "linkage): pass no_extern_c=True as well")
     text = source if no_extern_c else _with_c_linkage(source)
     headers = _cuda_headers.header_folders()
-    # Hermetic: only the folders given, never the working directory (--no-source-include).
-    common = ["--no-source-include",
-              *(f"--include-path={d}" for d in (*include_dirs, *(h.path for h in headers))), *options]
+    # Only these folders are searched (never the working directory: see _nvrtc._PROGRAM_PATH).
+    common = [*(f"--include-path={d}" for d in (*include_dirs, *(h.path for h in headers))), *options]
     request = _request(arch)
     folder = _kernel_cache.directory(cache_dir)
     if folder is None:

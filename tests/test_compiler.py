@@ -97,6 +97,10 @@ def test_options_reach_nvrtc():
     ("cuda/std/complex", "cuda::std::complex<float> c(x[0], 1.0f); x[0] = cuda::std::abs(c);"),
     ("cuda/std/type_traits", "static_assert(cuda::std::is_same<float, float>::value, \"\");"),
     ("cuda/std/limits", "x[0] = cuda::std::numeric_limits<float>::max();"),
+    ("cuda_fp8.h", "__nv_fp8_e4m3 f(x[0]); x[0] = float(f);"),
+    ("cooperative_groups.h", "cooperative_groups::this_thread_block().sync();"),
+    ("cub/block/block_reduce.cuh", "typedef cub::BlockReduce<float, 128> R; __shared__ typename "
+                                   "R::TempStorage t; x[0] = R(t).Sum(x[threadIdx.x]);"),
 ])
 def test_cuda_headers_from_the_wheels(header, use):
     source = f"#include <{header}>\n__global__ void k(float *x) {{ {use} }}\n"
@@ -105,7 +109,7 @@ def test_cuda_headers_from_the_wheels(header, use):
     assert ".entry _Z1kPf(" in ptx  # C++ linkage as asked
 
 
-def test_user_headers(tmp_path):
+def test_user_headers(tmp_path, monkeypatch):
     (tmp_path / "inc" / "sub").mkdir(parents=True)
     (tmp_path / "inc" / "scale.h").write_text('#include "sub/factor.h"\n'
                                               "__device__ float scale(float v) { return v * FACTOR; }\n")
@@ -113,7 +117,10 @@ def test_user_headers(tmp_path):
     source = '#include "scale.h"\n__global__ void k(float *x) { x[0] = scale(x[0]); }\n'
     assert compiler.compile(source, arch="sm_80", include_dirs=[str(tmp_path / "inc")])[:4] == b"\x7fELF"
     with pytest.raises(compiler.CompileError, match="scale.h"):
-        compiler.compile(source, arch="sm_80")  # not searched beside the source or in the cwd
+        compiler.compile(source, arch="sm_80")  # not searched without include_dirs ...
+    monkeypatch.chdir(tmp_path / "inc")
+    with pytest.raises(compiler.CompileError, match="scale.h"):
+        compiler.compile(source, arch="sm_80")  # ... not even in the working directory
 
 
 def test_name_expressions_instantiate_templates():

@@ -4,7 +4,8 @@ Covered: importing pyctk.driver, pyctk.compiler loads no CUDA library; with no d
 every call says so with the fix; the CUresult -> exception table (sticky errors say the
 context is lost); the driver prototypes against cuda.h of the runtime wheel; the runtime
 symbols used to reach the driver, against the oldest cudart exports; launch dimensions,
-parameter packing and host buffers.
+parameter packing and host buffers; and examples/nvrtc_c/vector_add.c, built from the wheels
+as its comment says, stopping cleanly with no driver.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
-from pyctk import compiler
-from pyctk import _cuda_headers, _driver_api, _driver_errors, _driver_memory, _driver_modules
+from pyctk import _cuda_headers, _driver_api, _driver_errors, _driver_memory, _driver_modules, compiler
 from pyctk._build_config import CUDA_MAJOR
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
@@ -162,3 +163,8 @@ def test_in_makes_contiguous_copies_out_refuses():
         cuda.Out(strided)
     with pytest.raises(ValueError, match="read-only"):
         cuda.InOut(np.frombuffer(b"abcdabcd", np.float32))
+
+
+def test_c_example_builds_from_the_wheels_and_reports_no_driver(needs_no_driver, tmp_path):
+    done = nvrtc_c_example.run(tmp_path)
+    assert done.returncode == 1 and "no usable CUDA driver" in done.stderr, done.stderr

@@ -7,8 +7,8 @@ value); argument errors raised before the launch; streams, events and time_kerne
 templates; __device__ and __constant__ globals; memory copies and fills; devices and
 contexts; launch failures naming the CUDA error, and a kernel's illegal address in a
 child process (it kills the context) with the message that says so; a kernel loaded
-from the cache in a fresh process that never loads NVRTC; pyctk.autoinit; and every
-program in examples/pycuda.
+from the cache in a fresh process that never loads NVRTC; pyctk.autoinit; every
+program in examples/pycuda; and the same compile-and-launch from C (examples/nvrtc_c).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
 from pyctk.compiler import SourceModule
@@ -350,3 +351,9 @@ def test_example_runs_and_checks_its_output(example, tmp_path):
                           cwd=tmp_path, timeout=300, env={**os.environ, "PYCTK_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("OK"), done.stdout
+
+
+def test_c_example_compiles_and_launches_a_kernel_at_run_time(tmp_path):
+    done = nvrtc_c_example.run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("OK")

@@ -8,7 +8,6 @@ against ``pyctk.matmul`` (cuBLAS); the kernel is timed with ``time_kernel=True``
 import numpy as np
 
 import pyctk
-import pyctk.driver as cuda
 from pyctk.compiler import SourceModule
 
 TILE = 16
