@@ -27,19 +27,23 @@ from types import SimpleNamespace
 from . import _cudart, _driver_errors
 from ._build_config import CUDA_MAJOR
 
+# The version of the driver API whose signatures _PROTOTYPES are. CUDA 13 changed some
+# (cuCtxSynchronize and cuCtxGetDevice take a context) and, as every driver must for programs
+# built for CUDA 12, still hands out the 12.0 ones when asked for them.
+ABI_VERSION = 12000
 # CUDA major -> (the runtime's entry-point query, the arguments it takes between the symbol's
-# address and the flags). CUDA 13 deprecates the unversioned query; the symbols below have
-# kept their CUDA 13.0 signatures, which are also their CUDA 12 ones.
+# address and the flags). CUDA 13 deprecates the unversioned query and takes the version; a
+# CUDA 12 runtime's unversioned query gives its own 12.x forms, for these functions the 12.0 ones.
 _ENTRY_POINT_QUERY = {
     12: ("cudaGetDriverEntryPoint", [], ()),
-    13: ("cudaGetDriverEntryPointByVersion", [c_uint], (13000,)),
+    13: ("cudaGetDriverEntryPointByVersion", [c_uint], (ABI_VERSION,)),
 }
 _ENABLE_DEFAULT, _SYMBOL_FOUND = 0, 0  # cudaEnableDefault, cudaDriverEntryPointSuccess
 
 _DEVICE_POINTER = c_uint64  # CUdeviceptr
-# Driver function -> argument types; each returns a CUresult. Base names: the query returns
-# the version (cuMemcpyHtoD_v2 ...) that matches the runtime's CUDA version. Every one is in
-# the CUDA 12.0 driver (R525), the oldest pyctk-cu12 admits.
+# Driver function -> argument types (of ABI_VERSION); each returns a CUresult. Base names: the
+# query returns the version (cuMemcpyHtoD_v2 ...) of that ABI. Every one is in the CUDA 12.0
+# driver (R525), the oldest pyctk-cu12 admits.
 _PROTOTYPES = {
     "cuInit": [c_uint],
     "cuDriverGetVersion": [POINTER(c_int)],

@@ -107,6 +107,18 @@ def test_driver_prototypes_match_cuda_h():
         assert declared.get(name) == len(argtypes), name
 
 
+@pytest.mark.parametrize("version", [_driver_api.ABI_VERSION, 12999])
+def test_driver_prototypes_are_the_abi_the_query_returns(version):
+    """cudaTypedefs.h has each entry point's signature by version (CUDA 13's cuCtxSynchronize
+    takes a context); CUDA 13 asks for ABI_VERSION, a CUDA 12 runtime gets its own 12.x."""
+    header = Path(_cuda_headers.header_folders()[0].path, "cudaTypedefs.h").read_text()
+    for name, argtypes in _driver_api._PROTOTYPES.items():
+        versions = {int(v): 0 if a.strip() in ("", "void") else a.count(",") + 1 for v, a in
+                    re.findall(rf"typedef CUresult \(CUDAAPI \*PFN_{name}_v(\d+)\)\(([^;]*?)\);", header)}
+        served = max(v for v in versions if v <= version)
+        assert versions[served] == len(argtypes), (name, served)
+
+
 def test_runtime_entry_point_query_is_in_the_oldest_cudart():
     query = _driver_api._ENTRY_POINT_QUERY[CUDA_MAJOR][0]
     exported = (EXPORTS / f"cudart-{CUDA_MAJOR}.0.txt").read_text().splitlines()
