@@ -11,6 +11,7 @@ loader's real search, in a fresh process, over an empty layout).
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -196,22 +197,30 @@ def test_gpu_older_than_nvrtc(monkeypatch):
 # --- NVRTC not installed ----------------------------------------------------------------------------
 
 def test_missing_nvrtc_names_the_pip_command(tmp_path):
-    """The loader's real search over an empty layout, in a fresh process (NVRTC not loaded)."""
+    """The loader's real search over an empty layout, in a fresh process (NVRTC not loaded);
+    the dynamic linker's own search (a toolkit in its path) is made to find nothing too."""
     empty = tmp_path / "site-packages"
     empty.mkdir()
     script = f"""
 import json, sys
 from pyctk import _loader, compiler
 from pyctk._errors import LibraryNotFoundError
-real = _loader.load_library
+real, dlopen = _loader.load_library, _loader._dlopen
 _loader.load_library = lambda spec, search_path=None, environ=None: real(spec, [{str(empty)!r}], {{}})
+def no_system_copy(path):
+    if "/" not in path:
+        raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
+    return dlopen(path)
+_loader._dlopen = no_system_copy
 try:
     compiler.compile("__global__ void k() {{}}", arch="sm_80", cache_dir=False)
 except LibraryNotFoundError as error:
     print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError)}}))
 """
+    environment = {k: v for k, v in os.environ.items()  # no other way to a CUDA library
+                   if k not in ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin"}, timeout=120)
+                          env=environment, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     message = result["message"]
