@@ -1,0 +1,197 @@
+"""The CUDA driver API calls of ``pyctk.driver``, reached through the CUDA runtime.
+
+pyctk never links or opens ``libcuda.so.1`` itself: the runtime pyctk's loader found
+(``_cudart.runtime()``) hands out the driver's entry points (``cudaGetDriverEntryPoint``,
+CUDA 13: ``...ByVersion``), exactly as libgpumatmul gets them (libgpu/src/context.c). So
+``import pyctk.driver`` works with no driver, and the first call says what is missing.
+
+Contexts. pyctk uses only each device's *primary* context, the one the CUDA runtime
+(and with it libgpumatmul, PyTorch, CuPy) uses, so memory, streams and kernels are
+shared freely between them. A thread that has not used CUDA yet has no current
+context; ``current_context`` then makes the runtime's current device's primary
+context current, as any runtime call would.
+
+>>> from pyctk import _driver_api
+>>> _driver_api.call("cuCtxSynchronize")           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import _thread  # its lock is threading.Lock; importing threading costs ~0.6 ms
+import ctypes
+import os
+from ctypes import (POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint,
+                    c_uint64, c_ushort, c_void_p)
+from types import SimpleNamespace
+
+from . import _cudart, _driver_errors
+from ._build_config import CUDA_MAJOR
+
+# The version of the driver API whose signatures _PROTOTYPES are. CUDA 13 changed some
+# (cuCtxSynchronize and cuCtxGetDevice take a context) and, as every driver must for programs
+# built for CUDA 12, still hands out the 12.0 ones when asked for them.
+ABI_VERSION = 12000
+# CUDA major -> (the runtime's entry-point query, the arguments it takes between the symbol's
+# address and the flags). CUDA 13 deprecates the unversioned query and takes the version; a
+# CUDA 12 runtime's unversioned query gives its own 12.x forms, for these functions the 12.0 ones.
+_ENTRY_POINT_QUERY = {
+    12: ("cudaGetDriverEntryPoint", [], ()),
+    13: ("cudaGetDriverEntryPointByVersion", [c_uint], (ABI_VERSION,)),
+}
+_ENABLE_DEFAULT, _SYMBOL_FOUND = 0, 0  # cudaEnableDefault, cudaDriverEntryPointSuccess
+
+_DEVICE_POINTER = c_uint64  # CUdeviceptr
+# Driver function -> argument types (of ABI_VERSION); each returns a CUresult. Base names: the
+# query returns the version (cuMemcpyHtoD_v2 ...) of that ABI. Every one is in the CUDA 12.0
+# driver (R525), the oldest pyctk-cu12 admits.
+_PROTOTYPES = {
+    "cuInit": [c_uint],
+    "cuDriverGetVersion": [POINTER(c_int)],
+    "cuGetErrorName": [c_int, POINTER(c_char_p)],
+    "cuGetErrorString": [c_int, POINTER(c_char_p)],
+    "cuDeviceGet": [POINTER(c_int), c_int],
+    "cuDeviceGetCount": [POINTER(c_int)],
+    "cuDeviceGetName": [c_char_p, c_int, c_int],
+    "cuDeviceGetAttribute": [POINTER(c_int), c_int, c_int],
+    "cuDeviceTotalMem": [POINTER(c_size_t), c_int],
+    "cuDeviceGetPCIBusId": [c_char_p, c_int, c_int],
+    "cuDevicePrimaryCtxRetain": [POINTER(c_void_p), c_int],
+    "cuDevicePrimaryCtxRelease": [c_int],
+    "cuCtxGetCurrent": [POINTER(c_void_p)],
+    "cuCtxPushCurrent": [c_void_p],
+    "cuCtxPopCurrent": [POINTER(c_void_p)],
+    "cuCtxGetDevice": [POINTER(c_int)],
+    "cuCtxSynchronize": [],
+    "cuMemGetInfo": [POINTER(c_size_t), POINTER(c_size_t)],
+    "cuMemcpyHtoD": [_DEVICE_POINTER, c_void_p, c_size_t],
+    "cuMemcpyDtoH": [c_void_p, _DEVICE_POINTER, c_size_t],
+    "cuMemcpyDtoD": [_DEVICE_POINTER, _DEVICE_POINTER, c_size_t],
+    "cuMemcpyHtoDAsync": [_DEVICE_POINTER, c_void_p, c_size_t, c_void_p],
+    "cuMemcpyDtoHAsync": [c_void_p, _DEVICE_POINTER, c_size_t, c_void_p],
+    "cuMemcpyDtoDAsync": [_DEVICE_POINTER, _DEVICE_POINTER, c_size_t, c_void_p],
+    "cuMemsetD8": [_DEVICE_POINTER, c_ubyte, c_size_t],
+    "cuMemsetD16": [_DEVICE_POINTER, c_ushort, c_size_t],
+    "cuMemsetD32": [_DEVICE_POINTER, c_uint, c_size_t],
+    "cuMemsetD8Async": [_DEVICE_POINTER, c_ubyte, c_size_t, c_void_p],
+    "cuMemsetD16Async": [_DEVICE_POINTER, c_ushort, c_size_t, c_void_p],
+    "cuMemsetD32Async": [_DEVICE_POINTER, c_uint, c_size_t, c_void_p],
+    "cuStreamCreate": [POINTER(c_void_p), c_uint],
+    "cuStreamDestroy": [c_void_p],
+    "cuStreamSynchronize": [c_void_p],
+    "cuStreamQuery": [c_void_p],
+    "cuStreamWaitEvent": [c_void_p, c_void_p, c_uint],
+    "cuEventCreate": [POINTER(c_void_p), c_uint],
+    "cuEventDestroy": [c_void_p],
+    "cuEventRecord": [c_void_p, c_void_p],
+    "cuEventSynchronize": [c_void_p],
+    "cuEventQuery": [c_void_p],
+    "cuEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
+    # Context-independent loading (CUDA 12.0): one library serves every device's context.
+    "cuLibraryLoadData": [POINTER(c_void_p), c_void_p, c_void_p, c_void_p, c_uint,
+                          c_void_p, c_void_p, c_uint],
+    "cuLibraryUnload": [c_void_p],
+    "cuLibraryGetKernel": [POINTER(c_void_p), c_void_p, c_char_p],
+    "cuLibraryGetGlobal": [POINTER(_DEVICE_POINTER), POINTER(c_size_t), c_void_p, c_char_p],
+    "cuKernelGetAttribute": [POINTER(c_int), c_int, c_void_p, c_int],
+    "cuKernelSetAttribute": [c_int, c_int, c_void_p, c_int],
+    # A CUkernel passed as the CUfunction launches in the current context.
+    "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
+                       c_void_p, c_void_p, c_void_p],
+}
+
+NOT_READY = 600  # CUDA_ERROR_NOT_READY: a query's "not yet", not a failure
+
+_driver: SimpleNamespace | None = None
+_lock = _thread.allocate_lock()
+
+
+def _entry_point(runtime: ctypes.CDLL, name: str, argtypes: list) -> ctypes._CFuncPtr:
+    query_name, extra_types, extra_args = _ENTRY_POINT_QUERY[CUDA_MAJOR]
+    query = getattr(runtime, query_name)
+    query.restype = c_int
+    query.argtypes = [c_char_p, POINTER(c_void_p), *extra_types, ctypes.c_ulonglong, POINTER(c_int)]
+    address, found = c_void_p(), c_int(-1)
+    _cudart.check(query(name.encode(), byref(address), *extra_args, _ENABLE_DEFAULT, byref(found)),
+                  f"{query_name}({name})")
+    if found.value != _SYMBOL_FOUND or not address.value:
+        from ._errors import NoDriverError  # imported here: only this failure needs it
+
+        raise NoDriverError(f"the NVIDIA driver does not provide {name}; update the driver "
+                            f"(CUDA {CUDA_MAJOR} needs {'525' if CUDA_MAJOR == 12 else '580'} or newer)")
+    return ctypes.CFUNCTYPE(c_int, *argtypes)(address.value)
+
+
+def driver() -> SimpleNamespace:
+    """The driver functions of ``_PROTOTYPES`` as attributes, fetched on first use.
+
+    Raises pyctk.NoDriverError (no driver, or one too old), and ForkedAfterCudaError in
+    a child forked after its parent started CUDA (``_cudart.runtime()`` checks).
+    """
+    global _driver
+    if _driver is not None:  # the per-call path takes no lock
+        return _driver
+    with _lock:
+        if _driver is None:
+            runtime = _cudart.runtime()
+            functions = SimpleNamespace(**{name: _entry_point(runtime, name, argtypes)
+                                           for name, argtypes in _PROTOTYPES.items()})
+            check(functions.cuInit(0), "cuInit", functions)
+            _driver = functions
+    return _driver
+
+
+def _forget_in_child() -> None:
+    global _driver, _lock
+    _driver, _lock = None, _thread.allocate_lock()  # the next driver() goes through the fork check
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def check(result: int, what: str, functions: SimpleNamespace | None = None) -> None:
+    """Raise the ``pyctk.driver`` exception for ``result`` unless it is CUDA_SUCCESS (0)."""
+    if not result:
+        return
+    functions = functions or driver()
+    name, description = c_char_p(), c_char_p()
+    functions.cuGetErrorName(result, byref(name))
+    functions.cuGetErrorString(result, byref(description))
+    raise _driver_errors.exception(result, (name.value or b"CUDA_ERROR_UNKNOWN").decode(),
+                                   (description.value or b"unknown error").decode(), what)
+
+
+def call(name: str, *args) -> None:
+    """Call the driver's ``name`` and check its result."""
+    check(getattr(driver(), name)(*args), name)
+
+
+def current_context() -> int:
+    """The calling thread's current context, made first if the thread has none (see above)."""
+    context = c_void_p()
+    call("cuCtxGetCurrent", byref(context))
+    if not context.value:
+        # cudaSetDevice makes the device's primary context current (CUDA 12 and later).
+        _cudart.call("cudaSetDevice", _cudart.get_device())
+        call("cuCtxGetCurrent", byref(context))
+    return context.value
+
+
+def current_device() -> int:
+    """The device of the calling thread's current context (made as ``current_context`` does)."""
+    current_context()
+    device = c_int()
+    call("cuCtxGetDevice", byref(device))
+    return device.value
+
+
+def driver_version() -> int:
+    """The CUDA version the driver supports, as 1000 * major + 10 * minor (13000 for 13.0)."""
+    return query_int("cuDriverGetVersion")
+
+
+def query_int(name: str, *args) -> int:
+    """Call ``name``, whose first argument is an ``int *`` out, and return that int."""
+    value = c_int()
+    call(name, byref(value), *args)
+    return value.value

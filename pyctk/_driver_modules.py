@@ -1,0 +1,292 @@
+"""Loaded kernels and their launches: ``Module``, ``Function``, and ``In``/``Out``/``InOut``.
+
+A module is loaded once for every device (``cuLibraryLoadData``, context-independent
+loading), and a ``Function`` launches in the calling thread's current context.
+
+A launch checks its arguments before anything reaches the GPU: their number and, where
+the kernel's parameters are known (every kernel pyctk compiled, and any PTX), each one's
+size and kind (``pyctk._kernel_args``). Arguments:
+
+- device memory is passed as a pointer: a ``DeviceAllocation``, a ``pyctk.DeviceArray``,
+  any object with ``__cuda_array_interface__`` or DLPack (CuPy, PyTorch, JAX ...), whose
+  pending work is ordered before the launch; it must be on the launch's device;
+- ``In(a)``, ``Out(a)``, ``InOut(a)`` of a NumPy array: copied to fresh device memory
+  before the launch and/or back after it, as in PyCUDA (the call then returns once the
+  copies back are done);
+- NumPy scalars by value, their bytes as they are (``numpy.int32(n)`` for an ``int``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+from ctypes import byref, c_char, c_size_t, c_void_p
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _device_array, _driver_api, _driver_errors, _interop, _kernel_args
+from ._driver_memory import device_pointer, host_buffer
+from ._driver_streams import Event
+from ._errors import DeviceMismatchError
+
+_ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
+_NOT_FOUND = 500                                  # CUDA_ERROR_NOT_FOUND
+_DIMENSION_LIMIT = 2 ** 32                        # what a C unsigned int holds
+
+
+class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUfunction_attribute`` values (cuda.h), for ``Function.get_attribute``."""
+
+    MAX_THREADS_PER_BLOCK = 0
+    SHARED_SIZE_BYTES = 1
+    CONST_SIZE_BYTES = 2
+    LOCAL_SIZE_BYTES = 3
+    NUM_REGS = 4
+    PTX_VERSION = 5
+    BINARY_VERSION = 6
+    CACHE_MODE_CA = 7
+    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+
+
+class ArgumentHandler:
+    """A host array copied around a launch (the base of ``In``, ``Out``, ``InOut``)."""
+
+    copy_in = copy_out = False
+
+    def __init__(self, array: Any) -> None:
+        if not self.copy_out and not (isinstance(array, np.ndarray) and
+                                      (array.flags.c_contiguous or array.flags.f_contiguous)):
+            array = np.ascontiguousarray(array)  # read only: a contiguous copy will do
+        self.array = host_buffer(array, writable=self.copy_out)
+
+
+class In(ArgumentHandler):
+    """Copy the host array to the GPU before the launch and pass its device address."""
+
+    copy_in = True
+
+
+class Out(ArgumentHandler):
+    """Pass the address of new device memory of the array's size; copy it back into the
+    array after the launch."""
+
+    copy_out = True
+
+
+class InOut(ArgumentHandler):
+    """``In`` and ``Out`` together."""
+
+    copy_in = copy_out = True
+
+
+def _dimensions(value: Any, what: str) -> tuple[int, int, int]:
+    """A grid or block as the three unsigned ints the launch takes (missing ones are 1)."""
+    if value is None:
+        raise TypeError(f"{what}= is required, e.g. {what}=(256, 1, 1)")
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not 1 <= len(values) <= 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                            for v in values):
+        raise TypeError(f"{what}= must be one to three ints, e.g. (256, 1, 1); got {value!r}")
+    if not all(0 <= v < _DIMENSION_LIMIT for v in values):
+        raise ValueError(f"{what}={value!r}: each size must be from 0 to 2**32 - 1")
+    return tuple(int(v) for v in values) + (1,) * (3 - len(values))
+
+
+class Function:
+    """A kernel of a ``Module``, launched by calling it (PyCUDA's ``Function``).
+
+    ``f(*args, block=(x, y, z), grid=(x, y, z), shared=0, stream=None, time_kernel=False)``
+    launches ``grid`` blocks of ``block`` threads with ``shared`` bytes of dynamic shared
+    memory on ``stream`` (None: the legacy default stream; a ``Stream``, a handle, or any
+    object with ``__cuda_stream__``) and returns at once, or, with ``time_kernel=True``,
+    after the kernel, returning the seconds it took.
+
+    Raises
+    ------
+    TypeError
+        A wrong number of arguments, or an argument the kernel's parameter cannot take.
+    pyctk.DeviceMismatchError
+        Device memory of another device than the current one.
+    pyctk.driver.LaunchError, LogicError ...
+        The launch failed (``ContextLostError``: a kernel faulted; see its message).
+    """
+
+    def __init__(self, module: Module, kernel: int, name: str,
+                 params: list[_kernel_args.Param] | None) -> None:
+        self.module, self.handle, self.name, self.params = module, kernel, name, params
+
+    def __repr__(self) -> str:
+        return f"<pyctk.driver.Function {self.name}>"
+
+    def get_attribute(self, attribute: int) -> int:
+        """``attribute`` (a ``function_attribute``) of the kernel on the current device."""
+        return _driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle,
+                                     _driver_api.current_device())
+
+    def set_attribute(self, attribute: int, value: int) -> None:
+        """Set ``attribute``, e.g. ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` to launch with more than 48 KiB."""
+        _driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
+                         _driver_api.current_device())
+
+    def __call__(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] = (1, 1),
+                 shared: int = 0, stream: Any = None, time_kernel: bool = False) -> float | None:
+        blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
+        if self.params is not None and len(args) != len(self.params):
+            raise TypeError(f"{self.name}() takes {len(self.params)} arguments (the kernel's "
+                            f"parameters), got {len(args)}")
+        handle = _interop.stream_handle(stream)
+        device = _driver_api.current_device()
+        values, keep, copies_back = [], [], []
+        for index, argument in enumerate(args):
+            param = None if self.params is None else self.params[index]
+            if isinstance(argument, (np.generic, bool, int, float, complex)):
+                values.append(_kernel_args.value_bytes(self.name, index, argument, param))
+                continue
+            if not _kernel_args.takes_pointer(param):
+                raise TypeError(f"{self.name}() argument {index} is {_kernel_args.describe(param)} in "
+                                f"the kernel; got {type(argument).__name__}, which passes an address: "
+                                f"pass {_kernel_args.suggest(param)}")
+            address = self._address(index, argument, device, handle, keep, copies_back)
+            values.append(address.to_bytes(8, "little"))
+        parameters, buffer = _pack(values)
+
+        timing = (Event(), Event()) if time_kernel else None
+        if timing:
+            timing[0].record(handle)
+        _driver_api.check(_driver_api.driver().cuLaunchKernel(
+            self.handle, *blocks, *threads, int(shared), handle, parameters, None),
+            f"launching {self.name} with grid={blocks}, block={threads}, shared={shared}")
+        if timing:
+            timing[1].record(handle)
+        for array, allocation in copies_back:
+            _driver_api.call("cuMemcpyDtoHAsync", array.ctypes.data, allocation.pointer, array.nbytes,
+                             handle)
+        if copies_back:
+            _driver_api.call("cuStreamSynchronize", handle)
+        del keep, buffer  # device memory of In/Out goes back to the pool, ordered on the stream
+        if timing:
+            return timing[1].synchronize().time_since(timing[0]) / 1000.0
+        return None
+
+    def _address(self, index: int, argument: Any, device: int, stream: int, keep: list,
+                 copies_back: list) -> int:
+        """The device address an argument passes, copying In/Out data and checking its device."""
+        if isinstance(argument, ArgumentHandler):
+            array = argument.array
+            allocation = _device_array.allocate(array.nbytes, device, stream)
+            keep.append(allocation)
+            if argument.copy_in and array.nbytes:
+                _driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data,
+                                 array.nbytes, stream)
+            if argument.copy_out:
+                copies_back.append((array, allocation))
+            return allocation.pointer
+        if isinstance(argument, np.ndarray):
+            raise TypeError(f"{self.name}() argument {index} is a NumPy array in host memory: wrap it "
+                            f"as cuda.In(a), cuda.Out(a) or cuda.InOut(a) to copy it around the "
+                            f"launch, or copy it to the GPU first (cuda.to_device(a), pyctk.asarray(a))")
+        pointer = device_pointer(argument, stream)
+        if pointer is None:
+            _kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
+        if pointer.device is not None and pointer.device != device:
+            raise DeviceMismatchError(
+                f"{self.name}() argument {index} is on device {pointer.device}, but the kernel "
+                f"launches on device {device}, the current one: copy it there "
+                f"(pyctk.asarray(x, device={device})) or launch on its device "
+                f"(pyctk.driver.Device({pointer.device}).make_context())")
+        keep.append(pointer.owner)
+        return pointer.address
+
+
+def _pack(values: list[bytes]) -> tuple[Any, Any]:
+    """The ``void *[]`` of parameter addresses a launch takes, and the buffer they point into
+    (each value 16-byte aligned: the widest a parameter needs)."""
+    if not values:
+        return None, None
+    offsets, data = [], bytearray()
+    for value in values:
+        data += bytes(-len(data) % 16)
+        offsets.append(len(data))
+        data += value
+    buffer = (c_char * len(data)).from_buffer(data)
+    base = ctypes.addressof(buffer)
+    return (c_void_p * len(values))(*(base + offset for offset in offsets)), (buffer, data)
+
+
+for _name in ("max_threads_per_block", "shared_size_bytes", "const_size_bytes", "local_size_bytes",
+              "num_regs"):  # PyCUDA's Function attributes, each one row of function_attribute
+    setattr(Function, _name, property(
+        lambda self, attribute=function_attribute[_name.upper()]: self.get_attribute(attribute),
+        doc=f"The kernel's {_name.replace('_', ' ')} on the current device."))
+del _name
+
+
+class Module:
+    """Kernels loaded from a CUBIN, PTX or fatbinary image (PyCUDA's ``Module``).
+
+    ``kernels`` (symbol -> parameters) and ``lowered`` (C++ name -> symbol) come with
+    images pyctk compiled; for PTX the parameters are read from it.
+    """
+
+    _library = None  # until loaded: __del__ of a half-made module unloads nothing
+
+    def __init__(self, image: bytes, kernels: dict[str, list[_kernel_args.Param]] | None = None,
+                 lowered: dict[str, str] | None = None) -> None:
+        image = bytes(image)
+        if not image.startswith((_ELF, _FATBIN)):  # PTX: text the driver reads up to a NUL
+            image = image.rstrip(b"\0") + b"\0"
+            if kernels is None:
+                kernels = _kernel_args.parse_ptx(image[:-1].decode(errors="replace"))
+        library = c_void_p()
+        _driver_api.call("cuLibraryLoadData", byref(library), image, None, None, 0, None, None, 0)
+        self._library, self._pid = library.value, os.getpid()
+        self._image, self._kernels, self._lowered = image, kernels, dict(lowered or {})
+
+    def __del__(self) -> None:
+        if self._library and os.getpid() == self._pid and _driver_api._driver is not None:
+            _driver_api._driver.cuLibraryUnload(self._library)
+
+    def get_function(self, name: str) -> Function:
+        """The kernel ``name``: its plain name (``extern "C"``), its symbol, or a name expression
+        the module was compiled with (``'scale<float>'``)."""
+        symbol = self._lowered.get(name, name)
+        kernel = c_void_p()
+        result = _driver_api.driver().cuLibraryGetKernel(byref(kernel), self._library, symbol.encode())
+        if result == _NOT_FOUND:
+            raise _driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
+        _driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
+        return Function(self, kernel.value, name,
+                        None if self._kernels is None else self._kernels.get(symbol))
+
+    def _not_found(self, name: str) -> str:
+        message = f"no kernel {name!r} in this module"
+        if self._kernels:
+            message += f"; its kernels are: {', '.join(sorted(self._kernels))}"
+            if any(symbol.startswith("_Z") for symbol in self._kernels):
+                message += (" (names starting with _Z have C++ linkage: declare the kernel "
+                            "extern \"C\", or compile with name_expressions=[...] and get_function "
+                            "the name as written there)")
+        return message
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """``(address, size in bytes)`` of the ``__device__`` or ``__constant__`` variable ``name``
+        on the current device."""
+        address, size = ctypes.c_uint64(), c_size_t()
+        _driver_api.current_context()
+        _driver_api.call("cuLibraryGetGlobal", byref(address), byref(size), self._library,
+                         self._lowered.get(name, name).encode())
+        return address.value, size.value
+
+
+def module_from_buffer(buffer: Any) -> Module:
+    """A ``Module`` from a CUBIN, PTX or fatbinary in memory (``pyctk.compiler.compile``'s result)."""
+    return Module(bytes(buffer))
+
+
+def module_from_file(path: str | os.PathLike) -> Module:
+    """A ``Module`` from a CUBIN, PTX or fatbinary file."""
+    return Module(Path(path).read_bytes())

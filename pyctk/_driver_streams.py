@@ -1,0 +1,122 @@
+"""Streams and events of ``pyctk.driver``, as PyCUDA has them.
+
+Both are made in the calling thread's current context (the current device's primary
+context) and destroyed when garbage. A ``Stream`` has ``__cuda_stream__``, so it is a
+``stream=`` for ``pyctk.matmul`` and for other libraries too.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from ctypes import byref, c_float, c_void_p
+from typing import Any
+
+from . import _driver_api, _interop
+
+
+class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    DEFAULT = 0x0
+    NON_BLOCKING = 0x1  # not ordered with the legacy default stream
+
+
+class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    DEFAULT = 0x0
+    BLOCKING_SYNC = 0x1
+    DISABLE_TIMING = 0x2
+    INTERPROCESS = 0x4
+
+
+class _Handle:
+    """A driver object destroyed by ``destroy`` when garbage, except in a forked child (it is
+    the parent's) or after a failure (nothing to tell)."""
+
+    _destroy = ""
+    __slots__ = ("handle", "_pid")
+
+    def __init__(self, create: str, flags: int) -> None:
+        self.handle = None
+        _driver_api.current_context()
+        handle = c_void_p()
+        _driver_api.call(create, byref(handle), int(flags))
+        self.handle, self._pid = handle.value, os.getpid()
+
+    def __del__(self) -> None:
+        if self.handle and os.getpid() == self._pid and _driver_api._driver is not None:
+            getattr(_driver_api._driver, self._destroy)(self.handle)
+
+    def _ready(self, query: str) -> bool:
+        result = getattr(_driver_api.driver(), query)(self.handle)
+        if result == _driver_api.NOT_READY:
+            return False
+        _driver_api.check(result, query)
+        return True
+
+
+class Stream(_Handle):
+    """A CUDA stream: work on it runs in order, and may overlap other streams' work.
+
+    >>> s = Stream()                                   # doctest: +SKIP
+    >>> memcpy_htod_async(a_gpu, a, s); s.synchronize()     # doctest: +SKIP
+    """
+
+    _destroy = "cuStreamDestroy"
+    __slots__ = ()
+
+    def __init__(self, flags: int = stream_flags.DEFAULT) -> None:
+        super().__init__("cuStreamCreate", flags)
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return 0, self.handle
+
+    def synchronize(self) -> None:
+        """Wait until everything queued on the stream is done."""
+        _driver_api.call("cuStreamSynchronize", self.handle)
+
+    def is_done(self) -> bool:
+        """Whether everything queued on the stream is done, without waiting."""
+        return self._ready("cuStreamQuery")
+
+    def wait_for_event(self, event: Event) -> None:
+        """Make work queued on the stream from now on wait for ``event``."""
+        _driver_api.call("cuStreamWaitEvent", self.handle, event.handle, 0)
+
+
+class Event(_Handle):
+    """A CUDA event: a point in a stream, to wait for or to time between.
+
+    >>> start, end = Event(), Event()                        # doctest: +SKIP
+    >>> start.record(); kernel(..., block=(256, 1, 1)); end.record()   # doctest: +SKIP
+    >>> end.synchronize().time_since(start)                  # doctest: +SKIP
+    0.0123
+    """
+
+    _destroy = "cuEventDestroy"
+    __slots__ = ()
+
+    def __init__(self, flags: int = event_flags.DEFAULT) -> None:
+        super().__init__("cuEventCreate", flags)
+
+    def record(self, stream: Any = None) -> Event:
+        """Record the event on ``stream`` (default: the legacy default stream); returns self."""
+        _driver_api.call("cuEventRecord", self.handle, _interop.stream_handle(stream))
+        return self
+
+    def synchronize(self) -> Event:
+        """Wait until the work before the event's record is done; returns self."""
+        _driver_api.call("cuEventSynchronize", self.handle)
+        return self
+
+    def query(self) -> bool:
+        """Whether the work before the event's record is done, without waiting."""
+        return self._ready("cuEventQuery")
+
+    def time_since(self, start: Event) -> float:
+        """Milliseconds from event ``start`` to this one; both must have completed."""
+        milliseconds = c_float()
+        _driver_api.call("cuEventElapsedTime", byref(milliseconds), start.handle, self.handle)
+        return milliseconds.value
+
+    def time_till(self, end: Event) -> float:
+        """Milliseconds from this event to event ``end``."""
+        return end.time_since(self)

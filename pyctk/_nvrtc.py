@@ -1,0 +1,155 @@
+"""NVRTC, the CUDA run-time compiler, through ctypes: loading it and compiling one program.
+
+NVRTC comes from NVIDIA's pip wheel (``nvidia-cuda-nvrtc-cu12`` / ``nvidia-cuda-nvrtc``),
+which ``pip install "pyctk-cu12[nvrtc]"`` adds; pyctk's loader finds it like every other
+CUDA library (``pyctk._loader``: the same search order, ``PYCTK_DEBUG_LOAD=1`` logs it).
+NVRTC runs on the CPU: compiling needs no GPU and no driver.
+"""
+
+from __future__ import annotations
+
+import _thread
+import ctypes
+import os
+from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
+from typing import NamedTuple, Sequence
+
+from ._build_config import CUDA_MAJOR
+from ._errors import CompileError, LibraryNotFoundError
+
+SUCCESS, COMPILATION_FAILED = 0, 6  # nvrtcResult
+PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): error: ..."
+# The name NVRTC is given: a folder that cannot exist (/dev/null is a file), so that quoted
+# #includes of the source are searched in the include paths only, never in the working
+# directory, while those of headers still are beside the header. `#line` shows PROGRAM_NAME.
+_PROGRAM_PATH = "/dev/null/" + PROGRAM_NAME
+
+_PROTOTYPES = {  # every function returns an nvrtcResult, but nvrtcGetErrorString
+    "nvrtcVersion": [POINTER(c_int), POINTER(c_int)],
+    "nvrtcGetNumSupportedArchs": [POINTER(c_int)],
+    "nvrtcGetSupportedArchs": [POINTER(c_int)],
+    "nvrtcCreateProgram": [POINTER(c_void_p), c_char_p, c_char_p, c_int, c_void_p, c_void_p],
+    "nvrtcDestroyProgram": [POINTER(c_void_p)],
+    "nvrtcAddNameExpression": [c_void_p, c_char_p],
+    "nvrtcCompileProgram": [c_void_p, c_int, POINTER(c_char_p)],
+    "nvrtcGetProgramLogSize": [c_void_p, POINTER(c_size_t)],
+    "nvrtcGetProgramLog": [c_void_p, c_char_p],
+    "nvrtcGetPTXSize": [c_void_p, POINTER(c_size_t)],
+    "nvrtcGetPTX": [c_void_p, c_char_p],
+    "nvrtcGetCUBINSize": [c_void_p, POINTER(c_size_t)],
+    "nvrtcGetCUBIN": [c_void_p, c_char_p],
+    "nvrtcGetLoweredName": [c_void_p, c_char_p, POINTER(c_char_p)],
+}
+
+_library: ctypes.CDLL | None = None
+_lock = _thread.allocate_lock()
+
+
+def _new_lock_in_child() -> None:
+    global _lock
+    _lock = _thread.allocate_lock()  # a parent thread loading NVRTC at the fork would hold it forever
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
+def install_command() -> str:
+    """The pip command that adds NVRTC to this pyctk."""
+    return f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"'
+
+
+def library() -> ctypes.CDLL:
+    """libnvrtc, loaded on first use; LibraryNotFoundError saying how to install it if absent."""
+    global _library
+    if _library is not None:
+        return _library
+    from . import _loader  # imported here: `import pyctk` does not need the loader
+
+    with _lock:
+        if _library is None:
+            try:
+                loaded = _loader.load_library(_loader.library_spec("nvrtc", CUDA_MAJOR))
+            except LibraryNotFoundError as error:
+                raise LibraryNotFoundError(
+                    f"pyctk compiles kernels with NVRTC, the CUDA run-time compiler, which is not "
+                    f"installed. It is an optional part of pyctk: {install_command()}\n{error}"
+                ) from None
+            lib = ctypes.CDLL(loaded.path)
+            for name, argtypes in _PROTOTYPES.items():
+                function = getattr(lib, name)
+                function.restype, function.argtypes = c_int, argtypes
+            lib.nvrtcGetErrorString.restype = c_char_p
+            lib.nvrtcGetErrorString.argtypes = [c_int]
+            _library = lib
+    return _library
+
+
+def _check(result: int, what: str) -> None:
+    if result != SUCCESS:
+        raise CompileError(f"{what} failed: {library().nvrtcGetErrorString(result).decode()}")
+
+
+def version() -> tuple[int, int]:
+    """NVRTC's (major, minor) version, e.g. (13, 0)."""
+    major, minor = c_int(), c_int()
+    _check(library().nvrtcVersion(byref(major), byref(minor)), "nvrtcVersion")
+    return major.value, minor.value
+
+
+def supported_archs() -> list[int]:
+    """The architectures NVRTC compiles for, ascending (75 for sm_75 ...)."""
+    count = c_int()
+    _check(library().nvrtcGetNumSupportedArchs(byref(count)), "nvrtcGetNumSupportedArchs")
+    archs = (c_int * count.value)()
+    _check(library().nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs")
+    return sorted(archs)
+
+
+class Output(NamedTuple):
+    image: bytes              # the CUBIN, or the PTX (NUL-terminated, as the driver loads it)
+    ptx: str                  # the PTX, also made on the way to a CUBIN: it names each kernel's parameters
+    lowered: dict[str, str]   # name expression -> the kernel's symbol ("kern<float>" -> "_Z4kernIfEvPT_")
+    log: str                  # NVRTC's warnings, if any
+
+
+def _read(program: c_void_p, size_function: str, get_function: str) -> bytes:
+    size = c_size_t()
+    _check(getattr(library(), size_function)(program, byref(size)), size_function)
+    data = ctypes.create_string_buffer(size.value)
+    _check(getattr(library(), get_function)(program, data), get_function)
+    return data.raw
+
+
+def compile_program(source: str, options: Sequence[str], name_expressions: Sequence[str],
+                    cubin: bool) -> Output:
+    """Compile ``source`` with NVRTC ``options``; raise CompileError with the whole log on failure.
+
+    ``cubin`` says whether ``options`` name a real architecture (``sm_XY``), whose CUBIN
+    is the image, or a virtual one (``compute_XY``), whose PTX is.
+    """
+    lib, program = library(), c_void_p()
+    text = f'#line 1 "{PROGRAM_NAME}"\n{source}'
+    _check(lib.nvrtcCreateProgram(byref(program), text.encode(), _PROGRAM_PATH.encode(), 0, None, None),
+           "nvrtcCreateProgram")
+    try:
+        for expression in name_expressions:
+            _check(lib.nvrtcAddNameExpression(program, expression.encode()), "nvrtcAddNameExpression")
+        encoded = (c_char_p * len(options))(*(option.encode() for option in options))
+        result = lib.nvrtcCompileProgram(program, len(options), encoded)
+        log = _read(program, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog").rstrip(b"\0").decode(
+            errors="replace")
+        if result != SUCCESS:
+            raise CompileError(f"NVRTC could not compile the kernel source "
+                               f"({lib.nvrtcGetErrorString(result).decode()}):\n{log}", log, options)
+        ptx = _read(program, "nvrtcGetPTXSize", "nvrtcGetPTX")
+        image = _read(program, "nvrtcGetCUBINSize", "nvrtcGetCUBIN") if cubin else ptx
+        lowered = {}
+        for expression in name_expressions:
+            name = c_char_p()
+            _check(lib.nvrtcGetLoweredName(program, expression.encode(), byref(name)),
+                   f"nvrtcGetLoweredName({expression!r})")
+            lowered[expression] = name.value.decode()
+        return Output(image, ptx.rstrip(b"\0").decode(), lowered, log)
+    finally:
+        lib.nvrtcDestroyProgram(byref(program))

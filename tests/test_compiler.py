@@ -1,0 +1,245 @@
+"""pyctk.compiler on the CPU: NVRTC from the pip wheel, with no GPU and no driver.
+
+Covered: SASS (CUBIN) and PTX for named architectures; compile errors carrying NVRTC's
+whole log, with the user's line numbers; the CUDA headers of the wheels (cuda_fp16.h,
+cuda_bf16.h, cuda/std); user headers; templates through name expressions; PyCUDA's
+extern "C" wrapping; the choice of architecture for a GPU; kernel parameters read from
+real PTX; and the error that names the pip command when NVRTC is not installed (the
+loader's real search, in a fresh process, over an empty layout).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pyctk import _kernel_args, _nvrtc, compiler
+from pyctk._build_config import CUDA_MAJOR
+from pyctk._kernel_args import Param
+
+ADD = """
+__global__ void add(int *x, int *y, int *z, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) z[i] = x[i] + y[i];
+}"""
+
+
+def cubin_arch(cubin: bytes) -> set[int]:
+    """The SM number an ELF CUBIN's e_flags carry: the low byte (older NVRTC) or the second."""
+    flags = struct.unpack_from("<I", cubin, 48)[0]
+    return {flags & 0xFF, (flags >> 8) & 0xFF}
+
+
+@pytest.fixture(autouse=True)
+def no_cache(monkeypatch):
+    monkeypatch.setenv("PYCTK_DISABLE_CACHE", "1")  # these tests compile; test_kernel_cache caches
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90", "sm_120"])
+def test_compile_sass_for_a_named_architecture(arch):
+    cubin = compiler.compile(ADD, arch=arch)
+    assert cubin[:4] == b"\x7fELF"
+    assert int(arch[3:]) in cubin_arch(cubin)
+
+
+def test_every_supported_architecture_compiles():
+    archs = compiler.supported_archs()
+    assert archs == sorted(archs) and 90 in archs and compiler.nvrtc_version()[0] == CUDA_MAJOR
+    for arch in archs:
+        assert arch in cubin_arch(compiler.compile(ADD, arch=f"sm_{arch}"))
+
+
+def test_compile_ptx_for_a_named_architecture():
+    ptx = compiler.compile(ADD, arch="compute_80").decode()
+    assert ".target sm_80" in ptx and ".visible .entry add(" in ptx and not ptx.endswith("\0")
+
+
+def test_arch_specific_target():
+    assert compiler.compile(ADD, arch="sm_90a")[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("arch, error", [("sm90", ValueError), ("90", ValueError), (90, TypeError),
+                                         ("sm_91", ValueError)])
+def test_bad_arch(arch, error):
+    with pytest.raises(error, match="arch|sm_9|compile for"):
+        compiler.compile(ADD, arch=arch)
+
+
+def test_compile_error_carries_the_whole_log_with_the_users_line_numbers():
+    source = "// line 1\n#include <cuda_fp16.h>\n__global__ void k(float *x) {\n    x[0] = undefined_name;\n}\n"
+    with pytest.raises(compiler.CompileError) as info:
+        compiler.compile(source, arch="sm_80")
+    error = info.value
+    assert "kernel.cu(4): error: identifier \"undefined_name\" is undefined" in error.log
+    assert error.log in str(error) and "1 error detected" in error.log
+    assert "--gpu-architecture=sm_80" in error.options
+
+
+def test_bad_option_is_a_compile_error():
+    with pytest.raises(compiler.CompileError, match="--no-such-option"):
+        compiler.compile(ADD, arch="sm_80", options=["--no-such-option"])
+
+
+def test_options_reach_nvrtc():
+    ptx = compiler.compile("__global__ void k(int *x) { *x = N; }", arch="compute_80",
+                           options=["-DN=12345"]).decode()
+    assert "12345" in ptx
+
+
+@pytest.mark.parametrize("header, use", [
+    ("cuda_fp16.h", "__half h = __float2half(x[0]); x[0] = __half2float(__hmul(h, h));"),
+    ("cuda_bf16.h", "__nv_bfloat16 b = __float2bfloat16(x[0]); x[0] = __bfloat162float(b);"),
+    ("cuda/std/complex", "cuda::std::complex<float> c(x[0], 1.0f); x[0] = cuda::std::abs(c);"),
+    ("cuda/std/type_traits", "static_assert(cuda::std::is_same<float, float>::value, \"\");"),
+    ("cuda/std/limits", "x[0] = cuda::std::numeric_limits<float>::max();"),
+    ("cuda_fp8.h", "__nv_fp8_e4m3 f(x[0]); x[0] = float(f);"),
+    ("cooperative_groups.h", "cooperative_groups::this_thread_block().sync();"),
+    ("cub/block/block_reduce.cuh", "typedef cub::BlockReduce<float, 128> R; __shared__ typename "
+                                   "R::TempStorage t; x[0] = R(t).Sum(x[threadIdx.x]);"),
+])
+def test_cuda_headers_from_the_wheels(header, use):
+    source = f"#include <{header}>\n__global__ void k(float *x) {{ {use} }}\n"
+    assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"  # extern "C" after the include
+    ptx = compiler.compile(source, arch="compute_80", no_extern_c=True).decode()
+    assert ".entry _Z1kPf(" in ptx  # C++ linkage as asked
+
+
+def test_user_headers(tmp_path, monkeypatch):
+    (tmp_path / "inc" / "sub").mkdir(parents=True)
+    (tmp_path / "inc" / "scale.h").write_text('#include "sub/factor.h"\n'
+                                              "__device__ float scale(float v) { return v * FACTOR; }\n")
+    (tmp_path / "inc" / "sub" / "factor.h").write_text("#define FACTOR 7.0f\n")
+    source = '#include "scale.h"\n__global__ void k(float *x) { x[0] = scale(x[0]); }\n'
+    assert compiler.compile(source, arch="sm_80", include_dirs=[str(tmp_path / "inc")])[:4] == b"\x7fELF"
+    with pytest.raises(compiler.CompileError, match="scale.h"):
+        compiler.compile(source, arch="sm_80")  # not searched without include_dirs ...
+    monkeypatch.chdir(tmp_path / "inc")
+    with pytest.raises(compiler.CompileError, match="scale.h"):
+        compiler.compile(source, arch="sm_80")  # ... not even in the working directory
+
+
+def test_name_expressions_instantiate_templates():
+    source = "template <typename T> __global__ void fill(T *x, T v) { x[threadIdx.x] = v; }"
+    program = compiler._build(source, None, True, "compute_80", (), ["fill<float>", "fill<double>"], False)
+    assert program.lowered == {"fill<float>": "_Z4fillIfEvPT_S0_", "fill<double>": "_Z4fillIdEvPT_S0_"}
+    assert program.kernels == {"_Z4fillIfEvPT_S0_": [Param("int", 8), Param("float", 4)],
+                               "_Z4fillIdEvPT_S0_": [Param("int", 8), Param("float", 8)]}
+    with pytest.raises(ValueError, match="no_extern_c=True"):
+        compiler.compile(source, arch="sm_80", name_expressions=["fill<float>"])
+
+
+def test_kernel_parameters_from_the_ptx():
+    source = """#include <cuda_fp16.h>
+    struct S { float a; double b; };
+    __global__ void k(float *p, int i, unsigned u, float f, double d, __half h, S s, unsigned char c,
+                      long long q, float4 v, bool b, short sh) {}"""
+    program = compiler._build(source, None, False, "sm_80", (), (), False)
+    assert program.kernels["k"] == [
+        Param("int", 8), Param("int", 4), Param("int", 4), Param("float", 4), Param("float", 8),
+        Param("bytes", 2), Param("bytes", 16), Param("int", 1), Param("int", 8), Param("bytes", 16),
+        Param("int", 1), Param("int", 2)]
+
+
+def test_types_are_checked():
+    for bad in (None, 42, ["-DX"], b"src"):
+        with pytest.raises(TypeError, match="source"):
+            compiler.compile(bad, arch="sm_80")
+    with pytest.raises(TypeError, match="options must be a list"):
+        compiler.compile(ADD, arch="sm_80", options="-DX=1")
+    with pytest.raises(TypeError, match="include_dirs"):
+        compiler.compile(ADD, arch="sm_80", include_dirs="/usr/include")
+
+
+# --- PyCUDA's extern "C" wrapping ---------------------------------------------------------------
+
+@pytest.mark.parametrize("source, prelude", [
+    ("__global__ void k() {}", 0),
+    ("#include <cuda_fp16.h>\n\n// comment\n__global__ void k() {}", 3),
+    ("/* a\n   block */\n#define A \\\n  1\n__global__ void k() {}", 4),
+    ("/* one line */ __global__ void k() {}", 0),
+    ("#include <a.h>\n/* c */ int x;\n", 1),
+    ("#include <a.h>\n", 1),
+])
+def test_prelude_stays_outside_extern_c(source, prelude):
+    assert compiler._prelude_length(source.splitlines(keepends=True)) == prelude
+    wrapped = compiler._with_c_linkage(source)
+    lines = source.splitlines(keepends=True)
+    assert wrapped.startswith("".join(lines[:prelude]) + 'extern "C" {\n' + f'#line {prelude + 1} "kernel.cu"\n')
+
+
+# --- architectures for a GPU ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("archs, gpu, target", [
+    ([75, 80, 86, 89, 90, 100, 120], 90, "sm_90"),
+    ([75, 80, 86, 90, 100, 120], 89, "sm_86"),       # SASS of an older minor runs on a later one
+    ([75, 80, 86, 89, 90, 100, 120], 121, "sm_120"),
+    ([75, 80, 86, 89, 90], 100, "compute_90"),       # a GPU newer than NVRTC: PTX for the driver
+    ([75, 80, 86, 89, 90], 95, "sm_90"),             # any later minor of the major
+    ([75, 80, 90, 100], 110, "compute_100"),
+])
+def test_target_for_a_gpu(monkeypatch, archs, gpu, target):
+    monkeypatch.setattr(_nvrtc, "supported_archs", lambda: archs)
+    assert compiler._target(f"gpu:{gpu}") == target
+
+
+def test_gpu_older_than_nvrtc(monkeypatch):
+    monkeypatch.setattr(_nvrtc, "supported_archs", lambda: [75, 80])
+    with pytest.raises(compiler.UnsupportedError, match="sm_70.*sm_75 and newer"):
+        compiler._target("gpu:70")
+
+
+# --- NVRTC not installed ----------------------------------------------------------------------------
+
+def test_missing_nvrtc_names_the_pip_command(tmp_path):
+    """The loader's real search over an empty layout, in a fresh process (NVRTC not loaded);
+    the dynamic linker's own search (a toolkit in its path) is made to find nothing too."""
+    empty = tmp_path / "site-packages"
+    empty.mkdir()
+    script = f"""
+import json, sys
+from pyctk import _loader, compiler
+from pyctk._errors import LibraryNotFoundError
+real, dlopen = _loader.load_library, _loader._dlopen
+_loader.load_library = lambda spec, search_path=None, environ=None: real(spec, [{str(empty)!r}], {{}})
+def no_system_copy(path):
+    if "/" not in path:
+        raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
+    return dlopen(path)
+_loader._dlopen = no_system_copy
+try:
+    compiler.compile("__global__ void k() {{}}", arch="sm_80", cache_dir=False)
+except LibraryNotFoundError as error:
+    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError)}}))
+"""
+    environment = {k: v for k, v in os.environ.items()  # no other way to a CUDA library
+                   if k not in ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env=environment, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    message = result["message"]
+    assert result["oserror"]
+    assert f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"' in message
+    assert "NVRTC, the CUDA run-time compiler, which is not installed" in message
+    assert f"{empty}/" in message and "libnvrtc.so" in message and "not there" in message
+
+
+def test_value_bytes_checks_exact_types():
+    assert _kernel_args.value_bytes("k", 0, np.float32(1.5), Param("float", 4)) == np.float32(1.5).tobytes()
+    assert _kernel_args.value_bytes("k", 0, np.uint32(7), Param("int", 4)) == b"\x07\0\0\0"
+    assert _kernel_args.value_bytes("k", 0, np.float16(1), Param("bytes", 2)) == np.float16(1).tobytes()
+    assert _kernel_args.value_bytes("k", 0, np.int64(3), None) == np.int64(3).tobytes()
+    with pytest.raises(TypeError, match=r"argument 1 is a 32-bit integer in the kernel; got numpy.int64"):
+        _kernel_args.value_bytes("k", 1, np.int64(3), Param("int", 4))
+    with pytest.raises(TypeError, match="32-bit float.*numpy.float32"):
+        _kernel_args.value_bytes("k", 0, np.int32(3), Param("float", 4))
+    with pytest.raises(TypeError, match="Python int.*numpy.int32 or numpy.uint32"):
+        _kernel_args.value_bytes("k", 2, 5, Param("int", 4))
+    with pytest.raises(TypeError, match="cannot pass str"):
+        _kernel_args.value_bytes("k", 0, "x", Param("int", 8))
