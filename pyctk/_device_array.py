@@ -54,12 +54,20 @@ _REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
 
 class _Allocation:
     """Device memory from pyctk's pool on ``device`` (made by ``allocate``, or by a C call that
-    allocates, such as gpumatmul_gemm_device_new), returned to the pool when garbage."""
+    allocates, such as gpumatmul_gemm_device_new), returned to the pool when garbage.
 
-    __slots__ = ("pointer", "context", "device", "stream")
+    It is freed on ``stream``, so that the pool reuses it only after the work queued there:
+    ``stream_owner``, the Python object that ``stream`` came from (a CuPy or pyctk.driver
+    stream, which destroys its CUDA stream when collected), is kept alive until then, since
+    freeing on a destroyed stream crashes the process. A bare int handle has no owner: its
+    stream must outlive the memory, as in CUDA."""
 
-    def __init__(self, pointer: int, context: Any, device: int, stream: int) -> None:
+    __slots__ = ("pointer", "context", "device", "stream", "stream_owner")
+
+    def __init__(self, pointer: int, context: Any, device: int, stream: int,
+                 stream_owner: Any = None) -> None:
         self.pointer, self.context, self.device, self.stream = pointer, context, device, stream
+        self.stream_owner = stream_owner
 
     def __del__(self) -> None:
         # Not in a child forked after the memory was allocated: the memory and the context
@@ -82,8 +90,9 @@ def allocating(call: Any, *args: Any) -> int:
     return status
 
 
-def allocate(nbytes: int, device: int, stream: int) -> _Allocation:
-    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL)."""
+def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None) -> _Allocation:
+    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL);
+    ``stream_owner`` as for ``_Allocation``."""
     if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
         return _Allocation(0, None, device, stream)
     context, pointer = _contexts.context(device), c_void_p()
@@ -91,7 +100,7 @@ def allocate(nbytes: int, device: int, stream: int) -> _Allocation:
                         byref(pointer))
     if status:
         raise _status.error(status)
-    return _Allocation(pointer.value, context, device, stream)
+    return _Allocation(pointer.value, context, device, stream, stream_owner)
 
 
 def _device_index(device: Any) -> int:
@@ -429,7 +438,7 @@ def _shape_tuple(shape: Any) -> tuple[int, ...]:
 
 
 def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
-          stream: int = _STREAM) -> DeviceArray:
+          stream: Any = _STREAM) -> DeviceArray:
     """A new C-contiguous array whose values are undefined.
 
     Parameters
@@ -439,9 +448,10 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
         One of pyctk's dtypes; float64 by default.
     device : int, optional
         The CUDA device; 0 by default.
-    stream : int, optional
-        The ``cudaStream_t`` (of that device) the memory is allocated, used and freed on; the
-        legacy default stream by default.
+    stream : int or stream object, optional
+        The CUDA stream (of that device) the memory is allocated, used and freed on: a
+        ``cudaStream_t`` as an int, or a stream object (CuPy, PyTorch, pyctk.driver), which
+        the array keeps alive until its memory is freed; the legacy default stream by default.
 
     Raises
     ------
@@ -454,9 +464,10 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
     (12, 4)
     """
     shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
-    allocation = allocate(math.prod(shape) * dtype.itemsize, device, stream)
+    handle = _interop.stream_handle(stream)
+    allocation = allocate(math.prod(shape) * dtype.itemsize, device, handle, stream)
     return DeviceArray(allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype,
-                       device, allocation, stream=stream)
+                       device, allocation, stream=handle)
 
 
 def zeros(shape: Any, dtype: Any = np.float64, device: int | None = None) -> DeviceArray:

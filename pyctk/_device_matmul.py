@@ -56,10 +56,11 @@ def operand_layout(x: _interop.DeviceOperand) -> tuple:
 
 
 def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, stream: int,
-           options: tuple) -> DeviceArray | None:
+           options: tuple, stream_owner: Any) -> DeviceArray | None:
     """The product of the operands at ``a_pointer`` and ``b_pointer`` as a new DeviceArray, by
     the plan an earlier call of the same layouts, ``stream`` and options made; None when
-    there is none (the caller takes the full path)."""
+    there is none (the caller takes the full path). ``stream_owner``: the ``stream=``
+    argument, which the result keeps alive (see ``_device_array._Allocation``)."""
     plan = _plans.get((a_layout, b_layout, stream, options))
     if plan is None:
         return None
@@ -69,7 +70,7 @@ def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, str
                                       plan.desc, a_pointer, b_pointer, stream, byref(c))
     if status:
         raise _status.error(status)
-    allocation = _device_array._Allocation(c.value or 0, context, device, stream)
+    allocation = _device_array._Allocation(c.value or 0, context, device, stream, stream_owner)
     return DeviceArray(allocation.pointer, plan.shape, plan.strides, plan.dtype, device,
                        allocation, stream=stream)
 
@@ -120,7 +121,7 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
                 _cudart.wait(handle, operand.stream)
         result = None
         if out_operand is None:
-            result = _device_array.empty(shapes.result, loop, device, stream=handle)
+            result = _device_array.empty(shapes.result, loop, device, stream=stream)
             c = result._operand()
         else:
             c = _writable(out_operand, loop)

@@ -160,7 +160,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
             and type(x2) is DeviceArray):  # a product of these layouts may have run before
         result = _device_matmul.repeat(
             _device_matmul.array_layout(x1), x1._pointer, _device_matmul.array_layout(x2),
-            x2._pointer, 0 if stream is None else _interop.stream_handle(stream), options)
+            x2._pointer, 0 if stream is None else _interop.stream_handle(stream), options,
+            stream)
         if result is not None:
             return result
     backend_code = _choice("backend", backend, _BACKENDS)
@@ -175,7 +176,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         if plan_as is not None and (device is None or device == a.device):
             result = _device_matmul.repeat(_device_matmul.operand_layout(a), a.pointer,
                                            _device_matmul.operand_layout(b), b.pointer,
-                                           stream_handle, options)
+                                           stream_handle, options, stream)
             if result is not None:
                 return result
         if devices is not None:

@@ -5,6 +5,9 @@ that made the data."""
 from __future__ import annotations
 
 import ctypes
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -262,3 +265,34 @@ def test_auto_takes_the_tiled_kernel_for_a_tiny_single_product_and_cublas_above(
         np.testing.assert_array_equal(auto, tiled if tiny else cublas)
         differ += not np.array_equal(tiled, cublas)
     assert differ, "tiled and cuBLAS agreed bit for bit everywhere: the test shows nothing"
+
+
+# A result ordered on a stream whose Python object goes first: CuPy's and pyctk.driver's
+# streams destroy their CUDA stream when collected, and freeing memory on a destroyed stream
+# crashes the process, so a result keeps its stream's object alive. In a child process: a
+# crash must fail this test, not end the run.
+STREAM_GOES_FIRST = textwrap.dedent(r'''
+    import gc
+    import numpy as np
+    import cupy
+    import pyctk
+    import pyctk.driver as cuda
+    for stream in (cuda.Stream(), cupy.cuda.Stream(non_blocking=True)):
+        a = pyctk.asarray(np.arange(64 * 64, dtype=np.float32).reshape(64, 64))
+        first = pyctk.matmul(a, a, stream=stream)   # the full path, which keeps a plan
+        again = pyctk.matmul(a, a, stream=stream)   # the plan's path
+        spare = pyctk.empty((8, 8), np.float32, stream=stream)
+        del stream
+        gc.collect()
+        expected = a.get() @ a.get()
+        assert np.allclose(first.get(), expected) and np.allclose(again.get(), expected)
+        del first, again, spare, a
+        gc.collect()
+    print("freed")
+''')
+
+
+def test_a_result_outlives_its_stream_object():
+    run = subprocess.run([sys.executable, "-c", STREAM_GOES_FIRST], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.split() == ["freed"], run.stdout + run.stderr
