@@ -41,10 +41,10 @@ VARIANTS: dict[str, tuple] = {
     "dmma_64x64x16_m16k4": ("float64", "gemm_dmma<64, 64, 16, 3, 2, 2, 16, 4>", 64, 64, 128, "dmma:64:64:16:3", 1),
     "dmma_128x64x16_m8k4": ("float64", "gemm_dmma<128, 64, 16, 3, 2, 2, 8, 4>", 128, 64, 128, "dmma:128:64:16:3", 1),
     "tiled_f16": ("float16", "gemm_tiled_f16", 64, 64, 256, 0, None),
-    "hmma_f16": ("float16", "gemm_hmma_f16", 128, 256, 256, "GEMM_HMMA_SHARED_BYTES", None),
+    "hmma_f16": ("float16", "gemm_hmma_f16", 128, 128, 256, "GEMM_HMMA_SHARED_BYTES", None),
     "tiled_bf16": ("bfloat16", "gemm_tiled_bf16", 64, 64, 256, 0, None),
-    "hmma_bf16": ("bfloat16", "gemm_hmma_bf16", 128, 256, 256, "GEMM_HMMA_SHARED_BYTES", None),
-    "hmma_f16_128x128x32_3st_2blk": ("float16", "gemm_hmma<f16_bits, 128, 128, 32, 3, 2, 4>", 128, 128, 256, "hmma:128:128:32:3:2", 2),
+    "hmma_bf16": ("bfloat16", "gemm_hmma_bf16", 128, 128, 256, "GEMM_HMMA_SHARED_BYTES", None),
+    "hmma_f16_128x256x32_3st": ("float16", "gemm_hmma<f16_bits, 128, 256, 32, 3, 2, 4>", 128, 256, 256, "hmma:128:256:32:3:2", 1),
     "hmma_f16_128x128x32_4st_2blk": ("float16", "gemm_hmma<f16_bits, 128, 128, 32, 4, 2, 4>", 128, 128, 256, "hmma:128:128:32:4:2", 2),
 }
 

@@ -203,9 +203,9 @@ __device__ void gemm_hmma(const gemm_args &p) {
 #define HMMA_BODY(S)
 #endif
 
-extern "C" __global__ void __launch_bounds__(GEMM_HMMA_THREADS) gemm_hmma_f16(gemm_args args) {
+extern "C" __global__ void __launch_bounds__(GEMM_HMMA_THREADS, GEMM_HMMA_BLOCKS_PER_SM) gemm_hmma_f16(gemm_args args) {
     HMMA_BODY(f16_bits);
 }
-extern "C" __global__ void __launch_bounds__(GEMM_HMMA_THREADS) gemm_hmma_bf16(gemm_args args) {
+extern "C" __global__ void __launch_bounds__(GEMM_HMMA_THREADS, GEMM_HMMA_BLOCKS_PER_SM) gemm_hmma_bf16(gemm_args args) {
     HMMA_BODY(bf16_bits);
 }
