@@ -76,7 +76,7 @@ import numpy as np
 import pyctk
 from pyctk import _library
 
-DTYPE_CODES = {"float32": 0, "float64": 1}
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}  # gpumatmul_dtype
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop

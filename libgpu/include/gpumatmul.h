@@ -126,7 +126,7 @@ typedef enum gpumatmul_dtype {
 /* Which implementation multiplies. The values are part of the ABI. */
 typedef enum gpumatmul_backend {
     GPUMATMUL_BACKEND_AUTO = 0,   /* the faster of the two for the case (see Multiplication) */
-    GPUMATMUL_BACKEND_TILED = 1,  /* pyctk's own shared-memory tiled kernel: every dtype */
+    GPUMATMUL_BACKEND_TILED = 1,  /* pyctk's own kernels: every dtype */
     GPUMATMUL_BACKEND_CUBLAS = 2  /* NVIDIA cuBLAS: floating-point and complex dtypes */
 } gpumatmul_backend;
 

@@ -33,6 +33,7 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
         (status = get_entry_point("cuModuleLoadData", (void **)&driver->module_load_data)) ||
         (status = get_entry_point("cuModuleUnload", (void **)&driver->module_unload)) ||
         (status = get_entry_point("cuModuleGetFunction", (void **)&driver->module_get_function)) ||
+        (status = get_entry_point("cuFuncSetAttribute", (void **)&driver->func_set_attribute)) ||
         (status = get_entry_point("cuLaunchKernel", (void **)&driver->launch_kernel)))
         return status;
     return GPUMATMUL_SUCCESS;
@@ -62,6 +63,16 @@ static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
             if ((status = check_driver(&ctx->driver,
                                        ctx->driver.module_get_function(&ctx->kernels[f][d],
                                                                        ctx->module, symbol),
+                                       symbol)))
+                return status;
+            /* Beyond 48 KiB a block gets dynamic shared memory only when asked. */
+            if (kernel_families[f].shared_bytes > 48 * 1024 &&
+                kernel_families[f].min_arch <= kernel_images[ctx->image_index].arch &&
+                (status = check_driver(&ctx->driver,
+                                       ctx->driver.func_set_attribute(
+                                           ctx->kernels[f][d],
+                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           (int)kernel_families[f].shared_bytes),
                                        symbol)))
                 return status;
         }

@@ -5,6 +5,7 @@
 
 #include "gemm_tiled.h"
 #include "internal.h"
+#include "kernel_images.h"
 
 /* CUDA's grid limits (every GPU since compute capability 3.0): larger
  * problems take several launches. */
@@ -65,6 +66,21 @@ static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backe
                           (gpumatmul_precision)p->precision, chosen, family);
 }
 
+/* Moves g from the registry's first family for its case to the first one
+ * with code in the context's image (the plain tiled family has it for every
+ * architecture, unless a registry row offers what no row for every
+ * architecture does). */
+static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx) {
+    const int arch = kernel_images[ctx->image_index].arch;
+    if (g->family < 0) return GPUMATMUL_SUCCESS;
+    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch);
+    if (g->family < 0)
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "no kernel computes %s at this precision on compute capability %d.%d",
+                         dtype_infos[g->dtype].name, arch / 10, arch % 10);
+    return GPUMATMUL_SUCCESS;
+}
+
 /* The context is checked last, so that a program without a GPU (and so without
  * a context) still sees every other check. */
 gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
@@ -120,7 +136,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                          "the C matrices overlap: stride_c=%lld is less than m * ldc = %lld * %lld",
                          (long long)stride_c, (long long)m, (long long)ldc);
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    return GPUMATMUL_SUCCESS;
+    return family_for_image(g, ctx);
 }
 
 static int nothing_to_do(const struct gemm *g) { return g->m == 0 || g->n == 0 || g->batch == 0; }
@@ -183,7 +199,8 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
                     ctx->kernels[g->family][g->dtype],
                     (unsigned)((args.m + family->tile_m - 1) / family->tile_m),
                     (unsigned)((args.n + family->tile_n - 1) / family->tile_n), (unsigned)batches,
-                    (unsigned)family->threads, 1, 1, 0, (CUstream)stream, params, NULL);
+                    (unsigned)family->threads, 1, 1, family->shared_bytes, (CUstream)stream,
+                    params, NULL);
                 if (result != CUDA_SUCCESS) {
                     char what[64];
                     snprintf(what, sizeof what, "cuLaunchKernel (%s%s)", family->prefix,

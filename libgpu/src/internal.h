@@ -57,24 +57,39 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
  * A family is one kernel per dtype, named prefix + the dtype's kernel_suffix,
  * all taking one struct gemm_args (libgpu/kernels/gemm_tiled.h) and launched
  * on a grid of ceil(m / tile_m) x ceil(n / tile_n) x batch blocks of
- * `threads` threads. A new kernel is a new .cu file (listed in meson.build's
- * kernel_images) plus one row in tables.c, counted here. */
+ * `threads` threads with `shared_bytes` of dynamic shared memory. A new kernel
+ * is a new .cu file (listed in meson.build's kernel_images) plus one row in
+ * tables.c, counted here. Rows are in order of preference: a product runs on
+ * the first row of its backend that has its dtype and precision and whose
+ * min_arch the loaded image reaches (a family that needs newer instructions
+ * compiles to an empty kernel for older architectures, and a later row, at
+ * least the tiled family, takes those GPUs). Every family takes every shape,
+ * stride and alignment. */
 struct kernel_family {
     gpumatmul_backend backend; /* the backend value that selects it */
     const char *prefix;        /* e.g. "gemm_tiled_" */
     int tile_m, tile_n;        /* C elements per block */
     int threads;               /* per block */
+    unsigned shared_bytes;     /* dynamic shared memory per block */
+    int min_arch;              /* the oldest image (10 * major + minor) with its code */
     unsigned dtypes;           /* bit d set: has a kernel for gpumatmul_dtype d */
     unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
 };
-#define KERNEL_FAMILY_COUNT 1
+#define KERNEL_FAMILY_COUNT 4
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
+
+/* The registry row that computes dtype at precision for `backend` on an image
+ * of architecture `arch` (any architecture: ANY_ARCH); -1 if none. */
+#define ANY_ARCH 0x7fffffff
+int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                      gpumatmul_precision precision, int arch);
 
 /* Which implementation computes `dtype` at `precision` when `backend` is asked
  * for: `backend` itself, or for AUTO cuBLAS if it can, else a kernel family.
  * Sets *chosen (CUBLAS or a family's backend, never AUTO) and *family (the
- * registry row, -1 for cuBLAS). INVALID_ARGUMENT for a value outside the enums,
- * NOT_SUPPORTED (with gpumatmul_backend_supports's message) if none computes it. */
+ * registry row for ANY_ARCH, -1 for cuBLAS). INVALID_ARGUMENT for a value
+ * outside the enums, NOT_SUPPORTED (with gpumatmul_backend_supports's message)
+ * if none computes it. */
 gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype,
                                 gpumatmul_precision precision, gpumatmul_backend *chosen,
                                 int *family);
@@ -87,6 +102,7 @@ struct driver_api {
     CUresult (*module_load_data)(CUmodule *module, const void *image);
     CUresult (*module_unload)(CUmodule module);
     CUresult (*module_get_function)(CUfunction *function, CUmodule module, const char *name);
+    CUresult (*func_set_attribute)(CUfunction function, CUfunction_attribute attribute, int value);
     CUresult (*launch_kernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z,
                               unsigned block_x, unsigned block_y, unsigned block_z,
                               unsigned shared_bytes, CUstream stream, void **params, void **extra);
@@ -152,7 +168,7 @@ struct layout {
 /* One checked call. */
 struct gemm {
     gpumatmul_backend backend; /* the one that computes: never AUTO */
-    int family;                /* its kernel registry row; -1 for cuBLAS */
+    int family;                /* its kernel registry row for the context's image; -1 for cuBLAS */
     gpumatmul_dtype dtype;
     gpumatmul_precision precision;
     int trans_a, trans_b;

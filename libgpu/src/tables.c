@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gemm_dmma.h"
+#include "gemm_hmma.h"
+#include "gemm_simt.h"
 #include "gemm_tiled.h"
 #include "internal.h"
 
@@ -49,12 +52,24 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 };
 
 #define ALL_DTYPES ((1u << DTYPE_COUNT) - 1)
-#define ONLY(precision) (1u << (precision))
+#define ONLY(x) (1u << (x))
+#define TILED GPUMATMUL_BACKEND_TILED
+#define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
 
+/* In order of preference (see internal.h); each with its file in libgpu/kernels. */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
-    /* libgpu/kernels/gemm_tiled.cu: every dtype, in its own precision. */
-    {GPUMATMUL_BACKEND_TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS,
-     ALL_DTYPES, ONLY(GPUMATMUL_PRECISION_HIGHEST)},
+    /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
+    {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
+     80, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST},
+    /* gemm_dmma.cu: float64 on FP64 tensor cores. */
+    {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
+     ONLY(GPUMATMUL_FLOAT64), HIGHEST},
+    /* gemm_simt.cu: float32 on CUDA cores. */
+    {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
+     GEMM_SIMT_MIN_ARCH, ONLY(GPUMATMUL_FLOAT32), HIGHEST},
+    /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
+    {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ALL_DTYPES,
+     HIGHEST},
 };
 
 /* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
@@ -76,14 +91,13 @@ static const char *const precision_names[PRECISION_COUNT] = {
 static const gpumatmul_backend auto_order[] = {GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_BACKEND_TILED};
 #define AUTO_ORDER_COUNT ((int)(sizeof auto_order / sizeof auto_order[0]))
 
-/* The registry row of `backend` for (dtype, precision): -1 if none; always -1
- * for cuBLAS, which is not a kernel family. */
-static int find_family(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                       gpumatmul_precision precision) {
+int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                      gpumatmul_precision precision, int arch) {
     int f;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
         if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
-            ((kernel_families[f].precisions >> precision) & 1u))
+            ((kernel_families[f].precisions >> precision) & 1u) &&
+            kernel_families[f].min_arch <= arch)
             return f;
     return -1;
 }
@@ -92,7 +106,7 @@ static int find_family(gpumatmul_backend backend, gpumatmul_dtype dtype,
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
     if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return find_family(backend, dtype, precision) >= 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH) >= 0;
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */
@@ -182,7 +196,7 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];
-            *family = find_family(candidates[i], dtype, precision);
+            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH);
             return GPUMATMUL_SUCCESS;
         }
     return not_supported(backend, dtype, precision);

@@ -1,0 +1,101 @@
+"""The tiled backend's kernels at their edges, through the device entry point: sizes off every
+tile (the float32, float64 and float16/bfloat16 kernels tile C by 128 x 256, 128 x 64 and
+128 x 256, k by 16 or 32), each transpose pair, pointers off 16-byte alignment, odd row
+pitches, strided and broadcast batches. C is poisoned with NaN first: every element must be
+written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from pyctk import _library
+
+from cuda_runtime import DeviceBuffer
+
+try:
+    from ml_dtypes import bfloat16
+except ImportError:  # pragma: no cover - ml_dtypes comes with the test extra
+    bfloat16 = None
+
+pytestmark = pytest.mark.gpu
+
+# dtype: (gpumatmul_dtype, relative Frobenius tolerance)
+DTYPES = {np.float32: (0, 1e-5), np.float64: (1, 1e-12), np.float16: (2, 2e-3)}
+if bfloat16 is not None:
+    DTYPES[bfloat16] = (3, 1.6e-2)
+
+SHAPES = [  # (m, n, k)
+    (1, 1, 1), (5, 3, 1), (129, 257, 17), (128, 256, 32), (255, 130, 33), (300, 70, 1000),
+    (2, 600, 7), (257, 513, 64),
+]
+
+
+def stored(flat, offset, rows, cols, ld):
+    """The rows x cols matrix at flat[offset:], rows ld elements apart."""
+    return np.lib.stride_tricks.as_strided(flat[offset:], (rows, cols),
+                                           (ld * flat.itemsize, flat.itemsize))
+
+
+def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False,
+                  seed=0):
+    """C[z] = op(A[z]) op(B[z]) on the device, with A, B and C each `shift` elements past an
+    aligned allocation and `pad` elements of row padding; asserts it against NumPy."""
+    code, tolerance = DTYPES[dtype]
+    rng = np.random.default_rng(seed)
+    a_rows, a_cols = (k, m) if trans_a else (m, k)
+    b_rows, b_cols = (n, k) if trans_b else (k, n)
+    lda, ldb, ldc = a_cols + pad, b_cols + pad, n + pad
+    stride_a, stride_b, stride_c = a_rows * lda + pad, 0 if broadcast_b else b_rows * ldb, m * ldc
+    a = rng.standard_normal(shift + batch * stride_a).astype(dtype)
+    b = rng.standard_normal(shift + max(batch * stride_b, b_rows * ldb)).astype(dtype)
+    c = np.full(shift + batch * stride_c, np.nan, dtype)
+    size = a.itemsize
+    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
+            DeviceBuffer.from_array(c) as dc:
+        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
+        _library.call("gpumatmul_matmul_strided_batched_device", _library.context(), 1, code, 0,
+                      int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
+                      stride_b, at(dc), ldc, stride_c, None)
+        c = dc.to_array(c.shape, dtype)
+    for z in range(batch):
+        op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda).astype(np.float64)
+        op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb).astype(np.float64)
+        expected = (op_a.T if trans_a else op_a) @ (op_b.T if trans_b else op_b)
+        result = stored(c, shift + z * stride_c, m, ldc, ldc).astype(np.float64)
+        assert not np.isnan(result[:, :n]).any(), f"matrix {z}: elements left unwritten"
+        assert np.isnan(result[:, n:]).all(), f"matrix {z}: the padding past n was written"
+        scale = np.linalg.norm(expected) or 1.0
+        error = np.linalg.norm(result[:, :n] - expected) / scale
+        assert error <= tolerance, f"matrix {z}: relative error {error:.3g}"
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", SHAPES)
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
+def test_sizes_off_the_tiles_and_every_transpose(dtype, m, n, k, trans_a, trans_b):
+    check_product(dtype, m, n, k, trans_a, trans_b, seed=m * n + k)
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 1)])
+@pytest.mark.parametrize("shift, pad", [(1, 0), (0, 1), (1, 3), (2, 2)])
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
+def test_operands_off_alignment_and_odd_pitches(dtype, shift, pad, trans_a, trans_b):
+    check_product(dtype, 200, 300, 100, trans_a, trans_b, shift=shift, pad=pad, seed=shift + pad)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
+def test_strided_and_broadcast_batches(dtype, broadcast_b):
+    check_product(dtype, 150, 170, 190, 0, 1, batch=3, pad=4, broadcast_b=broadcast_b, seed=5)
+    check_product(dtype, 33, 300, 65, 1, 0, batch=4, shift=1, broadcast_b=broadcast_b, seed=6)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
+def test_a_product_with_many_whole_tiles(dtype):
+    """Interior tiles take the kernels' fast paths (whole 16-byte pieces, C through shared
+    memory); the last row and column of tiles do not."""
+    check_product(dtype, 1000, 1100, 1200, 0, 0, seed=7)
+    check_product(dtype, 1024, 1024, 1024, 1, 0, seed=8)
