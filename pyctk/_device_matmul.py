@@ -109,7 +109,9 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
            out_operand: _interop.DeviceOperand | None, out: Any, loop: np.dtype,
            shapes: _shapes.Shapes, codes: tuple[int, int, int], stream: Any,
            plan_as: tuple | None = None) -> Any:
-    """The product of GPU operands into ``out`` (or a new DeviceArray), enqueued on ``stream``.
+    """The product of GPU operands into ``out`` (or a new DeviceArray), enqueued on ``stream``
+    (the ``stream=`` argument: None, a handle, or a stream object, which a new result keeps
+    alive until its memory is freed).
 
     ``plan_as``: the options to keep this product's plan under (see ``repeat``), if it turns
     out to need no copy, temporary or wait; the caller passes them when there is no ``out``.

@@ -190,7 +190,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         shapes = _shapes.matmul_shapes(a.shape, b.shape, out_operand and out_operand.shape)
         codes = (backend_code, _dtypes.code(loop), precision_code)
         _library.call("gpumatmul_backend_supports", *codes)
-        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream_handle,
+        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream,
                                      plan_as)
     out = _out_array(out)
     gpus = _host_options.device_list(devices, device)

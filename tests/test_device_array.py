@@ -994,3 +994,27 @@ def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch
             np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
         assert len(full_paths) == 3, f"round {round_}: {len(full_paths)} full paths"
     assert len(_device_matmul._plans) == 3
+
+
+def test_a_result_keeps_its_stream_object_alive_until_its_memory_is_freed(cuda):
+    """Memory is freed on its stream, and freeing on a destroyed stream crashes the process:
+    a result holds the stream= object it was made on (CuPy's and pyctk.driver's streams
+    destroy theirs when collected). (A plan's path, which needs operands on the product's
+    stream, is tested on a GPU: test_gpu_device_matmul.py.)"""
+
+    class Stream:
+        def __cuda_stream__(self):
+            return (0, 0x5000)
+
+    a = _device_array.asarray(np.arange(16.0).reshape(4, 4))
+    for make in (lambda stream: pyctk.matmul(a, a, stream=stream),
+                 lambda stream: pyctk.empty((2, 2), stream=stream)):
+        stream = Stream()
+        alive = weakref.ref(stream)
+        result = make(stream)
+        del stream
+        gc.collect()
+        assert alive() is not None
+        del result
+        gc.collect()
+        assert alive() is None
