@@ -56,7 +56,7 @@ def operand_layout(x: _interop.DeviceOperand) -> tuple:
 
 
 def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, stream: int,
-           options: tuple, stream_owner: Any) -> DeviceArray | None:
+           options: tuple, stream_owner: Any = None) -> DeviceArray | None:
     """The product of the operands at ``a_pointer`` and ``b_pointer`` as a new DeviceArray, by
     the plan an earlier call of the same layouts, ``stream`` and options made; None when
     there is none (the caller takes the full path). ``stream_owner``: the ``stream=``
