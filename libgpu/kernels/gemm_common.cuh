@@ -118,6 +118,47 @@ struct async_operand {
     }
 };
 
+// The ring the tensor-core families run: slab s of A and B (BK deep along k)
+// goes into ring slot s % STAGES, STAGES - 1 slabs ahead of the one being
+// multiplied, so the copies overlap the arithmetic. start_slabs issues the
+// first STAGES - 1 slabs and returns how many there are; a kernel calls it as
+// early as it can (before setting up its accumulators, which ptxas then spills
+// less of). multiply_slabs then runs multiply(a_slab, b_slab) once per slab, in
+// order along k; on return every copy has landed and the ring may be reused.
+template <int STAGES, int BK, typename AOperand, typename BOperand, typename S>
+__device__ __forceinline__ index_t start_slabs(index_t k, AOperand &a, BOperand &b, S *a_ring,
+                                               S *b_ring) {
+    const index_t slabs = (k + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < slabs) {
+            a.copy(a_ring + s * AOperand::SLAB, s * BK);
+            b.copy(b_ring + s * BOperand::SLAB, s * BK);
+        }
+        copy_async_commit();
+    }
+    return slabs;
+}
+
+template <int STAGES, int BK, typename AOperand, typename BOperand, typename S, typename Multiply>
+__device__ __forceinline__ void multiply_slabs(index_t slabs, AOperand &a, BOperand &b, S *a_ring,
+                                               S *b_ring, const Multiply &multiply) {
+    int read = 0, write = STAGES - 1;  // ring slots
+    for (index_t s = 0; s < slabs; ++s) {
+        copy_async_wait<STAGES - 2>();
+        __syncthreads();  // slab s is in; every warp is done with slab s - 1
+        if (s + STAGES - 1 < slabs) {
+            a.copy(a_ring + write * AOperand::SLAB, (s + STAGES - 1) * BK);
+            b.copy(b_ring + write * BOperand::SLAB, (s + STAGES - 1) * BK);
+        }
+        copy_async_commit();
+        multiply(a_ring + read * AOperand::SLAB, b_ring + read * BOperand::SLAB);
+        read = read == STAGES - 1 ? 0 : read + 1;
+        write = write == STAGES - 1 ? 0 : write + 1;
+    }
+    copy_async_wait<0>();
+}
+
 // Copies the ROWS x COLS tile of C staged in shared memory (element (r, c) at
 // tile[r * PITCH + c]) to c (row-major, ldc apart), the part inside
 // rows x cols: whole 16-byte pieces where the tile is inside and aligned,

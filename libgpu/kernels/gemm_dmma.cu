@@ -5,8 +5,8 @@
 // tiled family instead (its min_arch column).
 //
 // - Shared memory is a ring of GEMM_DMMA_STAGES slabs of A and B, filled with
-//   cp.async while the warps multiply an earlier slab (async_operand in
-//   gemm_common.cuh). Each slab keeps its operand's orientation in memory, so
+//   cp.async while the warps multiply an earlier slab (async_operand and
+//   multiply_slabs in gemm_common.cuh). Each slab keeps its operand's orientation in memory, so
 //   the block's code is compiled once for each of the four pairs of layouts
 //   (A and B each contiguous along k or not), with constant pitches.
 // - Each warp computes its part of the tile with mma.sync: m16n8k4 on sm_90
@@ -68,16 +68,7 @@ __device__ __forceinline__ void dmma_tile(const gemm_args &p, index_t row0, inde
                 A_ROWS ? p.a_col_stride : p.a_row_stride, p.m, p.k, row0);
     b_operand b((const double *)p.b + z * p.b_batch_stride,
                 B_ROWS ? p.b_row_stride : p.b_col_stride, p.n, p.k, col0);
-
-    const index_t slabs = (p.k + BK - 1) / BK;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < slabs) {
-            a.copy(a_ring + s * a_operand::SLAB, s * BK);
-            b.copy(b_ring + s * b_operand::SLAB, s * BK);
-        }
-        copy_async_commit();
-    }
+    const index_t slabs = start_slabs<STAGES, BK>(p.k, a, b, a_ring, b_ring);
 
     // This lane's fragment offsets within a slab: lane = 4 * group + quad,
     // A(row group (+8), k quad (+4 q)) and B(k quad (+4 q), column group).
@@ -95,19 +86,9 @@ __device__ __forceinline__ void dmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
             for (int e = 0; e < C_FRAG; ++e) acc[i][j][e] = 0.0;
 
-    int read = 0, write = STAGES - 1;  // ring slots
-    for (index_t s = 0; s < slabs; ++s) {
-        copy_async_wait<STAGES - 2>();
-        __syncthreads();  // slab s is in; every warp is done with slab s - 1
-        if (s + STAGES - 1 < slabs) {
-            a.copy(a_ring + write * a_operand::SLAB, (s + STAGES - 1) * BK);
-            b.copy(b_ring + write * b_operand::SLAB, (s + STAGES - 1) * BK);
-        }
-        copy_async_commit();
-        const double *as = a_ring + read * a_operand::SLAB + a_at;
-        const double *bs = b_ring + read * b_operand::SLAB + b_at;
-        read = read == STAGES - 1 ? 0 : read + 1;
-        write = write == STAGES - 1 ? 0 : write + 1;
+    multiply_slabs<STAGES, BK>(slabs, a, b, a_ring, b_ring, [&](const double *a_slab,
+                                                           const double *b_slab) {
+        const double *as = a_slab + a_at, *bs = b_slab + b_at;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
             double af[TILES_M][A_FRAG], bf[TILES_N][B_FRAG];
@@ -127,8 +108,7 @@ __device__ __forceinline__ void dmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
                 for (int j = 0; j < TILES_N; ++j) dmma<MMA_M, MMA_K>(acc[i][j], af[i], bf[j]);
         }
-    }
-    copy_async_wait<0>();
+    });
 
     // C goes out through shared memory, which the ring is done with: lane
     // (group, quad) holds C(group (+8), 2 quad + {0, 1}) of each piece.

@@ -5,7 +5,7 @@
 // GPUs get empty kernels; the registry (min_arch) gives them the tiled family.
 //
 // The pipeline is gemm_dmma.cu's: a ring of slabs filled with cp.async
-// (async_operand in gemm_common.cuh), each slab in its operand's own
+// (async_operand and multiply_slabs in gemm_common.cuh), each slab in its operand's own
 // orientation, the block's code compiled for each of the four pairs of
 // layouts. Fragments come from shared memory with ldmatrix (its .trans form
 // where the slab is k-major). Row-major slabs are padded by 16 bytes a row and
@@ -92,16 +92,7 @@ __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, inde
                 p.m, p.k, row0);
     b_operand b((const S *)p.b + z * p.b_batch_stride, B_ROWS ? p.b_row_stride : p.b_col_stride,
                 p.n, p.k, col0);
-
-    const index_t slabs = (p.k + BK - 1) / BK;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < slabs) {
-            a.copy(a_ring + s * a_operand::SLAB, s * BK);
-            b.copy(b_ring + s * b_operand::SLAB, s * BK);
-        }
-        copy_async_commit();
-    }
+    const index_t slabs = start_slabs<STAGES, BK>(p.k, a, b, a_ring, b_ring);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
     const int m_warp = (warp / WARPS_N) * (BM / WARPS_M), n_warp = (warp % WARPS_N) * (BN / WARPS_N);
@@ -124,19 +115,9 @@ __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-    int read = 0, write = STAGES - 1;  // ring slots
-    for (index_t s = 0; s < slabs; ++s) {
-        copy_async_wait<STAGES - 2>();
-        __syncthreads();  // slab s is in; every warp is done with slab s - 1
-        if (s + STAGES - 1 < slabs) {
-            a.copy(a_ring + write * a_operand::SLAB, (s + STAGES - 1) * BK);
-            b.copy(b_ring + write * b_operand::SLAB, (s + STAGES - 1) * BK);
-        }
-        copy_async_commit();
-        const S *as = a_ring + read * a_operand::SLAB + a_at;
-        const S *bs = b_ring + read * b_operand::SLAB + b_at;
-        read = read == STAGES - 1 ? 0 : read + 1;
-        write = write == STAGES - 1 ? 0 : write + 1;
+    multiply_slabs<STAGES, BK>(slabs, a, b, a_ring, b_ring, [&](const S *a_slab,
+                                                           const S *b_slab) {
+        const S *as = a_slab + a_at, *bs = b_slab + b_at;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
             unsigned af[TILES_M][4], bf[TILES_N][2];
@@ -155,8 +136,7 @@ __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
                 for (int j = 0; j < TILES_N; ++j) type::mma(acc[i][j], af[i], bf[j]);
         }
-    }
-    copy_async_wait<0>();
+    });
 
     // C goes out through shared memory, which the ring is done with: lane
     // (group, quad) holds C(group (+8), 2 quad + {0, 1}) of each 16 x 8 piece.
