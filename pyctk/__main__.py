@@ -84,7 +84,7 @@ def check(a: np.ndarray, b: np.ndarray, backend: str, repeats: int) -> tuple[flo
 
 
 def dtypes_to_check() -> list[np.dtype]:
-    names = list(_dtypes.CODES)
+    names = list(_dtypes.DTYPES)
     if importlib.util.find_spec("ml_dtypes") is None:
         print("  (bfloat16 not checked: it needs ml_dtypes, pip install ml_dtypes)")
         names.remove("bfloat16")

@@ -150,7 +150,7 @@ class DeviceArray:
     shape, strides : sequence of int
         Extents, and byte steps between elements along each axis (may be negative).
     dtype : dtype_like
-        One of pyctk's dtypes (``_dlpack.DTYPES``).
+        One of pyctk's dtypes (``_dtypes.DTYPES``).
     device : int
         The CUDA device the memory is on.
     owner : object

@@ -36,13 +36,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from ._dtypes import DTYPES
 from ._errors import UnsupportedError
 
 # ---------------------------------------------------------------------------
 # The ABI (dlpack.h, DLPack 1.0).
 
 kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
-kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
 READ_ONLY, IS_COPIED = 1 << 0, 1 << 1  # DLManagedTensorVersioned.flags
 VERSION = (1, 0)  # what pyctk reads and writes
 
@@ -86,17 +86,9 @@ _CAPSULES = {
 _USED_NAMES = {name: ctypes.create_string_buffer(used) for name, (_, used) in _CAPSULES.items()}
 
 # ---------------------------------------------------------------------------
-# Dtypes: pyctk's, by NumPy name, and their DLPack (code, bits). Lanes are always 1.
+# Dtypes: pyctk's (one table, pyctk._dtypes.DTYPES), by DLPack's (code, bits).
 
-DTYPES = {
-    "bool": (kDLBool, 8),
-    "int8": (kDLInt, 8), "int16": (kDLInt, 16), "int32": (kDLInt, 32), "int64": (kDLInt, 64),
-    "uint8": (kDLUInt, 8), "uint16": (kDLUInt, 16), "uint32": (kDLUInt, 32), "uint64": (kDLUInt, 64),
-    "float16": (kDLFloat, 16), "float32": (kDLFloat, 32), "float64": (kDLFloat, 64),
-    "bfloat16": (kDLBfloat, 16),  # ml_dtypes' NumPy dtype
-    "complex64": (kDLComplex, 64), "complex128": (kDLComplex, 128),
-}
-_NAMES = {code_bits: name for name, code_bits in DTYPES.items()}
+_NAMES = {row.dlpack: name for name, row in DTYPES.items()}
 
 
 def supported_dtype(dtype: Any) -> np.dtype:
@@ -128,13 +120,13 @@ def dl_dtype(dtype: Any) -> DLDataType:
     >>> (lambda d: (d.code, d.bits, d.lanes))(dl_dtype(np.complex64))
     (5, 64, 1)
     """
-    return DLDataType(*DTYPES[supported_dtype(dtype).name], 1)
+    return DLDataType(*DTYPES[supported_dtype(dtype).name].dlpack, 1)
 
 
 def numpy_dtype(dl: DLDataType) -> np.dtype:
     """The NumPy dtype of a DLDataType; bfloat16 imports ml_dtypes, which registers it.
 
-    >>> numpy_dtype(DLDataType(kDLFloat, 16, 1))
+    >>> numpy_dtype(DLDataType(2, 16, 1))  # kDLFloat, 16 bits
     dtype('float16')
     """
     name = _NAMES.get((dl.code, dl.bits)) if dl.lanes == 1 else None

@@ -8,17 +8,34 @@ bfloat16 (see ``loop_dtype``).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-# NumPy dtype name -> gpumatmul_dtype (libgpu/include/gpumatmul.h). Names rather than dtype
-# objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a dependency: it
-# is never imported here, only recognised on arrays that already have its dtype.
-CODES = {
-    "float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "complex64": 4, "complex128": 5,
-    "int8": 6, "int16": 7, "int32": 8, "int64": 9,
-    "uint8": 10, "uint16": 11, "uint32": 12, "uint64": 13, "bool": 14,
+# DLPack's type codes (DLDataTypeCode in dlpack.h), for the table below.
+kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
+
+
+class Dtype(NamedTuple):
+    """What pyctk knows of one of its dtypes."""
+
+    code: int                # gpumatmul_dtype (libgpu/include/gpumatmul.h)
+    dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
+
+
+# Every dtype pyctk computes in and stores, one row each, by NumPy name. Names rather than
+# dtype objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a
+# dependency: it is never imported here, only recognised on arrays that already have it.
+DTYPES = {
+    "float32": Dtype(0, (kDLFloat, 32)), "float64": Dtype(1, (kDLFloat, 64)),
+    "float16": Dtype(2, (kDLFloat, 16)), "bfloat16": Dtype(3, (kDLBfloat, 16)),
+    "complex64": Dtype(4, (kDLComplex, 64)), "complex128": Dtype(5, (kDLComplex, 128)),
+    "int8": Dtype(6, (kDLInt, 8)), "int16": Dtype(7, (kDLInt, 16)),
+    "int32": Dtype(8, (kDLInt, 32)), "int64": Dtype(9, (kDLInt, 64)),
+    "uint8": Dtype(10, (kDLUInt, 8)), "uint16": Dtype(11, (kDLUInt, 16)),
+    "uint32": Dtype(12, (kDLUInt, 32)), "uint64": Dtype(13, (kDLUInt, 64)),
+    "bool": Dtype(14, (kDLBool, 8)),
 }
 
 
@@ -104,14 +121,15 @@ def code(dtype: np.dtype) -> int:
     if number is None:
         raise TypeError(
             f"pyctk.matmul cannot compute in {dtype}, the dtype NumPy's matmul uses for these "
-            f"operands: the GPU computes in {', '.join(CODES)}. Use numpy.matmul for these "
+            f"operands: the GPU computes in {', '.join(DTYPES)}. Use numpy.matmul for these "
             "arrays, or convert them first (e.g. a.astype(np.float64)).")
     return number
 
 
 @functools.lru_cache(maxsize=None)  # dtype.name takes microseconds, and every call needs a code
 def _code(dtype: np.dtype) -> int | None:
-    return CODES.get(dtype.name) if dtype.isnative else None
+    row = DTYPES.get(dtype.name) if dtype.isnative else None
+    return None if row is None else row.code
 
 
 def _is_bfloat16(dtype: np.dtype) -> bool:

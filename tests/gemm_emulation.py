@@ -10,7 +10,7 @@ import numpy as np
 from pyctk import _dtypes
 from strategies import SUPPORTED
 
-DTYPES_BY_CODE = {_dtypes.CODES[dtype.name]: dtype for dtype in SUPPORTED}
+DTYPES_BY_CODE = {_dtypes.DTYPES[dtype.name].code: dtype for dtype in SUPPORTED}
 
 
 def stored_matrices(dtype: np.dtype, pointer: int, ld: int, stride: int, batch: int, rows: int,

@@ -209,3 +209,12 @@ def test_c_program_uses_the_header_and_library(tmp_path):
     expected = (["gpu"] if gpu_unavailable_reason() is None
                 else ["GPUMATMUL_ERROR_NO_DRIVER", "GPUMATMUL_ERROR_NO_DEVICE"])
     assert any(f"result: {e}" in run.stdout for e in expected), run.stdout
+
+
+def test_the_python_dtype_table_is_the_headers_enum():
+    """pyctk._dtypes.DTYPES (one row per dtype: its gpumatmul_dtype and DLPack codes) says
+    what gpumatmul.h's enum says, value for value."""
+    from pyctk import _dtypes
+
+    assert {name: row.code for name, row in _dtypes.DTYPES.items()} == {
+        name: value for value, name in enumerate(DTYPE_NAMES)}
