@@ -93,6 +93,27 @@ def test_strided_and_broadcast_batches(dtype, broadcast_b):
     check_product(dtype, 33, 300, 65, 1, 0, batch=4, shift=1, broadcast_b=broadcast_b, seed=6)
 
 
+SIXTEEN_BIT = [d for d in DTYPES if np.dtype(d).itemsize == 2]
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", [(1, 8, 8), (128, 256, 64), (200, 264, 72), (130, 520, 1000),
+                                     (64, 8, 2000), (300, 776, 136)])
+@pytest.mark.parametrize("dtype", SIXTEEN_BIT, ids=lambda d: np.dtype(d).name)
+def test_layouts_tma_describes(dtype, m, n, k, trans_a, trans_b):
+    """Pitches of whole 16-byte pieces and 16-byte aligned operands: on an H100 the Hopper
+    kernels (TMA and wgmma) take these, edge tiles zero-filled by TMA, C cut at n."""
+    check_product(dtype, m, n, k, trans_a, trans_b, seed=m + n + k)
+    check_product(dtype, m, n, k, trans_a, trans_b, shift=8, pad=8, seed=m + n + k + 1)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+@pytest.mark.parametrize("dtype", SIXTEEN_BIT, ids=lambda d: np.dtype(d).name)
+def test_batches_tma_describes(dtype, broadcast_b):
+    check_product(dtype, 136, 264, 200, 0, 0, batch=3, pad=8, broadcast_b=broadcast_b, seed=9)
+    check_product(dtype, 64, 512, 64, 1, 1, batch=5, broadcast_b=broadcast_b, seed=10)
+
+
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
 def test_a_product_with_many_whole_tiles(dtype):
     """Interior tiles take the kernels' fast paths (whole 16-byte pieces, C through shared

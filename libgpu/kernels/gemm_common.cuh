@@ -24,6 +24,29 @@ __device__ __forceinline__ void block_origin(index_t &row0, index_t &col0) {
     col0 = (index_t)(in_group / rows) * TILE_N;
 }
 
+#if __CUDA_ARCH__ >= 800
+// The 16-bit element types of the tensor-core families, as their bits (the
+// kernels only move them and hand them to the MMA instructions), and how a
+// float32 sum is rounded to each: to nearest even, NaN staying NaN.
+struct f16_bits { unsigned short bits; };
+struct bf16_bits { unsigned short bits; };
+
+template <typename S>
+__device__ __forceinline__ S rounded(float x);
+template <>
+__device__ __forceinline__ f16_bits rounded<f16_bits>(float x) {
+    f16_bits h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+    return h;
+}
+template <>
+__device__ __forceinline__ bf16_bits rounded<bf16_bits>(float x) {
+    bf16_bits h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+    return h;
+}
+#endif
+
 // Asynchronous copies from global to shared memory (sm_80 and newer):
 // `bytes` of the 16 at src are copied, the rest of dst is zero-filled.
 #if __CUDA_ARCH__ >= 800
@@ -162,21 +185,22 @@ __device__ __forceinline__ void multiply_slabs(index_t slabs, AOperand &a, BOper
 // Copies the ROWS x COLS tile of C staged in shared memory (element (r, c) at
 // tile[r * PITCH + c]) to c (row-major, ldc apart), the part inside
 // rows x cols: whole 16-byte pieces where the tile is inside and aligned,
-// element by element otherwise. A loop, not unrolled: the same code serves
-// every fragment layout, and the stores of a warp are consecutive.
+// element by element otherwise. THREADS threads take part, numbered from 0 by
+// `thread`. A loop, not unrolled: the same code serves every fragment layout,
+// and the stores of a warp are consecutive.
 template <typename S, int ROWS, int COLS, int PITCH, int THREADS>
-__device__ __forceinline__ void store_tile(const S *tile, S *c, index_t ldc, index_t rows,
-                                           index_t cols) {
+__device__ __forceinline__ void store_tile(int thread, const S *tile, S *c, index_t ldc,
+                                           index_t rows, index_t cols) {
     constexpr int VEC = 16 / sizeof(S);
     struct piece { unsigned w[4]; };
     if (rows >= ROWS && cols >= COLS && ((unsigned long long)c & 15) == 0 && ldc % VEC == 0) {
 #pragma unroll 4
-        for (int at = threadIdx.x; at < ROWS * COLS / VEC; at += THREADS) {
+        for (int at = thread; at < ROWS * COLS / VEC; at += THREADS) {
             const int r = at / (COLS / VEC), col = (at % (COLS / VEC)) * VEC;
             *(piece *)(c + r * ldc + col) = *(const piece *)(tile + r * PITCH + col);
         }
     } else {
-        for (int at = threadIdx.x; at < ROWS * COLS; at += THREADS) {
+        for (int at = thread; at < ROWS * COLS; at += THREADS) {
             const int r = at / COLS, col = at % COLS;
             if (r < rows && col < cols) c[r * ldc + col] = tile[r * PITCH + col];
         }

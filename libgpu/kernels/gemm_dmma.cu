@@ -127,8 +127,8 @@ __device__ __forceinline__ void dmma_tile(const gemm_args &p, index_t row0, inde
                     {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
     __syncthreads();
     store_tile<double, BM, BN, C_PITCH, THREADS>(
-        tile, (double *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0, p.ldc, p.m - row0,
-        p.n - col0);
+        threadIdx.x, tile, (double *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0, p.ldc,
+        p.m - row0, p.n - col0);
 }
 
 template <int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, int MMA_M, int MMA_K>

@@ -19,10 +19,7 @@
 
 #if __CUDA_ARCH__ >= 800
 
-struct f16_bits { unsigned short bits; };
-struct bf16_bits { unsigned short bits; };
-
-// What differs between the element types: the MMA, and how a float32 sum is stored.
+// What differs between the element types (f16_bits, bf16_bits): the MMA.
 template <typename S>
 struct hmma_type;
 
@@ -48,11 +45,6 @@ struct hmma_type<f16_bits> {
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
     }
-    static __device__ __forceinline__ f16_bits store(float x) {
-        f16_bits h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
-        return h;
-    }
 };
 
 template <>
@@ -63,11 +55,6 @@ struct hmma_type<bf16_bits> {
                      "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ bf16_bits store(float x) {
-        bf16_bits h;
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));  // NaN stays NaN
-        return h;
     }
 };
 
@@ -152,9 +139,10 @@ __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
             for (int j = 0; j < TILES_N; ++j)
                 *(pair *)&tile[(m_warp + i * 16 + h * 8 + group) * C_PITCH + n_warp + j * 8 + quad * 2] =
-                    {type::store(acc[i][j][2 * h]), type::store(acc[i][j][2 * h + 1])};
+                    {rounded<S>(acc[i][j][2 * h]), rounded<S>(acc[i][j][2 * h + 1])};
     __syncthreads();
-    store_tile<S, BM, BN, C_PITCH, THREADS>(tile, (S *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0,
+    store_tile<S, BM, BN, C_PITCH, THREADS>(threadIdx.x, tile,
+                                            (S *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0,
                                             p.ldc, p.m - row0, p.n - col0);
 }
 

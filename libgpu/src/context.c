@@ -34,7 +34,9 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
         (status = get_entry_point("cuModuleUnload", (void **)&driver->module_unload)) ||
         (status = get_entry_point("cuModuleGetFunction", (void **)&driver->module_get_function)) ||
         (status = get_entry_point("cuFuncSetAttribute", (void **)&driver->func_set_attribute)) ||
-        (status = get_entry_point("cuLaunchKernel", (void **)&driver->launch_kernel)))
+        (status = get_entry_point("cuLaunchKernel", (void **)&driver->launch_kernel)) ||
+        (status = get_entry_point("cuTensorMapEncodeTiled",
+                                  (void **)&driver->tensor_map_encode_tiled)))
         return status;
     return GPUMATMUL_SUCCESS;
 }
@@ -67,7 +69,7 @@ static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
                 return status;
             /* Beyond 48 KiB a block gets dynamic shared memory only when asked. */
             if (kernel_families[f].shared_bytes > 48 * 1024 &&
-                kernel_families[f].min_arch <= kernel_images[ctx->image_index].arch &&
+                kernel_family_runs_on(f, kernel_images[ctx->image_index].arch) &&
                 (status = check_driver(&ctx->driver,
                                        ctx->driver.func_set_attribute(
                                            ctx->kernels[f][d],

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gemm_tiled.h"
+#include "gemm_wgmma.h"
 #include "internal.h"
 #include "kernel_images.h"
 
@@ -69,11 +70,12 @@ static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backe
 /* Moves g from the registry's first family for its case to the first one
  * with code in the context's image (the plain tiled family has it for every
  * architecture, unless a registry row offers what no row for every
- * architecture does). */
+ * architecture does). The launch may still pass on to a later row whose
+ * params suit the operands (kernel_gemm). */
 static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx) {
     const int arch = kernel_images[ctx->image_index].arch;
     if (g->family < 0) return GPUMATMUL_SUCCESS;
-    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch);
+    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, 1);
     if (g->family < 0)
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
                          "no kernel computes %s at this precision on compute capability %d.%d",
@@ -167,17 +169,79 @@ static gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g,
         "cublasGemmStridedBatchedEx_64");
 }
 
+/* TMA's limits (cuTensorMapEncodeTiled): global strides are multiples of 16
+ * bytes below 2^40, addresses 16-byte aligned; and the kernels' coordinates
+ * are 32-bit, with a tile's worth of room past the end. */
+static const int64_t tma_alignment = 16, tma_stride_limit = (int64_t)1 << 40,
+                     tma_extent_limit = INT32_MAX - 1024;
+
+/* gemm_wgmma.h's stand-in for CUtensorMap, which the kernels cannot include. */
+typedef char tensor_map_is_cutensormap[sizeof(struct tensor_map) == sizeof(CUtensorMap) ? 1 : -1];
+
+static int tma_stride(int64_t elements, size_t size) {
+    const int64_t bytes = elements * (int64_t)size;
+    return bytes % tma_alignment == 0 && bytes < tma_stride_limit;
+}
+
+/* Whether TMA describes both operands of g (PARAMS_TMA families take it). */
+static int fits_tma(const struct gemm *g) {
+    const size_t size = dtype_infos[g->dtype].size;
+    const struct layout *operands[] = {&g->la, &g->lb};
+    const void *data[] = {g->a, g->b};
+    int i;
+    if (g->m > tma_extent_limit || g->n > tma_extent_limit || g->k > tma_extent_limit) return 0;
+    for (i = 0; i < 2; ++i)
+        if ((uintptr_t)data[i] % tma_alignment != 0 || !tma_stride(operands[i]->ld, size) ||
+            (stored_count(operands[i], g->batch) > 1 && !tma_stride(operands[i]->stride, size)))
+            return 0;
+    return 1;
+}
+
+/* The TMA descriptor of one operand of a launch, as gemm_wgmma.cu reads it:
+ * X(i, kk) = x[i * i_stride + kk * k_stride] for i < rows (M for A, N for B),
+ * a 3-D tensor (contiguous axis, other axis, batch) cut into boxes of
+ * GEMM_WGMMA_K along k by `rows_per_box` (k contiguous) or of
+ * GEMM_WGMMA_BOX_ROWS along i by GEMM_WGMMA_K (i contiguous), 128-byte
+ * swizzled. The kernel tells the two apart by the same test, k_stride == 1. */
+static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_map *map,
+                                    const void *x, int64_t rows, int64_t k, int64_t i_stride,
+                                    int64_t k_stride, int64_t batch_stride, int64_t batches,
+                                    int rows_per_box, size_t size) {
+    const int k_major = k_stride == 1;
+    const int64_t pitch = k_major ? i_stride : k_stride;
+    const cuuint64_t stored = batch_stride == 0 ? 1 : (cuuint64_t)batches;
+    const cuuint64_t dims[3] = {(cuuint64_t)(k_major ? k : rows), (cuuint64_t)(k_major ? rows : k),
+                                stored};
+    /* One stored matrix: any valid stride will do for the batch axis. */
+    const cuuint64_t strides[2] = {(cuuint64_t)pitch * size,
+                                   (cuuint64_t)(stored > 1 ? batch_stride : pitch * (int64_t)dims[1]) *
+                                       size};
+    const cuuint32_t box[3] = {k_major ? GEMM_WGMMA_K : GEMM_WGMMA_BOX_ROWS,
+                               k_major ? (cuuint32_t)rows_per_box : GEMM_WGMMA_K, 1};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    return check_driver(&ctx->driver,
+                        ctx->driver.tensor_map_encode_tiled(
+                            (CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, (void *)x, dims,
+                            strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                        "cuTensorMapEncodeTiled");
+}
+
 /* Runs the registry family's kernel over the whole problem, one launch per
  * sub-problem that fits the grid limits. */
 static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g,
                                     cudaStream_t stream) {
-    const struct kernel_family *family = &kernel_families[g->family];
+    const int f = kernel_family_for(g->backend, g->dtype, g->precision,
+                                    kernel_images[ctx->image_index].arch, fits_tma(g));
+    const struct kernel_family *family = &kernel_families[f];
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t rows_per_launch = max_grid_x * family->tile_m;
     const int64_t cols_per_launch = max_grid_y * family->tile_n;
     /* op(X)(i, j) = X[i * row_stride + j * col_stride]: a transpose swaps them. */
     const int64_t a_row = g->trans_a ? 1 : g->la.ld, a_col = g->trans_a ? g->la.ld : 1;
     const int64_t b_row = g->trans_b ? 1 : g->lb.ld, b_col = g->trans_b ? g->lb.ld : 1;
+    struct gemm_tma_args tma;
     int64_t z, i, j;
     for (z = 0; z < g->batch; z += max_grid_z)
         for (i = 0; i < g->m; i += rows_per_launch)
@@ -194,9 +258,19 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
                     .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, size),
                     .ldc = g->lc.ld, .c_batch_stride = g->lc.stride};
                 const int64_t batches = min64(g->batch - z, max_grid_z);
-                void *params[] = {(void *)&args};
-                const CUresult result = ctx->driver.launch_kernel(
-                    ctx->kernels[g->family][g->dtype],
+                void *params[] = {family->params == PARAMS_TMA ? (void *)&tma : (void *)&args};
+                CUresult result;
+                gpumatmul_status status;
+                if (family->params == PARAMS_TMA) {
+                    tma.gemm = args;
+                    if ((status = tma_operand(ctx, &tma.a_map, args.a, args.m, args.k, a_row, a_col,
+                                              g->la.stride, batches, family->tile_m, size)) ||
+                        (status = tma_operand(ctx, &tma.b_map, args.b, args.n, args.k, b_col, b_row,
+                                              g->lb.stride, batches, family->tile_n, size)))
+                        return status;
+                }
+                result = ctx->driver.launch_kernel(
+                    ctx->kernels[f][g->dtype],
                     (unsigned)((args.m + family->tile_m - 1) / family->tile_m),
                     (unsigned)((args.n + family->tile_n - 1) / family->tile_n), (unsigned)batches,
                     (unsigned)family->threads, 1, 1, family->shared_bytes, (CUstream)stream,

@@ -55,34 +55,45 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
 /* ---- The kernel registry (tables.c): pyctk's own kernels ----
  *
  * A family is one kernel per dtype, named prefix + the dtype's kernel_suffix,
- * all taking one struct gemm_args (libgpu/kernels/gemm_tiled.h) and launched
- * on a grid of ceil(m / tile_m) x ceil(n / tile_n) x batch blocks of
- * `threads` threads with `shared_bytes` of dynamic shared memory. A new kernel
- * is a new .cu file (listed in meson.build's kernel_images) plus one row in
- * tables.c, counted here. Rows are in order of preference: a product runs on
- * the first row of its backend that has its dtype and precision and whose
- * min_arch the loaded image reaches (a family that needs newer instructions
- * compiles to an empty kernel for older architectures, and a later row, at
- * least the tiled family, takes those GPUs). Every family takes every shape,
- * stride and alignment. */
+ * all taking one parameter (`params`) and launched on a grid of
+ * ceil(m / tile_m) x ceil(n / tile_n) x batch blocks of `threads` threads with
+ * `shared_bytes` of dynamic shared memory. A new kernel is a new .cu file
+ * (listed in meson.build's kernel_images) plus one row in tables.c, counted
+ * here. Rows are in order of preference: a product runs on the first row of
+ * its backend that has its dtype and precision, whose [min_arch, max_arch] holds
+ * the loaded image's architecture (a family that needs other instructions
+ * compiles to an empty kernel elsewhere, and a later row, at least the tiled
+ * family, takes those GPUs) and whose params suit the operands. */
+enum kernel_params {
+    /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
+    PARAMS_GEMM_ARGS,
+    /* struct gemm_tma_args (gemm_wgmma.h): TMA descriptors of A and B, made at
+     * launch, for operands whose layout TMA describes (gemm.c: fits_tma). */
+    PARAMS_TMA,
+};
 struct kernel_family {
     gpumatmul_backend backend; /* the backend value that selects it */
     const char *prefix;        /* e.g. "gemm_tiled_" */
     int tile_m, tile_n;        /* C elements per block */
     int threads;               /* per block */
     unsigned shared_bytes;     /* dynamic shared memory per block */
-    int min_arch;              /* the oldest image (10 * major + minor) with its code */
+    int min_arch, max_arch;    /* the images (10 * major + minor) with its code */
     unsigned dtypes;           /* bit d set: has a kernel for gpumatmul_dtype d */
     unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
+    enum kernel_params params;
 };
-#define KERNEL_FAMILY_COUNT 4
+#define KERNEL_FAMILY_COUNT 5
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
- * of architecture `arch` (any architecture: ANY_ARCH); -1 if none. */
+ * of architecture `arch` (any architecture: ANY_ARCH), for operands that TMA
+ * describes or not (`fits_tma`; 1 to ask about any operands); -1 if none. */
 #define ANY_ARCH 0x7fffffff
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch);
+                      gpumatmul_precision precision, int arch, int fits_tma);
+
+/* Whether family f has code in an image of architecture `arch`. */
+int kernel_family_runs_on(int f, int arch);
 
 /* Which implementation computes `dtype` at `precision` when `backend` is asked
  * for: `backend` itself, or for AUTO cuBLAS if it can, else a kernel family.
@@ -107,6 +118,14 @@ struct driver_api {
                               unsigned block_x, unsigned block_y, unsigned block_z,
                               unsigned shared_bytes, CUstream stream, void **params, void **extra);
     CUresult (*get_error_name)(CUresult error, const char **name);
+    CUresult (*tensor_map_encode_tiled)(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                                        void *address, const cuuint64_t *dims,
+                                        const cuuint64_t *strides, const cuuint32_t *box,
+                                        const cuuint32_t *element_strides,
+                                        CUtensorMapInterleave interleave,
+                                        CUtensorMapSwizzle swizzle,
+                                        CUtensorMapL2promotion l2_promotion,
+                                        CUtensorMapFloatOOBfill oob_fill);
 };
 
 /* What one call in flight uses alone: a cuBLAS handle (each call binds it to its
@@ -168,7 +187,8 @@ struct layout {
 /* One checked call. */
 struct gemm {
     gpumatmul_backend backend; /* the one that computes: never AUTO */
-    int family;                /* its kernel registry row for the context's image; -1 for cuBLAS */
+    int family;                /* its first registry row for the context's image (the launch
+                                * may take a later one: kernel_gemm); -1 for cuBLAS */
     gpumatmul_dtype dtype;
     gpumatmul_precision precision;
     int trans_a, trans_b;

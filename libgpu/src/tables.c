@@ -8,6 +8,7 @@
 #include "gemm_hmma.h"
 #include "gemm_simt.h"
 #include "gemm_tiled.h"
+#include "gemm_wgmma.h"
 #include "internal.h"
 
 /* alpha = 1 in each cuBLAS scale type; a complex 1 is (1, 0), so one array
@@ -58,18 +59,22 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 
 /* In order of preference (see internal.h); each with its file in libgpu/kernels. */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
+    /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma. */
+    {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
+     GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST,
+     PARAMS_TMA},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
     {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
-     80, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST},
+     80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS},
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
-     ONLY(GPUMATMUL_FLOAT64), HIGHEST},
+     ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS},
     /* gemm_simt.cu: float32 on CUDA cores. */
     {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
-     GEMM_SIMT_MIN_ARCH, ONLY(GPUMATMUL_FLOAT32), HIGHEST},
+     GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32), HIGHEST, PARAMS_GEMM_ARGS},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
-    {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ALL_DTYPES,
-     HIGHEST},
+    {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
+     ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS},
 };
 
 /* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
@@ -91,13 +96,19 @@ static const char *const precision_names[PRECISION_COUNT] = {
 static const gpumatmul_backend auto_order[] = {GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_BACKEND_TILED};
 #define AUTO_ORDER_COUNT ((int)(sizeof auto_order / sizeof auto_order[0]))
 
+int kernel_family_runs_on(int f, int arch) {
+    /* ANY_ARCH: some image has its code. */
+    return arch == ANY_ARCH || (kernel_families[f].min_arch <= arch &&
+                                arch <= kernel_families[f].max_arch);
+}
+
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch) {
+                      gpumatmul_precision precision, int arch, int fits_tma) {
     int f;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
         if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
-            ((kernel_families[f].precisions >> precision) & 1u) &&
-            kernel_families[f].min_arch <= arch)
+            ((kernel_families[f].precisions >> precision) & 1u) && kernel_family_runs_on(f, arch) &&
+            (fits_tma || kernel_families[f].params != PARAMS_TMA))
             return f;
     return -1;
 }
@@ -106,7 +117,7 @@ int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
     if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return kernel_family_for(backend, dtype, precision, ANY_ARCH) >= 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH, 1) >= 0;
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */
@@ -196,7 +207,7 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];
-            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH);
+            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH, 1);
             return GPUMATMUL_SUCCESS;
         }
     return not_supported(backend, dtype, precision);

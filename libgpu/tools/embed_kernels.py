@@ -4,7 +4,9 @@
 
 The kernel files are compiled as one program, to SASS (CUBIN) for every
 architecture this NVRTC supports and to PTX for the newest one, so GPUs newer
-than the compiler still run (the driver compiles the PTX). OUTPUT.c defines
+than the compiler still run (the driver compiles the PTX). Where an
+architecture has an arch-specific target (ARCH_SPECIFIC), its CUBIN is built
+for that target instead: it runs on exactly the GPUs the plain one would. OUTPUT.c defines
 the table declared in libgpu/src/kernel_images.h. No GPU is needed.
 
 The build is hermetic: the only include path NVRTC gets is the kernels' own
@@ -21,6 +23,10 @@ from pathlib import Path
 from cuda_wheels import nvrtc_path
 
 SASS, PTX = "GPUMATMUL_IMAGE_SASS", "GPUMATMUL_IMAGE_PTX"
+
+# sm_90a: Hopper's wgmma and setmaxnreg (gemm_wgmma.cu) exist only there, and
+# every sm_90 GPU is compute capability 9.0, the one that runs sm_90a code.
+ARCH_SPECIFIC = {90: "90a"}
 
 
 class Nvrtc:
@@ -49,7 +55,8 @@ class Nvrtc:
         self.check(self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(),
                                                0, None, None), "nvrtcCreateProgram")
         try:
-            target = f"--gpu-architecture={'sm' if kind == SASS else 'compute'}_{arch}"
+            target = (f"--gpu-architecture=sm_{ARCH_SPECIFIC.get(arch, arch)}" if kind == SASS
+                      else f"--gpu-architecture=compute_{arch}")
             # --no-source-include: not even the working folder is searched.
             options = [target, "-std=c++17", "--no-source-include", f"--include-path={include}"]
             options = (ctypes.c_char_p * len(options))(*(o.encode() for o in options))

@@ -1,0 +1,310 @@
+// Hopper GEMM of float16 and bfloat16 with float32 sums: C[z] = op(A[z]) @ op(B[z]),
+// row-major C, any sizes; the operands' layouts must suit TMA (16-byte aligned
+// addresses and pitches: the host checks, gemm.c's tma_layout, and gives the
+// others to gemm_hmma). Built only for sm_90a, the one target with wgmma and
+// setmaxnreg (embed_kernels.py compiles sm_90a in place of sm_90); every other
+// image gets empty kernels, which the registry (min_arch = max_arch = 90) never
+// selects. The launch contract is in gemm_wgmma.h.
+//
+// - A block is three warpgroups. The producer's one thread streams slabs of A
+//   and B into a ring of GEMM_WGMMA_STAGES stages with TMA, which cuts them at
+//   the matrix's edges (zero-filled) and lays them out in the 128-byte swizzle
+//   wgmma reads without bank conflicts. Two mbarriers a stage say "full" (the
+//   TMA's bytes arrived) and "empty" (every consumer warp is done with it).
+// - Each consumer warpgroup multiplies its 64 rows of the tile by the whole
+//   256 columns, four wgmma (64 x 256 x 16) a slab, its 128 float32 sums in
+//   registers.
+//   setmaxnreg moves registers from the producer (which needs few) to them.
+// - A slab is stored in its operand's own orientation: contiguous along k
+//   ("K-major": rows of 64 k) or along M/N ("MN-major": 64 x 64 boxes, rows of
+//   64 along M/N, one row per k), the two layouts wgmma's descriptors describe;
+//   16-bit wgmma transposes the MN-major ones itself, so the four pairs of
+//   layouts are four instances of one code.
+// - C leaves through shared memory (the ring, once both consumers are done) as
+//   16-byte stores (store_tile).
+
+#include "gemm_tiled.h"
+
+#include "gemm_common.cuh"
+#include "gemm_wgmma.h"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+namespace wgmma {
+
+constexpr int BM = GEMM_WGMMA_M, BN = GEMM_WGMMA_N, BK = GEMM_WGMMA_K,
+              STAGES = GEMM_WGMMA_STAGES, BOX = GEMM_WGMMA_BOX_ROWS;
+constexpr int GROUP_THREADS = 128, CONSUMERS = GEMM_WGMMA_THREADS / GROUP_THREADS - 1;
+constexpr int CONSUMER_THREADS = CONSUMERS * GROUP_THREADS, CONSUMER_WARPS = CONSUMER_THREADS / 32;
+constexpr int ROWS_PER_CONSUMER = BM / CONSUMERS, MMA_K = 16;
+constexpr int A_SLAB_BYTES = BM * BK * 2, BOX_BYTES = BOX * BK * 2;
+// The 128-byte swizzle repeats every 8 rows of 128 bytes.
+constexpr int ROW_BYTES = 128, ATOM_BYTES = 8 * ROW_BYTES;
+// Registers a thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232 fit
+// the 64 K registers of a multiprocessor).
+constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
+static_assert(BK * 2 == ROW_BYTES, "a k-major row is one swizzle row");
+static_assert(ROWS_PER_CONSUMER == 64 && BN == 256, "one consumer: wgmma m64n256");
+static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * BK * 2, "gemm_wgmma.h's stage");
+
+__device__ __forceinline__ unsigned shared_address(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// ---- mbarriers ----
+__device__ __forceinline__ void barrier_init(unsigned long long *bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count));
+}
+// Waits until the barrier's phase of this parity has completed.
+__device__ __forceinline__ void barrier_wait(unsigned long long *bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(shared_address(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+__device__ __forceinline__ void barrier_arrive(unsigned long long *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+// Arrives, and makes the phase also wait for `bytes` of TMA copies.
+__device__ __forceinline__ void barrier_arrive_expecting(unsigned long long *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                     shared_address(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// One TMA copy: the box at (c0, c1, c2) of `map`'s tensor into dst, its bytes
+// counted on bar.
+__device__ __forceinline__ void tma_load(void *dst, const tensor_map *map, int c0, int c1, int c2,
+                                         unsigned long long *bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(shared_address(dst)),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(shared_address(bar))
+        : "memory");
+}
+
+// A wgmma shared-memory descriptor: 128-byte swizzle, byte offsets between
+// the core-matrix groups along the two axes (PTX ISA, "matrix descriptor").
+__device__ __forceinline__ unsigned long long descriptor(const void *at, unsigned leading,
+                                                         unsigned stride) {
+    return (unsigned long long)((shared_address(at) & 0x3FFFF) >> 4) |
+           (unsigned long long)(leading >> 4) << 16 | (unsigned long long)(stride >> 4) << 32 |
+           1ull << 62;
+}
+
+// Keeps the compiler from moving reads or writes of the sums across the
+// asynchronous wgmma that own them meanwhile.
+__device__ __forceinline__ void hold(float (&d)[128]) {
+#pragma unroll
+    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define WGMMA_D_REGS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define WGMMA_D_OPERANDS(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+// d += A (64 x 16, descriptor a) @ B (16 x 256, descriptor b); TRANS_*: the
+// operand is MN-major.
+#define WGMMA_64x256x16(TYPE)                                                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                \
+                 " wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {" WGMMA_D_REGS \
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n"                                     \
+                 : WGMMA_D_OPERANDS(d)                                                          \
+                 : "l"(a), "l"(b), "r"(1), "n"(TRANS_A), "n"(TRANS_B))
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void mma(f16_bits, float (&d)[128], unsigned long long a,
+                                    unsigned long long b) {
+    WGMMA_64x256x16("f16");
+}
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void mma(bf16_bits, float (&d)[128], unsigned long long a,
+                                    unsigned long long b) {
+    WGMMA_64x256x16("bf16");
+}
+#undef WGMMA_64x256x16
+
+// Where k-step kk of a slab starts, and its descriptor. K-major: rows of 64 k,
+// so a step is 32 bytes along the row (the swizzle is applied to the whole
+// address, so an offset inside the 1 KiB pattern is allowed); groups of 8 rows
+// 1 KiB apart. MN-major: one 128-byte row per k, so a step is 16 rows; groups
+// of 8 k 1 KiB apart, boxes of 64 along M/N BOX_BYTES apart.
+template <bool K_MAJOR>
+__device__ __forceinline__ unsigned long long step(const unsigned char *slab, int kk) {
+    return K_MAJOR ? descriptor(slab + kk * MMA_K * 2, 16, ATOM_BYTES)
+                   : descriptor(slab + kk * MMA_K * ROW_BYTES, BOX_BYTES, ATOM_BYTES);
+}
+
+// The producer: slab s of A and B into stage s % STAGES, once that stage is empty.
+template <bool A_K_MAJOR, bool B_K_MAJOR>
+__device__ __forceinline__ void produce(const gemm_tma_args &args, unsigned char *ring,
+                                        unsigned long long *full, unsigned long long *empty,
+                                        index_t slabs, int row0, int col0, int z) {
+    const int za = args.gemm.a_batch_stride ? z : 0, zb = args.gemm.b_batch_stride ? z : 0;
+    for (index_t s = 0; s < slabs; ++s) {
+        const int stage = (int)(s % STAGES), k0 = (int)(s * BK);
+        unsigned char *a_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES, *b_slab = a_slab + A_SLAB_BYTES;
+        if (s >= STAGES) barrier_wait(&empty[stage], (unsigned)((s / STAGES - 1) & 1));
+        barrier_arrive_expecting(&full[stage], GEMM_WGMMA_STAGE_BYTES);
+        if (A_K_MAJOR) {
+            tma_load(a_slab, &args.a_map, k0, row0, za, &full[stage]);
+        } else {
+#pragma unroll
+            for (int h = 0; h < BM / BOX; ++h)
+                tma_load(a_slab + h * BOX_BYTES, &args.a_map, row0 + h * BOX, k0, za, &full[stage]);
+        }
+        if (B_K_MAJOR) {
+            tma_load(b_slab, &args.b_map, k0, col0, zb, &full[stage]);
+        } else {
+#pragma unroll
+            for (int h = 0; h < BN / BOX; ++h)
+                tma_load(b_slab + h * BOX_BYTES, &args.b_map, col0 + h * BOX, k0, zb, &full[stage]);
+        }
+    }
+}
+
+// A consumer warpgroup: its 64 x 256 part of the tile, summed over every slab.
+template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
+__device__ __forceinline__ void consume(float (&d)[128], const unsigned char *ring,
+                                        unsigned long long *full, unsigned long long *empty,
+                                        index_t slabs, int consumer) {
+    const bool warp_leader = threadIdx.x % 32 == 0;
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    // Both layouts put this consumer's 64 rows of A 8 KiB into the slab.
+    const int a_offset = consumer * ROWS_PER_CONSUMER * ROW_BYTES;
+    for (index_t s = 0; s < slabs; ++s) {
+        const int stage = (int)(s % STAGES);
+        const unsigned char *a_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES + a_offset;
+        const unsigned char *b_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES + A_SLAB_BYTES;
+        barrier_wait(&full[stage], (unsigned)((s / STAGES) & 1));
+        hold(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < BK / MMA_K; ++kk)
+            mma<!A_K_MAJOR, !B_K_MAJOR>(S(), d, step<A_K_MAJOR>(a_slab, kk),
+                                        step<B_K_MAJOR>(b_slab, kk));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // Waiting for this slab's wgmma before issuing the next: keeping one
+        // group in flight (wait_group 1) makes ptxas serialise every wgmma
+        // (its warning C7514), and the other consumer keeps the tensor cores
+        // busy meanwhile.
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        hold(d);
+        if (warp_leader) barrier_arrive(&empty[stage]);
+    }
+}
+
+// Consumer threads only: a barrier among them (the producer has left).
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");
+}
+
+template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
+__device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *ring,
+                                     unsigned long long *full, unsigned long long *empty,
+                                     index_t row0, index_t col0, int z) {
+    const gemm_args &p = args.gemm;
+    const index_t slabs = (p.k + BK - 1) / BK;
+    const int warpgroup = threadIdx.x / GROUP_THREADS;
+    if (warpgroup == CONSUMERS) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
+        if (threadIdx.x == CONSUMER_THREADS)
+            produce<A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, slabs, (int)row0, (int)col0, z);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
+    float d[128];
+    consume<S, A_K_MAJOR, B_K_MAJOR>(d, ring, full, empty, slabs, warpgroup);
+
+    // Lane (group, quad) of warp w holds, for each 8 columns j, C(16 w + group
+    // (+ 8), 8 j + 2 quad + {0, 1}) of its consumer's 64 rows.
+    constexpr int C_PITCH = BN + 8;  // elements: a warp's pairs hit distinct banks
+    static_assert(BM * C_PITCH * 2 <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
+    struct pair { S x, y; };
+    S *const c_tile = (S *)ring;
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % GROUP_THREADS) / 32;
+    const int row = warpgroup * ROWS_PER_CONSUMER + warp * 16 + lane / 4, col = 2 * (lane % 4);
+    consumers_sync();  // both consumers are done reading the ring
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+        *(pair *)&c_tile[row * C_PITCH + 8 * j + col] = {rounded<S>(d[4 * j]), rounded<S>(d[4 * j + 1])};
+        *(pair *)&c_tile[(row + 8) * C_PITCH + 8 * j + col] = {rounded<S>(d[4 * j + 2]),
+                                                               rounded<S>(d[4 * j + 3])};
+    }
+    consumers_sync();
+    store_tile<S, BM, BN, C_PITCH, CONSUMER_THREADS>(
+        threadIdx.x, c_tile, (S *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0, p.ldc,
+        p.m - row0, p.n - col0);
+}
+
+template <typename S>
+__device__ __forceinline__ void gemm(const gemm_tma_args &args) {
+    extern __shared__ unsigned char wgmma_shared[];
+    __shared__ unsigned long long full[STAGES], empty[STAGES];
+    // The swizzle pattern is a function of the address: the ring starts on its period.
+    unsigned char *const ring =
+        wgmma_shared + ((ATOM_BYTES - shared_address(wgmma_shared) % ATOM_BYTES) % ATOM_BYTES);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrier_init(&full[s], 1);
+            barrier_init(&empty[s], CONSUMER_WARPS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    index_t row0, col0;
+    block_origin<BM, BN>(row0, col0);
+    const int z = blockIdx.z;
+#define WGMMA_TILE(A_K_MAJOR, B_K_MAJOR) \
+    tile<S, A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, row0, col0, z)
+    // The same tests as the host's tma_operand (gemm.c), which made the maps.
+    if (args.gemm.a_col_stride == 1) {
+        if (args.gemm.b_row_stride == 1) WGMMA_TILE(true, true); else WGMMA_TILE(true, false);
+    } else {
+        if (args.gemm.b_row_stride == 1) WGMMA_TILE(false, true); else WGMMA_TILE(false, false);
+    }
+#undef WGMMA_TILE
+}
+
+}  // namespace wgmma
+
+#define WGMMA_BODY(S) wgmma::gemm<S>(args)
+#else
+#define WGMMA_BODY(S)
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_f16(const __grid_constant__ gemm_tma_args args) {
+    WGMMA_BODY(f16_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_bf16(const __grid_constant__ gemm_tma_args args) {
+    WGMMA_BODY(bf16_bits);
+}

@@ -1,0 +1,47 @@
+/* The Hopper float16 and bfloat16 kernels' launch contract (gemm_wgmma.cu),
+ * shared with the host code like gemm_tiled.h: plain C, no includes. */
+#ifndef GPUMATMUL_GEMM_WGMMA_H
+#define GPUMATMUL_GEMM_WGMMA_H
+
+/* Each block computes a GEMM_WGMMA_M x GEMM_WGMMA_N tile of C from
+ * GEMM_WGMMA_K-deep slabs of A and B, GEMM_WGMMA_STAGES slabs in flight in
+ * shared memory. Its threads are three warpgroups (128 threads each): one
+ * loads the slabs with the tensor memory accelerator (TMA), the other two each
+ * multiply 64 rows of the tile with wgmma (64 x 256 x 16 per instruction).
+ * GEMM_WGMMA_K is 64 16-bit elements: 128 bytes, the width of the 128-byte
+ * swizzle that both TMA and wgmma understand. Of the shapes measured on an
+ * H100 (benchmarks/NOTES.md) this is the fastest. */
+#define GEMM_WGMMA_M 128
+#define GEMM_WGMMA_N 256
+#define GEMM_WGMMA_K 64
+#define GEMM_WGMMA_STAGES 4
+#define GEMM_WGMMA_THREADS 384
+
+/* Bytes of one stage (a slab of A and one of B, 16-bit elements), and of the
+ * block's dynamic shared memory: the ring plus 1 KiB to align it to the 1 KiB
+ * the 128-byte swizzle repeats over. */
+#define GEMM_WGMMA_STAGE_BYTES ((GEMM_WGMMA_M + GEMM_WGMMA_N) * GEMM_WGMMA_K * 2)
+#define GEMM_WGMMA_SHARED_BYTES (GEMM_WGMMA_STAGES * GEMM_WGMMA_STAGE_BYTES + 1024)
+
+/* The box one TMA copy moves: 64 elements along the operand's contiguous axis
+ * (128 bytes) by GEMM_WGMMA_BOX_ROWS or the slab's rows along the other. A
+ * slab contiguous along k is one copy of GEMM_WGMMA_K x (its rows); one
+ * contiguous along M or N is (rows / 64) copies of 64 x GEMM_WGMMA_K. */
+#define GEMM_WGMMA_BOX_ROWS 64
+
+/* A CUtensorMap (cuda.h), which the kernels receive by value: 128 opaque bytes,
+ * 64-byte aligned. */
+struct __attribute__((aligned(64))) tensor_map {
+    unsigned long long words[16];
+};
+
+/* The kernels' one parameter: the usual arguments (gemm_tiled.h; the kernels
+ * read m, n, k, C and the strides from them) and a TMA descriptor of A and of
+ * B, each a 3-D tensor (contiguous axis, other axis, batch) as
+ * pyctk's host code encodes it (gemm.c: tma_operand). */
+struct gemm_tma_args {
+    struct tensor_map a_map, b_map;
+    struct gemm_args gemm;
+};
+
+#endif
