@@ -78,7 +78,7 @@ from pyctk import _library
 
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}  # gpumatmul_dtype
 BATCH = 10  # products per timed stream in the "device-call" rows
-BACKEND_CODES = {"tiled": 1, "cublas": 2}
+BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
 TINY = 16  # n of the "host-tiny" and "startup" products
 FLOOR = ("max(bytes_in / h2d + bytes_out / d2h, gemm_seconds); bytes_in = 2 n^2 itemsize, "
@@ -208,26 +208,34 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 # ---------------------------------------------------------------------------
 # Operands on the GPU (PyTorch's): device time.
 
+# Device-row "dtypes" that are a precision mode: (operand dtype, gpumatmul_precision, B
+# transposed). TF32's row multiplies a @ b.T, the layout the tiled backend's TF32 kernel takes.
+MODES = {"tf32": ("float32", 1, 1)}
+
+
 def device_rows(sizes, dtypes, repeats):
-    """The GEMM alone: gpumatmul_matmul_device per backend and torch.matmul on torch's tensors."""
+    """The GEMM alone: gpumatmul_matmul_strided_batched_device per backend and torch.matmul on
+    torch's tensors."""
     try:
         import torch
     except ImportError:
         note("PyTorch not installed: no device rows, and so no host floors")
         return []
-    torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     context = _library.context()
     for dtype in dtypes:
+        operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
+        torch.backends.cuda.matmul.allow_tf32 = precision == 1
         for n in sizes:
-            a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, dtype)) for _ in range(2))
+            a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, operand)) for _ in range(2))
             c = torch.empty_like(a)
             runs = {
                 backend: (lambda code=code: _library.call(
-                    "gpumatmul_matmul_device", context, code, DTYPE_CODES[dtype], 0, 0, n, n, n,
-                    a.data_ptr(), n, b.data_ptr(), n, c.data_ptr(), n, None))
+                    "gpumatmul_matmul_strided_batched_device", context, code, DTYPE_CODES[operand],
+                    precision, 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n, 0,
+                    c.data_ptr(), n, 0, None))
                 for backend, code in BACKEND_CODES.items()}
-            runs["torch"] = lambda: torch.matmul(a, b, out=c)
+            runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)
             for name, run in runs.items():
                 run()
                 torch.cuda.synchronize()
@@ -240,6 +248,7 @@ def device_rows(sizes, dtypes, repeats):
                     end.synchronize()
                     times.append(start.elapsed_time(end) / 1e3)
                 rows.append(row("device", name, dtype, n, statistics.median(times)))
+    torch.backends.cuda.matmul.allow_tf32 = False
     return rows
 
 

@@ -57,10 +57,12 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         to it under ``casting``).
     backend : {"auto", "tiled", "cublas"}, optional
         ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
-        ``"tiled"`` pyctk's own kernel (every dtype), ``"auto"`` the tiled
-        kernel for one product with every dimension at most 32 (one kernel
-        launch costs the host half what a cuBLAS call does), else cuBLAS
-        where it computes the dtype, else the tiled kernel.
+        ``"tiled"`` pyctk's own kernels (every dtype), ``"auto"`` whichever
+        of the two measured faster for the GPU, dtype, precision and size
+        (the table ``benchmarks/auto_table.py`` writes: on an H100, the
+        kernels for tiny products and for float16/bfloat16 and TF32 up to
+        medium sizes), else cuBLAS where it computes the dtype, else the
+        tiled kernels.
     stream : None, int or stream object, optional
         For GPU operands, the CUDA stream to enqueue the product on (after
         the operands' pending work): None for the legacy default stream, a
@@ -76,8 +78,10 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         evenly and every GPU streams its share at once.
     precision : {"highest", "tf32", "fp16_accumulate"}, optional
         ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
-        float32). ``"tf32"`` (float32 and complex64, cuBLAS) multiplies on
-        TF32 tensor cores: relative error about 1e-3, several times faster.
+        float32). ``"tf32"`` (float32 and complex64) multiplies on TF32
+        tensor cores: relative error about 1e-3, several times faster (the
+        tiled backend: float32, on an H100 for ``a @ b.T``-shaped operands,
+        elsewhere in full float32).
         ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
 
     Returns

@@ -40,10 +40,11 @@ def stored(flat, offset, rows, cols, ld):
 
 
 def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False,
-                  seed=0):
+                  seed=0, precision=0, tolerance=None):
     """C[z] = op(A[z]) op(B[z]) on the device, with A, B and C each `shift` elements past an
     aligned allocation and `pad` elements of row padding; asserts it against NumPy."""
-    code, tolerance = DTYPES[dtype]
+    code, dtype_tolerance = DTYPES[dtype]
+    tolerance = tolerance or dtype_tolerance
     rng = np.random.default_rng(seed)
     a_rows, a_cols = (k, m) if trans_a else (m, k)
     b_rows, b_cols = (n, k) if trans_b else (k, n)
@@ -56,7 +57,8 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
             DeviceBuffer.from_array(c) as dc:
         at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
-        _library.call("gpumatmul_matmul_strided_batched_device", _library.context(), 1, code, 0,
+        _library.call("gpumatmul_matmul_strided_batched_device", _library.context(), 1, code,
+                      precision,
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
                       stride_b, at(dc), ldc, stride_c, None)
         c = dc.to_array(c.shape, dtype)
@@ -112,6 +114,18 @@ def test_layouts_tma_describes(dtype, m, n, k, trans_a, trans_b):
 def test_batches_tma_describes(dtype, broadcast_b):
     check_product(dtype, 136, 264, 200, 0, 0, batch=3, pad=8, broadcast_b=broadcast_b, seed=9)
     check_product(dtype, 64, 512, 64, 1, 1, batch=5, broadcast_b=broadcast_b, seed=10)
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (128, 256, 32), (200, 260, 36), (130, 516, 1000),
+                                     (300, 772, 132)])
+def test_tf32_layouts(m, n, k):
+    """float32 at precision TF32, A not transposed and B transposed: on an H100 the TF32
+    kernel takes these (TF32-sized errors: operands keep 10 mantissa bits); every other
+    layout computes in full float32."""
+    for shift, pad, seed in ((0, 0, m), (4, 4, n)):
+        check_product(np.float32, m, n, k, 0, 1, shift=shift, pad=pad, seed=seed, precision=1,
+                      tolerance=1e-2)
+    check_product(np.float32, m, n, k, 0, 0, precision=1, seed=k)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)

@@ -135,9 +135,13 @@ typedef enum gpumatmul_precision {
     /* Every product and sum in the dtype's own precision (FLOAT16 and BFLOAT16:
      * in float32, rounded once at the end), as NumPy computes. */
     GPUMATMUL_PRECISION_HIGHEST = 0,
-    /* FLOAT32 and COMPLEX64 only, cuBLAS only: products on TF32 tensor cores
-     * (operands rounded to 10 mantissa bits, sums in float32). Relative error
-     * about 1e-3 instead of 1e-6; several times faster on Ampere and newer. */
+    /* FLOAT32 and COMPLEX64 only (TILED: FLOAT32 only): products on TF32
+     * tensor cores (operands rounded to 10 mantissa bits, sums in float32).
+     * Relative error about 1e-3 instead of 1e-6; several times faster on Ampere
+     * and newer. TF32 allows the shortcut without asking for it: the TILED
+     * backend takes it on compute capability 9.0 for A not transposed and B
+     * transposed (16-byte aligned, pitches of whole 16 bytes), and otherwise
+     * computes in full float32 on compute capability 7.0 and newer. */
     GPUMATMUL_PRECISION_TF32 = 1,
     /* FLOAT16 only, cuBLAS only: sums in float16 too. Relative error about 1e-2
      * for k in the thousands, and overflow above 65504; faster on tensor cores. */
@@ -324,10 +328,12 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * exceed 2^31 - 1. Any of m, n, k and batch_count may be 0 (k == 0 gives C of
  * zeros, m, n or batch_count == 0 does nothing). NaN and Inf propagate.
  *
- * `backend` picks the implementation (AUTO: the tiled kernel for a single
- * product whose m, n and k are all at most 32, where one kernel launch costs
- * the host half what cuBLAS's call does; otherwise cuBLAS where it computes the
- * dtype at the precision, else the tiled kernel); `precision` how exactly
+ * `backend` picks the implementation (AUTO: the TILED kernels where they
+ * measured faster than cuBLAS for the GPU's architecture, the dtype, the
+ * precision and the size of the product (a table in the library, written by
+ * benchmarks/auto_table.py; on an H100 they win tiny products, float16 and
+ * bfloat16 up to 512^3 and TF32 up to 2048^3), otherwise cuBLAS where it
+ * computes the dtype at the precision, else TILED); `precision` how exactly
  * products are computed. gpumatmul_backend_supports says which combinations
  * exist.
  *

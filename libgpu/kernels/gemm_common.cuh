@@ -45,6 +45,10 @@ __device__ __forceinline__ bf16_bits rounded<bf16_bits>(float x) {
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
     return h;
 }
+template <>
+__device__ __forceinline__ float rounded<float>(float x) {
+    return x;
+}
 #endif
 
 // Asynchronous copies from global to shared memory (sm_80 and newer):

@@ -1,7 +1,8 @@
-// Hopper GEMM of float16 and bfloat16 with float32 sums: C[z] = op(A[z]) @ op(B[z]),
-// row-major C, any sizes; the operands' layouts must suit TMA (16-byte aligned
-// addresses and pitches: the host checks, gemm.c's tma_layout, and gives the
-// others to gemm_hmma). Built only for sm_90a, the one target with wgmma and
+// Hopper GEMM of float16 and bfloat16 with float32 sums, and of float32 at
+// precision TF32: C[z] = op(A[z]) @ op(B[z]), row-major C, any sizes; the
+// operands' layouts must suit TMA (16-byte aligned addresses and pitches), and
+// for TF32 both be contiguous along k, the one layout TF32 wgmma reads (the host
+// checks, gemm.c's tma_layouts, and gives the others to the next family). Built only for sm_90a, the one target with wgmma and
 // setmaxnreg (embed_kernels.py compiles sm_90a in place of sm_90); every other
 // image gets empty kernels, which the registry (min_arch = max_arch = 90) never
 // selects. The launch contract is in gemm_wgmma.h.
@@ -12,14 +13,14 @@
 //   wgmma reads without bank conflicts. Two mbarriers a stage say "full" (the
 //   TMA's bytes arrived) and "empty" (every consumer warp is done with it).
 // - Each consumer warpgroup multiplies its 64 rows of the tile by the whole
-//   256 columns, four wgmma (64 x 256 x 16) a slab, its 128 float32 sums in
-//   registers.
+//   256 columns, four wgmma (64 x 256 x 32 bytes of k) a slab, its 128 float32
+//   sums in registers.
 //   setmaxnreg moves registers from the producer (which needs few) to them.
 // - A slab is stored in its operand's own orientation: contiguous along k
-//   ("K-major": rows of 64 k) or along M/N ("MN-major": 64 x 64 boxes, rows of
-//   64 along M/N, one row per k), the two layouts wgmma's descriptors describe;
-//   16-bit wgmma transposes the MN-major ones itself, so the four pairs of
-//   layouts are four instances of one code.
+//   ("K-major": rows of 128 bytes of k) or along M/N ("MN-major": 64 x 64
+//   boxes, rows of 64 along M/N, one row per k), the two layouts wgmma's
+//   descriptors describe; 16-bit wgmma transposes the MN-major ones itself, so
+//   the four pairs of layouts are four instances of one code.
 // - C leaves through shared memory (the ring, once both consumers are done) as
 //   16-byte stores (store_tile).
 
@@ -32,20 +33,24 @@
 
 namespace wgmma {
 
-constexpr int BM = GEMM_WGMMA_M, BN = GEMM_WGMMA_N, BK = GEMM_WGMMA_K,
-              STAGES = GEMM_WGMMA_STAGES, BOX = GEMM_WGMMA_BOX_ROWS;
+constexpr int BM = GEMM_WGMMA_M, BN = GEMM_WGMMA_N, STAGES = GEMM_WGMMA_STAGES;
 constexpr int GROUP_THREADS = 128, CONSUMERS = GEMM_WGMMA_THREADS / GROUP_THREADS - 1;
 constexpr int CONSUMER_THREADS = CONSUMERS * GROUP_THREADS, CONSUMER_WARPS = CONSUMER_THREADS / 32;
-constexpr int ROWS_PER_CONSUMER = BM / CONSUMERS, MMA_K = 16;
-constexpr int A_SLAB_BYTES = BM * BK * 2, BOX_BYTES = BOX * BK * 2;
-// The 128-byte swizzle repeats every 8 rows of 128 bytes.
-constexpr int ROW_BYTES = 128, ATOM_BYTES = 8 * ROW_BYTES;
+constexpr int ROWS_PER_CONSUMER = BM / CONSUMERS;
+// The 128-byte swizzle repeats every 8 rows of 128 bytes; a slab is one such
+// row deep, and one wgmma takes 32 bytes of it.
+constexpr int ROW_BYTES = GEMM_WGMMA_K_BYTES, ATOM_BYTES = 8 * ROW_BYTES, MMA_K_BYTES = 32;
+constexpr int A_SLAB_BYTES = BM * ROW_BYTES;
+// An MN-major box: 128 bytes along M/N by a slab's depth.
+constexpr int BOX_BYTES = ROW_BYTES * ROW_BYTES / 2;
+// Elements in 128 bytes: a slab's depth, and an MN-major box's width.
+template <typename S>
+constexpr int ROW = ROW_BYTES / sizeof(S);
 // Registers a thread after setmaxnreg (multiples of 8; 128 x 40 + 256 x 232 fit
 // the 64 K registers of a multiprocessor).
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
-static_assert(BK * 2 == ROW_BYTES, "a k-major row is one swizzle row");
 static_assert(ROWS_PER_CONSUMER == 64 && BN == 256, "one consumer: wgmma m64n256");
-static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * BK * 2, "gemm_wgmma.h's stage");
+static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * ROW_BYTES, "gemm_wgmma.h's stage");
 
 __device__ __forceinline__ unsigned shared_address(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -149,42 +154,55 @@ __device__ __forceinline__ void mma(bf16_bits, float (&d)[128], unsigned long lo
     WGMMA_64x256x16("bf16");
 }
 #undef WGMMA_64x256x16
+// float32 operands read as TF32 (their 10 leading mantissa bits), k-major only.
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void mma(float, float (&d)[128], unsigned long long a,
+                                    unsigned long long b) {
+    static_assert(!TRANS_A && !TRANS_B, "TF32 wgmma reads k-major operands only");
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+                 " wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D_REGS
+                 "}, %128, %129, p, 1, 1;\n}\n"
+                 : WGMMA_D_OPERANDS(d)
+                 : "l"(a), "l"(b), "r"(1));
+}
 
-// Where k-step kk of a slab starts, and its descriptor. K-major: rows of 64 k,
-// so a step is 32 bytes along the row (the swizzle is applied to the whole
-// address, so an offset inside the 1 KiB pattern is allowed); groups of 8 rows
-// 1 KiB apart. MN-major: one 128-byte row per k, so a step is 16 rows; groups
-// of 8 k 1 KiB apart, boxes of 64 along M/N BOX_BYTES apart.
+// Where k-step kk of a slab starts, and its descriptor. K-major: rows of 128
+// bytes of k, so a step is 32 bytes along the row (the swizzle is applied to
+// the whole address, so an offset inside the 1 KiB pattern is allowed); groups
+// of 8 rows 1 KiB apart. MN-major (16-bit): one 128-byte row per k, so a step
+// is 16 rows; groups of 8 k 1 KiB apart, boxes of 64 along M/N BOX_BYTES apart.
 template <bool K_MAJOR>
 __device__ __forceinline__ unsigned long long step(const unsigned char *slab, int kk) {
-    return K_MAJOR ? descriptor(slab + kk * MMA_K * 2, 16, ATOM_BYTES)
-                   : descriptor(slab + kk * MMA_K * ROW_BYTES, BOX_BYTES, ATOM_BYTES);
+    return K_MAJOR ? descriptor(slab + kk * MMA_K_BYTES, 16, ATOM_BYTES)
+                   : descriptor(slab + kk * MMA_K_BYTES / 2 * ROW_BYTES, BOX_BYTES, ATOM_BYTES);
 }
 
 // The producer: slab s of A and B into stage s % STAGES, once that stage is empty.
-template <bool A_K_MAJOR, bool B_K_MAJOR>
+template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
 __device__ __forceinline__ void produce(const gemm_tma_args &args, unsigned char *ring,
                                         unsigned long long *full, unsigned long long *empty,
                                         index_t slabs, int row0, int col0, int z) {
     const int za = args.gemm.a_batch_stride ? z : 0, zb = args.gemm.b_batch_stride ? z : 0;
+    // The maps count 16-bit words along the contiguous axis (gemm.c: tma_operand).
+    constexpr int WORDS = sizeof(S) / 2;
     for (index_t s = 0; s < slabs; ++s) {
-        const int stage = (int)(s % STAGES), k0 = (int)(s * BK);
+        const int stage = (int)(s % STAGES), k0 = (int)(s * ROW<S>);
         unsigned char *a_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES, *b_slab = a_slab + A_SLAB_BYTES;
         if (s >= STAGES) barrier_wait(&empty[stage], (unsigned)((s / STAGES - 1) & 1));
         barrier_arrive_expecting(&full[stage], GEMM_WGMMA_STAGE_BYTES);
         if (A_K_MAJOR) {
-            tma_load(a_slab, &args.a_map, k0, row0, za, &full[stage]);
+            tma_load(a_slab, &args.a_map, k0 * WORDS, row0, za, &full[stage]);
         } else {
 #pragma unroll
-            for (int h = 0; h < BM / BOX; ++h)
-                tma_load(a_slab + h * BOX_BYTES, &args.a_map, row0 + h * BOX, k0, za, &full[stage]);
+            for (int h = 0; h < BM / ROW<S>; ++h)
+                tma_load(a_slab + h * BOX_BYTES, &args.a_map, row0 + h * ROW<S>, k0, za, &full[stage]);
         }
         if (B_K_MAJOR) {
-            tma_load(b_slab, &args.b_map, k0, col0, zb, &full[stage]);
+            tma_load(b_slab, &args.b_map, k0 * WORDS, col0, zb, &full[stage]);
         } else {
 #pragma unroll
-            for (int h = 0; h < BN / BOX; ++h)
-                tma_load(b_slab + h * BOX_BYTES, &args.b_map, col0 + h * BOX, k0, zb, &full[stage]);
+            for (int h = 0; h < BN / ROW<S>; ++h)
+                tma_load(b_slab + h * BOX_BYTES, &args.b_map, col0 + h * ROW<S>, k0, zb, &full[stage]);
         }
     }
 }
@@ -207,7 +225,7 @@ __device__ __forceinline__ void consume(float (&d)[128], const unsigned char *ri
         hold(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int kk = 0; kk < BK / MMA_K; ++kk)
+        for (int kk = 0; kk < ROW_BYTES / MMA_K_BYTES; ++kk)
             mma<!A_K_MAJOR, !B_K_MAJOR>(S(), d, step<A_K_MAJOR>(a_slab, kk),
                                         step<B_K_MAJOR>(b_slab, kk));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -231,12 +249,12 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
                                      unsigned long long *full, unsigned long long *empty,
                                      index_t row0, index_t col0, int z) {
     const gemm_args &p = args.gemm;
-    const index_t slabs = (p.k + BK - 1) / BK;
+    const index_t slabs = (p.k + ROW<S> - 1) / ROW<S>;
     const int warpgroup = threadIdx.x / GROUP_THREADS;
     if (warpgroup == CONSUMERS) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGISTERS));
         if (threadIdx.x == CONSUMER_THREADS)
-            produce<A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, slabs, (int)row0, (int)col0, z);
+            produce<S, A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, slabs, (int)row0, (int)col0, z);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
@@ -285,7 +303,9 @@ __device__ __forceinline__ void gemm(const gemm_tma_args &args) {
 #define WGMMA_TILE(A_K_MAJOR, B_K_MAJOR) \
     tile<S, A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, row0, col0, z)
     // The same tests as the host's tma_operand (gemm.c), which made the maps.
-    if (args.gemm.a_col_stride == 1) {
+    if constexpr (sizeof(S) == 4) {
+        WGMMA_TILE(true, true);  // the host gives TF32 k-major operands only
+    } else if (args.gemm.a_col_stride == 1) {
         if (args.gemm.b_row_stride == 1) WGMMA_TILE(true, true); else WGMMA_TILE(true, false);
     } else {
         if (args.gemm.b_row_stride == 1) WGMMA_TILE(false, true); else WGMMA_TILE(false, false);
@@ -307,4 +327,8 @@ extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
     gemm_wgmma_bf16(const __grid_constant__ gemm_tma_args args) {
     WGMMA_BODY(bf16_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_f32(const __grid_constant__ gemm_tma_args args) {
+    WGMMA_BODY(float);
 }

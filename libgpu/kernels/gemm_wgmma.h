@@ -3,31 +3,30 @@
 #ifndef GPUMATMUL_GEMM_WGMMA_H
 #define GPUMATMUL_GEMM_WGMMA_H
 
-/* Each block computes a GEMM_WGMMA_M x GEMM_WGMMA_N tile of C from
- * GEMM_WGMMA_K-deep slabs of A and B, GEMM_WGMMA_STAGES slabs in flight in
- * shared memory. Its threads are three warpgroups (128 threads each): one
- * loads the slabs with the tensor memory accelerator (TMA), the other two each
- * multiply 64 rows of the tile with wgmma (64 x 256 x 16 per instruction).
- * GEMM_WGMMA_K is 64 16-bit elements: 128 bytes, the width of the 128-byte
- * swizzle that both TMA and wgmma understand. Of the shapes measured on an
- * H100 (benchmarks/NOTES.md) this is the fastest. */
+/* Each block computes a GEMM_WGMMA_M x GEMM_WGMMA_N tile of C from slabs of A
+ * and B GEMM_WGMMA_K_BYTES deep along k (64 16-bit or 32 32-bit elements: the
+ * width of the 128-byte swizzle that both TMA and wgmma understand),
+ * GEMM_WGMMA_STAGES slabs in flight in shared memory. Its threads are three
+ * warpgroups (128 threads each): one loads the slabs with the tensor memory
+ * accelerator (TMA), the other two each multiply 64 rows of the tile with
+ * wgmma (64 x 256 per instruction). Of the shapes measured on an H100
+ * (benchmarks/NOTES.md) this is the fastest. */
 #define GEMM_WGMMA_M 128
 #define GEMM_WGMMA_N 256
-#define GEMM_WGMMA_K 64
+#define GEMM_WGMMA_K_BYTES 128
 #define GEMM_WGMMA_STAGES 4
 #define GEMM_WGMMA_THREADS 384
 
-/* Bytes of one stage (a slab of A and one of B, 16-bit elements), and of the
- * block's dynamic shared memory: the ring plus 1 KiB to align it to the 1 KiB
- * the 128-byte swizzle repeats over. */
-#define GEMM_WGMMA_STAGE_BYTES ((GEMM_WGMMA_M + GEMM_WGMMA_N) * GEMM_WGMMA_K * 2)
+/* Bytes of one stage (a slab of A and one of B), and of the block's dynamic
+ * shared memory: the ring plus 1 KiB to align it to the 1 KiB the 128-byte
+ * swizzle repeats over. */
+#define GEMM_WGMMA_STAGE_BYTES ((GEMM_WGMMA_M + GEMM_WGMMA_N) * GEMM_WGMMA_K_BYTES)
 #define GEMM_WGMMA_SHARED_BYTES (GEMM_WGMMA_STAGES * GEMM_WGMMA_STAGE_BYTES + 1024)
 
-/* The box one TMA copy moves: 64 elements along the operand's contiguous axis
- * (128 bytes) by GEMM_WGMMA_BOX_ROWS or the slab's rows along the other. A
- * slab contiguous along k is one copy of GEMM_WGMMA_K x (its rows); one
- * contiguous along M or N is (rows / 64) copies of 64 x GEMM_WGMMA_K. */
-#define GEMM_WGMMA_BOX_ROWS 64
+/* The boxes TMA copies (128 bytes along the operand's contiguous axis): a slab
+ * contiguous along k is one box of GEMM_WGMMA_K_BYTES by the slab's rows; one
+ * contiguous along M or N (16-bit only: the float32 kernel takes k-major
+ * operands alone) is rows / 64 boxes of 64 x 64. */
 
 /* A CUtensorMap (cuda.h), which the kernels receive by value: 128 opaque bytes,
  * 64-byte aligned. */

@@ -47,35 +47,23 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
            (uint64_t)*bytes <= (uint64_t)PTRDIFF_MAX;
 }
 
-/* A single product this small costs less as one launch of the tiled kernel
- * than as a cuBLAS call, whose host side alone takes about 8.5 us on an H100
- * (a kernel launch: about 4.5 us); measured by benchmarks/matmul.py's
- * "device-call-tiny" rows. */
-static const int64_t auto_tiled_max_dim = 32;
-
-/* AUTO's choice for one problem: the tiled kernel for a tiny single product
- * where it computes the case, else choose_backend's. */
-static gpumatmul_status choose_for(const gpumatmul_gemm_desc *p, gpumatmul_backend *chosen,
-                                   int *family) {
-    if (p->backend == GPUMATMUL_BACKEND_AUTO && p->batch_count == 1 &&
-        p->m <= auto_tiled_max_dim && p->n <= auto_tiled_max_dim &&
-        p->k <= auto_tiled_max_dim &&
-        choose_backend(GPUMATMUL_BACKEND_TILED, (gpumatmul_dtype)p->dtype,
-                       (gpumatmul_precision)p->precision, chosen, family) == GPUMATMUL_SUCCESS)
-        return GPUMATMUL_SUCCESS;
-    return choose_backend((gpumatmul_backend)p->backend, (gpumatmul_dtype)p->dtype,
-                          (gpumatmul_precision)p->precision, chosen, family);
-}
-
 /* Moves g from the registry's first family for its case to the first one
  * with code in the context's image (the plain tiled family has it for every
  * architecture, unless a registry row offers what no row for every
- * architecture does). The launch may still pass on to a later row whose
- * params suit the operands (kernel_gemm). */
-static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx) {
+ * architecture does), and for AUTO from cuBLAS to that family where it
+ * measured faster (auto_prefers). The launch may still pass on to a later row
+ * whose params suit the operands (kernel_gemm). */
+static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx,
+                                         gpumatmul_backend asked) {
     const int arch = kernel_images[ctx->image_index].arch;
+    if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
+        const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
+                                        ANY_LAYOUT);
+        if (f >= 0 && auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k, g->batch))
+            g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
+    }
     if (g->family < 0) return GPUMATMUL_SUCCESS;
-    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, 1);
+    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT);
     if (g->family < 0)
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
                          "no kernel computes %s at this precision on compute capability %d.%d",
@@ -105,8 +93,10 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                        .la = {trans_a ? k : m, trans_a ? m : k, p->lda, p->stride_a},
                        .lb = {trans_b ? n : k, trans_b ? k : n, p->ldb, p->stride_b},
                        .lc = {m, n, ldc, stride_c}};
-    if ((status = choose_for(p, &g->backend, &g->family))) return status;
-    g->dtype = (gpumatmul_dtype)p->dtype; /* a valid one: choose_for checked it */
+    if ((status = choose_backend((gpumatmul_backend)p->backend, (gpumatmul_dtype)p->dtype,
+                                 (gpumatmul_precision)p->precision, &g->backend, &g->family)))
+        return status;
+    g->dtype = (gpumatmul_dtype)p->dtype; /* a valid one: choose_backend checked it */
     if (m < 0 || n < 0 || k < 0 || batch < 0)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "negative size: m=%lld n=%lld k=%lld batch_count=%lld", (long long)m,
@@ -138,7 +128,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                          "the C matrices overlap: stride_c=%lld is less than m * ldc = %lld * %lld",
                          (long long)stride_c, (long long)m, (long long)ldc);
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    return family_for_image(g, ctx);
+    return family_for_image(g, ctx, (gpumatmul_backend)p->backend);
 }
 
 static int nothing_to_do(const struct gemm *g) { return g->m == 0 || g->n == 0 || g->batch == 0; }
@@ -183,26 +173,29 @@ static int tma_stride(int64_t elements, size_t size) {
     return bytes % tma_alignment == 0 && bytes < tma_stride_limit;
 }
 
-/* Whether TMA describes both operands of g (PARAMS_TMA families take it). */
-static int fits_tma(const struct gemm *g) {
+/* The kernel_params whose families take g's operands, as bits: every family
+ * takes gemm_args; TMA families take operands TMA describes, the k-major ones
+ * only those that are contiguous along k (A not transposed, B transposed). */
+static unsigned tma_layouts(const struct gemm *g) {
     const size_t size = dtype_infos[g->dtype].size;
     const struct layout *operands[] = {&g->la, &g->lb};
     const void *data[] = {g->a, g->b};
+    const unsigned any = 1u << PARAMS_GEMM_ARGS;
     int i;
-    if (g->m > tma_extent_limit || g->n > tma_extent_limit || g->k > tma_extent_limit) return 0;
+    if (g->m > tma_extent_limit || g->n > tma_extent_limit || g->k > tma_extent_limit) return any;
     for (i = 0; i < 2; ++i)
         if ((uintptr_t)data[i] % tma_alignment != 0 || !tma_stride(operands[i]->ld, size) ||
             (stored_count(operands[i], g->batch) > 1 && !tma_stride(operands[i]->stride, size)))
-            return 0;
-    return 1;
+            return any;
+    return any | 1u << PARAMS_TMA | (!g->trans_a && g->trans_b) << PARAMS_TMA_K_MAJOR;
 }
 
 /* The TMA descriptor of one operand of a launch, as gemm_wgmma.cu reads it:
  * X(i, kk) = x[i * i_stride + kk * k_stride] for i < rows (M for A, N for B),
- * a 3-D tensor (contiguous axis, other axis, batch) cut into boxes of
- * GEMM_WGMMA_K along k by `rows_per_box` (k contiguous) or of
- * GEMM_WGMMA_BOX_ROWS along i by GEMM_WGMMA_K (i contiguous), 128-byte
- * swizzled. The kernel tells the two apart by the same test, k_stride == 1. */
+ * a 3-D tensor (contiguous axis, other axis, batch) cut into boxes 128 bytes
+ * wide: GEMM_WGMMA_K_BYTES of k by `rows_per_box` (k contiguous), or 128 bytes
+ * of i by GEMM_WGMMA_K_BYTES of k (i contiguous), 128-byte swizzled. The kernel
+ * tells the two apart by the same test, k_stride == 1. */
 static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_map *map,
                                     const void *x, int64_t rows, int64_t k, int64_t i_stride,
                                     int64_t k_stride, int64_t batch_stride, int64_t batches,
@@ -210,14 +203,18 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
     const int k_major = k_stride == 1;
     const int64_t pitch = k_major ? i_stride : k_stride;
     const cuuint64_t stored = batch_stride == 0 ? 1 : (cuuint64_t)batches;
-    const cuuint64_t dims[3] = {(cuuint64_t)(k_major ? k : rows), (cuuint64_t)(k_major ? rows : k),
-                                stored};
+    /* TMA moves 16-bit words whatever the dtype: the kernels only need the bytes. */
+    const cuuint64_t words = size / 2;
+    const cuuint64_t dims[3] = {(cuuint64_t)(k_major ? k : rows) * words,
+                                (cuuint64_t)(k_major ? rows : k), stored};
     /* One stored matrix: any valid stride will do for the batch axis. */
     const cuuint64_t strides[2] = {(cuuint64_t)pitch * size,
                                    (cuuint64_t)(stored > 1 ? batch_stride : pitch * (int64_t)dims[1]) *
                                        size};
-    const cuuint32_t box[3] = {k_major ? GEMM_WGMMA_K : GEMM_WGMMA_BOX_ROWS,
-                               k_major ? (cuuint32_t)rows_per_box : GEMM_WGMMA_K, 1};
+    const cuuint32_t box[3] = {GEMM_WGMMA_K_BYTES / 2,
+                               k_major ? (cuuint32_t)rows_per_box
+                                       : (cuuint32_t)(GEMM_WGMMA_K_BYTES / size),
+                               1};
     const cuuint32_t element_strides[3] = {1, 1, 1};
     return check_driver(&ctx->driver,
                         ctx->driver.tensor_map_encode_tiled(
@@ -228,13 +225,12 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
                         "cuTensorMapEncodeTiled");
 }
 
-/* Runs the registry family's kernel over the whole problem, one launch per
+/* Runs registry family f's kernel over the whole problem, one launch per
  * sub-problem that fits the grid limits. */
-static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g,
+static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                     cudaStream_t stream) {
-    const int f = kernel_family_for(g->backend, g->dtype, g->precision,
-                                    kernel_images[ctx->image_index].arch, fits_tma(g));
     const struct kernel_family *family = &kernel_families[f];
+    const int tensor_maps = family->params != PARAMS_GEMM_ARGS; /* struct gemm_tma_args */
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t rows_per_launch = max_grid_x * family->tile_m;
     const int64_t cols_per_launch = max_grid_y * family->tile_n;
@@ -258,10 +254,10 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
                     .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, size),
                     .ldc = g->lc.ld, .c_batch_stride = g->lc.stride};
                 const int64_t batches = min64(g->batch - z, max_grid_z);
-                void *params[] = {family->params == PARAMS_TMA ? (void *)&tma : (void *)&args};
+                void *params[] = {tensor_maps ? (void *)&tma : (void *)&args};
                 CUresult result;
                 gpumatmul_status status;
-                if (family->params == PARAMS_TMA) {
+                if (tensor_maps) {
                     tma.gemm = args;
                     if ((status = tma_operand(ctx, &tma.a_map, args.a, args.m, args.k, a_row, a_col,
                                               g->la.stride, batches, family->tile_m, size)) ||
@@ -291,7 +287,13 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
 gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
                           cudaStream_t stream) {
     gpumatmul_status status;
-    if (g->backend != GPUMATMUL_BACKEND_CUBLAS) return kernel_gemm(ctx, g, stream);
+    if (g->backend != GPUMATMUL_BACKEND_CUBLAS) {
+        /* The first row whose params suit the operands; for AUTO, cuBLAS if that
+         * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
+        const int f = kernel_family_for(g->backend, g->dtype, g->precision,
+                                        kernel_images[ctx->image_index].arch, tma_layouts(g));
+        if (!g->automatic || f == g->family) return kernel_gemm(ctx, g, f, stream);
+    }
     if (worker) return cublas_gemm(worker, g, stream);
     if ((status = take_worker(ctx, &worker))) return status;
     status = cublas_gemm(worker, g, stream);

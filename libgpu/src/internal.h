@@ -68,8 +68,10 @@ enum kernel_params {
     /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
     PARAMS_GEMM_ARGS,
     /* struct gemm_tma_args (gemm_wgmma.h): TMA descriptors of A and B, made at
-     * launch, for operands whose layout TMA describes (gemm.c: fits_tma). */
+     * launch, for operands whose layout TMA describes (gemm.c: tma_layouts)... */
     PARAMS_TMA,
+    /* ... and that are both contiguous along k. */
+    PARAMS_TMA_K_MAJOR,
 };
 struct kernel_family {
     gpumatmul_backend backend; /* the backend value that selects it */
@@ -82,18 +84,45 @@ struct kernel_family {
     unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
     enum kernel_params params;
 };
-#define KERNEL_FAMILY_COUNT 5
+#define KERNEL_FAMILY_COUNT 6
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
- * of architecture `arch` (any architecture: ANY_ARCH), for operands that TMA
- * describes or not (`fits_tma`; 1 to ask about any operands); -1 if none. */
+ * of architecture `arch` (any architecture: ANY_ARCH), for operands whose
+ * layout suits the params whose bits `layouts` sets (ANY_LAYOUT: ask about
+ * any operands); -1 if none. */
 #define ANY_ARCH 0x7fffffff
+#define ANY_LAYOUT (~0u)
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch, int fits_tma);
+                      gpumatmul_precision precision, int arch, unsigned layouts);
 
 /* Whether family f has code in an image of architecture `arch`. */
 int kernel_family_runs_on(int f, int arch);
+
+/* ---- AUTO's measurements (auto_table.c, written by benchmarks/auto_table.py) ----
+ *
+ * AUTO multiplies with cuBLAS where it computes the case, except where the
+ * tiled backend (its first registry row for the image) measured faster than
+ * cuBLAS for the image's architecture, the dtype, the precision and the shape
+ * class: one row per architecture, dtype and precision measured. */
+enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
+struct auto_choice {
+    int arch; /* the kernel image's, 10 * major + minor */
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    unsigned classes; /* bit c set: the kernels were faster on shape class c */
+};
+extern const struct auto_choice auto_choices[];
+extern const int auto_choice_count;
+
+/* The shape class of a product by its m * n * k * batch_count: at most 32^3,
+ * 512^3, 2048^3, or more. */
+enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
+
+/* Whether AUTO takes the tiled backend over cuBLAS for this product on an
+ * image of architecture `arch`. */
+int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision precision, int64_t m,
+                       int64_t n, int64_t k, int64_t batch);
 
 /* Which implementation computes `dtype` at `precision` when `backend` is asked
  * for: `backend` itself, or for AUTO cuBLAS if it can, else a kernel family.
@@ -189,6 +218,7 @@ struct gemm {
     gpumatmul_backend backend; /* the one that computes: never AUTO */
     int family;                /* its first registry row for the context's image (the launch
                                 * may take a later one: kernel_gemm); -1 for cuBLAS */
+    int automatic;             /* AUTO took the family over cuBLAS (auto_prefers_tiled) */
     gpumatmul_dtype dtype;
     gpumatmul_precision precision;
     int trans_a, trans_b;

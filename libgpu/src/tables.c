@@ -59,19 +59,25 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 
 /* In order of preference (see internal.h); each with its file in libgpu/kernels. */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
-    /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma. */
+    /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma ... */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST,
      PARAMS_TMA},
+    /* ... and float32 at precision TF32, for operands contiguous along k. */
+    {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
+     GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT32), ONLY(GPUMATMUL_PRECISION_TF32),
+     PARAMS_TMA_K_MAJOR},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
     {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
      80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS},
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
      ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS},
-    /* gemm_simt.cu: float32 on CUDA cores. */
+    /* gemm_simt.cu: float32 on CUDA cores; at precision TF32 too, for what the
+     * TF32 kernel does not take (TF32 allows the shortcut, it does not ask for it). */
     {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
-     GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32), HIGHEST, PARAMS_GEMM_ARGS},
+     GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32),
+     HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS},
@@ -103,21 +109,41 @@ int kernel_family_runs_on(int f, int arch) {
 }
 
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch, int fits_tma) {
+                      gpumatmul_precision precision, int arch, unsigned layouts) {
     int f;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
         if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
             ((kernel_families[f].precisions >> precision) & 1u) && kernel_family_runs_on(f, arch) &&
-            (fits_tma || kernel_families[f].params != PARAMS_TMA))
+            ((layouts >> kernel_families[f].params) & 1u))
             return f;
     return -1;
+}
+
+enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch) {
+    /* In double: the product of four 64-bit sizes may pass INT64_MAX. */
+    const double work = (double)m * (double)n * (double)k * (double)batch;
+    return work <= 32.0 * 32 * 32      ? SHAPE_TINY
+           : work <= 512.0 * 512 * 512 ? SHAPE_SMALL
+           : work <= 2048.0 * 2048 * 2048 ? SHAPE_MEDIUM
+                                          : SHAPE_LARGE;
+}
+
+int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision precision, int64_t m,
+                       int64_t n, int64_t k, int64_t batch) {
+    const unsigned bit = 1u << shape_class(m, n, k, batch);
+    int i;
+    for (i = 0; i < auto_choice_count; ++i)
+        if (auto_choices[i].arch == arch && auto_choices[i].dtype == dtype &&
+            auto_choices[i].precision == precision)
+            return (auto_choices[i].classes & bit) != 0;
+    return 0;
 }
 
 /* Whether `backend` (not AUTO) computes dtype at precision. */
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
     if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return kernel_family_for(backend, dtype, precision, ANY_ARCH, 1) >= 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT) >= 0;
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */
@@ -207,7 +233,7 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];
-            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH, 1);
+            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH, ANY_LAYOUT);
             return GPUMATMUL_SUCCESS;
         }
     return not_supported(backend, dtype, precision);

@@ -1,0 +1,143 @@
+"""Measure where pyctk's own kernels beat cuBLAS, and write the table backend="auto" uses.
+
+    python benchmarks/auto_table.py [--write] [--json FILE]      # on the GPU machine
+
+For every dtype and precision both backends compute, times
+gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
+products of device operands (PyTorch's), two sizes per shape class (libgpu/src/internal.h:
+shape_class): 16 and 32 (tiny), 128 and 512 (small), 1024 and 2048 (medium), 4096 and 8192
+(large). Each time is a burst of calls between CUDA events divided by the calls, so the host's
+cost of a call counts where it dominates (tiny products), then the median of the bursts. The
+kernels win a class where they are faster at both of its sizes. TF32 is measured on a @ b.T,
+the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS under AUTO).
+
+--write rewrites libgpu/src/auto_table.c: one row for this GPU's kernel image architecture per
+dtype and precision, with the classes the kernels won (rows of other architectures are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import statistics
+from pathlib import Path
+
+import pyctk
+from pyctk import _library
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "libgpu" / "src" / "auto_table.c"
+
+CLASSES = {"SHAPE_TINY": (16, 32), "SHAPE_SMALL": (128, 512), "SHAPE_MEDIUM": (1024, 2048),
+           "SHAPE_LARGE": (4096, 8192)}
+# (name, gpumatmul_dtype, torch dtype, gpumatmul_precision, B transposed)
+CASES = [
+    ("float32", "GPUMATMUL_FLOAT32", "float32", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("float32 tf32", "GPUMATMUL_FLOAT32", "float32", "GPUMATMUL_PRECISION_TF32", 1),
+    ("float64", "GPUMATMUL_FLOAT64", "float64", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("float16", "GPUMATMUL_FLOAT16", "float16", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("bfloat16", "GPUMATMUL_BFLOAT16", "bfloat16", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("complex64", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("complex128", "GPUMATMUL_COMPLEX128", "complex128", "GPUMATMUL_PRECISION_HIGHEST", 0),
+]
+CODES = {"GPUMATMUL_FLOAT32": 0, "GPUMATMUL_FLOAT64": 1, "GPUMATMUL_FLOAT16": 2,
+         "GPUMATMUL_BFLOAT16": 3, "GPUMATMUL_COMPLEX64": 4, "GPUMATMUL_COMPLEX128": 5,
+         "GPUMATMUL_PRECISION_HIGHEST": 0, "GPUMATMUL_PRECISION_TF32": 1}
+BACKENDS = {"tiled": 1, "cublas": 2}
+BURST_SECONDS, BURSTS = 0.02, 7
+
+
+def seconds_per_call(run) -> float:
+    """Median over bursts of the device time per call, each burst ~BURST_SECONDS long."""
+    import torch
+    run()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def burst(calls: int) -> float:
+        start.record()
+        for _ in range(calls):
+            run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / calls
+
+    calls = max(1, min(1000, int(BURST_SECONDS / max(burst(1), 1e-7))))
+    return statistics.median(burst(calls) for _ in range(BURSTS))
+
+
+def measure() -> list[dict]:
+    import torch  # the operands: PyTorch's device tensors
+    context = _library.context()
+    rows = []
+    for name, dtype, torch_dtype, precision, trans_b in CASES:
+        for shape_class, sizes in CLASSES.items():
+            for n in sizes:
+                a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, torch_dtype))
+                        for _ in range(2))
+                c = torch.empty_like(a)
+                row = {"case": name, "dtype": dtype, "precision": precision, "class": shape_class, "n": n}
+                for backend, code in BACKENDS.items():
+                    row[backend] = seconds_per_call(lambda code=code: _library.call(
+                        "gpumatmul_matmul_strided_batched_device", context, code, CODES[dtype],
+                        CODES[precision], 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n,
+                        0, c.data_ptr(), n, 0, None))
+                print(f"{name:13} {shape_class:13} n={n:5}  tiled {row['tiled'] * 1e6:10.1f} us  "
+                      f"cublas {row['cublas'] * 1e6:10.1f} us  {row['cublas'] / row['tiled']:6.2f}x",
+                      flush=True)
+                rows.append(row)
+    return rows
+
+
+def winners(rows: list[dict]) -> dict[tuple[str, str], list[str]]:
+    """(dtype, precision): the classes where the kernels were faster at every size."""
+    won = {}
+    for row in rows:
+        key = (row["dtype"], row["precision"])
+        won.setdefault(key, {}).setdefault(row["class"], True)
+        won[key][row["class"]] &= row["tiled"] < row["cublas"]
+    return {key: [c for c in CLASSES if classes.get(c)] for key, classes in won.items()}
+
+
+def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], table: Path = TABLE) -> None:
+    """The table (auto_table.c) with this architecture's rows replaced by `won`."""
+    kept = []
+    if table.exists():
+        kept = [row for row in re.findall(r"^    \{\d+, [^}]*\},$", table.read_text(), re.M | re.S)
+                if not row.startswith(f"    {{{arch}, ")]
+    rows = [f"    {{{arch}, {dtype}, {precision},\n     {' | '.join(f'1u << {c}' for c in classes) or '0'}}},"
+            for (dtype, precision), classes in won.items()]
+    today = datetime.date.today().isoformat()
+    table.write_text(
+        f"/* Where backend AUTO takes pyctk's kernels over cuBLAS: written by\n"
+        f" * `python benchmarks/auto_table.py --write`, last on {gpu} (sm_{arch}),\n"
+        f" * {today}. A row per kernel image architecture, dtype and precision\n"
+        f" * measured; `classes` has the shape classes where the kernels were faster\n"
+        f" * at both sizes measured (internal.h: shape_class). Unmeasured: cuBLAS. */\n"
+        f'#include "internal.h"\n\n'
+        f"const struct auto_choice auto_choices[] = {{\n" + "\n".join(kept + rows) + "\n};\n"
+        f"const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/auto_table.c")
+    parser.add_argument("--json", default="auto-table.json")
+    args = parser.parse_args()
+    device = pyctk.info()["devices"][0]
+    arch, gpu = device["kernel_image"]["arch"], device["name"]
+    rows = measure()
+    won = winners(rows)
+    for (dtype, precision), classes in won.items():
+        print(f"{dtype:22} {precision:28} kernels faster on: {', '.join(classes) or '-'}")
+    Path(args.json).write_text(json.dumps({"gpu": gpu, "arch": arch, "date": datetime.date.today().isoformat(),
+                                           "rows": rows}, indent=1))
+    if args.write:
+        write_table(arch, gpu, won)
+        print(f"wrote {TABLE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""backend="auto"'s table: benchmarks/auto_table.py's rule and writer, and that the table in the
+library is the one its measurements give (benchmarks/auto-table-h100-cu13.json)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("auto_table", ROOT / "benchmarks" / "auto_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+auto_table = _load_script()
+
+
+def measured(dtype, shape_class, tiled, cublas, precision="GPUMATMUL_PRECISION_HIGHEST"):
+    return {"dtype": dtype, "precision": precision, "class": shape_class, "tiled": tiled,
+            "cublas": cublas}
+
+
+def test_kernels_win_a_class_only_when_faster_at_every_size():
+    rows = [measured("GPUMATMUL_FLOAT16", "SHAPE_TINY", 1.0, 2.0),
+            measured("GPUMATMUL_FLOAT16", "SHAPE_TINY", 1.0, 3.0),
+            measured("GPUMATMUL_FLOAT16", "SHAPE_SMALL", 1.0, 2.0),
+            measured("GPUMATMUL_FLOAT16", "SHAPE_SMALL", 2.0, 1.0),
+            measured("GPUMATMUL_FLOAT64", "SHAPE_LARGE", 2.0, 1.0)]
+    assert auto_table.winners(rows) == {
+        ("GPUMATMUL_FLOAT16", "GPUMATMUL_PRECISION_HIGHEST"): ["SHAPE_TINY"],
+        ("GPUMATMUL_FLOAT64", "GPUMATMUL_PRECISION_HIGHEST"): [],
+    }
+
+
+def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path):
+    table = tmp_path / "auto_table.c"
+    auto_table.write_table(80, "A100", {("GPUMATMUL_FLOAT64", "GPUMATMUL_PRECISION_HIGHEST"):
+                                        ["SHAPE_TINY"]}, table)
+    auto_table.write_table(90, "H100", {("GPUMATMUL_FLOAT16", "GPUMATMUL_PRECISION_HIGHEST"): []},
+                           table)
+    auto_table.write_table(90, "H100", {("GPUMATMUL_FLOAT16", "GPUMATMUL_PRECISION_HIGHEST"):
+                                        ["SHAPE_TINY", "SHAPE_SMALL"]}, table)
+    text = table.read_text()
+    assert "{80, GPUMATMUL_FLOAT64, GPUMATMUL_PRECISION_HIGHEST,\n     1u << SHAPE_TINY}," in text
+    assert ("{90, GPUMATMUL_FLOAT16, GPUMATMUL_PRECISION_HIGHEST,\n"
+            "     1u << SHAPE_TINY | 1u << SHAPE_SMALL},") in text
+    assert text.count("{90,") == 1 and "H100 (sm_90)" in text
+
+
+def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
+    measurements = json.loads((ROOT / "benchmarks" / "auto-table-h100-cu13.json").read_text())
+    table = tmp_path / "auto_table.c"
+    table.write_text((ROOT / "libgpu" / "src" / "auto_table.c").read_text())
+    auto_table.write_table(measurements["arch"], measurements["gpu"],
+                           auto_table.winners(measurements["rows"]), table)
+    written, library = table.read_text(), (ROOT / "libgpu" / "src" / "auto_table.c").read_text()
+    rows = lambda text: text[text.index("auto_choices[] = {"):]  # the header has the date
+    assert rows(written) == rows(library)
