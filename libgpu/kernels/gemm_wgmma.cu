@@ -320,15 +320,23 @@ __device__ __forceinline__ void gemm(const gemm_tma_args &args) {
 #define WGMMA_BODY(S)
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// TMA reads the maps from the parameter itself; sm_5x/6x (whose empty kernels
+// never run) have no __grid_constant__.
+#if __CUDA_ARCH__ >= 700
+#define GRID_CONSTANT __grid_constant__
+#else
+#define GRID_CONSTANT
+#endif
+
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
-    gemm_wgmma_f16(const __grid_constant__ gemm_tma_args args) {
+    gemm_wgmma_f16(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(f16_bits);
 }
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
-    gemm_wgmma_bf16(const __grid_constant__ gemm_tma_args args) {
+    gemm_wgmma_bf16(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(bf16_bits);
 }
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
-    gemm_wgmma_f32(const __grid_constant__ gemm_tma_args args) {
+    gemm_wgmma_f32(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(float);
 }
