@@ -104,7 +104,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                        .a = a, .b = b, .c = c,
                        .la = {trans_a ? k : m, trans_a ? m : k, p->lda, p->stride_a},
                        .lb = {trans_b ? n : k, trans_b ? k : n, p->ldb, p->stride_b},
-                       .lc = {m, n, ldc, stride_c}};
+                       .lc = {m, n, ldc, stride_c}, .workspace_max = INT64_MAX};
     if ((status = choose_for(p, &g->backend, &g->family))) return status;
     g->dtype = (gpumatmul_dtype)p->dtype; /* a valid one: choose_for checked it */
     if (m < 0 || n < 0 || k < 0 || batch < 0)
@@ -230,8 +230,7 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
 
 /* Runs the registry family's kernel over the whole problem, one launch per
  * sub-problem that fits the grid limits. */
-static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g,
-                                    cudaStream_t stream) {
+gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, cudaStream_t stream) {
     const int f = kernel_family_for(g->backend, g->dtype, g->precision,
                                     kernel_images[ctx->image_index].arch, fits_tma(g));
     const struct kernel_family *family = &kernel_families[f];
@@ -291,7 +290,10 @@ static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g
 gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
                           cudaStream_t stream) {
     gpumatmul_status status;
-    if (g->backend != GPUMATMUL_BACKEND_CUBLAS) return kernel_gemm(ctx, g, stream);
+    int64_t splits;
+    if (g->backend != GPUMATMUL_BACKEND_CUBLAS)
+        return (splits = k_splits(ctx, g)) > 1 ? split_k_gemm(ctx, g, splits, stream)
+                                               : kernel_gemm(ctx, g, stream);
     if (worker) return cublas_gemm(worker, g, stream);
     if ((status = take_worker(ctx, &worker))) return status;
     status = cublas_gemm(worker, g, stream);
