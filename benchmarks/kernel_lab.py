@@ -2,6 +2,7 @@
 
     python benchmarks/kernel_lab.py build OUT_DIR [ARCH]     # here: NVRTC, no GPU needed
     python benchmarks/kernel_lab.py run OUT_DIR [--sizes 1024 4096 8192] [--json FILE]
+                                       [--splits 2 4 8]
 
 `build` compiles libgpu/kernels/*.cu as one program, exactly as the library's build does
 (libgpu/tools/embed_kernels.py), plus the VARIANTS below instantiated under their own names,
@@ -14,6 +15,9 @@ the driver) loads the CUBIN through the driver API, and for every variant:
 - times n x n x n products for --sizes with CUDA events (warm-up, median of repeats, fresh
   random operands) beside torch.matmul on the same operands (cuBLAS; TF32 off for float32),
   and prints TFLOP/s and the percentage of cuBLAS measured in the same run.
+- with --splits, also times each float32 variant with k cut into that many pieces as the
+  library does (libgpu/src/split_k.c: one launch whose batch index is the piece, into a
+  workspace, then gemm_reduce_f32), the whole of both launches timed; rows get "splits".
 """
 
 from __future__ import annotations
@@ -141,6 +145,12 @@ class GemmArgs(ctypes.Structure):  # struct gemm_args (gemm_tiled.h): every fiel
                 ("c_batch_stride", ctypes.c_longlong)]
 
 
+class ReduceArgs(ctypes.Structure):  # struct reduce_args (gemm_reduce.h)
+    _fields_ = [("m", ctypes.c_longlong), ("n", ctypes.c_longlong), ("splits", ctypes.c_longlong),
+                ("partials", ctypes.c_void_p), ("ld", ctypes.c_longlong), ("c", ctypes.c_void_p),
+                ("ldc", ctypes.c_longlong), ("c_batch_stride", ctypes.c_longlong)]
+
+
 class Driver:
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
@@ -165,14 +175,14 @@ class Driver:
         self.lib.cuFuncGetAttribute(ctypes.byref(regs), 4, f)  # CU_FUNC_ATTRIBUTE_NUM_REGS
         return f, regs.value
 
-    def launch(self, f, grid, threads, shared, stream, args: GemmArgs) -> None:
+    def launch(self, f, grid, threads, shared, stream, args) -> None:
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.pointer(args), ctypes.c_void_p))
         self.check(self.lib.cuLaunchKernel(f, *grid, threads, 1, 1, shared, ctypes.c_void_p(stream),
                                            params, None), "cuLaunchKernel")
 
 
 def run(out: Path, sizes: list[int], json_path: Path | None, only: list[str] | None,
-        no_check: bool) -> None:
+        no_check: bool, splits: list[int]) -> None:
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -228,8 +238,18 @@ def run(out: Path, sizes: list[int], json_path: Path | None, only: list[str] | N
                                f"pad={pad} z={z}: error {err:.3g}")
         return bad
 
-    def time_size(v, f, n):
+    reduce_f32 = driver.function(module, "gemm_reduce_f32", 0)[0] if splits else None
+
+    def launch_split(v, f, n, pieces, a, b, c, partials):
+        """c = a @ b (n x n x n) with k in `pieces` pieces of n / pieces, as split_k.c does."""
+        chunk = n // pieces
+        launch(v, f, n, n, chunk, pieces, a, n, 1, chunk, b, n, 1, chunk * n, partials, n, n * n)
+        args = ReduceArgs(n, n, pieces, partials.data_ptr(), n, c.data_ptr(), n, 0)
+        driver.launch(reduce_f32, ((n // 4 + 127) // 128, n, 1), 128, 0, stream, args)  # gemm_reduce.h
+
+    def time_size(v, f, n, pieces=1):
         t = dtypes[v["dtype"]]
+        partials = torch.empty(pieces, n, n, device="cuda", dtype=t) if pieces > 1 else None
         reps = 20 if n <= 2048 else 10 if n <= 4096 else 5
         sets = [(torch.randn(n, n, device="cuda", dtype=t), torch.randn(n, n, device="cuda", dtype=t))
                 for _ in range(2)]
@@ -239,7 +259,10 @@ def run(out: Path, sizes: list[int], json_path: Path | None, only: list[str] | N
             a, b = sets[r % 2]
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            launch(v, f, n, n, n, 1, a, n, 1, 0, b, n, 1, 0, c, n, 0)
+            if pieces > 1:
+                launch_split(v, f, n, pieces, a, b, c, partials)
+            else:
+                launch(v, f, n, n, n, 1, a, n, 1, 0, b, n, 1, 0, c, n, 0)
             end.record()
             start2, end2 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start2.record()
@@ -260,19 +283,24 @@ def run(out: Path, sizes: list[int], json_path: Path | None, only: list[str] | N
         bad = [] if no_check else check(name, v, f)
         failures += bad
         for n in sizes:
-            ours, cublas, err = time_size(v, f, n)
-            row = {"variant": name, "dtype": v["dtype"], "n": n, "tflops": ours,
-                   "cublas_tflops": cublas, "percent": 100 * ours / cublas, "regs": regs,
-                   "error_vs_cublas": err, "edge_failures": len(bad), "gpu": gpu}
-            rows.append(row)
-            print(f"{name:28s} {v['dtype']:8s} n={n:5d} {ours:7.2f} TF/s  cuBLAS {cublas:7.2f}  "
-                  f"{row['percent']:5.1f}%  regs {regs:3d}  edge failures {len(bad)}", flush=True)
+            for pieces in [1] + (splits if v["dtype"] == "float32" else []):
+                if n % (4 * pieces):
+                    continue
+                ours, cublas, err = time_size(v, f, n, pieces)
+                row = {"variant": name, "dtype": v["dtype"], "n": n, "splits": pieces,
+                       "tflops": ours, "cublas_tflops": cublas, "percent": 100 * ours / cublas,
+                       "regs": regs, "error_vs_cublas": err, "edge_failures": len(bad), "gpu": gpu}
+                rows.append(row)
+                print(f"{name:28s} {v['dtype']:8s} n={n:5d} split {pieces:2d} {ours:7.2f} TF/s  "
+                      f"cuBLAS {cublas:7.2f}  {row['percent']:5.1f}%  regs {regs:3d}  "
+                      f"error {err:.1e}  edge failures {len(bad)}", flush=True)
     for line in failures[:40]:
         print("FAIL", line)
     print(f"\n{gpu}; torch {torch.__version__}")
-    print(f"{'variant':28s} {'dtype':8s} {'n':>5s} {'TFLOP/s':>8s} {'cuBLAS':>8s} {'%':>6s} edge")
+    print(f"{'variant':28s} {'dtype':8s} {'n':>5s} {'split':>5s} {'TFLOP/s':>8s} {'cuBLAS':>8s} "
+          f"{'%':>6s} edge")
     for r in rows:
-        print(f"{r['variant']:28s} {r['dtype']:8s} {r['n']:5d} {r['tflops']:8.2f} "
+        print(f"{r['variant']:28s} {r['dtype']:8s} {r['n']:5d} {r['splits']:5d} {r['tflops']:8.2f} "
               f"{r['cublas_tflops']:8.2f} {r['percent']:6.1f} {'ok' if not r['edge_failures'] else 'FAIL'}")
     if json_path:
         json_path.write_text(json.dumps({"gpu": gpu, "rows": rows, "failures": failures}, indent=1))
@@ -290,11 +318,13 @@ def main() -> None:
     r.add_argument("--json", type=Path)
     r.add_argument("--only", nargs="+")
     r.add_argument("--no-check", action="store_true", help="time only (for a profiler)")
+    r.add_argument("--splits", type=int, nargs="+", default=[],
+                   help="also time float32 variants with k cut into this many pieces")
     args = parser.parse_args()
     if args.command == "build":
         build(args.out, args.arch)
     else:
-        run(args.out, args.sizes, args.json, args.only, args.no_check)
+        run(args.out, args.sizes, args.json, args.only, args.no_check, args.splits)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 tile (the float32, float64 and float16/bfloat16 kernels tile C by 128 x 256, 128 x 64 and
 128 x 256, k by 16 or 32), each transpose pair, pointers off 16-byte alignment, odd row
 pitches, strided and broadcast batches. C is poisoned with NaN first: every element must be
-written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands."""
+written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands.
+Float32 products whose grid leaves multiprocessors idle take split k (libgpu/src/split_k.c):
+its cases are at the end."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ import ctypes
 import numpy as np
 import pytest
 
+import pyctk
 from pyctk import _library
 
-from cuda_runtime import DeviceBuffer
+from cuda_runtime import DeviceBuffer, check, cudart
 
 try:
     from ml_dtypes import bfloat16
@@ -42,7 +45,8 @@ def stored(flat, offset, rows, cols, ld):
 def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False,
                   seed=0, precision=0, tolerance=None):
     """C[z] = op(A[z]) op(B[z]) on the device, with A, B and C each `shift` elements past an
-    aligned allocation and `pad` elements of row padding; asserts it against NumPy."""
+    aligned allocation and `pad` elements of row padding; asserts it against NumPy and
+    returns C as stored."""
     code, dtype_tolerance = DTYPES[dtype]
     tolerance = tolerance or dtype_tolerance
     rng = np.random.default_rng(seed)
@@ -72,6 +76,7 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
         scale = np.linalg.norm(expected) or 1.0
         error = np.linalg.norm(result[:, :n] - expected) / scale
         assert error <= tolerance, f"matrix {z}: relative error {error:.3g}"
+    return c
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
@@ -134,3 +139,96 @@ def test_a_product_with_many_whole_tiles(dtype):
     memory); the last row and column of tiles do not."""
     check_product(dtype, 1000, 1100, 1200, 0, 0, seed=7)
     check_product(dtype, 1024, 1024, 1024, 1, 0, seed=8)
+
+
+# ---- Split k: float32 products cut into pieces of k, summed by gemm_reduce_f32 ----
+
+def multiprocessors() -> int:
+    value = ctypes.c_int()
+    check(cudart().cudaDeviceGetAttribute(ctypes.byref(value), 16, 0),  # MultiProcessorCount
+          "cudaDeviceGetAttribute")
+    return value.value
+
+
+def split_on_this_gpu(m, n, k, batch):
+    """Whether libgpu/src/split_k.c cuts k of this float32 product on this GPU (gemm_simt's
+    128 x 256 tiles, one block per multiprocessor, pieces of at least 64)."""
+    sms, tiles = multiprocessors(), -(-m // 128) * -(-n // 256)
+    if tiles >= sms or batch >= sms:
+        return False
+    splits = min(sms // tiles, k // 64)
+    return splits >= 2 and 2 * batch <= splits * -(-batch * tiles // sms)
+
+
+# (m, n, k, batch) on an H100: 4 whole pieces; 15, 33, 9, 2 and 4 pieces and the rest of k
+# (40, 7, 24, 2 and 6) as a piece of its own, with less k than there are pieces; n < 4 (the
+# workspace's rows padded); batches of 2 and 3, a launch each. Every transpose pair.
+SPLIT_CASES = [(1024, 1024, 1024, 1), (300, 70, 1000, 1), (129, 257, 4099, 1), (5, 3, 600, 1),
+               (64, 64, 130, 1), (1000, 1000, 1030, 2), (256, 512, 2048, 3)]
+
+
+@pytest.fixture
+def splits_here():
+    """Skips a split-k case on a GPU too small for it to split."""
+    def need(m, n, k, batch):
+        if not split_on_this_gpu(m, n, k, batch):
+            pytest.skip(f"{m} x {n} x {k} (batch {batch}) does not split on a GPU of "
+                        f"{multiprocessors()} multiprocessors")
+    return need
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k, batch", SPLIT_CASES,
+                         ids=["x".join(map(str, case)) for case in SPLIT_CASES])
+def test_split_k_every_transpose(splits_here, m, n, k, batch, trans_a, trans_b):
+    splits_here(m, n, k, batch)
+    check_product(np.float32, m, n, k, trans_a, trans_b, batch=batch, seed=k + trans_a)
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 1)])
+def test_split_k_off_alignment_odd_pitches_and_broadcast(splits_here, trans_a, trans_b):
+    splits_here(500, 260, 1030, 2)
+    check_product(np.float32, 500, 260, 1030, trans_a, trans_b, batch=2, shift=1, pad=3,
+                  broadcast_b=True, seed=9)
+    check_product(np.float32, 500, 260, 1030, trans_a, trans_b, batch=2, shift=2, pad=1, seed=10)
+
+
+def test_split_k_sums_in_a_fixed_order(splits_here):
+    """The pieces are added in one order whatever the blocks' schedule: the same bits each time."""
+    splits_here(129, 257, 4099, 1)
+    first = check_product(np.float32, 129, 257, 4099, 0, 0, seed=11)
+    for _ in range(3):
+        np.testing.assert_array_equal(check_product(np.float32, 129, 257, 4099, 0, 0, seed=11),
+                                      first)
+
+
+def test_split_k_without_memory_for_its_workspace_is_out_of_memory(splits_here):
+    """A context of its own (an empty pool) and the rest of the GPU's memory taken: the product
+    fails with OutOfMemoryError naming the workspace; with the memory back, it computes."""
+    m = n = k = 1024
+    splits_here(m, n, k, 1)
+    runtime = cudart()
+    context, fillers = ctypes.c_void_p(), []
+    _library.call("gpumatmul_create", ctypes.byref(context), 0)
+    try:
+        with DeviceBuffer.from_array(np.ones((m, k), np.float32)) as ones, \
+                DeviceBuffer(m * n * 4) as dc:
+            arguments = (context, 1, 0, 0, 0, 0, m, n, k, 1, ones.pointer, k, 0, ones.pointer, n,
+                         0, dc.pointer, n, 0, None)
+            for size in (256 << 20, 1 << 20):  # take what is free
+                while True:
+                    pointer = ctypes.c_void_p()
+                    if runtime.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(size)):
+                        break
+                    fillers.append(pointer)
+            runtime.cudaGetLastError()
+            with pytest.raises(pyctk.OutOfMemoryError, match="split-k workspace"):
+                _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+            while fillers:
+                check(runtime.cudaFree(fillers.pop()), "cudaFree")
+            _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+            np.testing.assert_array_equal(dc.to_array((m, n), np.float32), np.full((m, n), k))
+    finally:
+        for pointer in fillers:
+            runtime.cudaFree(pointer)
+        _library.call("gpumatmul_destroy", context)

@@ -41,6 +41,28 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
     return GPUMATMUL_SUCCESS;
 }
 
+/* The split-k reductions of the dtypes some family may split, and the device's
+ * multiprocessor count, by which split_k.c decides. */
+static gpumatmul_status load_reductions(gpumatmul_context *ctx) {
+    unsigned split = 0;
+    int f, d;
+    gpumatmul_status status;
+    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) split |= kernel_families[f].split_dtypes;
+    for (d = 0; d < DTYPE_COUNT; ++d) {
+        char symbol[64];
+        if (!((split >> d) & 1u)) continue;
+        snprintf(symbol, sizeof symbol, "gemm_reduce_%s", dtype_infos[d].kernel_suffix);
+        if ((status = check_driver(&ctx->driver,
+                                   ctx->driver.module_get_function(&ctx->reduce[d], ctx->module,
+                                                                   symbol),
+                                   symbol)))
+            return status;
+    }
+    return check_cuda(cudaDeviceGetAttribute(&ctx->multiprocessors,
+                                             cudaDevAttrMultiProcessorCount, ctx->device),
+                      "cudaDeviceGetAttribute");
+}
+
 /* Loads the image that fits the device and looks up every kernel of the
  * registry: a missing one fails here, not at the first product. */
 static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
@@ -78,7 +100,7 @@ static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
                                        symbol)))
                 return status;
         }
-    return GPUMATMUL_SUCCESS;
+    return load_reductions(ctx);
 }
 
 /* The context's memory pool on its device, keeping what is freed (see internal.h). */

@@ -92,7 +92,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                        .a = a, .b = b, .c = c,
                        .la = {trans_a ? k : m, trans_a ? m : k, p->lda, p->stride_a},
                        .lb = {trans_b ? n : k, trans_b ? k : n, p->ldb, p->stride_b},
-                       .lc = {m, n, ldc, stride_c}};
+                       .lc = {m, n, ldc, stride_c}, .workspace_max = INT64_MAX};
     if ((status = choose_backend((gpumatmul_backend)p->backend, (gpumatmul_dtype)p->dtype,
                                  (gpumatmul_precision)p->precision, &g->backend, &g->family)))
         return status;
@@ -227,8 +227,8 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
 
 /* Runs registry family f's kernel over the whole problem, one launch per
  * sub-problem that fits the grid limits. */
-static gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
-                                    cudaStream_t stream) {
+gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                             cudaStream_t stream) {
     const struct kernel_family *family = &kernel_families[f];
     const int tensor_maps = family->params != PARAMS_GEMM_ARGS; /* struct gemm_tma_args */
     const size_t size = dtype_infos[g->dtype].size;
@@ -292,7 +292,10 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
         const int f = kernel_family_for(g->backend, g->dtype, g->precision,
                                         kernel_images[ctx->image_index].arch, tma_layouts(g));
-        if (!g->automatic || f == g->family) return kernel_gemm(ctx, g, f, stream);
+        int64_t splits;
+        if (!g->automatic || f == g->family)
+            return (splits = k_splits(ctx, g, f)) > 1 ? split_k_gemm(ctx, g, f, splits, stream)
+                                                      : kernel_gemm(ctx, g, f, stream);
     }
     if (worker) return cublas_gemm(worker, g, stream);
     if ((status = take_worker(ctx, &worker))) return status;

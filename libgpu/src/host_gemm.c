@@ -648,13 +648,14 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
                                      int whole) {
     struct pipeline q;
     struct plan p;
+    struct gemm budgeted = *g; /* g, whose workspace_max the budget sets */
     int64_t budget;
     int i;
     int asked_free = 0;
     cudaError_t synchronized;
     gpumatmul_status status;
     memset(&q, 0, sizeof q);
-    q.ctx = ctx, q.g = g, q.size = dtype_infos[g->dtype].size, q.whole = whole;
+    q.ctx = ctx, q.g = &budgeted, q.size = dtype_infos[g->dtype].size, q.whole = whole;
     if ((status = take_worker(ctx, &q.worker))) return status;
     if ((status = host_staging(q.worker, &q.s)) ||
         (status = device_budget(ctx, limit, 0, &budget))) {
@@ -664,6 +665,7 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
     q.compute = q.worker->stream;
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS &&
         make_plan(g, zero_copy_max, 1, &p) == GPUMATMUL_SUCCESS) {
+        budgeted.workspace_max = budget; /* the operands are in host memory */
         status = run_zero_copy(&q, &p); /* synchronised, failed or not */
         give_back_worker(ctx, q.worker);
         return status;
@@ -684,6 +686,8 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
             budget /= 2;
         }
     }
+    /* A kernel's workspace (split_k.c) takes what the plan leaves of the budget. */
+    if (!status) budgeted.workspace_max = budget - (int64_t)device_bytes(g, &p);
     if (!status) status = reserve_slots(q.s, slot_bytes_for(&q, &p));
     if (!status) status = run_tiles(&q, &p);
     /* Whatever happened, nothing may still read or write the caller's memory,

@@ -83,6 +83,11 @@ struct kernel_family {
     unsigned dtypes;           /* bit d set: has a kernel for gpumatmul_dtype d */
     unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
     enum kernel_params params;
+    /* bit d set: a product of gpumatmul_dtype d whose grid leaves multiprocessors
+     * idle may cut k into pieces computed side by side, their partial sums kept
+     * in d and added by gemm_reduce_<suffix> (split_k.c). Never float16 or
+     * bfloat16, whose sums are float32: a 16-bit partial would lose them. */
+    unsigned split_dtypes;
 };
 #define KERNEL_FAMILY_COUNT 6
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
@@ -181,6 +186,10 @@ struct gpumatmul_context {
     CUmodule module;
     /* kernels[f][d]: family f's kernel for dtype d (NULL where it has none). */
     CUfunction kernels[KERNEL_FAMILY_COUNT][DTYPE_COUNT];
+    /* reduce[d]: gemm_reduce_<suffix> for each dtype some family may split
+     * (split_dtypes), NULL elsewhere. */
+    CUfunction reduce[DTYPE_COUNT];
+    int multiprocessors; /* the device's, asked once: split_k.c sizes grids by it */
     /* Workers no call is using. The lock guards only this list, held for one pop
      * or push, never across GPU work: threads multiply at once, each with a worker
      * of its own. */
@@ -228,6 +237,9 @@ struct gemm {
     struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
     int accumulate;           /* C += op(A) op(B) (cuBLAS only: beta = 1), else C = */
     int64_t a_bytes, b_bytes, c_bytes; /* from each first element to past its last */
+    /* Device bytes the product may take for a workspace (split_k.c): all it
+     * wants (INT64_MAX) unless the host path's budget leaves less. */
+    int64_t workspace_max;
 };
 
 /* Fills *g from the problem and data and checks them against the header's
@@ -241,6 +253,24 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
  * `stream`. `worker` is the caller's, or NULL to take one for cuBLAS. */
 gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
                           cudaStream_t stream);
+
+/* multiply's launches of kernel family f over the whole problem as it is. */
+gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                             cudaStream_t stream);
+
+/* ---- Split k (split_k.c) ---- */
+
+/* Into how many pieces of k family f's product is best cut (1: not at all),
+ * by the family's split_dtypes, the grid against the device's
+ * multiprocessors, k, and g->workspace_max. */
+int64_t k_splits(const gpumatmul_context *ctx, const struct gemm *g, int f);
+
+/* The product of a kernel family cut into `splits` pieces of k (k_splits):
+ * their partial products into a workspace from the context's pool, then
+ * summed into C in a fixed order. OUT_OF_MEMORY if the pool cannot give the
+ * workspace. Everything is enqueued on `stream`, the workspace's free too. */
+gpumatmul_status split_k_gemm(gpumatmul_context *ctx, const struct gemm *g, int f, int64_t splits,
+                              cudaStream_t stream);
 
 static inline int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
 static inline int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }

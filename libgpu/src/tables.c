@@ -57,30 +57,33 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
 
-/* In order of preference (see internal.h); each with its file in libgpu/kernels. */
+/* In order of preference (see internal.h); each with its file in libgpu/kernels. The last
+ * column, split_dtypes: only gemm_simt's grid of large tiles leaves multiprocessors idle
+ * often enough to gain from split k (benchmarks/NOTES.md, step 4). */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma ... */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST,
-     PARAMS_TMA},
+     PARAMS_TMA, 0},
     /* ... and float32 at precision TF32, for operands contiguous along k. */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT32), ONLY(GPUMATMUL_PRECISION_TF32),
-     PARAMS_TMA_K_MAJOR},
+     PARAMS_TMA_K_MAJOR, 0},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
     {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
-     80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS},
+     80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS,
+     0},
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
-     ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS},
+     ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS, 0},
     /* gemm_simt.cu: float32 on CUDA cores; at precision TF32 too, for what the
      * TF32 kernel does not take (TF32 allows the shortcut, it does not ask for it). */
     {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
      GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32),
-     HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS},
+     HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, ONLY(GPUMATMUL_FLOAT32)},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
-     ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS},
+     ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0},
 };
 
 /* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
