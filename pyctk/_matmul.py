@@ -60,9 +60,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         ``"tiled"`` pyctk's own kernels (every dtype), ``"auto"`` whichever
         of the two measured faster for the GPU, dtype, precision and size
         (the table ``benchmarks/auto_table.py`` writes: on an H100, the
-        kernels for tiny products and for float16/bfloat16 and TF32 up to
-        medium sizes), else cuBLAS where it computes the dtype, else the
-        tiled kernels.
+        kernels for tiny products and for float16/bfloat16 up to 512^3),
+        else cuBLAS where it computes the dtype, else the tiled kernels.
     stream : None, int or stream object, optional
         For GPU operands, the CUDA stream to enqueue the product on (after
         the operands' pending work): None for the legacy default stream, a
