@@ -209,8 +209,9 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 # Operands on the GPU (PyTorch's): device time.
 
 # Device-row "dtypes" that are a precision mode: (operand dtype, gpumatmul_precision, B
-# transposed). TF32's row multiplies a @ b.T, the layout the tiled backend's TF32 kernel takes.
-MODES = {"tf32": ("float32", 1, 1)}
+# transposed). TF32 twice: a @ b, and a @ b.T, the layout the tiled backend's TF32 kernel
+# reads as it is (a @ b it reads after transposing B).
+MODES = {"tf32": ("float32", 1, 0), "tf32-abt": ("float32", 1, 1)}
 
 
 def device_rows(sizes, dtypes, repeats):

@@ -79,8 +79,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
         float32). ``"tf32"`` (float32 and complex64) multiplies on TF32
         tensor cores: relative error about 1e-3, several times faster (the
-        tiled backend: float32, on an H100 for ``a @ b.T``-shaped operands,
-        elsewhere in full float32).
+        tiled backend: float32, on an H100; elsewhere in full float32).
         ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
 
     Returns

@@ -121,16 +121,25 @@ def test_batches_tma_describes(dtype, broadcast_b):
     check_product(dtype, 64, 512, 64, 1, 1, batch=5, broadcast_b=broadcast_b, seed=10)
 
 
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
 @pytest.mark.parametrize("m, n, k", [(1, 4, 4), (128, 256, 32), (200, 260, 36), (130, 516, 1000),
-                                     (300, 772, 132)])
-def test_tf32_layouts(m, n, k):
-    """float32 at precision TF32, A not transposed and B transposed: on an H100 the TF32
-    kernel takes these (TF32-sized errors: operands keep 10 mantissa bits); every other
-    layout computes in full float32."""
-    for shift, pad, seed in ((0, 0, m), (4, 4, n)):
-        check_product(np.float32, m, n, k, 0, 1, shift=shift, pad=pad, seed=seed, precision=1,
-                      tolerance=1e-2)
-    check_product(np.float32, m, n, k, 0, 0, precision=1, seed=k)
+                                     (300, 772, 132), (33, 70, 1001)])
+def test_tf32_layouts(m, n, k, trans_a, trans_b):
+    """float32 at precision TF32 (TF32-sized errors allowed: operands keep 10 mantissa bits).
+    On an H100 the TF32 kernel takes A not transposed and B transposed as they are, and the
+    other layouts after transposing them into a workspace (repack.c); operands TMA cannot
+    describe as they are (unaligned, odd pitches) compute in full float32."""
+    for shift, pad, seed in ((0, 0, m), (4, 4, n), (1, 3, k)):
+        check_product(np.float32, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed,
+                      precision=1, tolerance=1e-2)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+def test_tf32_batches(broadcast_b):
+    check_product(np.float32, 136, 264, 200, 0, 0, batch=3, pad=4, broadcast_b=broadcast_b,
+                  precision=1, tolerance=1e-2, seed=12)
+    check_product(np.float32, 64, 512, 64, 1, 0, batch=5, broadcast_b=broadcast_b, precision=1,
+                  tolerance=1e-2, seed=13)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)

@@ -139,9 +139,10 @@ typedef enum gpumatmul_precision {
      * tensor cores (operands rounded to 10 mantissa bits, sums in float32).
      * Relative error about 1e-3 instead of 1e-6; several times faster on Ampere
      * and newer. TF32 allows the shortcut without asking for it: the TILED
-     * backend takes it on compute capability 9.0 for A not transposed and B
-     * transposed (16-byte aligned, pitches of whole 16 bytes), and otherwise
-     * computes in full float32 on compute capability 7.0 and newer. */
+     * backend takes it on compute capability 9.0 (operands 16-byte aligned with
+     * pitches of whole 16 bytes where they are contiguous along k; the others
+     * it first transposes into a workspace from the context's pool), and
+     * otherwise computes in full float32 on compute capability 7.0 and newer. */
     GPUMATMUL_PRECISION_TF32 = 1,
     /* FLOAT16 only, cuBLAS only: sums in float16 too. Relative error about 1e-2
      * for k in the thousands, and overflow above 65504; faster on tensor cores. */

@@ -41,8 +41,9 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
     return GPUMATMUL_SUCCESS;
 }
 
-/* The split-k reductions of the dtypes some family may split, and the device's
- * multiprocessor count, by which split_k.c decides. */
+/* The split-k reductions of the dtypes some family may split, the transpose
+ * repack.c launches, and the device's multiprocessor count, by which split_k.c
+ * decides. */
 static gpumatmul_status load_reductions(gpumatmul_context *ctx) {
     unsigned split = 0;
     int f, d;
@@ -58,6 +59,11 @@ static gpumatmul_status load_reductions(gpumatmul_context *ctx) {
                                    symbol)))
             return status;
     }
+    if ((status = check_driver(&ctx->driver,
+                               ctx->driver.module_get_function(&ctx->transpose, ctx->module,
+                                                               "gemm_transpose_b32"),
+                               "gemm_transpose_b32")))
+        return status;
     return check_cuda(cudaDeviceGetAttribute(&ctx->multiprocessors,
                                              cudaDevAttrMultiProcessorCount, ctx->device),
                       "cudaDeviceGetAttribute");

@@ -24,8 +24,7 @@ static int add_fits(int64_t x, int64_t y, int64_t *result) {
     return 1;
 }
 
-/* How many matrices a batch stores: a zero stride is one matrix for all. */
-static int64_t stored_count(const struct layout *l, int64_t batch) {
+int64_t stored_count(const struct layout *l, int64_t batch) {
     return l->stride == 0 ? 1 : batch;
 }
 
@@ -173,20 +172,19 @@ static int tma_stride(int64_t elements, size_t size) {
     return bytes % tma_alignment == 0 && bytes < tma_stride_limit;
 }
 
+int tma_describes(const struct gemm *g, const void *data, const struct layout *l) {
+    const size_t size = dtype_infos[g->dtype].size;
+    return g->m <= tma_extent_limit && g->n <= tma_extent_limit && g->k <= tma_extent_limit &&
+           (uintptr_t)data % tma_alignment == 0 && tma_stride(l->ld, size) &&
+           (stored_count(l, g->batch) == 1 || tma_stride(l->stride, size));
+}
+
 /* The kernel_params whose families take g's operands, as bits: every family
  * takes gemm_args; TMA families take operands TMA describes, the k-major ones
  * only those that are contiguous along k (A not transposed, B transposed). */
 static unsigned tma_layouts(const struct gemm *g) {
-    const size_t size = dtype_infos[g->dtype].size;
-    const struct layout *operands[] = {&g->la, &g->lb};
-    const void *data[] = {g->a, g->b};
     const unsigned any = 1u << PARAMS_GEMM_ARGS;
-    int i;
-    if (g->m > tma_extent_limit || g->n > tma_extent_limit || g->k > tma_extent_limit) return any;
-    for (i = 0; i < 2; ++i)
-        if ((uintptr_t)data[i] % tma_alignment != 0 || !tma_stride(operands[i]->ld, size) ||
-            (stored_count(operands[i], g->batch) > 1 && !tma_stride(operands[i]->stride, size)))
-            return any;
+    if (!tma_describes(g, g->a, &g->la) || !tma_describes(g, g->b, &g->lb)) return any;
     return any | 1u << PARAMS_TMA | (!g->trans_a && g->trans_b) << PARAMS_TMA_K_MAJOR;
 }
 
@@ -290,9 +288,16 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS) {
         /* The first row whose params suit the operands; for AUTO, cuBLAS if that
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
-        const int f = kernel_family_for(g->backend, g->dtype, g->precision,
-                                        kernel_images[ctx->image_index].arch, tma_layouts(g));
+        const int arch = kernel_images[ctx->image_index].arch;
+        const unsigned layouts = tma_layouts(g);
+        const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts);
+        /* A family that takes k-major operands only, and would take these repacked. */
+        const int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch,
+                                              layouts | 1u << PARAMS_TMA_K_MAJOR);
         int64_t splits;
+        if (k_major != f && kernel_families[k_major].params == PARAMS_TMA_K_MAJOR &&
+            repackable(g) && (!g->automatic || k_major == g->family))
+            return repacked_gemm(ctx, g, k_major, stream);
         if (!g->automatic || f == g->family)
             return (splits = k_splits(ctx, g, f)) > 1 ? split_k_gemm(ctx, g, f, splits, stream)
                                                       : kernel_gemm(ctx, g, f, stream);

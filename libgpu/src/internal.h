@@ -189,6 +189,7 @@ struct gpumatmul_context {
     /* reduce[d]: gemm_reduce_<suffix> for each dtype some family may split
      * (split_dtypes), NULL elsewhere. */
     CUfunction reduce[DTYPE_COUNT];
+    CUfunction transpose; /* gemm_transpose_b32, for repack.c */
     int multiprocessors; /* the device's, asked once: split_k.c sizes grids by it */
     /* Workers no call is using. The lock guards only this list, held for one pop
      * or push, never across GPU work: threads multiply at once, each with a worker
@@ -257,6 +258,27 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
 /* multiply's launches of kernel family f over the whole problem as it is. */
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                              cudaStream_t stream);
+
+/* How many matrices a batch stores: a zero stride is one matrix for all. */
+int64_t stored_count(const struct layout *l, int64_t batch);
+
+/* Whether TMA describes operand `data` (laid out as l) of g: 16-byte aligned,
+ * strides of whole 16 bytes, sizes within 32-bit coordinates. */
+int tma_describes(const struct gemm *g, const void *data, const struct layout *l);
+
+/* ---- Operands repacked for k-major kernels (repack.c) ---- */
+
+/* Whether repacked_gemm can run g on a PARAMS_TMA_K_MAJOR family: 4-byte
+ * elements; an operand that is not contiguous along k within the transpose's
+ * grid, its copy within g->workspace_max; one that is, described by TMA. */
+int repackable(const struct gemm *g);
+
+/* g on family f (PARAMS_TMA_K_MAJOR) with each operand that is not contiguous
+ * along k first transposed into a workspace from the context's pool (rows of
+ * whole 16 bytes), freed after, all on `stream`. OUT_OF_MEMORY if the pool
+ * cannot give the workspace. */
+gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                               cudaStream_t stream);
 
 /* ---- Split k (split_k.c) ---- */
 

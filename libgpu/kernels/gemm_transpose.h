@@ -1,0 +1,26 @@
+/* The transpose's launch contract (gemm_transpose.cu), shared with the host
+ * code (libgpu/src/repack.c) like gemm_tiled.h: plain C, no includes. */
+#ifndef GPUMATMUL_GEMM_TRANSPOSE_H
+#define GPUMATMUL_GEMM_TRANSPOSE_H
+
+/* A block transposes a GEMM_TRANSPOSE_TILE x GEMM_TRANSPOSE_TILE square
+ * through shared memory with GEMM_TRANSPOSE_TILE x GEMM_TRANSPOSE_ROWS threads.
+ * A launch is a grid of (ceil(cols / TILE), ceil(rows / TILE), batches)
+ * blocks, so rows is at most 65535 * TILE (CUDA's grid limit). */
+#define GEMM_TRANSPOSE_TILE 32
+#define GEMM_TRANSPOSE_ROWS 8
+
+/* The one parameter of gemm_transpose_b32, passed by value; every field is 8
+ * bytes, as in struct gemm_args. Matrix z of the batch, rows x cols 4-byte
+ * elements at in + z * in_batch_stride with rows ld apart, is written
+ * transposed (cols x rows) at out + z * out_batch_stride, rows out_ld apart.
+ * Strides count elements. */
+struct transpose_args {
+    long long rows, cols;
+    const void *in;
+    long long ld, in_batch_stride;
+    void *out;
+    long long out_ld, out_batch_stride;
+};
+
+#endif
