@@ -381,11 +381,13 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
  * (a cudaStream_t of that device; NULL is the legacy default stream); returns
  * without waiting, so a failure while the product runs shows up later, as the
  * stream's error. C must not overlap A or B. libgpumatmul allocates nothing
- * (cuBLAS uses its handle's workspace), except a workspace for a tiled product
- * whose grid leaves the GPU's multiprocessors idle (float32, compute
- * capability 7.0 and newer): its k is cut into pieces summed in a fixed order,
- * their partial products taken from the context's memory pool on `stream` and
- * returned to it on every path (OUT_OF_MEMORY if the pool cannot give them).
+ * (cuBLAS uses its handle's workspace), except workspaces for two tiled
+ * products: one whose grid leaves the GPU's multiprocessors idle (float32,
+ * compute capability 7.0 and newer: its k is cut into pieces summed in a fixed
+ * order, their partial products in the workspace), and a TF32 one on compute
+ * capability 9.0 whose operands are not contiguous along k (transposed copies
+ * of them). Both come from the context's memory pool on `stream` and return to
+ * it on every path (OUT_OF_MEMORY if the pool cannot give them).
  * k == 0 enqueues a memset of C. Calls from several threads may enqueue on the
  * same stream or on different ones. */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_device(

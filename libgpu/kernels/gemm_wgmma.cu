@@ -177,33 +177,34 @@ __device__ __forceinline__ unsigned long long step(const unsigned char *slab, in
                    : descriptor(slab + kk * MMA_K_BYTES / 2 * ROW_BYTES, BOX_BYTES, ATOM_BYTES);
 }
 
+// One operand's slab at k0 of rows i0 .. i0 + ROWS - 1 (along M or N): one box
+// if it is k-major, else ROWS / ROW<S> boxes of 128 bytes along M or N. The
+// maps count 16-bit words along the contiguous axis (gemm.c: tma_operand).
+template <typename S, bool K_MAJOR, int ROWS>
+__device__ __forceinline__ void load_slab(unsigned char *slab, const tensor_map *map, int k0,
+                                          int i0, int z, unsigned long long *bar) {
+    if (K_MAJOR) {
+        tma_load(slab, map, k0 * (int)(sizeof(S) / 2), i0, z, bar);
+    } else {
+#pragma unroll
+        for (int h = 0; h < ROWS / ROW<S>; ++h)
+            tma_load(slab + h * BOX_BYTES, map, i0 + h * ROW<S>, k0, z, bar);
+    }
+}
+
 // The producer: slab s of A and B into stage s % STAGES, once that stage is empty.
 template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
 __device__ __forceinline__ void produce(const gemm_tma_args &args, unsigned char *ring,
                                         unsigned long long *full, unsigned long long *empty,
                                         index_t slabs, int row0, int col0, int z) {
     const int za = args.gemm.a_batch_stride ? z : 0, zb = args.gemm.b_batch_stride ? z : 0;
-    // The maps count 16-bit words along the contiguous axis (gemm.c: tma_operand).
-    constexpr int WORDS = sizeof(S) / 2;
     for (index_t s = 0; s < slabs; ++s) {
         const int stage = (int)(s % STAGES), k0 = (int)(s * ROW<S>);
         unsigned char *a_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES, *b_slab = a_slab + A_SLAB_BYTES;
         if (s >= STAGES) barrier_wait(&empty[stage], (unsigned)((s / STAGES - 1) & 1));
         barrier_arrive_expecting(&full[stage], GEMM_WGMMA_STAGE_BYTES);
-        if (A_K_MAJOR) {
-            tma_load(a_slab, &args.a_map, k0 * WORDS, row0, za, &full[stage]);
-        } else {
-#pragma unroll
-            for (int h = 0; h < BM / ROW<S>; ++h)
-                tma_load(a_slab + h * BOX_BYTES, &args.a_map, row0 + h * ROW<S>, k0, za, &full[stage]);
-        }
-        if (B_K_MAJOR) {
-            tma_load(b_slab, &args.b_map, k0 * WORDS, col0, zb, &full[stage]);
-        } else {
-#pragma unroll
-            for (int h = 0; h < BN / ROW<S>; ++h)
-                tma_load(b_slab + h * BOX_BYTES, &args.b_map, col0 + h * ROW<S>, k0, zb, &full[stage]);
-        }
+        load_slab<S, A_K_MAJOR, BM>(a_slab, &args.a_map, k0, row0, za, &full[stage]);
+        load_slab<S, B_K_MAJOR, BN>(b_slab, &args.b_map, k0, col0, zb, &full[stage]);
     }
 }
 
