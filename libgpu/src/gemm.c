@@ -50,8 +50,8 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
  * with code in the context's image (the plain tiled family has it for every
  * architecture, unless a registry row offers what no row for every
  * architecture does), and for AUTO from cuBLAS to that family where it
- * measured faster (auto_prefers). The launch may still pass on to a later row
- * whose params suit the operands (kernel_gemm). */
+ * measured faster (auto_prefers_tiled). The launch may still pass on to a
+ * later row whose params suit the operands (multiply). */
 static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx,
                                          gpumatmul_backend asked) {
     const int arch = kernel_images[ctx->image_index].arch;

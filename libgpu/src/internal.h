@@ -227,7 +227,7 @@ struct layout {
 struct gemm {
     gpumatmul_backend backend; /* the one that computes: never AUTO */
     int family;                /* its first registry row for the context's image (the launch
-                                * may take a later one: kernel_gemm); -1 for cuBLAS */
+                                * may take a later one: multiply); -1 for cuBLAS */
     int automatic;             /* AUTO took the family over cuBLAS (auto_prefers_tiled) */
     gpumatmul_dtype dtype;
     gpumatmul_precision precision;
