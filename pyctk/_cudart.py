@@ -59,6 +59,8 @@ _PROTOTYPES = {
     "cudaStreamWaitEvent": [c_void_p, c_void_p, c_uint],
     "cudaEventDestroy": [c_void_p],
     "cudaPointerGetAttributes": [POINTER(PointerAttributes), c_void_p],
+    "cudaHostRegister": [c_void_p, c_size_t, c_uint],
+    "cudaHostUnregister": [c_void_p],
     "cudaGetLastError": [],
 }
 

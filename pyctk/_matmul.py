@@ -15,8 +15,8 @@ from numpy.typing import ArrayLike, DTypeLike
 
 import ctypes
 
-from . import (_contexts, _device_matmul, _dtypes, _host_options, _interop, _layout,
-               _library, _shapes)
+from . import (_contexts, _device_matmul, _dtypes, _host_options, _host_results, _interop,
+               _layout, _library, _shapes)
 from ._device_array import DeviceArray
 from ._errors import DeviceMismatchError
 
@@ -212,7 +212,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     a, b = a.astype(loop, copy=False), b.astype(loop, copy=False)
     _contexts.load_library(gpus[0])
     _library.call("gpumatmul_backend_supports", backend_code, dtype_code, precision_code)
-    result = np.empty(shapes.result, loop) if out is None else out
+    result = _host_results.empty(shapes.result, loop, gpus[0]) if out is None else out
     if result.size and shapes.k:
         desc = _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
                          _shapes.result_as_matrices(result, shapes), shapes, casting,
@@ -273,7 +273,7 @@ class _HostPlan(NamedTuple):
     options: _library.HostOptions
 
     def run(self, a: np.ndarray, b: np.ndarray) -> Any:
-        result = np.empty(self.shape, self.dtype)
+        result = _host_results.empty(self.shape, self.dtype, self.devices[0])
         _library.call("gpumatmul_gemm_host_multi", _contexts.contexts(self.devices),
                       len(self.devices), self.desc, _layout.address(a), _layout.address(b),
                       _layout.address(result), self.options)

@@ -468,7 +468,9 @@ typedef struct gpumatmul_host_options {
  * gpumatmul_host_options), and A and B need never fit on the GPU at once:
  * only one row of A, one column of B and their product must. The pieces of A
  * and B a tile needs are copied up on one stream while the previous tile is
- * multiplied on another and the one before it copied down on a third. Host
+ * multiplied on another and the one before it copied down on a third. An
+ * operand that lies in one page-locked allocation (cudaHostAlloc,
+ * cudaHostRegister) is copied by the copy engines in place. Other host
  * memory goes through pinned staging buffers that each worker keeps (up to
  * 112 MiB; allocated on its first host call, grown when a call needs more,
  * freed by gpumatmul_destroy), filled and emptied by a pool of host threads

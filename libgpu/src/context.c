@@ -36,7 +36,9 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
         (status = get_entry_point("cuFuncSetAttribute", (void **)&driver->func_set_attribute)) ||
         (status = get_entry_point("cuLaunchKernel", (void **)&driver->launch_kernel)) ||
         (status = get_entry_point("cuTensorMapEncodeTiled",
-                                  (void **)&driver->tensor_map_encode_tiled)))
+                                  (void **)&driver->tensor_map_encode_tiled)) ||
+        (status = get_entry_point("cuPointerGetAttributes",
+                                  (void **)&driver->pointer_get_attributes)))
         return status;
     return GPUMATMUL_SUCCESS;
 }

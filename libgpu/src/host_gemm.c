@@ -9,8 +9,11 @@
  * multiplied. Host memory moves through pinned staging slots, copied by
  * host_copy.c's threads, so the bus runs at its pinned speed however the
  * caller's memory was allocated; the threads also fault in the pages of each
- * tile of C ahead of its copy. A product small enough (zero_copy_max) skips
- * the pipeline: the kernel reads and writes the staging directly.
+ * tile of C ahead of its copy. Operands the caller keeps in page-locked
+ * memory (cudaHostAlloc, cudaHostRegister) skip the staging: the copy engines
+ * read and write them in place, and no host thread touches them. A product
+ * small enough (zero_copy_max) skips the pipeline: the kernel reads and writes
+ * the staging directly.
  *
  * Device memory holds up to `ring` pieces each of A and B and tiles of C (one
  * of each where one suffices); the tile shape is chosen so that they fit the
@@ -267,8 +270,12 @@ struct piece {
     int64_t z0, zc, r0, rows, c0, cols;
 };
 
-/* An operand's device buffers, each holding one piece. */
+/* An operand's device buffers, each holding one piece, and where the pieces
+ * come from. */
 struct panels {
+    const void *host; /* the caller's A or B, laid out as *layout */
+    const struct layout *layout;
+    int locked; /* host is page-locked (page_locked): pieces go up in place */
     void *slot[ring];
     struct piece held[ring]; /* rows == 0: nothing yet */
     int64_t last_tile[ring]; /* the last tile whose product reads it; -1: none */
@@ -284,6 +291,7 @@ struct pipeline {
     cudaStream_t up, compute, down[ring]; /* all `compute` for a single tile */
     struct panels a, b;
     void *c[ring]; /* C tiles: tile t's is c[t % ring], copied down on down[t % ring] */
+    int c_locked;  /* the caller's C is page-locked: tiles come down into it in place */
     /* Tile t's pages of the caller's C are faulted in by prefault[t % ring]
      * while it is computed (unless `whole`): faulting them as results are
      * copied in made that copy 7 times slower. */
@@ -310,13 +318,63 @@ static struct host_copy host_side(const struct pipeline *q, const void *host,
     return copy;
 }
 
-/* Copies a piece of a host operand into device memory, through the input slots:
- * each is filled once the copy out of it before has finished. */
-static gpumatmul_status upload(struct pipeline *q, void *device, const void *host,
-                               const struct layout *l, const struct piece *p) {
-    struct host_copy copy = host_side(q, host, l, p, 0);
+/* Whether the host bytes of an operand, [p, p + bytes), lie in one page-locked
+ * allocation (cudaHostAlloc, cudaHostRegister), whose pieces the copy engines
+ * can move in place: its first and last bytes are host memory of one CUDA
+ * buffer, and its rows are within cudaMemcpy2D's pitch. */
+static int page_locked(const struct pipeline *q, const void *p, const struct layout *l,
+                       int64_t bytes) {
+    CUpointer_attribute asked[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                    CU_POINTER_ATTRIBUTE_BUFFER_ID};
+    unsigned type[2] = {0, 0};
+    unsigned long long buffer[2] = {0, 0};
+    int end;
+    if (bytes <= 0 || l->ld * (int64_t)q->size > INT32_MAX) return 0;
+    for (end = 0; end < 2; ++end) {
+        void *values[2] = {&type[end], &buffer[end]};
+        const char *at = (const char *)p + (end ? bytes - 1 : 0);
+        /* Memory CUDA does not know is no error: its attributes read 0. */
+        if (q->ctx->driver.pointer_get_attributes(2, asked, values,
+                                                  (CUdeviceptr)(uintptr_t)at) != CUDA_SUCCESS)
+            return 0;
+    }
+    return type[0] == CU_MEMORYTYPE_HOST && type[1] == CU_MEMORYTYPE_HOST &&
+           buffer[0] == buffer[1];
+}
+
+/* Copies a piece between the caller's page-locked memory and its packed device
+ * buffer on `stream`: one 2-D copy per matrix, or one for all where they lie
+ * one after another. */
+static gpumatmul_status copy_in_place(void *device, const struct host_copy *h, int64_t matrices,
+                                      cudaStream_t stream) {
+    const int64_t lines = h->lines_per_matrix, width = h->line_bytes;
+    const int chained = matrices == 1 || h->matrix_pitch == lines * h->line_pitch;
+    const int64_t copies = chained ? 1 : matrices, height = chained ? matrices * lines : lines;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    int64_t z;
+    for (z = 0; z < copies && !status; ++z) {
+        char *host = h->host + z * h->matrix_pitch, *packed = (char *)device + z * lines * width;
+        status = check_cuda(
+            h->to_host ? cudaMemcpy2DAsync(host, (size_t)h->line_pitch, packed, (size_t)width,
+                                           (size_t)width, (size_t)height,
+                                           cudaMemcpyDeviceToHost, stream)
+                       : cudaMemcpy2DAsync(packed, (size_t)width, host, (size_t)h->line_pitch,
+                                           (size_t)width, (size_t)height,
+                                           cudaMemcpyHostToDevice, stream),
+            "cudaMemcpy2DAsync");
+    }
+    return status;
+}
+
+/* Copies a piece of host operand `from` into device memory: in place if it is
+ * page-locked, else through the input slots, each filled once the copy out of
+ * it before has finished. */
+static gpumatmul_status upload(struct pipeline *q, void *device, const struct panels *from,
+                               const struct piece *p) {
+    struct host_copy copy = host_side(q, from->host, from->layout, p, 0);
     const int64_t total = piece_bytes(q, p);
     gpumatmul_status status;
+    if (from->locked) return copy_in_place(device, &copy, p->zc, q->up);
     for (copy.begin = 0; copy.begin < total; copy.begin = copy.end) {
         const int index = q->s->next_in;
         q->s->next_in = (index + 1) % in_slots;
@@ -361,7 +419,8 @@ static gpumatmul_status queue_chunk(struct pipeline *q, const void *device, int6
                                         "cudaEventRecord");
 }
 
-/* Queues the copy of tile t's first chunks, once its product is done. */
+/* Queues the copy of tile t's first chunks (of all of it, into a page-locked
+ * C), once its product is done. */
 static gpumatmul_status queue_download(struct pipeline *q, int64_t t, const struct piece *p) {
     const int64_t total = piece_bytes(q, p);
     gpumatmul_status status = GPUMATMUL_SUCCESS;
@@ -369,6 +428,14 @@ static gpumatmul_status queue_download(struct pipeline *q, int64_t t, const stru
     if (q->up != q->compute)
         status = check_cuda(cudaStreamWaitEvent(q->down[t % ring], q->s->computed[t % ring], 0),
                             "cudaStreamWaitEvent");
+    if (q->c_locked) {
+        const struct host_copy c = host_side(q, q->g->c, &q->g->lc, p, 1);
+        if (!status) status = copy_in_place(q->c[t % ring], &c, p->zc, q->down[t % ring]);
+        if (!status && q->up != q->compute)
+            status = check_cuda(cudaEventRecord(q->s->drained[t % ring], q->down[t % ring]),
+                                "cudaEventRecord");
+        return status;
+    }
     if (!q->whole) {
         const struct host_copy c = host_side(q, q->g->c, &q->g->lc, p, 1);
         const int64_t size = (int64_t)q->size;
@@ -382,13 +449,15 @@ static gpumatmul_status queue_download(struct pipeline *q, int64_t t, const stru
 }
 
 /* Copies tile t into the caller's C, chunk by chunk as each arrives, queuing
- * the chunk after next into each slot it empties. */
+ * the chunk after next into each slot it empties (nothing to do for a
+ * page-locked C: the copy engine writes it). */
 static gpumatmul_status finish_download(struct pipeline *q, int64_t t, const struct piece *p) {
     struct host_copy copy = host_side(q, q->g->c, &q->g->lc, p, 1);
     const int64_t total = piece_bytes(q, p), chunk = chunk_bytes(q, total);
     const int64_t chunks = ceil_div(total, chunk);
     gpumatmul_status status = GPUMATMUL_SUCCESS;
     int64_t i;
+    if (q->c_locked) return GPUMATMUL_SUCCESS;
     host_job_wait(&q->prefault[t % ring]);
     for (i = 0; i < chunks && !status; ++i) {
         if ((status = check_cuda(cudaEventSynchronize(q->s->out_ready[out_index(t, i)]),
@@ -421,8 +490,8 @@ static void tile_pieces(const struct gemm *g, const struct plan *p, int64_t z0, 
 
 /* Makes `panels` hold `piece` for tile t: the current buffer if it does
  * already, else the other one, once the products reading it are done. */
-static gpumatmul_status place(struct pipeline *q, struct panels *panels, const void *host,
-                              const struct layout *l, const struct piece *piece, int64_t t) {
+static gpumatmul_status place(struct pipeline *q, struct panels *panels, const struct piece *piece,
+                              int64_t t) {
     gpumatmul_status status = GPUMATMUL_SUCCESS;
     if (!same_piece(&panels->held[panels->current], piece)) {
         const int next = (panels->current + 1) % panels->count;
@@ -430,7 +499,7 @@ static gpumatmul_status place(struct pipeline *q, struct panels *panels, const v
         if (reader >= 0 && q->up != q->compute)
             status = check_cuda(cudaStreamWaitEvent(q->up, q->s->computed[reader % ring], 0),
                                 "cudaStreamWaitEvent");
-        if (!status) status = upload(q, panels->slot[next], host, l, piece);
+        if (!status) status = upload(q, panels->slot[next], panels, piece);
         if (status) return status;
         panels->held[next] = *piece;
         panels->current = next;
@@ -459,7 +528,7 @@ static gpumatmul_status start_first_tile(struct pipeline *q, const struct piece 
     struct gemm product = *q->g;
     gpumatmul_status status;
     int64_t r0;
-    if ((status = place(q, &q->a, q->g->a, &q->g->la, a, 0))) return status;
+    if ((status = place(q, &q->a, a, 0))) return status;
     q->b.held[0] = *b, q->b.last_tile[0] = 0, q->b.current = 0;
     product.m = c->rows, product.n = c->cols, product.batch = c->zc;
     product.c = q->c[0];
@@ -468,7 +537,7 @@ static gpumatmul_status start_first_tile(struct pipeline *q, const struct piece 
         const int64_t k = min64(rows_per_slice, b->rows - r0);
         const struct piece slice = {b->z0, 1, b->r0 + r0, k, b->c0, b->cols};
         void *b_slice = at(q->b.slot[0], r0 * b->cols, q->size);
-        if ((status = upload(q, b_slice, q->g->b, &q->g->lb, &slice)) ||
+        if ((status = upload(q, b_slice, &q->b, &slice)) ||
             (status = check_cuda(cudaEventRecord(q->s->inputs_ready, q->up), "cudaEventRecord")) ||
             (status = check_cuda(cudaStreamWaitEvent(q->compute, q->s->inputs_ready, 0),
                                  "cudaStreamWaitEvent")))
@@ -498,8 +567,7 @@ static gpumatmul_status start_tile(struct pipeline *q, const struct plan *p, int
     gpumatmul_status status;
     tile_pieces(q->g, p, z0, i0, j0, &a, &b, c);
     if (t == 0 && first_tile_by_k(q, &b)) return start_first_tile(q, &a, &b, c);
-    if ((status = place(q, &q->b, q->g->b, &q->g->lb, &b, t)) ||
-        (status = place(q, &q->a, q->g->a, &q->g->la, &a, t)))
+    if ((status = place(q, &q->b, &b, t)) || (status = place(q, &q->a, &a, t)))
         return status;
     if (separate &&
         ((status = check_cuda(cudaEventRecord(q->s->inputs_ready, q->up), "cudaEventRecord")) ||
@@ -663,6 +731,7 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
         return status;
     }
     q.compute = q.worker->stream;
+    q.a.host = g->a, q.a.layout = &g->la, q.b.host = g->b, q.b.layout = &g->lb;
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS &&
         make_plan(g, zero_copy_max, 1, &p) == GPUMATMUL_SUCCESS) {
         budgeted.workspace_max = budget; /* the operands are in host memory */
@@ -686,6 +755,9 @@ static gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *
             budget /= 2;
         }
     }
+    q.a.locked = page_locked(&q, g->a, &g->la, g->a_bytes);
+    q.b.locked = page_locked(&q, g->b, &g->lb, g->b_bytes);
+    q.c_locked = page_locked(&q, g->c, &g->lc, g->c_bytes);
     /* A kernel's workspace (split_k.c) takes what the plan leaves of the budget. */
     if (!status) budgeted.workspace_max = budget - (int64_t)device_bytes(g, &p);
     if (!status) status = reserve_slots(q.s, slot_bytes_for(&q, &p));

@@ -160,6 +160,8 @@ struct driver_api {
                                         CUtensorMapSwizzle swizzle,
                                         CUtensorMapL2promotion l2_promotion,
                                         CUtensorMapFloatOOBfill oob_fill);
+    CUresult (*pointer_get_attributes)(unsigned count, CUpointer_attribute *attributes,
+                                       void **values, CUdeviceptr pointer);
 };
 
 /* What one call in flight uses alone: a cuBLAS handle (each call binds it to its
