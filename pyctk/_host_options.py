@@ -20,7 +20,12 @@ Devices = Union[None, str, Sequence[int]]
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _LIMIT = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
-_parsed: dict[str, int] = {}  # the variable's text -> bytes: parsed once per value
+_parsed: dict = {}  # the variable's value as read (None: unset) -> bytes: parsed once per value
+# os.environ's own dict of encoded names and values, which it keeps in step with the process's
+# environment: a lookup there takes 0.05 us where os.environ.get takes 1 us, a twentieth of a
+# repeated 16 x 16 product (the plain way where an interpreter's os.environ lacks it).
+_ENVIRON = getattr(os.environ, "_data", None)
+_LIMIT_KEY = os.fsencode(LIMIT_VARIABLE)
 
 
 def memory_limit() -> int:
@@ -35,15 +40,16 @@ def memory_limit() -> int:
     >>> del os.environ["PYCTK_DEVICE_MEMORY_LIMIT"]; memory_limit()
     0
     """
-    text = os.environ.get(LIMIT_VARIABLE, "")
-    limit = _parsed.get(text)
+    raw = _ENVIRON.get(_LIMIT_KEY) if _ENVIRON is not None else os.environ.get(LIMIT_VARIABLE)
+    limit = _parsed.get(raw)
     if limit is None:
+        text = os.fsdecode(raw) if raw is not None else ""
         match = _LIMIT.fullmatch(text) if text.strip() else None
         if text.strip() and (match is None or int(match[1]) == 0):
             raise ValueError(f"{LIMIT_VARIABLE}={text!r} is not a memory size: give a positive "
                              f"number of bytes, or one with K, M, G or T (e.g. 512M), or unset it")
         limit = int(match[1]) * _UNITS[match[2].upper()] if match else 0
-        _parsed[text] = limit
+        _parsed[raw] = limit
     return limit
 
 
