@@ -37,13 +37,21 @@ enum {
  * long enough to hide a copy's launch and the host threads' wake-up; pinning
  * memory costs about 0.5 ms per MiB, paid once per worker). */
 static const int64_t staging_slot_max = 16 << 20;
-/* C bytes per tile where the tile shape is free: tiles this size keep the
- * pipeline's first and last steps (which nothing overlaps) short. */
-static const int64_t tile_c_target = 32 << 20;
-/* A matrix whose C is at least this big is cut into up to `overlap_tiles`
- * tiles of rows, so that copies overlap products; a smaller one is one tile. */
+/* C bytes per tile where the tile shape is free. A tile of whole matrices of
+ * a batch brings its own A and B: tiles this size keep the pipeline's first
+ * and last steps (which nothing overlaps) short. */
+static const int64_t batch_tile_c_target = 32 << 20;
+/* Tiles of rows of one matrix all read the whole of B, and the first is
+ * multiplied while B arrives (first_tile_by_k): its product should last about
+ * as long, while larger tiles lengthen the last tile's copy down. (At n = 8192
+ * float32 from NumPy on an H100: 4 tiles 26 ms, 5 tiles 27-28 ms, 9 tiles
+ * 30 ms.) */
+static const int64_t row_tile_c_target = 128 << 20;
+/* A matrix whose C is at least this big is cut into at least `overlap_tiles`
+ * tiles of rows (as C allows), so that copies overlap products; a smaller one
+ * is one tile. */
 static const int64_t tile_c_split_min = 2 << 20;
-static const int64_t overlap_tiles = 8;
+static const int64_t overlap_tiles = 4;
 /* cuBLAS computes C in blocks 128 to 256 wide: a thinner tile wastes the GPU,
  * so tiles are cut below this only when memory leaves no choice. */
 static const int64_t efficient_dim = 256;
@@ -197,7 +205,7 @@ static double device_bytes(const struct gemm *g, const struct plan *p) {
             p->c_slots * (double)p->zc * tm * tn);
 }
 
-/* The tile shape for a budget of device bytes: tiles of about tile_c_target,
+/* The tile shape for a budget of device bytes: tiles of about *_tile_c_target,
  * several for a large matrix so that copies overlap products, then halved
  * (batch, then rows, then columns) until they fit. `whole` asks for one tile:
  * all of A and B on the GPU before any C is written back. */
@@ -207,10 +215,11 @@ static gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whol
     *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1};
     if (whole) {
         p->zc = g->batch;
-    } else if (g->batch > 1 && c_matrix < tile_c_target) {
-        p->zc = min64(g->batch, max64(1, (int64_t)(tile_c_target / max64((int64_t)c_matrix, 1))));
+    } else if (g->batch > 1 && c_matrix < batch_tile_c_target) {
+        p->zc = min64(g->batch,
+                      max64(1, (int64_t)(batch_tile_c_target / max64((int64_t)c_matrix, 1))));
     } else if (c_matrix >= tile_c_split_min) {
-        const int64_t tiles = max64((int64_t)(c_matrix / tile_c_target) + 1,
+        const int64_t tiles = max64((int64_t)(c_matrix / row_tile_c_target) + 1,
                                     min64(overlap_tiles, (int64_t)(c_matrix / tile_c_split_min)));
         p->tm = max64(ceil_div(g->m, tiles), min64(g->m, efficient_dim));
     }
