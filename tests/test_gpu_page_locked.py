@@ -5,14 +5,13 @@ part (copied through the staging). Compared with NumPy."""
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 
 import pyctk
 from pyctk import _cudart, _host_options, _host_results
 from test_gpu_host_streaming import CASES, check, lay_out
+from test_host_results import collect
 
 pytestmark = pytest.mark.gpu
 
@@ -90,13 +89,13 @@ def test_a_dropped_result_s_memory_serves_the_next_page_locked(monkeypatch):
     address = results[0].ctypes.data
     assert not is_page_locked(results[0])  # a first use: NumPy-like fresh memory
     check(results.pop(), *operands[0])
-    gc.collect()
+    collect()
     for a, b in operands[1:]:  # the second call takes the layout's plan
         result = pyctk.matmul(a, b)
         assert result.ctypes.data == address and is_page_locked(result)
         check(result, a, b)  # every element written: nothing left of the last product
         del result
-        gc.collect()
+        collect()
 
 
 def test_results_kept_alive_each_have_their_own_memory():
