@@ -23,7 +23,10 @@ where the row times no product of its own); some kinds add fields, named below.
   about a second); "repeats" says how many were timed. Plus "floor_seconds" and
   "fraction_of_floor" (floor / seconds: 1 is at the floor), defined next.
 - "host-tiny": 16 x 16 float32, NumPy in, NumPy out, per call (wall clock over --calls
-  calls after 100 warm-up calls), the same peers.
+  calls after 100 warm-up calls), the same peers, each in a fresh process of its own that
+  imports only NumPy, pyctk (which starts no CUDA unless used) and that peer's library: in
+  the benchmark's own process, after the other libraries' large products, every library's
+  tiny calls ran up to a quarter slower.
 - "host-large": a product larger than the GPU, NumPy in, NumPy out, float32: --large M K N
   (default 150000 4096 150000: a 90 GB result), pyctk alone (no peer multiplies what does not
   fit on the GPU). One timed call after one warm-up call; "m", "k", "n" give the shape,
@@ -378,17 +381,26 @@ def host_rows(sizes, dtypes, repeats, peers):
 
 
 def host_tiny_rows(peers, calls):
-    """Per-call time of a 16 x 16 float32 product, NumPy in, NumPy out."""
-    a, b = operands(TINY, "float32")
+    """Per-call time of a 16 x 16 float32 product, NumPy in, NumPy out, each peer in a fresh
+    process (this script with --tiny-child)."""
     rows = []
-    for name, multiply in peers.items():
-        for _ in range(100):
-            multiply(a, b)
-        start = time.perf_counter()
-        for _ in range(calls):
-            multiply(a, b)
-        rows.append(row("host-tiny", name, "float32", TINY, (time.perf_counter() - start) / calls))
+    for name in peers:
+        done = subprocess.run([sys.executable, __file__, "--tiny-child", name, "--calls", str(calls)],
+                              capture_output=True, text=True, check=True)
+        rows.append(row("host-tiny", name, "float32", TINY, float(done.stdout.split()[-1])))
     return rows
+
+
+def tiny_seconds(name: str, calls: int) -> float:
+    """Seconds per call of peer ``name``'s 16 x 16 product, after 100 warm-up calls."""
+    multiply = HOST_PEERS[name]()
+    a, b = operands(TINY, "float32")
+    for _ in range(100):
+        multiply(a, b)
+    start = time.perf_counter()
+    for _ in range(calls):
+        multiply(a, b)
+    return (time.perf_counter() - start) / calls
 
 
 def host_memory_bytes() -> int:
@@ -561,8 +573,13 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", help="only these kinds of rows (device rows come "
                         "along where others need them)")
     parser.add_argument("--json", default="benchmark-matmul.json")
+    parser.add_argument("--tiny-child", metavar="PEER", help=argparse.SUPPRESS)  # host_tiny_rows' child
     parser.add_argument("--quick", action="store_true", help="one size, few repeats: a check that it all runs")
-    config = settings(parser.parse_args())
+    args = parser.parse_args()
+    if args.tiny_child:
+        print(tiny_seconds(args.tiny_child, args.calls))
+        return
+    config = settings(args)
 
     report = pyctk.info()
     device = report["devices"][0]["name"] if report["devices"] else None
