@@ -11,9 +11,9 @@ block is used it is page-locked (cudaHostRegister, about 25 GB/s on an H100 serv
 once), and from then on the GPU's copy engines write results into it in place
 (libgpumatmul copies straight to and from page-locked memory).
 
-The free list holds at most CACHE_BYTES (2 GiB, or an eighth of the host's memory if less):
-the oldest blocks beyond it are unlocked and unmapped, and a result larger than all of it
-comes from NumPy.
+The free list holds at most CACHE_BYTES, a sixteenth of the host's memory (memory the
+process had in use already): the oldest blocks beyond it are unlocked and unmapped, and a
+result larger than all of it comes from NumPy.
 Results are ordinary writable C-ordered ndarrays; their base is a uint8 array over the block
 (``flags.owndata`` is False, as for a view).
 
@@ -35,7 +35,7 @@ from . import _cudart
 
 MIN_BYTES = 1 << 20  # smaller results come from NumPy: few pages, which malloc reuses itself
 _PAGE = os.sysconf("SC_PAGE_SIZE")
-CACHE_BYTES = min(2 << 30, _PAGE * os.sysconf("SC_PHYS_PAGES") // 8)
+CACHE_BYTES = _PAGE * os.sysconf("SC_PHYS_PAGES") // 16
 _REGISTER_PORTABLE = 1  # cudaHostRegisterPortable: page-locked for every GPU's context
 
 
@@ -52,8 +52,18 @@ class _Block:
             self.memory.madvise(mmap.MADV_HUGEPAGE)
         self.size = size
         self.address = np.frombuffer(self.memory, np.uint8, count=1).ctypes.data
-        self.locked: bool | None = None  # None: not tried yet; False: CUDA refused
+        self.locked: bool | None = None  # None: not tried yet; False: CUDA refused or unlocked
         self.pid = os.getpid()
+
+    def __del__(self) -> None:
+        # Dropped without _release (a replaced free list, an error): CUDA must not keep a page
+        # lock on addresses that the next mapping may reuse, or libgpumatmul would take that
+        # memory for locked and the GPU would write to the old pages.
+        if self.locked and self.pid == os.getpid():
+            try:
+                _unlock(self)
+            except Exception:  # the interpreter is exiting, and CUDA with it
+                pass
 
 
 # The free list, oldest first, and its size. Finalizers only append to _returned (an atomic
@@ -146,10 +156,15 @@ def _release(block: _Block) -> None:
     """Unlock and unmap a free block (no array uses it: an array's finalizer runs while the
     array still holds the memory, so a block is never released from its own)."""
     if block.locked:
-        runtime = _cudart.runtime()
-        if runtime.cudaHostUnregister(block.address) != 0:
-            runtime.cudaGetLastError()
+        _unlock(block)
     block.memory.close()
+
+
+def _unlock(block: _Block) -> None:
+    runtime = _cudart.runtime()
+    if runtime.cudaHostUnregister(block.address) != 0:
+        runtime.cudaGetLastError()
+    block.locked = False
 
 
 def _forget_in_child() -> None:

@@ -98,6 +98,28 @@ def test_a_dropped_result_s_memory_serves_the_next_page_locked(monkeypatch):
         collect()
 
 
+def test_a_block_dropped_unreleased_leaves_no_page_lock_behind(monkeypatch):
+    """A locked block dropped without being released (here: with the free list it was in) is
+    unlocked: were CUDA to keep its lock, a new mapping at its addresses would be taken for
+    page-locked memory, and the GPU would write to the old pages."""
+    monkeypatch.setattr(_host_results, "_free", [])
+    monkeypatch.setattr(_host_results, "_returned", [])
+    monkeypatch.setattr(_host_results, "_free_bytes", 0)
+    rng = np.random.default_rng(9)
+    a, b = rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32)
+    for _ in range(2):
+        result = pyctk.matmul(a, b)
+        address, locked = result.ctypes.data, is_page_locked(result)
+        del result
+        collect()
+    assert locked
+    _host_results._free.clear()  # (not monkeypatch.setattr: it would keep the list to restore)
+    _host_results._free_bytes = 0
+    collect()
+    assert _cudart.pointer_device(address)[0] != _cudart.MEMORY_HOST
+    check(pyctk.matmul(a, b), a, b)
+
+
 def test_results_kept_alive_each_have_their_own_memory():
     rng = np.random.default_rng(7)
     a, b = rng.random((600, 600), np.float32), rng.random((600, 600), np.float32)
@@ -105,3 +127,19 @@ def test_results_kept_alive_each_have_their_own_memory():
     assert len({r.ctypes.data for r in kept}) == 4
     for i, result in enumerate(kept):
         check(result, a * i, b)
+
+
+def test_every_gpu_writes_into_a_page_locked_result(monkeypatch):
+    if _cudart.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    monkeypatch.setattr(_host_results, "_free", [])
+    monkeypatch.setattr(_host_results, "_returned", [])
+    monkeypatch.setattr(_host_results, "_free_bytes", 0)
+    rng = np.random.default_rng(8)
+    for _ in range(3):  # the second and third results are page-locked (portable: every GPU's)
+        a, b = rng.random((1500, 600), np.float32), rng.random((600, 1000), np.float32)
+        result = pyctk.matmul(a, b, devices="all")
+        check(result, a, b)
+        del result
+        collect()
+    assert all(block.locked for block in _host_results._free)
