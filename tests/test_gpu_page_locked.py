@@ -34,6 +34,14 @@ def page_locked():
         _cudart.call("cudaHostUnregister", array.ctypes.data)
 
 
+@pytest.fixture
+def empty_free_list(monkeypatch):
+    """No block left for reuse by an earlier test."""
+    monkeypatch.setattr(_host_results, "_free", [])
+    monkeypatch.setattr(_host_results, "_returned", [])
+    monkeypatch.setattr(_host_results, "_free_bytes", 0)
+
+
 def is_page_locked(array: np.ndarray) -> bool:
     return _cudart.pointer_device(array.ctypes.data)[0] == _cudart.MEMORY_HOST
 
@@ -78,10 +86,7 @@ def test_an_operand_locked_only_in_part_goes_through_the_staging(page_locked):
     check(pyctk.matmul(a, b, out=out), a, b)
 
 
-def test_a_dropped_result_s_memory_serves_the_next_page_locked(monkeypatch):
-    monkeypatch.setattr(_host_results, "_free", [])  # no block left by an earlier test
-    monkeypatch.setattr(_host_results, "_returned", [])
-    monkeypatch.setattr(_host_results, "_free_bytes", 0)
+def test_a_dropped_result_s_memory_serves_the_next_page_locked(empty_free_list):
     rng = np.random.default_rng(6)
     operands = [(rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32))
                 for _ in range(3)]
@@ -98,13 +103,10 @@ def test_a_dropped_result_s_memory_serves_the_next_page_locked(monkeypatch):
         collect()
 
 
-def test_a_block_dropped_unreleased_leaves_no_page_lock_behind(monkeypatch):
+def test_a_block_dropped_unreleased_leaves_no_page_lock_behind(empty_free_list):
     """A locked block dropped without being released (here: with the free list it was in) is
     unlocked: were CUDA to keep its lock, a new mapping at its addresses would be taken for
     page-locked memory, and the GPU would write to the old pages."""
-    monkeypatch.setattr(_host_results, "_free", [])
-    monkeypatch.setattr(_host_results, "_returned", [])
-    monkeypatch.setattr(_host_results, "_free_bytes", 0)
     rng = np.random.default_rng(9)
     a, b = rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32)
     for _ in range(2):
@@ -129,12 +131,9 @@ def test_results_kept_alive_each_have_their_own_memory():
         check(result, a * i, b)
 
 
-def test_every_gpu_writes_into_a_page_locked_result(monkeypatch):
+def test_every_gpu_writes_into_a_page_locked_result(empty_free_list):
     if _cudart.device_count() < 2:
         pytest.skip("needs two GPUs")
-    monkeypatch.setattr(_host_results, "_free", [])
-    monkeypatch.setattr(_host_results, "_returned", [])
-    monkeypatch.setattr(_host_results, "_free_bytes", 0)
     rng = np.random.default_rng(8)
     for _ in range(3):  # the second and third results are page-locked (portable: every GPU's)
         a, b = rng.random((1500, 600), np.float32), rng.random((600, 1000), np.float32)
