@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from . import _c_build, _dtypes, _info, _library, _matmul, matmul
+from . import _c_build, _dtypes, _info, _library, _matmul, _nvrtc, matmul
 from ._errors import PyctkError, UnsupportedError
 
 BACKENDS = ("tiled", "cublas")
@@ -35,6 +35,7 @@ def print_report(report: dict) -> None:
           f" (CUDA driver API {report['driver_version'] or 'unavailable'})")
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
+    print(f"  NVRTC:           {report['nvrtc_version'] or 'not installed (optional: ' + _nvrtc.install_command() + ')'}")
     print("Libraries:")
     for library in report["libraries"]:
         print(f"  {library['name']:<10} {library['path']}  (found via {library['found_via']})")

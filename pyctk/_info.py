@@ -8,7 +8,7 @@ from typing import Any
 
 from . import _contexts, _distributions, _library
 from ._build_config import CUDA_MAJOR, VERSION
-from ._errors import PyctkError
+from ._errors import LibraryNotFoundError, PyctkError
 
 
 def driver_release(version_file: str = "/proc/driver/nvidia/version") -> str | None:
@@ -23,6 +23,19 @@ def driver_release(version_file: str = "/proc/driver/nvidia/version") -> str | N
 
 def _cuda_version(encoded: int) -> str | None:
     return f"{encoded // 1000}.{encoded % 1000 // 10}" if encoded else None
+
+
+def nvrtc_version() -> str | None:
+    """NVRTC's version, e.g. "13.0", loading it (it needs no driver); None when it is not
+    installed (it is optional: the ``nvrtc`` extra). info() asks only once libgpumatmul
+    has loaded: a broken install loads nothing more."""
+    from . import _nvrtc  # imported here: `import pyctk` does not need it
+
+    try:
+        major, minor = _nvrtc.version()
+    except LibraryNotFoundError:
+        return None
+    return f"{major}.{minor}"
 
 
 def kernel_images() -> list[dict[str, Any]]:
@@ -80,11 +93,13 @@ def info() -> dict[str, Any]:
     report: dict[str, Any] = {
         "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
         "driver_release": driver_release(), "driver_version": None, "runtime_version": None, "cublas_version": None,
+        "nvrtc_version": None,
         "libraries": [], "kernel_images": [], "devices": [], "error": None,
         "distributions": _distributions.installed(), "warning": _distributions.conflict(),
     }
     try:
         _library.library()
+        report["nvrtc_version"] = nvrtc_version()
         report["kernel_images"] = kernel_images()
         report["runtime_version"] = _cuda_version(_library.query_int("gpumatmul_runtime_version"))
         cublas = _library.query_int("gpumatmul_cublas_version")

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import pytest
 
+import pyctk
 from pyctk import _kernel_args, _nvrtc, compiler
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._kernel_args import Param
@@ -197,8 +198,9 @@ def test_gpu_older_than_nvrtc(monkeypatch):
 # --- NVRTC not installed ----------------------------------------------------------------------------
 
 def test_missing_nvrtc_names_the_pip_command(tmp_path):
-    """The loader's real search over an empty layout, in a fresh process (NVRTC not loaded);
-    the dynamic linker's own search (a toolkit in its path) is made to find nothing too."""
+    """The loader's real search for NVRTC over an empty layout, in a fresh process (NVRTC not
+    loaded); the dynamic linker's own search (a toolkit in its path) is made to find nothing
+    too. The other libraries load as ever, so pyctk.info() gets as far as asking for NVRTC."""
     empty = tmp_path / "site-packages"
     empty.mkdir()
     script = f"""
@@ -206,16 +208,20 @@ import json, sys
 from pyctk import _loader, compiler
 from pyctk._errors import LibraryNotFoundError
 real, dlopen = _loader.load_library, _loader._dlopen
-_loader.load_library = lambda spec, search_path=None, environ=None: real(spec, [{str(empty)!r}], {{}})
+_loader.load_library = lambda spec, search_path=None, environ=None: (
+    real(spec, [{str(empty)!r}], {{}}) if spec.name == "nvrtc" else real(spec, search_path, environ))
 def no_system_copy(path):
     if "/" not in path:
         raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
     return dlopen(path)
 _loader._dlopen = no_system_copy
+import pyctk
 try:
     compiler.compile("__global__ void k() {{}}", arch="sm_80", cache_dir=False)
 except LibraryNotFoundError as error:
-    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError)}}))
+    report = pyctk.info()
+    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError),
+                      "info": [report["runtime_version"], report["nvrtc_version"]]}}))
 """
     environment = {k: v for k, v in os.environ.items()  # no other way to a CUDA library
                    if k not in ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")}
@@ -228,6 +234,12 @@ except LibraryNotFoundError as error:
     assert f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"' in message
     assert "NVRTC, the CUDA run-time compiler, which is not installed" in message
     assert f"{empty}/" in message and "libnvrtc.so" in message and "not there" in message
+    runtime, nvrtc = result["info"]  # pyctk.info() loaded the runtime, and found no NVRTC
+    assert runtime is not None and nvrtc is None
+
+
+def test_info_gives_nvrtc_s_version():
+    assert pyctk.info()["nvrtc_version"] == "%d.%d" % _nvrtc.version()
 
 
 def test_value_bytes_checks_exact_types():
