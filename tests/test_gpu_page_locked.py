@@ -11,7 +11,7 @@ import pytest
 import pyctk
 from pyctk import _cudart, _host_options, _host_results
 from test_gpu_host_streaming import CASES, check, lay_out
-from test_host_results import collect
+from test_host_results import collect, empty_free_list  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.gpu
 
@@ -32,14 +32,6 @@ def page_locked():
     yield lock
     for array in locked:
         _cudart.call("cudaHostUnregister", array.ctypes.data)
-
-
-@pytest.fixture
-def empty_free_list(monkeypatch):
-    """No block left for reuse by an earlier test."""
-    monkeypatch.setattr(_host_results, "_free", [])
-    monkeypatch.setattr(_host_results, "_returned", [])
-    monkeypatch.setattr(_host_results, "_free_bytes", 0)
 
 
 def is_page_locked(array: np.ndarray) -> bool:

@@ -13,12 +13,17 @@ MATRIX = (512, 1024)  # float32: 2 MiB, over MIN_BYTES
 F32 = np.dtype(np.float32)
 
 
-@pytest.fixture(autouse=True)
-def page_locks(monkeypatch):
-    """An empty free list for each test, and the blocks (and devices) page-locking was asked for."""
+@pytest.fixture
+def empty_free_list(monkeypatch):
+    """No block left for reuse by an earlier test (the GPU tests of kept results use it too)."""
     monkeypatch.setattr(_host_results, "_free", [])
     monkeypatch.setattr(_host_results, "_returned", [])
     monkeypatch.setattr(_host_results, "_free_bytes", 0)
+
+
+@pytest.fixture(autouse=True)
+def page_locks(empty_free_list, monkeypatch):
+    """The blocks (and devices) page-locking was asked for, with an empty free list."""
     asked = []
     monkeypatch.setattr(_host_results, "_page_lock", lambda block, device: asked.append((block, device)))
     return asked
