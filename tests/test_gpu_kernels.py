@@ -3,6 +3,8 @@ tile (the float32, float64 and float16/bfloat16 kernels tile C by 128 x 256, 128
 128 x 256, k by 16 or 32), each transpose pair, pointers off 16-byte alignment, odd row
 pitches, strided and broadcast batches. C is poisoned with NaN first: every element must be
 written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands.
+Tiny float32 products (up to 32^3 multiply-adds, at either precision) take the plain tiled
+kernel rather than gemm_simt: SHAPES and the batches have products on both sides of that line.
 Float32 products whose grid leaves multiprocessors idle take split k (libgpu/src/split_k.c):
 its cases are at the end."""
 
@@ -31,8 +33,8 @@ if bfloat16 is not None:
     DTYPES[bfloat16] = (3, 1.6e-2)
 
 SHAPES = [  # (m, n, k)
-    (1, 1, 1), (5, 3, 1), (129, 257, 17), (128, 256, 32), (255, 130, 33), (300, 70, 1000),
-    (2, 600, 7), (257, 513, 64),
+    (1, 1, 1), (5, 3, 1), (16, 16, 16), (32, 32, 32), (33, 32, 32), (129, 257, 17),
+    (128, 256, 32), (255, 130, 33), (300, 70, 1000), (2, 600, 7), (257, 513, 64),
 ]
 
 
@@ -119,11 +121,13 @@ def test_layouts_tma_describes(dtype, m, n, k, trans_a, trans_b):
 def test_batches_tma_describes(dtype, broadcast_b):
     check_product(dtype, 136, 264, 200, 0, 0, batch=3, pad=8, broadcast_b=broadcast_b, seed=9)
     check_product(dtype, 64, 512, 64, 1, 1, batch=5, broadcast_b=broadcast_b, seed=10)
+    check_product(dtype, 16, 16, 16, 1, 0, batch=8, shift=1, pad=3, broadcast_b=broadcast_b,
+                  seed=11)  # 16^3 * 8 = 32^3: tiny
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
-@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (128, 256, 32), (200, 260, 36), (130, 516, 1000),
-                                     (300, 772, 132), (33, 70, 1001)])
+@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (32, 32, 32), (128, 256, 32), (200, 260, 36),
+                                     (130, 516, 1000), (300, 772, 132), (33, 70, 1001)])
 def test_tf32_layouts(m, n, k, trans_a, trans_b):
     """float32 at precision TF32 (TF32-sized errors allowed: operands keep 10 mantissa bits).
     On an H100 the TF32 kernel takes A not transposed and B transposed as they are, and the

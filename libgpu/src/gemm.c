@@ -46,6 +46,11 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
            (uint64_t)*bytes <= (uint64_t)PTRDIFF_MAX;
 }
 
+/* The registry's shapes bit for g's product. */
+static unsigned shape_bit(const struct gemm *g) {
+    return 1u << shape_class(g->m, g->n, g->k, g->batch);
+}
+
 /* Moves g from the registry's first family for its case to the first one
  * with code in the context's image (the plain tiled family has it for every
  * architecture, unless a registry row offers what no row for every
@@ -57,12 +62,13 @@ static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context
     const int arch = kernel_images[ctx->image_index].arch;
     if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
         const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
-                                        ANY_LAYOUT);
+                                        ANY_LAYOUT, shape_bit(g));
         if (f >= 0 && auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k, g->batch))
             g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
     }
     if (g->family < 0) return GPUMATMUL_SUCCESS;
-    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT);
+    g->family =
+        kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shape_bit(g));
     if (g->family < 0)
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
                          "no kernel computes %s at this precision on compute capability %d.%d",
@@ -290,10 +296,11 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
         const int arch = kernel_images[ctx->image_index].arch;
         const unsigned layouts = tma_layouts(g);
-        const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts);
+        const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts,
+                                        shape_bit(g));
         /* A family that takes k-major operands only, and would take these repacked. */
         const int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch,
-                                              layouts | 1u << PARAMS_TMA_K_MAJOR);
+                                              layouts | 1u << PARAMS_TMA_K_MAJOR, shape_bit(g));
         int64_t splits;
         if (k_major != f && kernel_families[k_major].params == PARAMS_TMA_K_MAJOR &&
             repackable(g) && (!g->automatic || k_major == g->family))

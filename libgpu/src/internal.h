@@ -63,7 +63,14 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
  * its backend that has its dtype and precision, whose [min_arch, max_arch] holds
  * the loaded image's architecture (a family that needs other instructions
  * compiles to an empty kernel elsewhere, and a later row, at least the tiled
- * family, takes those GPUs) and whose params suit the operands. */
+ * family, takes those GPUs), whose params suit the operands and whose shapes
+ * hold the product's shape class. */
+/* Products by size, for the registry's rows and AUTO's measurements: a class
+ * is m * n * k * batch_count of at most 32^3, 512^3, 2048^3, or more. */
+enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
+enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
+#define ALL_SHAPES ((1u << SHAPE_CLASS_COUNT) - 1)
+
 enum kernel_params {
     /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
     PARAMS_GEMM_ARGS,
@@ -88,18 +95,22 @@ struct kernel_family {
      * in d and added by gemm_reduce_<suffix> (split_k.c). Never float16 or
      * bfloat16, whose sums are float32: a 16-bit partial would lose them. */
     unsigned split_dtypes;
+    /* bit c set: taken for products of shape_class c. A family whose blocks
+     * are too large for the smallest products leaves them to a later row. */
+    unsigned shapes;
 };
-#define KERNEL_FAMILY_COUNT 6
+#define KERNEL_FAMILY_COUNT 7
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
  * of architecture `arch` (any architecture: ANY_ARCH), for operands whose
  * layout suits the params whose bits `layouts` sets (ANY_LAYOUT: ask about
- * any operands); -1 if none. */
+ * any operands) and a product of a shape class whose bit `shapes` sets
+ * (ALL_SHAPES: of any size); -1 if none. */
 #define ANY_ARCH 0x7fffffff
 #define ANY_LAYOUT (~0u)
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch, unsigned layouts);
+                      gpumatmul_precision precision, int arch, unsigned layouts, unsigned shapes);
 
 /* Whether family f has code in an image of architecture `arch`. */
 int kernel_family_runs_on(int f, int arch);
@@ -110,7 +121,6 @@ int kernel_family_runs_on(int f, int arch);
  * tiled backend (its first registry row for the image) measured faster than
  * cuBLAS for the image's architecture, the dtype, the precision and the shape
  * class: one row per architecture, dtype and precision measured. */
-enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
 struct auto_choice {
     int arch; /* the kernel image's, 10 * major + minor */
     gpumatmul_dtype dtype;
@@ -120,9 +130,6 @@ struct auto_choice {
 extern const struct auto_choice auto_choices[];
 extern const int auto_choice_count;
 
-/* The shape class of a product by its m * n * k * batch_count: at most 32^3,
- * 512^3, 2048^3, or more. */
-enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
 
 /* Whether AUTO takes the tiled backend over cuBLAS for this product on an
  * image of architecture `arch`. */

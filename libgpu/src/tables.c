@@ -57,33 +57,41 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
 
-/* In order of preference (see internal.h); each with its file in libgpu/kernels. The last
- * column, split_dtypes: only gemm_simt's grid of large tiles leaves multiprocessors idle
- * often enough to gain from split k (benchmarks/NOTES.md, step 4). */
+/* In order of preference (see internal.h); each with its file in libgpu/kernels. The column
+ * before the last, split_dtypes: only gemm_simt's grid of large tiles leaves multiprocessors
+ * idle often enough to gain from split k (benchmarks/NOTES.md, step 4). */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma ... */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST,
-     PARAMS_TMA, 0},
+     PARAMS_TMA, 0, ALL_SHAPES},
     /* ... and float32 at precision TF32, for operands contiguous along k. */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT32), ONLY(GPUMATMUL_PRECISION_TF32),
-     PARAMS_TMA_K_MAJOR, 0},
+     PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
     {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
      80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS,
-     0},
+     0, ALL_SHAPES},
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
-     ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS, 0},
+     ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
+    /* gemm_tiled.cu for tiny float32 products, at either precision (it computes
+     * exactly, which TF32 allows): a block of gemm_simt computes all of its
+     * 128 x 256 tile, and a 16 x 16 product from host memory took 16 us a call
+     * with it, 13 us with gemm_tiled. */
+    {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
+     ONLY(GPUMATMUL_FLOAT32), HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, 0,
+     ONLY(SHAPE_TINY)},
     /* gemm_simt.cu: float32 on CUDA cores; at precision TF32 too, for what the
      * TF32 kernel does not take (TF32 allows the shortcut, it does not ask for it). */
     {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
      GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32),
-     HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, ONLY(GPUMATMUL_FLOAT32)},
+     HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, ONLY(GPUMATMUL_FLOAT32),
+     ALL_SHAPES},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
-     ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0},
+     ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
 };
 
 /* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
@@ -112,12 +120,12 @@ int kernel_family_runs_on(int f, int arch) {
 }
 
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
-                      gpumatmul_precision precision, int arch, unsigned layouts) {
+                      gpumatmul_precision precision, int arch, unsigned layouts, unsigned shapes) {
     int f;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
         if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
             ((kernel_families[f].precisions >> precision) & 1u) && kernel_family_runs_on(f, arch) &&
-            ((layouts >> kernel_families[f].params) & 1u))
+            ((layouts >> kernel_families[f].params) & 1u) && (kernel_families[f].shapes & shapes))
             return f;
     return -1;
 }
@@ -146,7 +154,7 @@ int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision prec
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
     if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT) >= 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT, ALL_SHAPES) >= 0;
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */
@@ -236,7 +244,8 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];
-            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH, ANY_LAYOUT);
+            *family = kernel_family_for(candidates[i], dtype, precision, ANY_ARCH, ANY_LAYOUT,
+                                        ALL_SHAPES);
             return GPUMATMUL_SUCCESS;
         }
     return not_supported(backend, dtype, precision);
