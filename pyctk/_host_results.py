@@ -79,11 +79,11 @@ def empty(shape: Sequence[int], dtype: np.dtype, device: int = 0) -> np.ndarray:
     """A new C-ordered array for a product's result on GPU ``device``, uninitialised as
     ``np.empty``: memory a dropped result left if one of the same size is free
     (page-locked for ``device``'s use on this second use), else new memory."""
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < MIN_BYTES or nbytes > CACHE_BYTES:
+    if not kept(shape, dtype):
         return np.empty(shape, dtype)
     import weakref  # here: `import pyctk` does not need it (0.6 ms)
 
+    nbytes = math.prod(shape) * dtype.itemsize
     size = -(-nbytes // _PAGE) * _PAGE
     block = _take(size)
     if block is None:
@@ -93,6 +93,12 @@ def empty(shape: Sequence[int], dtype: np.dtype, device: int = 0) -> np.ndarray:
     anchor = np.frombuffer(block.memory, np.uint8)  # every view of the result has it as base
     weakref.finalize(anchor, _give_back, block).atexit = False
     return anchor[:nbytes].view(dtype).reshape(shape)
+
+
+def kept(shape: Sequence[int], dtype: np.dtype) -> bool:
+    """Whether ``empty`` makes a result of this shape and dtype in memory kept here (else
+    it is NumPy's own)."""
+    return MIN_BYTES <= math.prod(shape) * dtype.itemsize <= CACHE_BYTES
 
 
 def _take(size: int) -> _Block | None:
