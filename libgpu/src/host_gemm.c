@@ -461,12 +461,12 @@ static gpumatmul_status queue_download(struct pipeline *q, int64_t t, const stru
  * the chunk after next into each slot it empties (nothing to do for a
  * page-locked C: the copy engine writes it). */
 static gpumatmul_status finish_download(struct pipeline *q, int64_t t, const struct piece *p) {
-    struct host_copy copy = host_side(q, q->g->c, &q->g->lc, p, 1);
-    const int64_t total = piece_bytes(q, p), chunk = chunk_bytes(q, total);
-    const int64_t chunks = ceil_div(total, chunk);
+    struct host_copy copy;
+    int64_t total, chunk, chunks, i;
     gpumatmul_status status = GPUMATMUL_SUCCESS;
-    int64_t i;
     if (q->c_locked) return GPUMATMUL_SUCCESS;
+    copy = host_side(q, q->g->c, &q->g->lc, p, 1);
+    total = piece_bytes(q, p), chunk = chunk_bytes(q, total), chunks = ceil_div(total, chunk);
     host_job_wait(&q->prefault[t % ring]);
     for (i = 0; i < chunks && !status; ++i) {
         if ((status = check_cuda(cudaEventSynchronize(q->s->out_ready[out_index(t, i)]),
