@@ -47,6 +47,14 @@ static const int64_t batch_tile_c_target = 32 << 20;
  * float32 from NumPy on an H100: 4 tiles 26 ms, 5 tiles 27-28 ms, 9 tiles
  * 30 ms.) */
 static const int64_t row_tile_c_target = 128 << 20;
+/* ... and at least this many rows, where that still leaves `overlap_tiles`:
+ * the first tile's product then lasts about as long as B's upload whatever n
+ * and k (per row of C, 2 n k flops at 50 TFLOP/s against B's k n 4 bytes at
+ * 25-50 GB/s: 1000-2000 rows for float32 on an H100). Float32 on an H100,
+ * from NumPy: 32768 x 8192 @ 8192 x 32768 355 ms with tiles of 2048 rows, 362
+ * ms with the 993 rows of 128 MiB, 372 ms with 4096; the 90 GB product of
+ * 150000 x 4096 @ 4096 x 150000 4.31 s, 4.46-5.08 s with 256 rows. */
+static const int64_t row_tile_rows_min = 2048;
 /* A matrix whose C is at least this big is cut into at least `overlap_tiles`
  * tiles of rows (as C allows), so that copies overlap products; a smaller one
  * is one tile. */
@@ -221,7 +229,9 @@ static gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whol
     } else if (c_matrix >= tile_c_split_min) {
         const int64_t tiles = max64((int64_t)(c_matrix / row_tile_c_target) + 1,
                                     min64(overlap_tiles, (int64_t)(c_matrix / tile_c_split_min)));
-        p->tm = max64(ceil_div(g->m, tiles), min64(g->m, efficient_dim));
+        const int64_t rows_min = max64(efficient_dim,
+                                       min64(row_tile_rows_min, ceil_div(g->m, overlap_tiles)));
+        p->tm = max64(ceil_div(g->m, tiles), min64(g->m, rows_min));
     }
     for (count_tiles(g, p); device_bytes(g, p) > (double)budget; count_tiles(g, p)) {
         if (whole)
