@@ -52,6 +52,14 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
 /* cuBLAS has no NumPy-exact product for these dtypes (integers and bool). */
 #define NO_CUDA_TYPE ((cudaDataType)-1)
 
+/* ---- Shape classes (tables.c) ----
+ *
+ * Products by size, for the kernel registry's rows and AUTO's measurements: a
+ * class is m * n * k * batch_count of at most 32^3, 512^3, 2048^3, or more. */
+enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
+enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
+#define ALL_SHAPES ((1u << SHAPE_CLASS_COUNT) - 1)
+
 /* ---- The kernel registry (tables.c): pyctk's own kernels ----
  *
  * A family is one kernel per dtype, named prefix + the dtype's kernel_suffix,
@@ -65,12 +73,6 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
  * compiles to an empty kernel elsewhere, and a later row, at least the tiled
  * family, takes those GPUs), whose params suit the operands and whose shapes
  * hold the product's shape class. */
-/* Products by size, for the registry's rows and AUTO's measurements: a class
- * is m * n * k * batch_count of at most 32^3, 512^3, 2048^3, or more. */
-enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
-enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
-#define ALL_SHAPES ((1u << SHAPE_CLASS_COUNT) - 1)
-
 enum kernel_params {
     /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
     PARAMS_GEMM_ARGS,
@@ -95,8 +97,9 @@ struct kernel_family {
      * in d and added by gemm_reduce_<suffix> (split_k.c). Never float16 or
      * bfloat16, whose sums are float32: a 16-bit partial would lose them. */
     unsigned split_dtypes;
-    /* bit c set: taken for products of shape_class c. A family whose blocks
-     * are too large for the smallest products leaves them to a later row. */
+    /* bit c set: taken for products of shape_class c. A row for some classes
+     * goes before the row that takes the rest (gemm_tiled's float32 row takes
+     * the tiny products, which gemm_simt's large blocks finish later). */
     unsigned shapes;
 };
 #define KERNEL_FAMILY_COUNT 7
@@ -129,7 +132,6 @@ struct auto_choice {
 };
 extern const struct auto_choice auto_choices[];
 extern const int auto_choice_count;
-
 
 /* Whether AUTO takes the tiled backend over cuBLAS for this product on an
  * image of architecture `arch`. */
