@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -26,6 +27,14 @@ static const int64_t parallel_min_bytes = 1 << 20;
  * 7 times slower than into touched memory. */
 static const int64_t huge_page = 2 << 20;
 static const int64_t page = 4096;
+/* A thread with nothing to do (a helper between jobs, a caller waiting for
+ * the last parts of its own) polls this long before it sleeps: a call's
+ * copies come tens of microseconds apart, and waking sleeping threads took
+ * longer than that. Float32 from NumPy on an H100, builds alternated on one
+ * machine: n = 1024 0.61-0.71 ms sleeping at once, 0.56 ms after 200 us of
+ * polling (50 us: 0.62-0.67), n = 4096 4.9 -> 4.7 ms; in a loop of such
+ * products the process kept 6 of 16 CPUs busy rather than 3.5. */
+static const int64_t spin_ns = 200000;
 /* The pool never grows past this; the CPUs the process may run on bound it first. */
 enum { max_helpers = 63 };
 
@@ -78,6 +87,40 @@ static void prefault_range(const struct host_job *job, int64_t begin, int64_t en
         __atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Polls, the lock released, until ready(argument) or spin_ns have passed;
+ * returns with the lock held. What it polls is written under the lock: a
+ * poll is only a hint, which the caller checks again holding it. */
+static void spin_until(int (*ready)(const void *), const void *argument) {
+    const int64_t end = now_ns() + spin_ns;
+    pthread_mutex_unlock(&pool.lock);
+    while (!ready(argument) && now_ns() < end) cpu_relax();
+    pthread_mutex_lock(&pool.lock);
+}
+
+static int work_queued(const void *unused) {
+    (void)unused;
+    return __atomic_load_n(&pool.queue, __ATOMIC_ACQUIRE) != NULL;
+}
+
+static int all_done(const void *job) {
+    const struct host_job *j = job;
+    return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE) == j->parts;
+}
+
 /* Part p is [origin + p * part_bytes, origin + (p + 1) * part_bytes), within [begin, end). */
 static void run_part(const struct host_job *job, int64_t part) {
     const int64_t start = job->origin + part * job->part_bytes;
@@ -89,12 +132,13 @@ static struct host_job *claim(int64_t *part) {
     struct host_job *job = pool.queue;
     if (!job) return NULL;
     *part = job->claimed++;
-    if (job->claimed == job->parts) pool.queue = job->next;
+    if (job->claimed == job->parts) __atomic_store_n(&pool.queue, job->next, __ATOMIC_RELEASE);
     return job;
 }
 
 static void finish(struct host_job *job) {
-    if (++job->done == job->parts) pthread_cond_broadcast(&pool.finished);
+    __atomic_store_n(&job->done, job->done + 1, __ATOMIC_RELEASE);
+    if (job->done == job->parts) pthread_cond_broadcast(&pool.finished);
 }
 
 static void *helper(void *unused) {
@@ -103,7 +147,10 @@ static void *helper(void *unused) {
     for (;;) {
         int64_t part;
         struct host_job *job;
-        while (!(job = claim(&part))) pthread_cond_wait(&pool.work, &pool.lock);
+        while (!(job = claim(&part))) {
+            spin_until(work_queued, NULL);
+            if (!pool.queue) pthread_cond_wait(&pool.work, &pool.lock);
+        }
         pthread_mutex_unlock(&pool.lock);
         run_part(job, part);
         pthread_mutex_lock(&pool.lock);
@@ -139,7 +186,7 @@ static void submit(struct host_job *job, int first) {
     if (!first)
         while (*link) link = &(*link)->next;
     job->next = *link;
-    *link = job;
+    __atomic_store_n(link, job, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool.work);
 }
 
@@ -154,7 +201,10 @@ static void help_and_wait(struct host_job *job) {
         pthread_mutex_lock(&pool.lock);
         finish(first);
     }
-    while (job->done < job->parts) pthread_cond_wait(&pool.finished, &pool.lock);
+    while (job->done < job->parts) {
+        spin_until(all_done, job);
+        if (job->done < job->parts) pthread_cond_wait(&pool.finished, &pool.lock);
+    }
 }
 
 void host_copy_run(const struct host_copy *copy) {
