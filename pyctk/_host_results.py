@@ -79,11 +79,11 @@ def empty(shape: Sequence[int], dtype: np.dtype, device: int = 0) -> np.ndarray:
     """A new C-ordered array for a product's result on GPU ``device``, uninitialised as
     ``np.empty``: memory a dropped result left if one of the same size is free
     (page-locked for ``device``'s use on this second use), else new memory."""
-    if not kept(shape, dtype):
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not _kept_bytes(nbytes):
         return np.empty(shape, dtype)
     import weakref  # here: `import pyctk` does not need it (0.6 ms)
 
-    nbytes = math.prod(shape) * dtype.itemsize
     size = -(-nbytes // _PAGE) * _PAGE
     block = _take(size)
     if block is None:
@@ -98,7 +98,11 @@ def empty(shape: Sequence[int], dtype: np.dtype, device: int = 0) -> np.ndarray:
 def kept(shape: Sequence[int], dtype: np.dtype) -> bool:
     """Whether ``empty`` makes a result of this shape and dtype in memory kept here (else
     it is NumPy's own)."""
-    return MIN_BYTES <= math.prod(shape) * dtype.itemsize <= CACHE_BYTES
+    return _kept_bytes(math.prod(shape) * dtype.itemsize)
+
+
+def _kept_bytes(nbytes: int) -> bool:
+    return MIN_BYTES <= nbytes <= CACHE_BYTES
 
 
 def _take(size: int) -> _Block | None:

@@ -60,15 +60,15 @@ static unsigned shape_bit(const struct gemm *g) {
 static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx,
                                          gpumatmul_backend asked) {
     const int arch = kernel_images[ctx->image_index].arch;
+    const unsigned shapes = shape_bit(g);
     if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
         const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
-                                        ANY_LAYOUT, shape_bit(g));
+                                        ANY_LAYOUT, shapes);
         if (f >= 0 && auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k, g->batch))
             g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
     }
     if (g->family < 0) return GPUMATMUL_SUCCESS;
-    g->family =
-        kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shape_bit(g));
+    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes);
     if (g->family < 0)
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
                          "no kernel computes %s at this precision on compute capability %d.%d",
@@ -295,12 +295,11 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
         /* The first row whose params suit the operands; for AUTO, cuBLAS if that
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
         const int arch = kernel_images[ctx->image_index].arch;
-        const unsigned layouts = tma_layouts(g);
-        const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts,
-                                        shape_bit(g));
+        const unsigned layouts = tma_layouts(g), shapes = shape_bit(g);
+        const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts, shapes);
         /* A family that takes k-major operands only, and would take these repacked. */
         const int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch,
-                                              layouts | 1u << PARAMS_TMA_K_MAJOR, shape_bit(g));
+                                              layouts | 1u << PARAMS_TMA_K_MAJOR, shapes);
         int64_t splits;
         if (k_major != f && kernel_families[k_major].params == PARAMS_TMA_K_MAJOR &&
             repackable(g) && (!g->automatic || k_major == g->family))
