@@ -44,24 +44,26 @@ HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE = 1, 2, 3
 LEGACY_STREAM = 1
 _EVENT_DISABLE_TIMING = 0x2  # the cheapest kind of event: pyctk's events only order streams
 
-# name -> argument types; every function returns a cudaError_t except cudaGetErrorName.
+_ERROR = c_int  # cudaError_t
+# name -> (result type, argument types), as cuda_runtime_api.h declares them.
 _PROTOTYPES = {
-    "cudaGetDevice": [POINTER(c_int)],
-    "cudaSetDevice": [c_int],
-    "cudaFree": [c_void_p],
-    "cudaGetDeviceCount": [POINTER(c_int)],
-    "cudaMemcpyAsync": [c_void_p, c_void_p, c_size_t, c_int, c_void_p],
-    "cudaMemcpyPeerAsync": [c_void_p, c_int, c_void_p, c_int, c_size_t, c_void_p],
-    "cudaMemsetAsync": [c_void_p, c_int, c_size_t, c_void_p],
-    "cudaStreamSynchronize": [c_void_p],
-    "cudaEventCreateWithFlags": [POINTER(c_void_p), c_uint],
-    "cudaEventRecord": [c_void_p, c_void_p],
-    "cudaStreamWaitEvent": [c_void_p, c_void_p, c_uint],
-    "cudaEventDestroy": [c_void_p],
-    "cudaPointerGetAttributes": [POINTER(PointerAttributes), c_void_p],
-    "cudaHostRegister": [c_void_p, c_size_t, c_uint],
-    "cudaHostUnregister": [c_void_p],
-    "cudaGetLastError": [],
+    "cudaGetDevice": (_ERROR, [POINTER(c_int)]),
+    "cudaSetDevice": (_ERROR, [c_int]),
+    "cudaFree": (_ERROR, [c_void_p]),
+    "cudaGetDeviceCount": (_ERROR, [POINTER(c_int)]),
+    "cudaMemcpyAsync": (_ERROR, [c_void_p, c_void_p, c_size_t, c_int, c_void_p]),
+    "cudaMemcpyPeerAsync": (_ERROR, [c_void_p, c_int, c_void_p, c_int, c_size_t, c_void_p]),
+    "cudaMemsetAsync": (_ERROR, [c_void_p, c_int, c_size_t, c_void_p]),
+    "cudaStreamSynchronize": (_ERROR, [c_void_p]),
+    "cudaEventCreateWithFlags": (_ERROR, [POINTER(c_void_p), c_uint]),
+    "cudaEventRecord": (_ERROR, [c_void_p, c_void_p]),
+    "cudaStreamWaitEvent": (_ERROR, [c_void_p, c_void_p, c_uint]),
+    "cudaEventDestroy": (_ERROR, [c_void_p]),
+    "cudaPointerGetAttributes": (_ERROR, [POINTER(PointerAttributes), c_void_p]),
+    "cudaHostRegister": (_ERROR, [c_void_p, c_size_t, c_uint]),
+    "cudaHostUnregister": (_ERROR, [c_void_p]),
+    "cudaGetLastError": (_ERROR, []),
+    "cudaGetErrorName": (c_char_p, [_ERROR]),
 }
 
 _runtime: ctypes.CDLL | None = None
@@ -86,13 +88,8 @@ def runtime() -> ctypes.CDLL:
             _contexts.refuse_if_forked()
             _contexts.mark_cuda_started()  # the caller is about to call the runtime
             loaded = _loader.load_library(_loader.library_spec("cudart", CUDA_MAJOR))
-            library = ctypes.CDLL(loaded.path)  # the same handle: dlopen of a loaded file
-            for name, argtypes in _PROTOTYPES.items():
-                function = getattr(library, name)
-                function.restype, function.argtypes = c_int, argtypes
-            library.cudaGetErrorName.restype = c_char_p
-            library.cudaGetErrorName.argtypes = [c_int]
-            _runtime = library
+            # The same handle as the loader's: dlopen of a loaded file.
+            _runtime = _loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
     return _runtime
 
 

@@ -169,13 +169,12 @@ def _pythonapi() -> Any:
                 "DLPack capsules need ctypes.pythonapi, which this Python (PyPy) does not have. "
                 "Exchange GPU arrays through __cuda_array_interface__ instead (pyctk.asarray of a "
                 "CuPy, Numba or PyTorch CUDA array uses it), or use CPython.")
-        for name, restype, argtypes in (
-                ("PyCapsule_IsValid", ctypes.c_int, [ctypes.py_object, c_char_p]),
-                ("PyCapsule_GetPointer", c_void_p, [ctypes.py_object, c_char_p]),
-                ("PyCapsule_SetName", ctypes.c_int, [ctypes.py_object, c_char_p])):
-            function = getattr(api, name)
-            function.restype, function.argtypes = restype, argtypes
-        _api = api
+        from ._loader import declare  # imported here: `import pyctk` does not need the loader
+
+        _api = declare(api, {
+            "PyCapsule_IsValid": (ctypes.c_int, [ctypes.py_object, c_char_p]),
+            "PyCapsule_GetPointer": (c_void_p, [ctypes.py_object, c_char_p]),
+            "PyCapsule_SetName": (ctypes.c_int, [ctypes.py_object, c_char_p])})
     return _api
 
 

@@ -111,10 +111,7 @@ def library() -> ctypes.CDLL:
                 conflict = _distributions.conflict()
                 if conflict:
                     warnings.warn(conflict, RuntimeWarning, stacklevel=3)
-            for name, (restype, argtypes) in _PROTOTYPES.items():
-                function = getattr(lib, name)
-                function.restype, function.argtypes = restype, argtypes
-            _library = lib
+            _library = _loader.declare(lib, _PROTOTYPES)
     return _library
 
 

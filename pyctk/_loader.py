@@ -37,7 +37,7 @@ import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 try:  # importable as pyctk._loader and, by the build, as a plain file
     from ._errors import LibraryNotFoundError, PyctkError
@@ -319,6 +319,16 @@ def load_gpumatmul(major: int) -> ctypes.CDLL:
         _loaded[key] = LoadedLibrary("gpumatmul", str(path), "package")
         _handles[key] = handle
     return _handles[key]
+
+
+def declare(library: ctypes.CDLL, prototypes: Mapping[str, tuple[Any, list]]) -> ctypes.CDLL:
+    """Give each function of ``library`` named in ``prototypes`` (name: (restype, argtypes))
+    its C signature, so that ctypes converts its arguments and result as C does; return
+    ``library``. Each pyctk module that calls a C library keeps its table."""
+    for name, (restype, argtypes) in prototypes.items():
+        function = getattr(library, name)
+        function.restype, function.argtypes = restype, argtypes
+    return library
 
 
 # ---------------------------------------------------------------------------

@@ -24,21 +24,24 @@ PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): e
 # directory, while those of headers still are beside the header. `#line` shows PROGRAM_NAME.
 _PROGRAM_PATH = "/dev/null/" + PROGRAM_NAME
 
-_PROTOTYPES = {  # every function returns an nvrtcResult, but nvrtcGetErrorString
-    "nvrtcVersion": [POINTER(c_int), POINTER(c_int)],
-    "nvrtcGetNumSupportedArchs": [POINTER(c_int)],
-    "nvrtcGetSupportedArchs": [POINTER(c_int)],
-    "nvrtcCreateProgram": [POINTER(c_void_p), c_char_p, c_char_p, c_int, c_void_p, c_void_p],
-    "nvrtcDestroyProgram": [POINTER(c_void_p)],
-    "nvrtcAddNameExpression": [c_void_p, c_char_p],
-    "nvrtcCompileProgram": [c_void_p, c_int, POINTER(c_char_p)],
-    "nvrtcGetProgramLogSize": [c_void_p, POINTER(c_size_t)],
-    "nvrtcGetProgramLog": [c_void_p, c_char_p],
-    "nvrtcGetPTXSize": [c_void_p, POINTER(c_size_t)],
-    "nvrtcGetPTX": [c_void_p, c_char_p],
-    "nvrtcGetCUBINSize": [c_void_p, POINTER(c_size_t)],
-    "nvrtcGetCUBIN": [c_void_p, c_char_p],
-    "nvrtcGetLoweredName": [c_void_p, c_char_p, POINTER(c_char_p)],
+_RESULT = c_int  # nvrtcResult
+_PROTOTYPES = {  # name -> (result type, argument types), as nvrtc.h declares them
+    "nvrtcVersion": (_RESULT, [POINTER(c_int), POINTER(c_int)]),
+    "nvrtcGetNumSupportedArchs": (_RESULT, [POINTER(c_int)]),
+    "nvrtcGetSupportedArchs": (_RESULT, [POINTER(c_int)]),
+    "nvrtcCreateProgram": (_RESULT, [POINTER(c_void_p), c_char_p, c_char_p, c_int, c_void_p,
+                                     c_void_p]),
+    "nvrtcDestroyProgram": (_RESULT, [POINTER(c_void_p)]),
+    "nvrtcAddNameExpression": (_RESULT, [c_void_p, c_char_p]),
+    "nvrtcCompileProgram": (_RESULT, [c_void_p, c_int, POINTER(c_char_p)]),
+    "nvrtcGetProgramLogSize": (_RESULT, [c_void_p, POINTER(c_size_t)]),
+    "nvrtcGetProgramLog": (_RESULT, [c_void_p, c_char_p]),
+    "nvrtcGetPTXSize": (_RESULT, [c_void_p, POINTER(c_size_t)]),
+    "nvrtcGetPTX": (_RESULT, [c_void_p, c_char_p]),
+    "nvrtcGetCUBINSize": (_RESULT, [c_void_p, POINTER(c_size_t)]),
+    "nvrtcGetCUBIN": (_RESULT, [c_void_p, c_char_p]),
+    "nvrtcGetLoweredName": (_RESULT, [c_void_p, c_char_p, POINTER(c_char_p)]),
+    "nvrtcGetErrorString": (c_char_p, [_RESULT]),
 }
 
 _library: ctypes.CDLL | None = None
@@ -75,13 +78,7 @@ def library() -> ctypes.CDLL:
                     f"pyctk compiles kernels with NVRTC, the CUDA run-time compiler, which is not "
                     f"installed. It is an optional part of pyctk: {install_command()}\n{error}"
                 ) from None
-            lib = ctypes.CDLL(loaded.path)
-            for name, argtypes in _PROTOTYPES.items():
-                function = getattr(lib, name)
-                function.restype, function.argtypes = c_int, argtypes
-            lib.nvrtcGetErrorString.restype = c_char_p
-            lib.nvrtcGetErrorString.argtypes = [c_int]
-            _library = lib
+            _library = _loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
     return _library
 
 
