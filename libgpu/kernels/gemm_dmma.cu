@@ -136,14 +136,10 @@ __device__ void gemm_dmma(const gemm_args &p) {
     index_t row0, col0;
     block_origin<BM, BN>(row0, col0);
     const index_t z = blockIdx.z;
-#define DMMA_TILE(A_ROWS, B_ROWS)                                                               \
-    dmma_tile<BM, BN, BK, STAGES, WARPS_M, WARPS_N, MMA_M, MMA_K, A_ROWS, B_ROWS>(p, row0, col0, z)
-    if (p.a_row_stride == 1) {
-        if (p.b_col_stride == 1) DMMA_TILE(true, true); else DMMA_TILE(true, false);
-    } else {
-        if (p.b_col_stride == 1) DMMA_TILE(false, true); else DMMA_TILE(false, false);
-    }
-#undef DMMA_TILE
+    with_operand_layouts(p, [&](auto a, auto b) {
+        dmma_tile<BM, BN, BK, STAGES, WARPS_M, WARPS_N, MMA_M, MMA_K, decltype(a)::rows,
+                  decltype(b)::rows>(p, row0, col0, z);
+    });
 }
 
 #endif  // __CUDA_ARCH__ >= 800

@@ -19,10 +19,6 @@
 
 #if __CUDA_ARCH__ >= 800
 
-// What differs between the element types (f16_bits, bf16_bits): the MMA.
-template <typename S>
-struct hmma_type;
-
 // Loads the four 8x8 16-bit matrices whose rows start at the addresses the
 // lanes give (lane 8 j + r: row r of matrix j), transposed or not.
 template <bool TRANSPOSE>
@@ -36,27 +32,24 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *row) {
                      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
 }
 
-template <>
-struct hmma_type<f16_bits> {
-    static __device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4],
-                                               const unsigned (&b)[2]) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+// c += a @ b for one 16 x 8 x 16 piece of S (f16_bits or bf16_bits) with
+// float32 sums, fragments as PTX lays them out. An element type is one row:
+// its PTX name.
+template <typename S>
+__device__ __forceinline__ void mma_16x8x16(float (&c)[4], const unsigned (&a)[4],
+                                            const unsigned (&b)[2]);
+#define MMA_16X8X16(S, PTX_TYPE)                                                              \
+    template <>                                                                               \
+    __device__ __forceinline__ void mma_16x8x16<S>(float (&c)[4], const unsigned (&a)[4],     \
+                                                   const unsigned (&b)[2]) {                  \
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE ".f32 "     \
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                 \
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                         \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));       \
     }
-};
-
-template <>
-struct hmma_type<bf16_bits> {
-    static __device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4],
-                                               const unsigned (&b)[2]) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
+MMA_16X8X16(f16_bits, "f16")
+MMA_16X8X16(bf16_bits, "bf16")
+#undef MMA_16X8X16
 
 // The block's tile for one pair of operand layouts (A_ROWS / B_ROWS: the
 // operand is contiguous along M / N, its slabs k-major).
@@ -64,7 +57,6 @@ template <typename S, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS
           bool B_ROWS>
 __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, index_t col0,
                                           index_t z) {
-    typedef hmma_type<S> type;
     constexpr int THREADS = 32 * WARPS_M * WARPS_N, MMA_K = 16;
     constexpr int TILES_M = BM / WARPS_M / 16, TILES_N = BN / WARPS_N / 8;
     static_assert(TILES_M * 16 * WARPS_M == BM && TILES_N * 8 * WARPS_N == BN, "warp tiling");
@@ -121,7 +113,7 @@ __device__ __forceinline__ void hmma_tile(const gemm_args &p, index_t row0, inde
 #pragma unroll
             for (int i = 0; i < TILES_M; ++i)
 #pragma unroll
-                for (int j = 0; j < TILES_N; ++j) type::mma(acc[i][j], af[i], bf[j]);
+                for (int j = 0; j < TILES_N; ++j) mma_16x8x16<S>(acc[i][j], af[i], bf[j]);
         }
     });
 
@@ -151,14 +143,10 @@ __device__ void gemm_hmma(const gemm_args &p) {
     index_t row0, col0;
     block_origin<BM, BN>(row0, col0);
     const index_t z = blockIdx.z;
-#define HMMA_TILE(A_ROWS, B_ROWS) \
-    hmma_tile<S, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_ROWS, B_ROWS>(p, row0, col0, z)
-    if (p.a_row_stride == 1) {
-        if (p.b_col_stride == 1) HMMA_TILE(true, true); else HMMA_TILE(true, false);
-    } else {
-        if (p.b_col_stride == 1) HMMA_TILE(false, true); else HMMA_TILE(false, false);
-    }
-#undef HMMA_TILE
+    with_operand_layouts(p, [&](auto a, auto b) {
+        hmma_tile<S, BM, BN, BK, STAGES, WARPS_M, WARPS_N, decltype(a)::rows, decltype(b)::rows>(
+            p, row0, col0, z);
+    });
 }
 
 #endif  // __CUDA_ARCH__ >= 800
