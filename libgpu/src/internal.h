@@ -277,6 +277,18 @@ int64_t stored_count(const struct layout *l, int64_t batch);
  * strides of whole 16 bytes, sizes within 32-bit coordinates. */
 int tma_describes(const struct gemm *g, const void *data, const struct layout *l);
 
+/* ---- Workspaces from the context's pool (memory.c) ---- */
+
+/* `bytes` of device memory from the context's pool, ordered on `stream`, for
+ * work enqueued there. OUT_OF_MEMORY, naming `purpose`, if the pool cannot
+ * give them. */
+gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream,
+                                 const char *purpose, void **workspace);
+
+/* Frees `workspace` on `stream`, after what was enqueued there, which may
+ * have failed with `status`; returns `status`, or else the free's own. */
+gpumatmul_status workspace_free(void *workspace, cudaStream_t stream, gpumatmul_status status);
+
 /* ---- Operands repacked for k-major kernels (repack.c) ---- */
 
 /* Whether repacked_gemm can run g on a PARAMS_TMA_K_MAJOR family: 4-byte

@@ -1,4 +1,7 @@
-/* Device memory for callers, from the context's stream-ordered pool. */
+/* Device memory from the context's stream-ordered pool: for callers, and the
+ * workspaces of the library's own products. */
+#include <stdio.h>
+
 #include "internal.h"
 
 gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *ctx, size_t bytes, void *stream,
@@ -25,4 +28,20 @@ gpumatmul_status gpumatmul_device_free(gpumatmul_context *ctx, void *pointer, vo
     if ((status = enter_device(ctx->device, &previous))) return status;
     status = check_cuda(cudaFreeAsync(pointer, (cudaStream_t)stream), "cudaFreeAsync");
     return leave_device(previous, status);
+}
+
+gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream,
+                                 const char *purpose, void **workspace) {
+    char what[96];
+    const cudaError_t error = cudaMallocFromPoolAsync(workspace, bytes, ctx->pool, stream);
+    if (error == cudaSuccess) return GPUMATMUL_SUCCESS;
+    snprintf(what, sizeof what, "cudaMallocFromPoolAsync (%s)", purpose);
+    return check_cuda(error, what);
+}
+
+gpumatmul_status workspace_free(void *workspace, cudaStream_t stream, gpumatmul_status status) {
+    /* Also after a failure: the free waits, in the stream, for what was queued. */
+    const gpumatmul_status freed =
+        check_cuda(cudaFreeAsync(workspace, stream), "cudaFreeAsync (workspace)");
+    return status ? status : freed;
 }

@@ -78,11 +78,10 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     void *workspace, *copy;
     int64_t bytes;
     int i;
-    gpumatmul_status status = GPUMATMUL_SUCCESS, freed;
+    gpumatmul_status status;
     operands_of(g, x);
     bytes = 4 * (copy_elements(g, &x[0]) + copy_elements(g, &x[1]));
-    if ((status = check_cuda(cudaMallocFromPoolAsync(&workspace, (size_t)bytes, ctx->pool, stream),
-                             "cudaMallocFromPoolAsync (k-major copies)")))
+    if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "k-major copies", &workspace)))
         return status;
     for (copy = workspace, i = 0; i < 2 && !status; ++i) {
         if (x[i].k_major) continue;
@@ -92,7 +91,5 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     }
     packed.trans_a = 0, packed.trans_b = 1; /* both contiguous along k now */
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);
-    /* Also after a failure: the free waits, in the stream, for what was queued. */
-    freed = check_cuda(cudaFreeAsync(workspace, stream), "cudaFreeAsync (k-major copies)");
-    return status ? status : freed;
+    return workspace_free(workspace, stream, status);
 }

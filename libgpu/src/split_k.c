@@ -115,11 +115,9 @@ gpumatmul_status split_k_gemm(gpumatmul_context *ctx, const struct gemm *g, int 
     struct gemm part;
     void *partials;
     int64_t z;
-    gpumatmul_status status, freed;
-    if ((status = check_cuda(cudaMallocFromPoolAsync(&partials, (size_t)workspace_bytes(g, &s),
-                                                     ctx->pool, stream),
-                             "cudaMallocFromPoolAsync (split-k workspace)")))
-        return status;
+    gpumatmul_status status = workspace_alloc(ctx, (size_t)workspace_bytes(g, &s), stream,
+                                              "split-k workspace", &partials);
+    if (status) return status;
     for (z = 0; z < g->batch && !status; ++z) {
         part = pieces_of(g, &s, partials, z, 0, s.splits);
         status = kernel_gemm(ctx, &part, f, stream);
@@ -129,7 +127,5 @@ gpumatmul_status split_k_gemm(gpumatmul_context *ctx, const struct gemm *g, int 
         }
     }
     if (!status) status = reduce(ctx, g, &s, partials, stream);
-    /* Also after a failure: the free waits, in the stream, for what was queued. */
-    freed = check_cuda(cudaFreeAsync(partials, stream), "cudaFreeAsync (split-k workspace)");
-    return status ? status : freed;
+    return workspace_free(partials, stream, status);
 }
