@@ -177,24 +177,14 @@ def _matrices(x: _interop.DeviceOperand, loop: np.dtype, shapes: _shapes.Shapes,
 
 
 def _describe(x: _interop.DeviceOperand, shapes: _shapes.Shapes, position: int):
-    strided = _layout.Strided(x.shape, x.strides, x.dtype.itemsize)
-    if shapes.absent[position]:  # a 1-D operand: a (1, k) row or a (k, 1) column
-        strided = (_layout.Strided((*x.shape[:-1], 1, x.shape[-1]), (*x.strides[:-1], 0, x.strides[-1]),
-                                   x.dtype.itemsize) if position == 0 else
-                   _layout.Strided((*x.shape, 1), (*x.strides, 0), x.dtype.itemsize))
+    shape, strides = _shapes.stack_layout(x.shape, x.strides, shapes, position)
+    strided = _layout.Strided(shape, strides, x.dtype.itemsize)
     return _layout.describe(_layout.broadcast(strided, shapes.batch))
 
 
 def _result_view(c: _interop.DeviceOperand, shapes: _shapes.Shapes) -> _layout.Strided:
-    """The result (or out) as the (*batch, m, n) stack the C call writes: absent axes back."""
-    shape, strides = list(c.shape), list(c.strides)
-    if shapes.absent[1]:
-        shape, strides = shape + [1], strides + [0]
-    if shapes.absent[0]:
-        shape.insert(len(shape) - 1, 1)
-        strides.insert(len(strides) - 1, 0)
-    missing = len(shapes.batch) + 2 - len(shape)
-    return _layout.Strided((1,) * missing + tuple(shape), (0,) * missing + tuple(strides),
+    """The result (or out) as the (*batch, m, n) stack the C call writes."""
+    return _layout.Strided(*_shapes.stack_layout(c.shape, c.strides, shapes, _shapes.RESULT),
                            c.dtype.itemsize)
 
 

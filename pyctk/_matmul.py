@@ -215,7 +215,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     result = _host_results.empty(shapes.result, loop, gpus[0]) if out is None else out
     if result.size and shapes.k:
         desc = _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
-                         _shapes.result_as_matrices(result, shapes), shapes, casting,
+                         _shapes.as_matrices(result, _shapes.RESULT, shapes), shapes, casting,
                          (backend_code, dtype_code, precision_code), gpus, limit)
         if plan_as is not None and desc is not None and a is x1 and b is x2:
             _host_plans[plan_as] = _HostPlan(desc, shapes.result, loop, result.ndim == 0,

@@ -90,20 +90,30 @@ def _broadcast(stacks: list[tuple[int, ...]]) -> tuple[int, ...]:
                          "before the last two) do not broadcast") from None
 
 
+RESULT = 2  # stack_layout's position for the result (or out); 0 and 1 are the operands
+
+
+def stack_layout(shape: tuple[int, ...], strides: tuple[int, ...], shapes: Shapes,
+                 position: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and strides of operand ``position`` (0 or 1), or of the result (RESULT), as the
+    (*batch, rows, columns) stack the product reads or writes: the absent axes put back (a 1-D
+    first operand is a (1, k) row, a 1-D second one a (k, 1) column), and for the result also
+    the leading stack axes of length 1 that ``out`` may lack. An axis put back has length 1,
+    so its stride is never used: 0."""
+    shape, strides = list(shape), list(strides)
+    if shapes.absent[1] and position != 0:  # a column axis, last
+        shape.append(1)
+        strides.append(0)
+    if shapes.absent[0] and position != 1:  # a row axis, before the last
+        shape.insert(len(shape) - 1, 1)
+        strides.insert(len(strides) - 1, 0)
+    if position == RESULT:
+        missing = len(shapes.batch) + 2 - len(shape)
+        shape, strides = [1] * missing + shape, [0] * missing + strides
+    return tuple(shape), tuple(strides)
+
+
 def as_matrices(x: np.ndarray, position: int, shapes: Shapes) -> np.ndarray:
-    """Operand ``position`` (0 or 1) as a stack of matrices: a view with the absent axis put back
-    (for a 1-D first operand a (1, k) row, for a 1-D second operand a (k, 1) column)."""
-    if not shapes.absent[position]:
-        return x
-    return x[..., np.newaxis, :] if position == 0 else x[..., np.newaxis]
-
-
-def result_as_matrices(result: np.ndarray, shapes: Shapes) -> np.ndarray:
-    """The result (or ``out``) as the (*batch, m, n) stack the product writes: a view with the
-    absent axes and the leading stack axes of length 1 that ``out`` may lack put back, so that
-    writing into it writes the result. (Indexing, not reshape, which could copy.)"""
-    if shapes.absent[1]:
-        result = result[..., np.newaxis]
-    if shapes.absent[0]:
-        result = result[..., np.newaxis, :]
-    return result[(np.newaxis,) * (len(shapes.batch) + 2 - result.ndim)]
+    """Operand ``position`` (0 or 1), or the result (RESULT), as its stack_layout: a view, so
+    that writing into the result's writes the result (inserting axes of length 1 never copies)."""
+    return x.reshape(stack_layout(x.shape, x.strides, shapes, position)[0])

@@ -335,3 +335,11 @@ def test_empty_results_and_k_zero_need_no_gpu(shape_a, shape_b, expected, no_gpu
     result = pyctk.matmul(a, b)
     np.testing.assert_array_equal(result, expected)
     assert type(result) is type(np.matmul(a, b)) and result.dtype == np.int16
+
+
+def test_a_strided_vector_out_is_written_in_place(host_calls):
+    a, b = np.ones((3, 4), F32), np.ones(4, F32)
+    out = np.empty(6, F32)[::2]  # the (3, 1) column the product writes, rows 2 apart
+    assert pyctk.matmul(a, b, out=out) is out
+    (call,) = host_calls
+    assert (call.m, call.n, call.c, call.ldc) == (3, 1, pointer(out), 2)
