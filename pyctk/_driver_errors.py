@@ -63,7 +63,7 @@ _CLASSES: dict[int, type[Error]] = {
     912: LaunchError,   # CUDA_ERROR_INVALID_CLUSTER_SIZE
 }
 # The errors cuda.h says leave "the process in an inconsistent state": any further CUDA
-# work returns the same error until the process ends.
+# work returns the same error until the process ends. libgpu/src/status.c keeps the same list.
 STICKY = frozenset({
     226,  # CUDA_ERROR_CONTAINED
     700,  # CUDA_ERROR_ILLEGAL_ADDRESS

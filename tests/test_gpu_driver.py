@@ -290,6 +290,8 @@ def test_bad_launches_name_the_cuda_error_and_leave_the_gpu_usable(add, launch, 
 ILLEGAL_ADDRESS = r"""
 import numpy as np, pyctk, pyctk.driver as cuda
 from pyctk.compiler import SourceModule
+ones = np.ones((64, 64), np.float32)
+pyctk.matmul(ones, ones)  # libgpumatmul's context exists before the fault
 bad = SourceModule("__global__ void bad(int *p) { p[threadIdx.x] = 1; }", cache_dir=False).get_function("bad")
 bad(np.uintp(0x10), block=(32, 1, 1))
 for attempt in range(2):
@@ -297,16 +299,24 @@ for attempt in range(2):
         cuda.Context.synchronize()
     except cuda.ContextLostError as error:
         print(type(error).__name__, error.status, isinstance(error, cuda.LaunchError), "|", error)
+try:
+    pyctk.matmul(ones, ones)
+except pyctk.CudaError as error:
+    print("matmul", type(error).__name__, "|", error)
 """
 
 
 def test_illegal_address_loses_the_context_and_says_so(tmp_path):
     done = run_python(ILLEGAL_ADDRESS, tmp_path)
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert len(lines) == 2  # and the same error again: the context is gone
-    for line in lines:
+    *driver_calls, matmul = done.stdout.splitlines()
+    assert len(driver_calls) == 2  # and the same error again: the context is gone
+    for line in driver_calls:
         assert line.startswith("ContextLostError CUDA_ERROR_ILLEGAL_ADDRESS True |")
+    # libgpumatmul's own calls fail with it too, and say the same.
+    assert matmul.startswith("matmul CudaError |")
+    assert "cudaErrorIllegalAddress" in matmul or "CUDA_ERROR_ILLEGAL_ADDRESS" in matmul
+    for line in (*driver_calls, matmul):
         assert "The GPU context of this process is lost" in line
         assert "Restart the process to use the GPU again" in line
 

@@ -94,7 +94,10 @@ typedef enum gpumatmul_status {
     GPUMATMUL_ERROR_NO_DEVICE = 4,        /* a driver but no usable GPU, or a bad device index */
     GPUMATMUL_ERROR_OUT_OF_MEMORY = 5,    /* device (or pinned host) memory exhausted */
     GPUMATMUL_ERROR_NO_KERNEL_IMAGE = 6,  /* no embedded kernel runs on this GPU */
-    GPUMATMUL_ERROR_CUDA = 7,             /* any other CUDA runtime or driver failure */
+    GPUMATMUL_ERROR_CUDA = 7,             /* any other CUDA runtime or driver failure;
+                                           * after a kernel fault (an illegal address...)
+                                           * every later call on the device fails, and the
+                                           * message says the process must restart */
     GPUMATMUL_ERROR_CUBLAS = 8            /* a cuBLAS failure */
 } gpumatmul_status;
 

@@ -37,6 +37,40 @@ gpumatmul_status set_error(gpumatmul_status status, const char *format, ...) {
     return status;
 }
 
+/* The errors after which CUDA fails every later call of the process on that
+ * device with the same error (cuda.h: "the process is left in an inconsistent
+ * state"). The runtime (cudaError_t) and the driver (CUresult) number them
+ * alike; pyctk/_driver_errors.py keeps the same list. */
+static const int sticky_errors[] = {
+    226, /* CONTAINED */
+    700, /* ILLEGAL_ADDRESS */
+    702, /* LAUNCH_TIMEOUT */
+    710, /* ASSERT: a device-side assert */
+    714, /* HARDWARE_STACK_ERROR */
+    715, /* ILLEGAL_INSTRUCTION */
+    716, /* MISALIGNED_ADDRESS */
+    717, /* INVALID_ADDRESS_SPACE */
+    718, /* INVALID_PC */
+    719, /* LAUNCH_FAILED */
+    721, /* TENSOR_MEMORY_LEAK */
+    911, /* EXTERNAL_DEVICE */
+};
+
+/* What a message adds for a sticky error: that only a new process can use the
+ * GPU again, and how to find the faulty kernel (an earlier launch, maybe
+ * another library's). */
+static const char *context_lost(int error) {
+    size_t i;
+    for (i = 0; i < sizeof sticky_errors / sizeof *sticky_errors; ++i)
+        if (sticky_errors[i] == error)
+            return ". The GPU context of this process is lost: a kernel faulted (perhaps one "
+                   "launched before this call), and CUDA now fails every call on this device "
+                   "in this process. Restart the process to use the GPU again; to find the "
+                   "fault, run the program under compute-sanitizer or with "
+                   "CUDA_LAUNCH_BLOCKING=1";
+    return "";
+}
+
 gpumatmul_status check_cuda(cudaError_t error, const char *what) {
     gpumatmul_status status;
     if (error == cudaSuccess) return GPUMATMUL_SUCCESS;
@@ -62,8 +96,8 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
         status = GPUMATMUL_ERROR_CUDA;
     }
     cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
-    return set_error(status, "%s failed: %s: %s", what, cudaGetErrorName(error),
-                     cudaGetErrorString(error));
+    return set_error(status, "%s failed: %s: %s%s", what, cudaGetErrorName(error),
+                     cudaGetErrorString(error), context_lost((int)error));
 }
 
 gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {
@@ -75,7 +109,8 @@ gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, c
     if (error == CUDA_ERROR_NO_BINARY_FOR_GPU || error == CUDA_ERROR_INVALID_PTX ||
         error == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
         status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
-    return set_error(status, "%s failed: %s (CUresult %d)", what, name, (int)error);
+    return set_error(status, "%s failed: %s (CUresult %d)%s", what, name, (int)error,
+                     context_lost((int)error));
 }
 
 gpumatmul_status check_cublas(cublasStatus_t error, const char *what) {
