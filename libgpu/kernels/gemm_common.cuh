@@ -186,27 +186,19 @@ __device__ __forceinline__ void multiply_slabs(index_t slabs, AOperand &a, BOper
     copy_async_wait<0>();
 }
 
-// An operand's layout as a type, so that a generic lambda receives it as a
-// constant: ROWS when the operand is contiguous along M (A) or N (B), which
-// makes its slabs k-major (async_operand's I_CONTIGUOUS).
-template <bool ROWS>
-struct operand_layout {
-    static constexpr bool rows = ROWS;
-};
-
-// Calls tile(a_layout, b_layout) with the layouts of p's operands, so that
-// the block's code is compiled once for each of the four pairs, with
-// constant pitches.
-template <typename Tile>
-__device__ __forceinline__ void with_operand_layouts(const gemm_args &p, const Tile &tile) {
-    if (p.a_row_stride == 1) {
-        if (p.b_col_stride == 1) tile(operand_layout<true>(), operand_layout<true>());
-        else tile(operand_layout<true>(), operand_layout<false>());
-    } else {
-        if (p.b_col_stride == 1) tile(operand_layout<false>(), operand_layout<true>());
-        else tile(operand_layout<false>(), operand_layout<false>());
-    }
-}
+// Runs TILE(A_ROWS, B_ROWS), a macro of the caller's, with the layouts of p's
+// operands as constants (A_ROWS / B_ROWS: the operand is contiguous along M /
+// N, its slabs k-major), so that the block's code is compiled once for each of
+// the four pairs, with constant pitches. (A macro: NVRTC 12 takes a generic
+// lambda in device code for a host function.)
+#define FOR_OPERAND_LAYOUTS(p, TILE)                                               \
+    do {                                                                           \
+        if ((p).a_row_stride == 1) {                                               \
+            if ((p).b_col_stride == 1) TILE(true, true); else TILE(true, false);   \
+        } else {                                                                   \
+            if ((p).b_col_stride == 1) TILE(false, true); else TILE(false, false); \
+        }                                                                          \
+    } while (0)
 
 // Copies the ROWS x COLS tile of C staged in shared memory (element (r, c) at
 // tile[r * PITCH + c]) to c (row-major, ldc apart), the part inside

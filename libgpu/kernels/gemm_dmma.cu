@@ -136,10 +136,10 @@ __device__ void gemm_dmma(const gemm_args &p) {
     index_t row0, col0;
     block_origin<BM, BN>(row0, col0);
     const index_t z = blockIdx.z;
-    with_operand_layouts(p, [&](auto a, auto b) {
-        dmma_tile<BM, BN, BK, STAGES, WARPS_M, WARPS_N, MMA_M, MMA_K, decltype(a)::rows,
-                  decltype(b)::rows>(p, row0, col0, z);
-    });
+#define DMMA_TILE(A_ROWS, B_ROWS) \
+    dmma_tile<BM, BN, BK, STAGES, WARPS_M, WARPS_N, MMA_M, MMA_K, A_ROWS, B_ROWS>(p, row0, col0, z)
+    FOR_OPERAND_LAYOUTS(p, DMMA_TILE);
+#undef DMMA_TILE
 }
 
 #endif  // __CUDA_ARCH__ >= 800

@@ -143,10 +143,10 @@ __device__ void gemm_hmma(const gemm_args &p) {
     index_t row0, col0;
     block_origin<BM, BN>(row0, col0);
     const index_t z = blockIdx.z;
-    with_operand_layouts(p, [&](auto a, auto b) {
-        hmma_tile<S, BM, BN, BK, STAGES, WARPS_M, WARPS_N, decltype(a)::rows, decltype(b)::rows>(
-            p, row0, col0, z);
-    });
+#define HMMA_TILE(A_ROWS, B_ROWS) \
+    hmma_tile<S, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_ROWS, B_ROWS>(p, row0, col0, z)
+    FOR_OPERAND_LAYOUTS(p, HMMA_TILE);
+#undef HMMA_TILE
 }
 
 #endif  // __CUDA_ARCH__ >= 800
