@@ -2,10 +2,11 @@
 
 One function per concern: ``library_spec`` says what a library is called and
 where its wheel puts it, ``find_library`` finds it, ``load_library`` loads it,
-``load_gpumatmul`` loads everything in dependency order, and ``loaded_libraries``
-reports what was loaded and how. ``elf_needed`` reads a library's dependencies
-from its file, so that a libgpumatmul of the other CUDA major is refused before
-it is loaded (loading it would pull in that major's cudart and cuBLAS).
+``load_gpumatmul`` loads everything in dependency order, ``declare`` gives a
+loaded library's functions their C signatures, and ``loaded_libraries`` reports
+what was loaded and how. ``elf_needed`` reads a library's dependencies from its
+file, so that a libgpumatmul of the other CUDA major is refused before it is
+loaded (loading it would pull in that major's cudart and cuBLAS).
 
 Search order for each library, first match wins (the README repeats it):
 
