@@ -53,7 +53,7 @@ else:
     from ._build_config import VERSION as __version__
     from ._c_build import get_include, get_library
     from ._device_array import DeviceArray, asarray, empty, from_dlpack, zeros
-    from ._errors import (CudaError, DeviceMismatchError, ForkedAfterCudaError,
+    from ._errors import (ContextLostError, CudaError, DeviceMismatchError, ForkedAfterCudaError,
                           LibraryNotFoundError, NoDeviceError, NoDriverError, NoKernelImageError,
                           OutOfMemoryError, PyctkError, UnsupportedError)
     from ._info import info
@@ -62,5 +62,5 @@ else:
     __all__ = ["matmul", "info", "DeviceArray", "asarray", "empty", "zeros", "from_dlpack",
                "get_include", "get_library",
                "PyctkError", "LibraryNotFoundError", "CudaError", "NoDriverError",
-               "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "ForkedAfterCudaError",
-               "UnsupportedError", "DeviceMismatchError", "__version__"]
+               "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "ContextLostError",
+               "ForkedAfterCudaError", "UnsupportedError", "DeviceMismatchError", "__version__"]

@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 from . import _status
 from ._build_config import CUDA_MAJOR
+from ._errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP
 
 
 class PointerAttributes(ctypes.Structure):
@@ -113,6 +114,7 @@ _STATUSES = {
     2: _status.OUT_OF_MEMORY,                                     # cudaErrorMemoryAllocation
     34: _status.NO_DRIVER, 35: _status.NO_DRIVER, 36: _status.NO_DRIVER,  # stub, old driver
     100: _status.NO_DEVICE, 101: _status.NO_DEVICE,               # no device, invalid device
+    **dict.fromkeys(CONTEXT_LOST_ERRORS, _status.CONTEXT_LOST),   # a kernel faulted
 }
 
 
@@ -122,7 +124,10 @@ def error(result: int, what: str) -> Exception:
     # again by the next library that asks cudaGetLastError (PyTorch does after each kernel).
     runtime().cudaGetLastError()
     name = runtime().cudaGetErrorName(result).decode()  # works with no driver too
-    return _status.exception(_STATUSES.get(result, _status.CUDA), f"{what} failed: {name} (cudaError_t {result})")
+    message = f"{what} failed: {name} (cudaError_t {result})"
+    if result in CONTEXT_LOST_ERRORS:
+        message = f"{message}. {CONTEXT_LOST_HELP}"
+    return _status.exception(_STATUSES.get(result, _status.CUDA), message)
 
 
 def check(result: int, what: str) -> None:

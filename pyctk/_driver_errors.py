@@ -10,7 +10,8 @@ same error, so those raise ``ContextLostError`` with a message that says so.
 
 from __future__ import annotations
 
-from ._errors import CudaError, OutOfMemoryError
+from . import _errors
+from ._errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP, CudaError, OutOfMemoryError
 
 
 class Error(CudaError):
@@ -32,8 +33,9 @@ class LaunchError(Error):
     """A kernel could not be launched, or failed while running."""
 
 
-class ContextLostError(LaunchError):
-    """A kernel faulted and CUDA gave up on this process's GPU context.
+class ContextLostError(LaunchError, _errors.ContextLostError):
+    """A kernel faulted and CUDA gave up on this process's GPU context (``pyctk.ContextLostError``
+    from a driver call).
 
     Every later CUDA call on that device in this process fails with the same error:
     device memory, modules, streams and events made before are gone. Only a new
@@ -62,40 +64,16 @@ _CLASSES: dict[int, type[Error]] = {
     720: LaunchError,   # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
     912: LaunchError,   # CUDA_ERROR_INVALID_CLUSTER_SIZE
 }
-# The errors cuda.h says leave "the process in an inconsistent state": any further CUDA
-# work returns the same error until the process ends. libgpu/src/status.c keeps the same list.
-STICKY = frozenset({
-    226,  # CUDA_ERROR_CONTAINED
-    700,  # CUDA_ERROR_ILLEGAL_ADDRESS
-    702,  # CUDA_ERROR_LAUNCH_TIMEOUT
-    710,  # CUDA_ERROR_ASSERT (a device-side assert)
-    714,  # CUDA_ERROR_HARDWARE_STACK_ERROR
-    715,  # CUDA_ERROR_ILLEGAL_INSTRUCTION
-    716,  # CUDA_ERROR_MISALIGNED_ADDRESS
-    717,  # CUDA_ERROR_INVALID_ADDRESS_SPACE
-    718,  # CUDA_ERROR_INVALID_PC
-    719,  # CUDA_ERROR_LAUNCH_FAILED
-    721,  # CUDA_ERROR_TENSOR_MEMORY_LEAK
-    911,  # CUDA_ERROR_EXTERNAL_DEVICE
-})
-
-CONTEXT_LOST = (
-    "The GPU context of this process is lost: a kernel faulted, and CUDA now fails every "
-    "call on this device in this process with this same error (device memory, modules, "
-    "streams and events made before are gone). Restart the process to use the GPU again. "
-    "Kernels run asynchronously, so the faulty kernel may be an earlier launch than this "
-    "call; to find the faulty access run the program under compute-sanitizer (from a CUDA "
-    "toolkit), or set CUDA_LAUNCH_BLOCKING=1 to make each launch report its own failure.")
 
 
 def error_class(code: int) -> type[Error]:
     """The class of the exception for ``CUresult`` ``code``."""
-    return ContextLostError if code in STICKY else _CLASSES.get(code, RuntimeError)
+    return ContextLostError if code in CONTEXT_LOST_ERRORS else _CLASSES.get(code, RuntimeError)
 
 
 def exception(code: int, name: str, description: str, what: str) -> Error:
     """The exception for ``what`` failing with ``CUresult`` ``code`` called ``name``."""
     message = f"{what} failed: {name}: {description}"
-    if code in STICKY:
-        message = f"{message}. {CONTEXT_LOST}"
+    if code in CONTEXT_LOST_ERRORS:
+        message = f"{message}. {CONTEXT_LOST_HELP}"
     return error_class(code)(message, name, code)

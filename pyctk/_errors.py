@@ -43,6 +43,45 @@ class UnsupportedError(PyctkError, NotImplementedError):
     """A valid request that this version of pyctk does not implement yet."""
 
 
+class ContextLostError(CudaError):
+    """A kernel faulted (an illegal or misaligned address, a device-side assert ...) and CUDA
+    gave up on this process's GPU context.
+
+    Every later CUDA call on that device in this process fails with the same error: device
+    memory, modules, streams and events made before are gone, and only a new process can use
+    the GPU again. The faulty kernel may have been launched before the call that reports it,
+    by pyctk or by another library. ``pyctk.driver.ContextLostError`` is a subclass.
+    """
+
+
+# The CUDA errors that raise ContextLostError: cuda.h says they leave "the process in an
+# inconsistent state". The runtime (cudaError_t) and the driver (CUresult) number them alike;
+# libgpu/src/status.c keeps the same list for libgpumatmul's status and messages.
+CONTEXT_LOST_ERRORS = frozenset({
+    226,  # CONTAINED
+    700,  # ILLEGAL_ADDRESS
+    702,  # LAUNCH_TIMEOUT
+    710,  # ASSERT (a device-side assert)
+    714,  # HARDWARE_STACK_ERROR
+    715,  # ILLEGAL_INSTRUCTION
+    716,  # MISALIGNED_ADDRESS
+    717,  # INVALID_ADDRESS_SPACE
+    718,  # INVALID_PC
+    719,  # LAUNCH_FAILED
+    721,  # TENSOR_MEMORY_LEAK
+    911,  # EXTERNAL_DEVICE
+})
+
+# What a ContextLostError's message adds to CUDA's own words.
+CONTEXT_LOST_HELP = (
+    "The GPU context of this process is lost: a kernel faulted, and CUDA now fails every "
+    "call on this device in this process with this same error (device memory, modules, "
+    "streams and events made before are gone). Restart the process to use the GPU again. "
+    "Kernels run asynchronously, so the faulty kernel may be an earlier launch than this "
+    "call; to find the faulty access run the program under compute-sanitizer (from a CUDA "
+    "toolkit), or set CUDA_LAUNCH_BLOCKING=1 to make each launch report its own failure.")
+
+
 class ForkedAfterCudaError(CudaError):
     """This process was forked after its parent started using the GPU, and CUDA does not
     survive a fork: start worker processes with multiprocessing's "spawn" or "forkserver"

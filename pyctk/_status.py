@@ -7,12 +7,12 @@ One table for the C library and for the CUDA runtime calls pyctk makes itself
 from __future__ import annotations
 
 from ._build_config import CUDA_MAJOR
-from ._errors import (CudaError, NoDeviceError, NoDriverError, NoKernelImageError,
-                      OutOfMemoryError, UnsupportedError)
+from ._errors import (ContextLostError, CudaError, NoDeviceError, NoDriverError,
+                      NoKernelImageError, OutOfMemoryError, UnsupportedError)
 
 # enum gpumatmul_status (gpumatmul.h); the values never change.
 (SUCCESS, INVALID_ARGUMENT, NOT_SUPPORTED, NO_DRIVER, NO_DEVICE, OUT_OF_MEMORY, NO_KERNEL_IMAGE,
- CUDA, CUBLAS) = range(9)
+ CUDA, CUBLAS, CONTEXT_LOST) = range(10)
 
 _DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
                f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
@@ -27,6 +27,7 @@ _ERRORS = {
     NO_KERNEL_IMAGE: (NoKernelImageError, "This GPU is not supported by this build of pyctk."),
     CUDA: (CudaError, ""),
     CUBLAS: (CudaError, ""),
+    CONTEXT_LOST: (ContextLostError, ""),  # the message says what to do
 }
 
 

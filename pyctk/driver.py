@@ -25,7 +25,8 @@ What is here, and where it departs from PyCUDA:
   ``Device.make_context``), ``init`` (optional: pyctk starts CUDA on first use);
 - errors: ``Error`` (a ``pyctk.CudaError``) and ``LogicError``, ``LaunchError``,
   ``MemoryError``, ``RuntimeError`` as in PyCUDA, plus ``ContextLostError`` (a
-  ``LaunchError``) for the errors after which this process cannot use the GPU again;
+  ``LaunchError`` and a ``pyctk.ContextLostError``) for the errors after which this
+  process cannot use the GPU again;
   ``CompileError`` is ``pyctk.compiler.CompileError``.
 
 Everything works on the calling thread's current device (0 unless changed, e.g. with

@@ -103,7 +103,9 @@ def test_cudart_uses_only_what_cudart_12_0_exports():
     (36, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
     (100, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
     (101, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
-    (700, pyctk.CudaError, "GPUMATMUL_ERROR_CUDA"),
+    (700, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # illegal address
+    (719, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # launch failure
+    (1, pyctk.CudaError, "GPUMATMUL_ERROR_CUDA"),  # invalid value
 ])
 def test_check_maps_cuda_errors_to_pyctk_exceptions(code, kind, status):
     _cudart.check(0, "cudaFreeAsync")
@@ -113,6 +115,8 @@ def test_check_maps_cuda_errors_to_pyctk_exceptions(code, kind, status):
     name = _cudart.runtime().cudaGetErrorName(code).decode()  # cudart names errors with no driver
     assert str(raised.value).startswith(f"cudaMallocAsync failed: {name} (cudaError_t {code})")
     assert name.startswith("cudaError")
+    lost = "The GPU context of this process is lost" in str(raised.value)
+    assert lost == (kind is pyctk.ContextLostError)
 
 
 def test_out_of_memory_is_a_memory_error():

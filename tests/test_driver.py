@@ -79,7 +79,7 @@ def test_error_classes(code, name, kind):
     assert lost == (kind is cuda.ContextLostError)
     if lost:
         assert "Restart the process to use the GPU again" in str(error)
-        assert isinstance(error, cuda.LaunchError)
+        assert isinstance(error, cuda.LaunchError) and isinstance(error, pyctk.ContextLostError)
 
 
 def test_memory_error_is_every_kind_of_memory_error():

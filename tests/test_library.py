@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 import pyctk
-from pyctk import _library, _loader
+from pyctk import _library, _loader, _status
 from pyctk._build_config import CUDA_MAJOR, VERSION
+from pyctk._errors import CONTEXT_LOST_ERRORS
 
 from conftest import gpu_unavailable_reason
-from released_abi import released_constants
+from released_abi import abi, released_constants
 
 LIBRARY = _loader.gpumatmul_path()
 HEADER_DIR = LIBRARY.parent / "include"
@@ -128,10 +129,27 @@ def test_too_old_gpu_has_no_image():
 
 
 def test_status_names_are_stable():
+    """Each status is named as its constant in the header, released ones first."""
     lib = _library.library()
-    names = [lib.gpumatmul_status_name(code).decode() for code in range(10)]
-    assert names == released_constants("gpumatmul_status") + ["GPUMATMUL_STATUS_UNKNOWN"]
+    header = [line.split()[2:] for line in abi.constants(abi.header_code(pyctk.get_include()))
+              if line.startswith("constant gpumatmul_status ")]
+    assert [int(value) for _, value in header] == list(range(len(header)))
+    names = [lib.gpumatmul_status_name(code).decode() for code in range(len(header) + 1)]
+    assert names == [name for name, _ in header] + ["GPUMATMUL_STATUS_UNKNOWN"]
+    released = released_constants("gpumatmul_status")
+    assert names[:len(released)] == released
+    # pyctk._status numbers them as the header does.
+    short = {name.replace("GPUMATMUL_", "").replace("ERROR_", ""): int(value) for name, value in header}
+    assert {name: getattr(_status, name) for name in short} == short
     assert lib.gpumatmul_cuda_major() == CUDA_MAJOR
+
+
+def test_the_library_and_pyctk_agree_on_which_cuda_errors_lose_the_context():
+    """status.c's list makes GPUMATMUL_ERROR_CONTEXT_LOST; pyctk's raises ContextLostError
+    for the runtime and driver calls pyctk makes itself."""
+    source = (ROOT / "libgpu" / "src" / "status.c").read_text()
+    listed = re.search(r"sticky_errors\[\] = \{(.*?)\};", source, re.S).group(1)
+    assert {int(code) for code in re.findall(r"^\s*(\d+),", listed, re.M)} == CONTEXT_LOST_ERRORS
 
 
 def test_version_comes_from_libgpu_version():

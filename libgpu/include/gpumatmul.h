@@ -14,6 +14,9 @@
  *     NULL: a NULL output is GPUMATMUL_ERROR_INVALID_ARGUMENT, with nothing
  *     written. On failure, outputs are left as they were unless a function
  *     says otherwise.
+ *   - A function whose statuses include CUDA returns CONTEXT_LOST instead
+ *     for the CUDA errors after which the device is unusable in this process
+ *     (see gpumatmul_status); libraries older than that status return CUDA.
  *   - Matrices are row-major, BLAS style: a matrix with `rows` x `cols`
  *     elements is stored with a leading dimension `ld` >= cols, element (i, j)
  *     at offset i * ld + j. A transpose flag reads the stored matrix as its
@@ -94,11 +97,13 @@ typedef enum gpumatmul_status {
     GPUMATMUL_ERROR_NO_DEVICE = 4,        /* a driver but no usable GPU, or a bad device index */
     GPUMATMUL_ERROR_OUT_OF_MEMORY = 5,    /* device (or pinned host) memory exhausted */
     GPUMATMUL_ERROR_NO_KERNEL_IMAGE = 6,  /* no embedded kernel runs on this GPU */
-    GPUMATMUL_ERROR_CUDA = 7,             /* any other CUDA runtime or driver failure;
-                                           * after a kernel fault (an illegal address...)
-                                           * every later call on the device fails, and the
-                                           * message says the process must restart */
-    GPUMATMUL_ERROR_CUBLAS = 8            /* a cuBLAS failure */
+    GPUMATMUL_ERROR_CUDA = 7,             /* any other CUDA runtime or driver failure */
+    GPUMATMUL_ERROR_CUBLAS = 8,           /* a cuBLAS failure */
+    GPUMATMUL_ERROR_CONTEXT_LOST = 9      /* a kernel faulted (an illegal address, a
+                                           * device-side assert...), perhaps one launched
+                                           * before this call or by another library: CUDA
+                                           * now fails every call on that device in this
+                                           * process, and only a new process can use it */
 } gpumatmul_status;
 
 /* Element types, as NumPy names them. The values are part of the ABI; more

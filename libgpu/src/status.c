@@ -23,6 +23,7 @@ const char *gpumatmul_status_name(gpumatmul_status status) {
     case GPUMATMUL_ERROR_NO_KERNEL_IMAGE: return "GPUMATMUL_ERROR_NO_KERNEL_IMAGE";
     case GPUMATMUL_ERROR_CUDA: return "GPUMATMUL_ERROR_CUDA";
     case GPUMATMUL_ERROR_CUBLAS: return "GPUMATMUL_ERROR_CUBLAS";
+    case GPUMATMUL_ERROR_CONTEXT_LOST: return "GPUMATMUL_ERROR_CONTEXT_LOST";
     }
     return "GPUMATMUL_STATUS_UNKNOWN";
 }
@@ -40,7 +41,7 @@ gpumatmul_status set_error(gpumatmul_status status, const char *format, ...) {
 /* The errors after which CUDA fails every later call of the process on that
  * device with the same error (cuda.h: "the process is left in an inconsistent
  * state"). The runtime (cudaError_t) and the driver (CUresult) number them
- * alike; pyctk/_driver_errors.py keeps the same list. */
+ * alike; pyctk/_errors.py keeps the same list. */
 static const int sticky_errors[] = {
     226, /* CONTAINED */
     700, /* ILLEGAL_ADDRESS */
@@ -56,19 +57,24 @@ static const int sticky_errors[] = {
     911, /* EXTERNAL_DEVICE */
 };
 
+static int is_sticky(int error) {
+    size_t i;
+    for (i = 0; i < sizeof sticky_errors / sizeof *sticky_errors; ++i)
+        if (sticky_errors[i] == error) return 1;
+    return 0;
+}
+
 /* What a message adds for a sticky error: that only a new process can use the
  * GPU again, and how to find the faulty kernel (an earlier launch, maybe
  * another library's). */
 static const char *context_lost(int error) {
-    size_t i;
-    for (i = 0; i < sizeof sticky_errors / sizeof *sticky_errors; ++i)
-        if (sticky_errors[i] == error)
-            return ". The GPU context of this process is lost: a kernel faulted (perhaps one "
-                   "launched before this call), and CUDA now fails every call on this device "
-                   "in this process. Restart the process to use the GPU again; to find the "
-                   "fault, run the program under compute-sanitizer or with "
-                   "CUDA_LAUNCH_BLOCKING=1";
-    return "";
+    return is_sticky(error)
+               ? ". The GPU context of this process is lost: a kernel faulted (perhaps one "
+                 "launched before this call), and CUDA now fails every call on this device "
+                 "in this process. Restart the process to use the GPU again; to find the "
+                 "fault, run the program under compute-sanitizer or with "
+                 "CUDA_LAUNCH_BLOCKING=1"
+               : "";
 }
 
 gpumatmul_status check_cuda(cudaError_t error, const char *what) {
@@ -93,7 +99,7 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
         status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
         break;
     default:
-        status = GPUMATMUL_ERROR_CUDA;
+        status = is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
     }
     cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
     return set_error(status, "%s failed: %s: %s%s", what, cudaGetErrorName(error),
@@ -102,7 +108,7 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
 
 gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {
     const char *name = "unknown CUresult";
-    gpumatmul_status status = GPUMATMUL_ERROR_CUDA;
+    gpumatmul_status status = is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
     if (error == CUDA_SUCCESS) return GPUMATMUL_SUCCESS;
     if (driver->get_error_name) driver->get_error_name(error, &name);
     if (error == CUDA_ERROR_OUT_OF_MEMORY) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
