@@ -226,7 +226,7 @@ void give_back_worker(gpumatmul_context *ctx, struct worker *worker);
  * has none yet. */
 gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle);
 
-/* ---- Products (gemm.c), shared with the host path (host_gemm.c) ---- */
+/* ---- Products (gemm.c), shared with the host path (host_pipeline.c) ---- */
 
 /* How a batch of matrices is stored: matrix i is `rows` x `cols` elements at
  * base + i * stride, element (r, c) at r * ld + c. */
@@ -325,7 +325,42 @@ static inline void *at(const void *base, int64_t offset, size_t size) {
     return (char *)base + offset * (int64_t)size;
 }
 
-/* ---- The host path (host_gemm.c) ---- */
+static inline int64_t ceil_div(int64_t x, int64_t y) { return x / y + (x % y != 0); }
+
+/* ---- The host path: the API and several GPUs (host_gemm.c), tiles
+ *      (host_plan.c), one GPU's pipeline (host_pipeline.c) ---- */
+
+enum { ring = 2 }; /* device A panels and C tiles: one multiplied while the other fills or drains */
+
+/* A tile's shape: zc matrices of the batch, tm rows and tn columns of each. */
+struct plan {
+    int64_t zc, tm, tn;
+    double tiles;                  /* how many tiles cover C */
+    int a_slots, b_slots, c_slots; /* device buffers of each: `ring`, or 1 if one suffices */
+};
+
+/* The tile shape for a budget of device bytes: tiles of about *_tile_c_target,
+ * several for a large matrix so that copies overlap products, then halved
+ * (batch, then rows, then columns) until they fit. `whole` asks for one tile:
+ * all of A and B on the GPU before any C is written back. OUT_OF_MEMORY if
+ * nothing fits. */
+gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whole, struct plan *p);
+
+/* Device bytes plan p of g needs (in floating point: for the largest problems
+ * the product of sizes passes 2^63). */
+double plan_device_bytes(const struct gemm *g, const struct plan *p);
+
+/* The device bytes a call may use: at most `limit` if it is not 0, and what
+ * the GPU has, less a margin for cuBLAS's workspace and others: all it has
+ * (`free` 0), asking the driver nothing (cudaMemGetInfo costs more than a
+ * small product), or what is free (and what the context's pool keeps unused). */
+gpumatmul_status device_budget(gpumatmul_context *ctx, size_t limit, int free, int64_t *budget);
+
+/* The whole product of g on ctx's device, which is current, within `limit`
+ * device bytes (0: no cap); `whole` keeps all of A, B and C on the GPU at
+ * once (C overlaps A or B). Returns with nothing left running. */
+gpumatmul_status run_pipeline(gpumatmul_context *ctx, const struct gemm *g, size_t limit,
+                              int whole);
 
 /* Frees a worker's host-path streams, events and pinned staging, if it has any. */
 gpumatmul_status destroy_host_staging(struct worker *worker);

@@ -16,8 +16,6 @@
  * (benchmarks/NOTES.md, step 4). */
 static const int64_t split_min_k = 64;
 
-static int64_t ceil_div(int64_t x, int64_t y) { return x / y + (x % y != 0); }
-
 /* How g's k is cut: `splits` pieces of `chunk` (a multiple of 16 bytes, so
  * that the pieces of a 16-byte aligned operand stay aligned), and the `rest`,
  * if any, as one more piece of its own. Each piece's m x n partial product
