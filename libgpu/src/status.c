@@ -108,7 +108,8 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
 
 gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {
     const char *name = "unknown CUresult";
-    gpumatmul_status status = is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
+    gpumatmul_status status =
+        is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
     if (error == CUDA_SUCCESS) return GPUMATMUL_SUCCESS;
     if (driver->get_error_name) driver->get_error_name(error, &name);
     if (error == CUDA_ERROR_OUT_OF_MEMORY) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
