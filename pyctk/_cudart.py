@@ -124,10 +124,11 @@ def error(result: int, what: str) -> Exception:
     # again by the next library that asks cudaGetLastError (PyTorch does after each kernel).
     runtime().cudaGetLastError()
     name = runtime().cudaGetErrorName(result).decode()  # works with no driver too
+    status = _STATUSES.get(result, _status.CUDA)
     message = f"{what} failed: {name} (cudaError_t {result})"
-    if result in CONTEXT_LOST_ERRORS:
+    if status == _status.CONTEXT_LOST:
         message = f"{message}. {CONTEXT_LOST_HELP}"
-    return _status.exception(_STATUSES.get(result, _status.CUDA), message)
+    return _status.exception(status, message)
 
 
 def check(result: int, what: str) -> None:

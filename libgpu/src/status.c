@@ -57,18 +57,19 @@ static const int sticky_errors[] = {
     911, /* EXTERNAL_DEVICE */
 };
 
-static int is_sticky(int error) {
+/* The status of a CUDA error that no more specific status names. */
+static gpumatmul_status cuda_status(int error) {
     size_t i;
     for (i = 0; i < sizeof sticky_errors / sizeof *sticky_errors; ++i)
-        if (sticky_errors[i] == error) return 1;
-    return 0;
+        if (sticky_errors[i] == error) return GPUMATMUL_ERROR_CONTEXT_LOST;
+    return GPUMATMUL_ERROR_CUDA;
 }
 
-/* What a message adds for a sticky error: that only a new process can use the
+/* What a message adds for CONTEXT_LOST: that only a new process can use the
  * GPU again, and how to find the faulty kernel (an earlier launch, maybe
  * another library's). */
-static const char *context_lost(int error) {
-    return is_sticky(error)
+static const char *help(gpumatmul_status status) {
+    return status == GPUMATMUL_ERROR_CONTEXT_LOST
                ? ". The GPU context of this process is lost: a kernel faulted (perhaps one "
                  "launched before this call), and CUDA now fails every call on this device "
                  "in this process. Restart the process to use the GPU again; to find the "
@@ -99,25 +100,25 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
         status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
         break;
     default:
-        status = is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
+        status = cuda_status((int)error);
     }
     cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
     return set_error(status, "%s failed: %s: %s%s", what, cudaGetErrorName(error),
-                     cudaGetErrorString(error), context_lost((int)error));
+                     cudaGetErrorString(error), help(status));
 }
 
 gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {
     const char *name = "unknown CUresult";
-    gpumatmul_status status =
-        is_sticky((int)error) ? GPUMATMUL_ERROR_CONTEXT_LOST : GPUMATMUL_ERROR_CUDA;
+    gpumatmul_status status;
     if (error == CUDA_SUCCESS) return GPUMATMUL_SUCCESS;
+    status = cuda_status((int)error);
     if (driver->get_error_name) driver->get_error_name(error, &name);
     if (error == CUDA_ERROR_OUT_OF_MEMORY) status = GPUMATMUL_ERROR_OUT_OF_MEMORY;
     if (error == CUDA_ERROR_NO_BINARY_FOR_GPU || error == CUDA_ERROR_INVALID_PTX ||
         error == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
         status = GPUMATMUL_ERROR_NO_KERNEL_IMAGE;
     return set_error(status, "%s failed: %s (CUresult %d)%s", what, name, (int)error,
-                     context_lost((int)error));
+                     help(status));
 }
 
 gpumatmul_status check_cublas(cublasStatus_t error, const char *what) {
