@@ -25,7 +25,8 @@ import statistics
 from pathlib import Path
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "libgpu" / "src" / "auto_table.c"
@@ -70,7 +71,7 @@ def seconds_per_call(run) -> float:
 
 def measure() -> list[dict]:
     import torch  # the operands: PyTorch's device tensors
-    context = _library.context()
+    context = _contexts.context(0)
     rows = []
     for name, dtype, torch_dtype, precision, trans_b in CASES:
         for shape_class, sizes in CLASSES.items():

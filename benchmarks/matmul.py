@@ -77,7 +77,8 @@ from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_void_p
 import numpy as np
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}  # gpumatmul_dtype
 BATCH = 10  # products per timed stream in the "device-call" rows
@@ -226,7 +227,7 @@ def device_rows(sizes, dtypes, repeats):
         note("PyTorch not installed: no device rows, and so no host floors")
         return []
     rows = []
-    context = _library.context()
+    context = _contexts.context(0)
     for dtype in dtypes:
         operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
         torch.backends.cuda.matmul.allow_tf32 = precision == 1

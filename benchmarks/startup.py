@@ -36,7 +36,9 @@ import pyctk
 marks.append(("import pyctk", time.time()))
 tiny, large = np.ones((16, 16), np.float32), np.ones((512, 512), np.float32)
 if sys.argv[1] == "steps":
-    from pyctk import _contexts, _library, _loader
+    from pyctk._cuda import contexts as _contexts
+    from pyctk._cuda import library as _library
+    from pyctk._cuda import loader as _loader
     from pyctk._build_config import CUDA_MAJOR
     loaded = {}
     for name in ("cudart", "cublasLt", "cublas"):

@@ -4,7 +4,7 @@
 >>> c = pyctk.matmul(np.ones((2, 3)), np.ones((3, 4)))   # doctest: +SKIP
 
 Importing pyctk loads no CUDA library; the first call that needs the GPU does
-(see pyctk._loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).
+(see pyctk._cuda.loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).
 """
 
 import os as _os
@@ -51,13 +51,14 @@ if not _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "_build_config.
     _hand_over_to_installed_copy()
 else:
     from ._build_config import VERSION as __version__
-    from ._c_build import get_include, get_library
-    from ._device_array import DeviceArray, asarray, empty, from_dlpack, zeros
-    from ._errors import (ContextLostError, CudaError, DeviceMismatchError, ForkedAfterCudaError,
-                          LibraryNotFoundError, NoDeviceError, NoDriverError, NoKernelImageError,
-                          OutOfMemoryError, PyctkError, UnsupportedError)
+    from ._arrays.device_array import DeviceArray, asarray, empty, from_dlpack, zeros
+    from ._cuda.c_build import get_include, get_library
+    from ._cuda.errors import (ContextLostError, CudaError, DeviceMismatchError,
+                               ForkedAfterCudaError, LibraryNotFoundError, NoDeviceError,
+                               NoDriverError, NoKernelImageError, OutOfMemoryError, PyctkError,
+                               UnsupportedError)
     from ._info import info
-    from ._matmul import matmul
+    from ._matmul.api import matmul
 
     __all__ = ["matmul", "info", "DeviceArray", "asarray", "empty", "zeros", "from_dlpack",
                "get_include", "get_library",

@@ -15,8 +15,11 @@ import time
 
 import numpy as np
 
-from . import _c_build, _dtypes, _info, _library, _matmul, _nvrtc, matmul
-from ._errors import PyctkError, UnsupportedError
+from . import _info, matmul
+from ._arrays.dtypes import DTYPES
+from ._cuda import c_build, library, nvrtc
+from ._cuda.errors import PyctkError, UnsupportedError
+from ._matmul.options import BACKENDS as BACKEND_CODES
 
 BACKENDS = ("tiled", "cublas")
 TIMED_DTYPES = ("float32", "float64")
@@ -35,10 +38,10 @@ def print_report(report: dict) -> None:
           f" (CUDA driver API {report['driver_version'] or 'unavailable'})")
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
-    print(f"  NVRTC:           {report['nvrtc_version'] or 'not installed (optional: ' + _nvrtc.install_command() + ')'}")
+    print(f"  NVRTC:           {report['nvrtc_version'] or 'not installed (optional: ' + nvrtc.install_command() + ')'}")
     print("Libraries:")
-    for library in report["libraries"]:
-        print(f"  {library['name']:<10} {library['path']}  (found via {library['found_via']})")
+    for loaded in report["libraries"]:
+        print(f"  {loaded['name']:<10} {loaded['path']}  (found via {loaded['found_via']})")
     images = report["kernel_images"]
     if images:
         names = " ".join(image["name"] for image in images)
@@ -85,7 +88,7 @@ def check(a: np.ndarray, b: np.ndarray, backend: str, repeats: int) -> tuple[flo
 
 
 def dtypes_to_check() -> list[np.dtype]:
-    names = list(_dtypes.DTYPES)
+    names = list(DTYPES)
     if importlib.util.find_spec("ml_dtypes") is None:
         print("  (bfloat16 not checked: it needs ml_dtypes, pip install ml_dtypes)")
         names.remove("bfloat16")
@@ -106,8 +109,8 @@ def check_backends(size: int, repeats: int) -> bool:
         a, b = operands(rng, n, dtype)
         for backend in BACKENDS:
             try:
-                _library.call("gpumatmul_backend_supports", _matmul._BACKENDS[backend],
-                              _dtypes.code(dtype), 0)
+                library.call("gpumatmul_backend_supports", BACKEND_CODES[backend],
+                             DTYPES[dtype.name].code, 0)
             except UnsupportedError:
                 continue
             best, error, ok = check(a, b, backend, repeats)
@@ -119,9 +122,9 @@ def check_backends(size: int, repeats: int) -> bool:
 
 def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
     try:
-        words = ((_c_build.cflags() if cflags else []) + (_c_build.libs() if libs else [])
-                 + ([_c_build.pkgconfig_path()] if pkgconfig_path else []))
-        misses = _c_build.runpath_misses() if libs else []
+        words = ((c_build.cflags() if cflags else []) + (c_build.libs() if libs else [])
+                 + ([c_build.pkgconfig_path()] if pkgconfig_path else []))
+        misses = c_build.runpath_misses() if libs else []
     except PyctkError as error:
         print(error, file=sys.stderr)
         return 1
@@ -130,7 +133,7 @@ def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
         print(f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
               f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
               f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
-              f"one environment (a fresh venv: pip install pyctk-cu{_c_build.CUDA_MAJOR}).",
+              f"one environment (a fresh venv: pip install pyctk-cu{c_build.CUDA_MAJOR}).",
               file=sys.stderr)
     return 0
 

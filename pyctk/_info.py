@@ -6,9 +6,9 @@ import ctypes
 import re
 from typing import Any
 
-from . import _contexts, _distributions, _library
 from ._build_config import CUDA_MAJOR, VERSION
-from ._errors import LibraryNotFoundError, PyctkError
+from ._cuda import contexts, distributions, library
+from ._cuda.errors import LibraryNotFoundError, PyctkError
 
 
 def driver_release(version_file: str = "/proc/driver/nvidia/version") -> str | None:
@@ -29,10 +29,10 @@ def nvrtc_version() -> str | None:
     """NVRTC's version, e.g. "13.0", loading it (it needs no driver); None when it is not
     installed (it is optional: the ``nvrtc`` extra). info() asks only once libgpumatmul
     has loaded: a broken install loads nothing more."""
-    from . import _nvrtc  # imported here: `import pyctk` does not need it
+    from ._cuda import nvrtc  # imported here: `import pyctk` does not need it
 
     try:
-        major, minor = _nvrtc.version()
+        major, minor = nvrtc.version()
     except LibraryNotFoundError:
         return None
     return f"{major}.{minor}"
@@ -40,11 +40,11 @@ def nvrtc_version() -> str | None:
 
 def kernel_images() -> list[dict[str, Any]]:
     """The kernel images embedded in libgpumatmul: architecture, kind and size."""
-    lib = _library.library()
+    lib = library.library()
     images = []
     for index in range(lib.gpumatmul_kernel_image_count()):
         arch, kind, size = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
-        _library.call("gpumatmul_kernel_image_info", index, ctypes.byref(arch), ctypes.byref(kind),
+        library.call("gpumatmul_kernel_image_info", index, ctypes.byref(arch), ctypes.byref(kind),
                       ctypes.byref(size))
         images.append({"index": index, "arch": arch.value, "kind": ("SASS", "PTX")[kind.value],
                        "name": f"{'sm' if kind.value == 0 else 'compute'}_{arch.value}",
@@ -56,14 +56,14 @@ def _devices(images: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every GPU the driver reports, with the kernel image pyctk would run on it."""
     count = ctypes.c_int()
     # The first query that starts CUDA: refused in a process forked after its parent started it.
-    _contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
+    contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
     devices = []
     for index in range(count.value):
-        props = _library.DeviceProperties()
-        _library.call("gpumatmul_device_properties_get", index, ctypes.byref(props))
+        props = library.DeviceProperties()
+        library.call("gpumatmul_device_properties_get", index, ctypes.byref(props))
         cc = (props.compute_capability_major, props.compute_capability_minor)
         try:
-            image = images[_library.query_int("gpumatmul_kernel_image_select", *cc)]
+            image = images[library.query_int("gpumatmul_kernel_image_select", *cc)]
         except PyctkError:
             image = None
         devices.append({"index": index, "name": props.name.decode(errors="replace"),
@@ -88,25 +88,25 @@ def info() -> dict[str, Any]:
     >>> sorted(report)[:3]
     ['cublas_version', 'cuda_major', 'devices']
     """
-    from . import _loader  # imported here: `import pyctk` does not need the loader
+    from ._cuda import loader  # imported here: `import pyctk` does not need the loader
 
     report: dict[str, Any] = {
         "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
         "driver_release": driver_release(), "driver_version": None, "runtime_version": None, "cublas_version": None,
         "nvrtc_version": None,
         "libraries": [], "kernel_images": [], "devices": [], "error": None,
-        "distributions": _distributions.installed(), "warning": _distributions.conflict(),
+        "distributions": distributions.installed(), "warning": distributions.conflict(),
     }
     try:
-        _library.library()
+        library.library()
         report["nvrtc_version"] = nvrtc_version()
         report["kernel_images"] = kernel_images()
-        report["runtime_version"] = _cuda_version(_library.query_int("gpumatmul_runtime_version"))
-        cublas = _library.query_int("gpumatmul_cublas_version")
+        report["runtime_version"] = _cuda_version(library.query_int("gpumatmul_runtime_version"))
+        cublas = library.query_int("gpumatmul_cublas_version")
         report["cublas_version"] = f"{cublas // 10000}.{cublas // 100 % 100}.{cublas % 100}"
-        report["driver_version"] = _cuda_version(_library.query_int("gpumatmul_driver_version"))
+        report["driver_version"] = _cuda_version(library.query_int("gpumatmul_driver_version"))
         report["devices"] = _devices(report["kernel_images"])
     except PyctkError as error:
         report["error"] = str(error)
-    report["libraries"] = [vars(library).copy() for library in _loader.loaded_libraries()]
+    report["libraries"] = [vars(library).copy() for library in loader.loaded_libraries()]
     return report

@@ -13,8 +13,8 @@ Unlike PyCUDA's, it makes no context of its own and pushes none, so there is not
 pop at exit, and it changes nothing for PyTorch, CuPy or the rest of pyctk.
 """
 
-from . import _driver_api
+from ._cuda import driver_api
 from .driver import Device
 
-device = Device(_driver_api.current_device())
+device = Device(driver_api.current_device())
 context = device.retain_primary_context()

@@ -18,7 +18,7 @@ NVRTC is optional: ``pip install "pyctk-cu12[nvrtc]"`` (or ``pyctk-cu13[nvrtc]``
 and the CUDA headers kernels include (``cuda_fp16.h``, ``cuda_bf16.h``, ``cuda/std/...``),
 which NVRTC finds with no setting. Kernels are compiled for the current GPU: SASS
 (CUBIN) when NVRTC knows its architecture, else PTX that the driver compiles; and kept
-in an on-disk cache (``pyctk._kernel_cache``), so a later process loads them without
+in an on-disk cache (``pyctk._pycuda.kernel_cache``), so a later process loads them without
 NVRTC. ``compile`` makes CUBIN or PTX bytes for a named architecture with no GPU at all.
 """
 
@@ -28,10 +28,11 @@ import os
 import re
 from typing import Any, NamedTuple, Sequence
 
-from . import _cuda_headers, _driver_api, _include_scan, _kernel_args, _kernel_cache, _loader, _nvrtc
 from ._build_config import CUDA_MAJOR
-from ._driver_modules import Module
-from ._errors import CompileError, UnsupportedError
+from ._cuda import driver_api, loader, nvrtc
+from ._cuda.errors import CompileError, UnsupportedError
+from ._pycuda import headers, include_scan, kernel_args, kernel_cache
+from ._pycuda.modules import Module
 
 __all__ = ["SourceModule", "compile", "CompileError", "clear_cache", "nvrtc_version",
            "supported_archs"]
@@ -46,7 +47,7 @@ class Program(NamedTuple):
 
     image: bytes                                   # CUBIN, or PTX ending in a NUL
     target: str                                    # "sm_90", "compute_90", "sm_90a" ...
-    kernels: dict[str, list[_kernel_args.Param]]   # symbol -> parameters, from the PTX
+    kernels: dict[str, list[kernel_args.Param]]   # symbol -> parameters, from the PTX
     lowered: dict[str, str]                        # name expression -> symbol
     log: str                                       # NVRTC's warnings
 
@@ -77,7 +78,7 @@ def _with_c_linkage(source: str) -> str:
     before it; ``#line`` keeps NVRTC's line numbers those of ``source``."""
     lines = source.splitlines(keepends=True)
     start = _prelude_length(lines)
-    return ("".join(lines[:start]) + 'extern "C" {\n' + f'#line {start + 1} "{_nvrtc.PROGRAM_NAME}"\n'
+    return ("".join(lines[:start]) + 'extern "C" {\n' + f'#line {start + 1} "{nvrtc.PROGRAM_NAME}"\n'
             + "".join(lines[start:]) + '\n}\n')
 
 
@@ -86,9 +87,9 @@ def _with_c_linkage(source: str) -> str:
 
 def _device_arch() -> int:
     """The current GPU's compute capability as one number (90 for 9.0)."""
-    device = _driver_api.current_device()
-    major = _driver_api.query_int("cuDeviceGetAttribute", _COMPUTE_CAPABILITY_MAJOR, device)
-    minor = _driver_api.query_int("cuDeviceGetAttribute", _COMPUTE_CAPABILITY_MINOR, device)
+    device = driver_api.current_device()
+    major = driver_api.query_int("cuDeviceGetAttribute", _COMPUTE_CAPABILITY_MAJOR, device)
+    minor = driver_api.query_int("cuDeviceGetAttribute", _COMPUTE_CAPABILITY_MINOR, device)
     return major * 10 + minor
 
 
@@ -112,8 +113,8 @@ def _target(request: str) -> str:
     major (SASS runs on later minors of its major); else, for a GPU newer than NVRTC,
     PTX of NVRTC's newest architecture, which the driver compiles for the GPU.
     """
-    archs = _nvrtc.supported_archs()
-    version = ".".join(map(str, _nvrtc.version()))
+    archs = nvrtc.supported_archs()
+    version = ".".join(map(str, nvrtc.version()))
     if not request.startswith("gpu:"):
         if int(_ARCH.fullmatch(request)[2]) not in archs:
             raise ValueError(f"NVRTC {version} does not compile for {request}; it knows "
@@ -136,9 +137,9 @@ def _target(request: str) -> str:
 def _nvrtc_identity() -> str:
     """Which NVRTC would compile, known without loading it: its file, size and time (a new
     NVRTC is a new file). Only one found by the dynamic linker's own search is loaded to ask."""
-    first = _loader.find_library(_loader.library_spec("nvrtc", CUDA_MAJOR))[0]
+    first = loader.find_library(loader.library_spec("nvrtc", CUDA_MAJOR))[0]
     if first.found_via == "system":
-        return f"system NVRTC {_nvrtc.version()}"
+        return f"system NVRTC {nvrtc.version()}"
     path = os.path.realpath(first.path)
     status = os.stat(path)
     return f"{path} {status.st_size} {status.st_mtime_ns}"
@@ -163,30 +164,31 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
         raise ValueError("name_expressions need the source compiled as C++ (templates cannot have C "
                          "linkage): pass no_extern_c=True as well")
     text = source if no_extern_c else _with_c_linkage(source)
-    headers = _cuda_headers.header_folders()
-    # Only these folders are searched (never the working directory: see _nvrtc._PROGRAM_PATH).
-    common = [*(f"--include-path={d}" for d in (*include_dirs, *(h.path for h in headers))), *options]
+    header_folders = headers.header_folders()
+    # Only these folders are searched (never the working directory: see nvrtc._PROGRAM_PATH).
+    common = [*(f"--include-path={d}" for d in (*include_dirs, *(h.path for h in header_folders))),
+              *options]
     request = _request(arch)
-    folder = _kernel_cache.directory(cache_dir)
+    folder = kernel_cache.directory(cache_dir)
     if folder is None:
         return _compile(text, request, common, name_expressions)
-    key = _kernel_cache.key({
+    key = kernel_cache.key({
         "format": _CACHE_FORMAT, "source": text, "options": common, "arch": request,
         "name_expressions": name_expressions, "nvrtc": _nvrtc_identity(),
-        "includes": _include_scan.included_files(text, include_dirs, [h.path for h in headers]),
-        "header_wheels": [h.distribution for h in headers]})
-    entry = _kernel_cache.load(folder, key)
-    driver = _driver_api.driver_version() if request.startswith("gpu:") else None
+        "includes": include_scan.included_files(text, include_dirs, [h.path for h in header_folders]),
+        "header_wheels": [h.distribution for h in header_folders]})
+    entry = kernel_cache.load(folder, key)
+    driver = driver_api.driver_version() if request.startswith("gpu:") else None
     if entry is not None:
         metadata, image = entry
         # PTX made for a GPU is compiled by the driver: a new driver gets it made afresh.
         if not (metadata["target"].startswith("compute_") and metadata["driver"] != driver):
             return Program(image, metadata["target"],
-                           {name: [_kernel_args.Param(*p) for p in params]
+                           {name: [kernel_args.Param(*p) for p in params]
                             for name, params in metadata["kernels"].items()},
                            metadata["lowered"], metadata["log"])
     program = _compile(text, request, common, name_expressions)
-    _kernel_cache.store(folder, key, {"target": program.target, "kernels": program.kernels,
+    kernel_cache.store(folder, key, {"target": program.target, "kernels": program.kernels,
                                       "lowered": program.lowered, "log": program.log,
                                       "driver": driver}, program.image)
     return program
@@ -196,14 +198,14 @@ def _compile(text: str, request: str, common: list[str], name_expressions: list[
     target = _target(request)
     options = [f"--gpu-architecture={target}", *common]
     try:
-        output = _nvrtc.compile_program(text, options, name_expressions, target.startswith("sm_"))
+        output = nvrtc.compile_program(text, options, name_expressions, target.startswith("sm_"))
     except CompileError as error:
-        missing = _cuda_headers.missing_headers()
+        missing = headers.missing_headers()
         if "could not open source file" in error.log and missing:
             raise CompileError(f"{error}\nCUDA headers not installed: {'; '.join(missing)}",
                                error.log, error.options) from None
         raise
-    return Program(output.image, target, _kernel_args.parse_ptx(output.ptx), output.lowered, output.log)
+    return Program(output.image, target, kernel_args.parse_ptx(output.ptx), output.lowered, output.log)
 
 
 # ---------------------------------------------------------------------------
@@ -297,15 +299,15 @@ def clear_cache(cache_dir: Any = None) -> int:
     >>> clear_cache("/tmp/my-kernels")     # doctest: +SKIP
     0
     """
-    return _kernel_cache.clear(_kernel_cache.default_directory() if cache_dir is None
-                               else _kernel_cache.directory(cache_dir))
+    return kernel_cache.clear(kernel_cache.default_directory() if cache_dir is None
+                               else kernel_cache.directory(cache_dir))
 
 
 def nvrtc_version() -> tuple[int, int]:
     """The (major, minor) version of the NVRTC pyctk compiles with (loading it)."""
-    return _nvrtc.version()
+    return nvrtc.version()
 
 
 def supported_archs() -> list[int]:
     """The architectures that NVRTC compiles SASS for (``[75, 80, ..., 121]``)."""
-    return _nvrtc.supported_archs()
+    return nvrtc.supported_archs()

@@ -34,17 +34,17 @@ Everything works on the calling thread's current device (0 unless changed, e.g. 
 and CuPy use too: their arrays, streams and pyctk's mix freely.
 """
 
-from ._driver_devices import Context, Device, device_attribute, init
-from ._driver_errors import (ContextLostError, Error, LaunchError, LogicError, MemoryError,
-                             RuntimeError)
-from ._driver_memory import (DeviceAllocation, from_device, mem_alloc, mem_get_info, memcpy_dtod,
+from ._cuda.driver_errors import (ContextLostError, Error, LaunchError, LogicError, MemoryError,
+                                  RuntimeError)
+from ._cuda.errors import CompileError
+from ._pycuda.devices import Context, Device, device_attribute, init
+from ._pycuda.memory import (DeviceAllocation, from_device, mem_alloc, mem_get_info, memcpy_dtod,
                              memcpy_dtod_async, memcpy_dtoh, memcpy_dtoh_async, memcpy_htod,
                              memcpy_htod_async, memset_d8, memset_d8_async, memset_d16,
                              memset_d16_async, memset_d32, memset_d32_async, to_device)
-from ._driver_modules import (ArgumentHandler, Function, In, InOut, Module, Out,
+from ._pycuda.modules import (ArgumentHandler, Function, In, InOut, Module, Out,
                               function_attribute, module_from_buffer, module_from_file)
-from ._driver_streams import Event, Stream, event_flags, stream_flags
-from ._errors import CompileError
+from ._pycuda.streams import Event, Stream, event_flags, stream_flags
 
 __all__ = [
     "Context", "Device", "device_attribute", "init",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pyctk import _c_build
+from pyctk._cuda import c_build as _c_build
 
 
 def environment(pkgconfig_path: str | None = None) -> dict[str, str]:

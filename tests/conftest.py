@@ -17,7 +17,7 @@ import os
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts
 
 REQUIRE_GPU = os.environ.get("PYCTK_REQUIRE_GPU", "") not in ("", "0")
 
@@ -26,7 +26,7 @@ REQUIRE_GPU = os.environ.get("PYCTK_REQUIRE_GPU", "") not in ("", "0")
 def gpu_unavailable_reason() -> str | None:
     """Why there is no GPU to test on (no driver, no device), or None when there is one."""
     try:
-        _library.context()
+        contexts.context(0)
     except (pyctk.NoDriverError, pyctk.NoDeviceError) as error:
         return str(error)
     except pyctk.PyctkError:

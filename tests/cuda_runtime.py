@@ -11,7 +11,8 @@ import ctypes
 
 import numpy as np
 
-from pyctk import _library, _loader
+from pyctk._cuda import library as _library
+from pyctk._cuda import loader as _loader
 
 HOST_TO_DEVICE, DEVICE_TO_HOST = 1, 2  # cudaMemcpyKind
 

@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-from pyctk import _dtypes
+from pyctk._arrays import dtypes as _dtypes
 from strategies import SUPPORTED
 
 DTYPES_BY_CODE = {_dtypes.DTYPES[dtype.name].code: dtype for dtype in SUPPORTED}
@@ -25,7 +25,7 @@ def stored_matrices(dtype: np.dtype, pointer: int, ld: int, stride: int, batch: 
 
 
 def gemm(desc, a: int, b: int, c: int) -> int:
-    """gpumatmul_gemm_host/_device for a ``pyctk._library.GemmDesc`` on host addresses; every
+    """gpumatmul_gemm_host/_device for a ``pyctk._cuda.library.GemmDesc`` on host addresses; every
     A and B is read before C is written. Returns GPUMATMUL_SUCCESS (0)."""
     m, n, k, batch = desc.m, desc.n, desc.k, desc.batch_count
     dtype = DTYPES_BY_CODE[desc.dtype]

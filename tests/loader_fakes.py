@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
-from pyctk import _loader
+from pyctk._cuda import loader as _loader
 
 # Variables that steer the search; scrubbed from every child so the host cannot leak in.
 _SCRUBBED = ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")
@@ -87,8 +87,8 @@ def place_wheels(fakes: FakeLibs, site: Path, major: int, ids: Mapping[str, int]
 _PRELUDE = r'''
 import ctypes, json, os, sys
 import pyctk
-from pyctk import _loader
-from pyctk._errors import LibraryNotFoundError
+from pyctk._cuda import loader as _loader
+from pyctk._cuda.errors import LibraryNotFoundError
 
 ARGS = json.loads(sys.argv[1])
 SP, ENV = ARGS["search_path"], ARGS["environ"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pyctk import _cuda_headers, _loader
+from pyctk._pycuda import headers as _cuda_headers
+from pyctk._cuda import loader as _loader
 from pyctk._build_config import CUDA_MAJOR
 
 SOURCE = Path(__file__).resolve().parents[1] / "examples" / "nvrtc_c" / "vector_add.c"

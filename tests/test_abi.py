@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import pyctk
-from pyctk import _c_build
+from pyctk._cuda import c_build as _c_build
 
 from c_programs import environment
 from released_abi import RELEASED, ROOT, abi

@@ -20,9 +20,11 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _kernel_args, _nvrtc, compiler
+from pyctk import compiler
+from pyctk._pycuda import kernel_args as _kernel_args
+from pyctk._cuda import nvrtc as _nvrtc
 from pyctk._build_config import CUDA_MAJOR
-from pyctk._kernel_args import Param
+from pyctk._pycuda.kernel_args import Param
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
@@ -205,8 +207,9 @@ def test_missing_nvrtc_names_the_pip_command(tmp_path):
     empty.mkdir()
     script = f"""
 import json, sys
-from pyctk import _loader, compiler
-from pyctk._errors import LibraryNotFoundError
+from pyctk import compiler
+from pyctk._cuda import loader as _loader
+from pyctk._cuda.errors import LibraryNotFoundError
 real, dlopen = _loader.load_library, _loader._dlopen
 _loader.load_library = lambda spec, search_path=None, environ=None: (
     real(spec, [{str(empty)!r}], {{}}) if spec.name == "nvrtc" else real(spec, search_path, environ))

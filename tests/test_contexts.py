@@ -1,4 +1,4 @@
-"""pyctk._contexts without a GPU: one context per device, created once however many threads
+"""pyctk._cuda.contexts without a GPU: one context per device, created once however many threads
 race for it, no lock on the per-call path; and fork.
 
 libgpumatmul is replaced by a fake that creates contexts (FakeLibrary), so this runs anywhere.
@@ -22,7 +22,10 @@ import time
 import pytest
 
 import pyctk
-from pyctk import _contexts, _library, _status
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
+from pyctk._cuda import fork as _fork
+from pyctk._cuda import status as _status
 
 
 class FakeLibrary:
@@ -44,9 +47,6 @@ class FakeLibrary:
     def gpumatmul_last_error_message(self) -> bytes:
         return b"fake failure"
 
-    def gpumatmul_status_name(self, status: int) -> bytes:
-        return f"STATUS_{status}".encode()
-
 
 @pytest.fixture
 def fake(monkeypatch):
@@ -55,8 +55,8 @@ def fake(monkeypatch):
     monkeypatch.setattr(_library, "library", lambda: library)
     monkeypatch.setattr(_contexts, "_contexts", {})
     monkeypatch.setattr(_contexts, "_lock", threading.Lock())
-    monkeypatch.setattr(_contexts, "_cuda_started", False)
-    monkeypatch.setattr(_contexts, "_forked_after_cuda", False)
+    monkeypatch.setattr(_fork, "_cuda_started", False)
+    monkeypatch.setattr(_fork, "_forked_after_cuda", False)
     return library
 
 
@@ -103,17 +103,18 @@ def test_the_per_call_path_takes_no_lock(fake):
     assert got == [handle]
 
 
-def test_device_0_is_the_default_and_library_context_is_its_alias(fake):
-    assert _contexts.context() is _contexts.context(0) is _library.context()
+def test_device_0_is_the_default(fake):
+    assert _contexts.context() is _contexts.context(0)
     assert fake.created == [0]
 
 
 def test_a_failed_creation_raises_keeps_nothing_and_is_tried_again(fake, monkeypatch):
     library = FakeLibrary(_status.NO_DEVICE)
     monkeypatch.setattr(_library, "library", lambda: library)
-    with pytest.raises(pyctk.NoDeviceError, match=r"fake failure \[STATUS_4\]") as caught:
+    with pytest.raises(pyctk.NoDeviceError,
+                       match=r"fake failure \[GPUMATMUL_ERROR_NO_DEVICE\]") as caught:
         _contexts.context(3)
-    assert caught.value.status == "STATUS_4"
+    assert caught.value.status == "GPUMATMUL_ERROR_NO_DEVICE"
     assert _contexts._contexts == {}
     assert _contexts.context(3).value == 1003
     assert library.created == [3, 3]
@@ -130,7 +131,7 @@ def test_a_call_that_reached_the_driver_is_recorded(fake, monkeypatch, status, s
         _contexts.context(0)
     except pyctk.PyctkError:
         assert status != _status.SUCCESS
-    assert _contexts._cuda_started is started
+    assert _fork.cuda_started() is started
 
 
 # The process a test runs: it sets the parent's state, holds the locks (as a thread creating a
@@ -140,7 +141,10 @@ FORKS = textwrap.dedent(r'''
     import json, os, sys, traceback
     from ctypes import c_void_p
     import pyctk
-    from pyctk import _contexts, _cudart, _library
+    from pyctk._cuda import contexts as _contexts
+    from pyctk._cuda import cudart as _cudart
+    from pyctk._cuda import fork as _fork
+    from pyctk._cuda import library as _library
 
     class FakeLibrary:
         """Creates contexts (handle 99); any other libgpumatmul function fails the test."""
@@ -194,7 +198,7 @@ FORKS = textwrap.dedent(r'''
         return seen
 
     parent = json.loads(sys.argv[1])
-    _contexts._cuda_started = parent["started"]
+    _fork._cuda_started = parent["started"]
     if parent["started"]:
         _contexts._contexts[0] = c_void_p(1234)  # the parent's context
     with _contexts._lock, _library._lock:  # held by a parent thread creating, or loading
@@ -242,7 +246,8 @@ def test_a_child_forked_before_cuda_started_creates_its_own_contexts(tmp_path):
 SPAWNED = textwrap.dedent(r'''
     import multiprocessing, sys
     import pyctk
-    from pyctk import _contexts
+    from pyctk._cuda import contexts as _contexts
+    from pyctk._cuda import fork as _fork
 
     def create():
         try:
@@ -252,7 +257,7 @@ SPAWNED = textwrap.dedent(r'''
         return "created"
 
     if __name__ == "__main__":
-        _contexts._cuda_started = True  # as after GPU use
+        _fork._cuda_started = True  # as after GPU use
         with multiprocessing.get_context("spawn").Pool(1) as pool:
             print(pool.apply(create))
 ''')

@@ -23,8 +23,15 @@ from hypothesis import strategies as st
 
 import gemm_emulation
 import pyctk
-from pyctk import _contexts, _cudart, _device_array, _dlpack, _interop, _library, _status
-from pyctk._dlpack import kDLCPU, kDLCUDA
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import cudart as _cudart
+from pyctk._arrays import device_array as _device_array
+from pyctk._arrays import dlpack as _dlpack
+from pyctk._arrays import interop as _interop
+from pyctk._cuda import library as _library
+from pyctk._cuda import status as _status
+from pyctk._cuda import streams as _streams
+from pyctk._arrays.dlpack import kDLCPU, kDLCUDA
 
 try:
     from ml_dtypes import bfloat16
@@ -161,7 +168,8 @@ def test_dldatatypes_without_a_numpy_dtype_are_refused(code, bits, lanes):
 
 def test_importing_the_modules_does_not_import_ml_dtypes():
     code = ("import sys, pyctk; before = 'ml_dtypes' in sys.modules; "
-            "from pyctk import _device_array, _dlpack, _interop; _dlpack.supported_dtype('float32'); "
+            "from pyctk._arrays import device_array, dlpack, dtypes, interop; "
+            "dtypes.supported_dtype('float32'); "
             "assert ('ml_dtypes' in sys.modules) == before")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent)
 
@@ -463,7 +471,7 @@ class TorchLikeStream:
     (CudaStreamProtocol(0x1234), 0x1234), (TorchLikeStream(), 0x5000),
 ])
 def test_stream_handle(stream, handle):
-    assert _interop.stream_handle(stream) == handle
+    assert _streams.handle(stream) == handle
 
 
 @pytest.mark.parametrize("stream, error", [
@@ -472,7 +480,7 @@ def test_stream_handle(stream, handle):
 ])
 def test_stream_handle_refuses(stream, error):
     with pytest.raises(error):
-        _interop.stream_handle(stream)
+        _streams.handle(stream)
 
 
 class CpuTensorLike:
@@ -981,7 +989,7 @@ def test_repr(cuda):
 def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch):
     """The first product of a layout takes the full path and keeps a plan; later ones of the
     same layouts run by it (no full path), each on its own operands."""
-    from pyctk import _device_matmul
+    from pyctk._matmul import device as _device_matmul
 
     full_paths = []
     full_path = _device_matmul.matmul

@@ -19,7 +19,7 @@ OTHER = "pyctk-cu13" if CUDA_MAJOR == 12 else "pyctk-cu12"
 PROBE = """
 import json, warnings
 import pyctk
-from pyctk import _library
+from pyctk._cuda import library as _library
 report = pyctk.info()  # loads the library: the first load warns
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -74,7 +74,8 @@ MIXED = """
 import json, sys
 from pathlib import Path
 import pyctk
-from pyctk import _library, _loader
+from pyctk._cuda import library as _library
+from pyctk._cuda import loader as _loader
 _loader.gpumatmul_path = lambda: Path(sys.argv[1])  # the other distribution's library
 report = pyctk.info()  # never raises: says why
 try:

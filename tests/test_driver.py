@@ -22,7 +22,12 @@ import pytest
 import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
-from pyctk import _cuda_headers, _driver_api, _driver_errors, _driver_memory, _driver_modules, compiler
+from pyctk import compiler
+from pyctk._pycuda import headers as _cuda_headers
+from pyctk._cuda import driver_api as _driver_api
+from pyctk._cuda import driver_errors as _driver_errors
+from pyctk._pycuda import memory as _driver_memory
+from pyctk._pycuda import modules as _driver_modules
 from pyctk._build_config import CUDA_MAJOR
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
@@ -30,7 +35,7 @@ EXPORTS = Path(__file__).parent / "data" / "exports"
 
 def test_imports_load_no_cuda_library(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-c", "import pyctk.driver, pyctk.compiler, pyctk._loader as l; "
+        [sys.executable, "-c", "import pyctk.driver, pyctk.compiler, pyctk._cuda.loader as l; "
          "maps = open('/proc/self/maps').read(); "
          "print(l.loaded_libraries(), 'libcudart' in maps, 'libnvrtc' in maps, 'libcuda.so' in maps)"],
         capture_output=True, text=True, cwd=tmp_path, check=True)
@@ -55,7 +60,7 @@ def test_without_a_driver_each_call_says_so(needs_no_driver, call):
 def test_autoinit_without_a_driver(needs_no_driver, tmp_path):
     done = subprocess.run([sys.executable, "-c", "import pyctk.autoinit"], capture_output=True,
                           text=True, cwd=tmp_path)
-    assert done.returncode == 1 and "pyctk._errors.NoDriverError" in done.stderr
+    assert done.returncode == 1 and "pyctk.NoDriverError: " in done.stderr
     assert "Install the NVIDIA driver" in done.stderr
 
 

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _cudart, _interop, _library
-from pyctk._device_array import asarray, empty, from_dlpack, zeros
+from pyctk._cuda import cudart as _cudart
+from pyctk._cuda import library as _library
+from pyctk._cuda import streams as _streams
+from pyctk._arrays.device_array import asarray, empty, from_dlpack, zeros
 
 pytestmark = pytest.mark.gpu
 
@@ -211,7 +213,7 @@ def test_torch():
         on_stream = torch.from_dlpack(array) * 2
     stream.synchronize()
     np.testing.assert_array_equal(on_stream.cpu().numpy(), (host + 1) * 2)
-    assert _interop.stream_handle(stream) == stream.cuda_stream
+    assert _streams.handle(stream) == stream.cuda_stream
 
     source = torch.arange(12, device="cuda", dtype=torch.float64).reshape(3, 4)[:, 1:]
     by_dlpack, by_interface = from_dlpack(source), asarray(source)
@@ -265,7 +267,7 @@ def test_cupy():
     del source
     np.testing.assert_array_equal(view.get(), expected)
     stream = cupy.cuda.Stream()
-    assert _interop.stream_handle(stream) == stream.ptr
+    assert _streams.handle(stream) == stream.ptr
 
 
 def test_jax():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import library as _library
 
 pytestmark = pytest.mark.gpu
 
@@ -128,7 +128,7 @@ def test_host_and_device_together_or_two_gpus_are_refused():
 
 
 def current_device() -> int:
-    from pyctk import _cudart
+    from pyctk._cuda import cudart as _cudart
     return _cudart.get_device()
 
 
@@ -203,7 +203,7 @@ def test_no_device_memory_growth_over_10000_calls(torch):
 def test_repeated_products_of_one_layout_run_by_their_plan_on_new_data():
     """The second call of a layout takes the plan (pyctk._device_matmul.repeat); each result
     is of its own operands, and views of other layouts get plans of their own."""
-    from pyctk import _device_matmul
+    from pyctk._matmul import device as _device_matmul
 
     rng = np.random.default_rng(5)
     _device_matmul._plans.clear()
@@ -224,7 +224,7 @@ def test_repeated_products_of_one_layout_run_by_their_plan_on_new_data():
 
 
 def test_a_plan_is_kept_per_stream_and_orders_its_work_there(torch):
-    from pyctk import _device_matmul
+    from pyctk._matmul import device as _device_matmul
 
     stream, x = torch.cuda.Stream(), np.arange(64.0).reshape(8, 8)
     a = pyctk.matmul(pyctk.asarray(x), pyctk.asarray(x), stream=stream)  # pending on the stream
@@ -238,7 +238,7 @@ def test_a_plan_is_kept_per_stream_and_orders_its_work_there(torch):
 
 
 def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
-    from pyctk import _device_matmul
+    from pyctk._matmul import device as _device_matmul
 
     _device_matmul._plans.clear()
     for seed in range(4):

@@ -159,7 +159,7 @@ def test_block_is_required_and_pointers_need_a_pointer_parameter(add):
 
 
 def test_memory_of_another_device_is_refused(add, monkeypatch):
-    from pyctk import _driver_api
+    from pyctk._cuda import driver_api as _driver_api
 
     x = cuda.mem_alloc(16)
     monkeypatch.setattr(_driver_api, "current_device", lambda: x.device + 1)
@@ -323,7 +323,7 @@ def test_illegal_address_loses_the_context_and_says_so(tmp_path):
 
 CACHED = r"""
 import sys, numpy as np, pyctk.driver as cuda
-from pyctk import _loader
+from pyctk._cuda import loader as _loader
 from pyctk.compiler import SourceModule
 module = SourceModule(sys.argv[1], cache_dir=sys.argv[2])
 x = np.arange(8, dtype=np.int32); z = np.empty_like(x)

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from pyctk import _cudart
+from pyctk._cuda import cudart as _cudart
 
 pytestmark = pytest.mark.gpu
 
@@ -21,7 +21,9 @@ FIRST_PRODUCT = textwrap.dedent(r'''
     import json, sys
     import numpy as np
     import pyctk
-    from pyctk import _contexts, _cudart
+    from pyctk._cuda import contexts as _contexts
+    from pyctk._cuda import cudart as _cudart
+    from pyctk._cuda import fork as _fork
     device, backend = int(sys.argv[1]), sys.argv[2]
     rng = np.random.default_rng(device)
     a, b = rng.random((70, 50)), rng.random((50, 30))
@@ -33,7 +35,7 @@ FIRST_PRODUCT = textwrap.dedent(r'''
             seen["unsupported"] = "tiled" in str(error)
     c = pyctk.matmul(a, b, backend=backend, device=device)
     seen.update(error=float(np.abs(c - a @ b).max()), current=_cudart.get_device(),
-                started=_contexts._cuda_started)
+                started=_fork.cuda_started())
     print(json.dumps(seen))
 ''')
 

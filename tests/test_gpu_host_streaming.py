@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _host_options, _library
+from pyctk._matmul import options as _host_options
+from pyctk._cuda import library as _library
 
 pytestmark = pytest.mark.gpu
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 from cuda_runtime import DeviceBuffer, check, cudart
 
@@ -63,7 +64,7 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
             DeviceBuffer.from_array(c) as dc:
         at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
-        _library.call("gpumatmul_matmul_strided_batched_device", _library.context(), 1, code,
+        _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code,
                       precision,
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
                       stride_b, at(dc), ldc, stride_c, None)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 pytestmark = pytest.mark.gpu
 
@@ -160,7 +161,7 @@ def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
     pointer = small.ctypes.data
     before = device_free_bytes()
     with pytest.raises(pyctk.OutOfMemoryError) as caught:
-        _library.call("gpumatmul_matmul_host", _library.context(), 2, 0, 0, 0, size, size, size,
+        _library.call("gpumatmul_matmul_host", _contexts.context(0), 2, 0, 0, 0, size, size, size,
                       pointer, size, pointer, size, pointer, size)
     assert isinstance(caught.value, MemoryError)
     assert "C overlaps A or B" in str(caught.value)

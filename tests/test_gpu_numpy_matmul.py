@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 from cuda_runtime import DeviceBuffer, Stream
 
@@ -216,7 +217,7 @@ def test_a_dimension_above_2_to_the_31(backend):
 def device_matmul(backend, dtype, m, n, k, a, lda, b, ldb, c, ldc, *, batch=1, strides=(0, 0, 0),
                   stream=None):
     codes = {"tiled": 1, "cublas": 2}
-    _library.call("gpumatmul_matmul_strided_batched_device", _library.context(), codes[backend],
+    _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), codes[backend],
                   {np.float32: 0, np.float64: 1}[dtype], 0, 0, 0, m, n, k, batch, a.pointer, lda,
                   strides[0], b.pointer, ldb, strides[1], c.pointer, ldc, strides[2],
                   stream.handle if stream else None)

@@ -1,5 +1,5 @@
 """Host operands in page-locked memory, which libgpumatmul copies in place (no staging), and
-results in memory kept for the next result (pyctk._host_results), page-locked on reuse.
+results in memory kept for the next result (pyctk._matmul.host_results), page-locked on reuse.
 Every layout the tiles cut, with one operand locked or all, and operands locked only in
 part (copied through the staging). Compared with NumPy."""
 
@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _cudart, _host_options, _host_results
+from pyctk._cuda import cudart as _cudart
+from pyctk._matmul import options as _host_options
+from pyctk._matmul import host_results as _host_results
 from test_gpu_host_streaming import CASES, check, lay_out
 from test_host_results import collect, empty_free_list  # noqa: F401 (a fixture)
 

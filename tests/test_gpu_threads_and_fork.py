@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _contexts, _cudart
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import cudart as _cudart
 
 pytestmark = pytest.mark.gpu
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")

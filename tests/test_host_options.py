@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _host_options
+from pyctk._matmul import options as _host_options
 
 
 @pytest.mark.parametrize("text, expected", [

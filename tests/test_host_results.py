@@ -1,4 +1,4 @@
-"""pyctk._host_results: a dropped result's memory serves the next result of its size, page-
+"""pyctk._matmul.host_results: a dropped result's memory serves the next result of its size, page-
 locked on that second use. Page-locking itself needs a GPU: these tests record the request,
 and tests/test_gpu_host_streaming.py checks the memory CUDA sees."""
 
@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from pyctk import _host_results
+from pyctk._matmul import host_results as _host_results
 
 MATRIX = (512, 1024)  # float32: 2 MiB, over MIN_BYTES
 F32 = np.dtype(np.float32)

@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 # Left to the calls that need them: importlib.metadata (which pyctk distributions are installed),
-# pyctk._loader (loading the libraries; it imports dataclasses and pathlib); and threading, whose
+# pyctk._cuda.loader (loading the libraries; it imports dataclasses and pathlib); and threading, whose
 # Lock pyctk takes from _thread.
-DEFERRED = ["importlib.metadata", "pyctk._loader", "dataclasses", "pathlib", "threading"]
+DEFERRED = ["importlib.metadata", "pyctk._cuda.loader", "dataclasses", "pathlib", "threading"]
 
 CHILD = """
 import json, sys

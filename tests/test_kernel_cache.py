@@ -19,7 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from pyctk import _cuda_headers, _driver_api, _kernel_cache, _loader, _nvrtc, compiler
+from pyctk import compiler
+from pyctk._pycuda import headers as _cuda_headers
+from pyctk._cuda import driver_api as _driver_api
+from pyctk._pycuda import kernel_cache as _kernel_cache
+from pyctk._cuda import loader as _loader
+from pyctk._cuda import nvrtc as _nvrtc
 
 SOURCE = "__global__ void k(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2; }"
 
@@ -122,9 +127,9 @@ def test_driver_is_part_of_the_key_for_ptx_made_for_a_gpu(tmp_path, compiles, mo
 def test_nvrtc_identity_needs_no_nvrtc_and_follows_the_file(tmp_path, monkeypatch):
     here = compiler._nvrtc_identity()  # NVRTC is loaded in this process by now
     _nvrtc.version()
-    fresh = subprocess.run([sys.executable, "-c", "from pyctk import compiler, _loader; "
-                            "print(compiler._nvrtc_identity()); "
-                            "print([l.name for l in _loader.loaded_libraries()])"],
+    fresh = subprocess.run([sys.executable, "-c", "from pyctk import compiler; "
+                            "from pyctk._cuda import loader; print(compiler._nvrtc_identity()); "
+                            "print([l.name for l in loader.loaded_libraries()])"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.splitlines()
     assert fresh == [here, "[]"]  # the same key in a process that never loaded NVRTC
     copy = tmp_path / "libnvrtc.so"

@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 import pyctk
-from pyctk import _library, _loader, _status
+from pyctk._cuda import library as _library
+from pyctk._cuda import loader as _loader
+from pyctk._cuda import status as _status
 from pyctk._build_config import CUDA_MAJOR, VERSION
-from pyctk._errors import CONTEXT_LOST_ERRORS
+from pyctk._cuda.errors import CONTEXT_LOST_ERRORS
 
 from conftest import gpu_unavailable_reason
 from released_abi import abi, released_constants
@@ -138,7 +140,8 @@ def test_status_names_are_stable():
     assert names == [name for name, _ in header] + ["GPUMATMUL_STATUS_UNKNOWN"]
     released = released_constants("gpumatmul_status")
     assert names[:len(released)] == released
-    # pyctk._status numbers them as the header does.
+    # pyctk._cuda.status names and numbers them as the header does.
+    assert list(_status.NAMES) == names[:-1]
     short = {name.replace("GPUMATMUL_", "").replace("ERROR_", ""): int(value) for name, value in header}
     assert {name: getattr(_status, name) for name in short} == short
     assert lib.gpumatmul_cuda_major() == CUDA_MAJOR
@@ -165,7 +168,8 @@ def test_installed_files_are_the_package_exactly():
     package = LIBRARY.parent
     installed = {p.relative_to(package).as_posix() for p in package.rglob("*")
                  if p.is_file() and "__pycache__" not in p.parts}
-    modules = {p.name for p in (ROOT / "pyctk").glob("*.py")} | {"_build_config.py"}
+    modules = {p.relative_to(ROOT / "pyctk").as_posix() for p in (ROOT / "pyctk").rglob("*.py")}
+    modules.add("_build_config.py")
     assert installed == modules | {"py.typed", "libgpumatmul.so", "include/gpumatmul.h",
                                    "include/gpumatmul_version.h", "pkgconfig/gpumatmul.pc"}
 
@@ -230,9 +234,9 @@ def test_c_program_uses_the_header_and_library(tmp_path):
 
 
 def test_the_python_dtype_table_is_the_headers_enum():
-    """pyctk._dtypes.DTYPES (one row per dtype: its gpumatmul_dtype and DLPack codes) says
+    """pyctk._arrays.dtypes.DTYPES (one row per dtype: its gpumatmul_dtype and DLPack codes) says
     what gpumatmul.h's enum says, value for value."""
-    from pyctk import _dtypes
+    from pyctk._arrays import dtypes as _dtypes
 
     assert {name: row.code for name, row in _dtypes.DTYPES.items()} == {
         name: value for value, name in enumerate(DTYPE_NAMES)}

@@ -1,4 +1,4 @@
-"""pyctk._loader: which copy of each CUDA library pyctk finds and loads, and what it reports.
+"""pyctk._cuda.loader: which copy of each CUDA library pyctk finds and loads, and what it reports.
 
 CPU only. Fake libraries (tests/loader_fakes.py: gcc-built, right SONAME, each returning
 its own ``fake_id()``) are laid out as NVIDIA's wheels, toolkits and stray system copies
@@ -32,9 +32,9 @@ from pathlib import Path
 import pytest
 
 from loader_fakes import FakeLibs, place_wheels, run_loader
-from pyctk import _loader
+from pyctk._cuda import loader as _loader
 from pyctk._build_config import CUDA_MAJOR
-from pyctk._errors import LibraryNotFoundError, PyctkError
+from pyctk._cuda.errors import LibraryNotFoundError, PyctkError
 
 ALL = ("cudart", "cublasLt", "cublas")
 WHEEL_IDS = {"cudart": 11, "cublasLt": 12, "cublas": 13}   # fake ids of wheel copies

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import _contexts, _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 F32 = np.float32
 

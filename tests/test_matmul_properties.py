@@ -21,7 +21,8 @@ import pytest
 from hypothesis import event, given, settings
 
 import pyctk
-from pyctk import _contexts, _dtypes, _library
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
 
 import gemm_emulation
 from conftest import gpu_unavailable_reason
@@ -61,7 +62,7 @@ def out_array(case: MatmulCase) -> np.ndarray | None:
 
 
 def expected_dtype(case: MatmulCase, numpy_dtype: np.dtype) -> np.dtype:
-    """NumPy's result dtype, but np.result_type for bfloat16 operands (pyctk._dtypes.loop_dtype)."""
+    """NumPy's result dtype, but np.result_type for bfloat16 operands (pyctk._matmul.dtypes.loop_dtype)."""
     a, b = case.a.dtype, case.b.dtype
     if "dtype" in case.kwargs or not (is_bfloat16(a) or is_bfloat16(b)):
         return numpy_dtype

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def _load_loader():
-    path = Path(__file__).resolve().parents[2] / "pyctk" / "_loader.py"
+    path = Path(__file__).resolve().parents[2] / "pyctk" / "_cuda" / "loader.py"
     spec = importlib.util.spec_from_file_location("pyctk_build_loader", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up here

@@ -12,7 +12,7 @@ import os
 from ctypes import byref, c_float, c_void_p
 from typing import Any
 
-from . import _driver_api, _interop
+from .._cuda import driver_api, streams
 
 
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
@@ -36,20 +36,20 @@ class _Handle:
 
     def __init__(self, create: str, flags: int) -> None:
         self.handle = None
-        _driver_api.current_context()
+        driver_api.current_context()
         handle = c_void_p()
-        _driver_api.call(create, byref(handle), int(flags))
+        driver_api.call(create, byref(handle), int(flags))
         self.handle, self._pid = handle.value, os.getpid()
 
     def __del__(self) -> None:
-        if self.handle and os.getpid() == self._pid and _driver_api._driver is not None:
-            getattr(_driver_api._driver, self._destroy)(self.handle)
+        if self.handle and os.getpid() == self._pid and driver_api._driver is not None:
+            getattr(driver_api._driver, self._destroy)(self.handle)
 
     def _ready(self, query: str) -> bool:
-        result = getattr(_driver_api.driver(), query)(self.handle)
-        if result == _driver_api.NOT_READY:
+        result = getattr(driver_api.driver(), query)(self.handle)
+        if result == driver_api.NOT_READY:
             return False
-        _driver_api.check(result, query)
+        driver_api.check(result, query)
         return True
 
 
@@ -71,7 +71,7 @@ class Stream(_Handle):
 
     def synchronize(self) -> None:
         """Wait until everything queued on the stream is done."""
-        _driver_api.call("cuStreamSynchronize", self.handle)
+        driver_api.call("cuStreamSynchronize", self.handle)
 
     def is_done(self) -> bool:
         """Whether everything queued on the stream is done, without waiting."""
@@ -79,7 +79,7 @@ class Stream(_Handle):
 
     def wait_for_event(self, event: Event) -> None:
         """Make work queued on the stream from now on wait for ``event``."""
-        _driver_api.call("cuStreamWaitEvent", self.handle, event.handle, 0)
+        driver_api.call("cuStreamWaitEvent", self.handle, event.handle, 0)
 
 
 class Event(_Handle):
@@ -99,12 +99,12 @@ class Event(_Handle):
 
     def record(self, stream: Any = None) -> Event:
         """Record the event on ``stream`` (default: the legacy default stream); returns self."""
-        _driver_api.call("cuEventRecord", self.handle, _interop.stream_handle(stream))
+        driver_api.call("cuEventRecord", self.handle, streams.handle(stream))
         return self
 
     def synchronize(self) -> Event:
         """Wait until the work before the event's record is done; returns self."""
-        _driver_api.call("cuEventSynchronize", self.handle)
+        driver_api.call("cuEventSynchronize", self.handle)
         return self
 
     def query(self) -> bool:
@@ -114,7 +114,7 @@ class Event(_Handle):
     def time_since(self, start: Event) -> float:
         """Milliseconds from event ``start`` to this one; both must have completed."""
         milliseconds = c_float()
-        _driver_api.call("cuEventElapsedTime", byref(milliseconds), start.handle, self.handle)
+        driver_api.call("cuEventElapsedTime", byref(milliseconds), start.handle, self.handle)
         return milliseconds.value
 
     def time_till(self, end: Event) -> float:

@@ -2,12 +2,10 @@
 
 ``device_operand(x)`` says where ``x``'s data is on the GPU (pointer, shape, strides,
 dtype, device, and what to keep alive and wait for), or None when ``x`` is host data.
-It reads, in order: a pyctk ``DeviceArray``; ``__cuda_array_interface__`` (CuPy, Numba,
+It reads, in order: a type with a reader of its own (a pyctk ``DeviceArray``, a torch
+tensor: one row each in ``_READERS``); ``__cuda_array_interface__`` (CuPy, Numba,
 PyTorch and JAX on CUDA; cheap: a dict); DLPack (``__dlpack_device__`` and
 ``__dlpack__``). Only duck typing: torch, cupy, jax and numba are never imported.
-
-``stream_handle(stream)`` turns the ``stream=`` argument pyctk accepts into a
-``cudaStream_t`` value.
 
 Stream rules. The CUDA Array Interface (v3) names the stream the producer's pending
 work is on: the consumer makes its own stream wait for it (``DeviceOperand.stream``).
@@ -20,18 +18,20 @@ disallowed as ambiguous.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _cudart, _dlpack
+from .._cuda import cudart, streams
+from . import dlpack
+from .dtypes import supported_dtype
+from .layout import contiguous_strides
 
 # DLPack device types: those whose memory kernels use directly, and host memory.
-_DEVICE_TYPES = {_dlpack.kDLCUDA, _dlpack.kDLCUDAManaged}
-_HOST_TYPES = {_dlpack.kDLCPU, _dlpack.kDLCUDAHost}
+_DEVICE_TYPES = {dlpack.kDLCUDA, dlpack.kDLCUDAManaged}
+_HOST_TYPES = {dlpack.kDLCPU, dlpack.kDLCUDAHost}
 # cudaMemoryTypes that kernels use directly.
-_GPU_MEMORY = {_cudart.MEMORY_DEVICE, _cudart.MEMORY_MANAGED}
+_GPU_MEMORY = {cudart.MEMORY_DEVICE, cudart.MEMORY_MANAGED}
 
 
 class DeviceOperand(NamedTuple):
@@ -66,7 +66,7 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     -------
     DeviceOperand or None
         For CUDA Array Interface data, ``stream`` is the producer's stream, which the
-        caller must make its own stream wait for (``_cudart.wait``); ``owner`` must be
+        caller must make its own stream wait for (``streams.wait``); ``owner`` must be
         kept alive while the pointer is used.
 
     Raises
@@ -86,10 +86,6 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     >>> device_operand(Fake()).strides
     (4,)
     """
-    from ._device_array import DeviceArray  # imported here: _device_array imports this module
-
-    if isinstance(x, DeviceArray):
-        return x._operand()
     reader = _readers.get(type(x), _UNKNOWN)
     if reader is _UNKNOWN:
         reader = _readers[type(x)] = _READERS.get((type(x).__module__, type(x).__qualname__))
@@ -108,10 +104,11 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
 # ---------------------------------------------------------------------------
 # Readers of one library's arrays through its own accessors, where the protocols cost the
 # per-call path most: a torch tensor's __cuda_array_interface__ is a Python property (about
-# 4 us), after which the pointer's device must be asked of CUDA (another 1.5 us). A reader
-# returns the operand, None for host data, or _UNREAD for what it leaves to the protocols
-# (which then answer exactly as they would have, errors included). Keyed by the type's
-# module and name, so the library is never imported.
+# 4 us), after which the pointer's device must be asked of CUDA (another 1.5 us); pyctk's
+# own DeviceArray knows its operand. A reader returns the operand, None for host data, or
+# _UNREAD for what it leaves to the protocols (which then answer exactly as they would
+# have, errors included). Keyed by the type's module and name, so the library (and
+# pyctk's DeviceArray, a layer above) is never imported.
 
 _UNREAD = object()
 _UNKNOWN = object()
@@ -136,13 +133,14 @@ def _torch_dtype(x: Any) -> np.dtype | None:
     if str(x.layout) != "torch.strided":
         return None
     try:
-        return _dlpack.supported_dtype(str(x.dtype).removeprefix("torch."))
+        return supported_dtype(str(x.dtype).removeprefix("torch."))
     except TypeError:  # a dtype pyctk lacks, or bfloat16 without ml_dtypes: the protocols say
         return None
 
 
 _torch_dtypes: dict[tuple, np.dtype | None] = {}  # (torch dtype, layout) -> dtype
-_READERS = {("torch", "Tensor"): _torch_operand,
+_READERS = {("pyctk", "DeviceArray"): lambda x: x._operand(),
+            ("torch", "Tensor"): _torch_operand,
             ("torch.nn.parameter", "Parameter"): _torch_operand}
 _readers: dict[type, Any] = {}  # type -> its reader or None, found once per type
 
@@ -151,19 +149,19 @@ def _interface_operand(x: Any, interface: dict) -> DeviceOperand:
     """Read a ``__cuda_array_interface__`` (versions 2 and 3)."""
     if interface.get("mask") is not None:
         raise TypeError("pyctk does not take masked arrays (the interface has a 'mask')")
-    dtype = _dlpack.supported_dtype(interface["typestr"])
+    dtype = supported_dtype(interface["typestr"])
     shape = tuple(int(extent) for extent in interface["shape"])
     pointer, readonly = interface["data"]
     strides = interface.get("strides")
     strides = (tuple(int(stride) for stride in strides) if strides is not None
-               else _dlpack.contiguous_strides(shape, dtype.itemsize))
+               else contiguous_strides(shape, dtype.itemsize))
     stream = interface.get("stream")  # version 3; absent in 2
     if stream == 0:
         raise ValueError("__cuda_array_interface__ has stream 0, which the interface disallows "
                          "(1 is the legacy default stream, 2 the per-thread one)")
     if not pointer:  # zero elements: no memory to find or to wait for
         return DeviceOperand(0, shape, strides, dtype, 0, bool(readonly), x, None)
-    memory, device = _cudart.pointer_device(pointer)
+    memory, device = cudart.pointer_device(pointer)
     if memory not in _GPU_MEMORY:
         raise TypeError(f"{type(x).__name__}.__cuda_array_interface__ points to host memory, "
                         f"not GPU memory")
@@ -182,10 +180,10 @@ def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     # DLPack's stream numbers: 1 is the legacy default stream, which handle 0 also is. A
     # stream belongs to a device, so the producer's device is made current while it orders
     # its work before the stream (PyTorch refuses to export from another device).
-    dlpack_stream = _cudart.LEGACY_STREAM if stream == 0 else stream
-    with _cudart.on_device(device):
+    dlpack_stream = streams.LEGACY if stream == 0 else stream
+    with cudart.on_device(device):
         try:
-            capsule = x.__dlpack__(stream=dlpack_stream, max_version=_dlpack.VERSION)
+            capsule = x.__dlpack__(stream=dlpack_stream, max_version=dlpack.VERSION)
         except TypeError:  # a producer from before DLPack 1.0, without max_version
             capsule = x.__dlpack__(stream=dlpack_stream)
     return capsule_operand(capsule)
@@ -193,56 +191,12 @@ def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
 
 def capsule_operand(capsule: Any) -> DeviceOperand | None:
     """The data of a DLPack capsule, consumed; None, leaving it unconsumed, for host data."""
-    info = _dlpack.describe(capsule)
+    info = dlpack.describe(capsule)
     device_type, device = info.device
     if device_type in _HOST_TYPES:
         return None
     if device_type not in _DEVICE_TYPES:
         raise BufferError(f"DLPack device type {device_type} is neither CUDA memory nor host memory")
-    tensor = _dlpack.consume(capsule)
+    tensor = dlpack.consume(capsule)
     return DeviceOperand(info.pointer, info.shape, info.strides, info.dtype, device, info.readonly,
                          tensor, None)
-
-
-def stream_handle(stream: Any) -> int:
-    """The ``cudaStream_t`` value of a ``stream=`` argument.
-
-    Parameters
-    ----------
-    stream : None, int or stream object
-        None (the legacy default stream, 0); an int handle (1 and 2 are CUDA's
-        ``cudaStreamLegacy`` and ``cudaStreamPerThread``); an object with
-        ``__cuda_stream__()`` returning ``(0, handle)`` (CUDA Python's protocol, which
-        CuPy and PyTorch streams have); an object with an int ``cuda_stream``
-        attribute (older ``torch.cuda.Stream``).
-
-    Raises
-    ------
-    TypeError
-        Anything else (bools, floats, strings, an unknown protocol version).
-    ValueError
-        A negative handle.
-
-    Examples
-    --------
-    >>> stream_handle(None), stream_handle(7)
-    (0, 7)
-    """
-    if stream is None:
-        return 0
-    if isinstance(stream, (bool, np.bool_)):
-        raise TypeError("stream must be None, a stream handle (int) or a stream object, not a bool")
-    if isinstance(stream, numbers.Integral):
-        handle = int(stream)
-    elif hasattr(stream, "__cuda_stream__"):
-        version, handle = stream.__cuda_stream__()
-        if version != 0:
-            raise TypeError(f"__cuda_stream__ protocol version {version}; pyctk reads version 0")
-    elif isinstance(getattr(stream, "cuda_stream", None), numbers.Integral):
-        handle = stream.cuda_stream
-    else:
-        raise TypeError(f"stream must be None, a stream handle (int), an object with "
-                        f"__cuda_stream__ or an int cuda_stream attribute; got {type(stream).__name__}")
-    if handle < 0:
-        raise ValueError(f"stream handle {handle} is negative")
-    return int(handle)

@@ -1,8 +1,8 @@
 """ctypes bindings to libgpumatmul: loading it, its prototypes, and ``call``.
 
 State (documented in the README): the loaded library, created on first use and
-kept until exit. Status codes -> exceptions are pyctk._status' concern, contexts
-pyctk._contexts'.
+kept until exit. Status codes -> exceptions are pyctk._cuda.status' concern, contexts
+pyctk._cuda.contexts'.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import os
 import warnings
 from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t, c_void_p
 
-from . import _distributions, _status
-from ._build_config import CUDA_MAJOR
+from .._build_config import CUDA_MAJOR
+from . import distributions, status
 
 
 class DeviceProperties(ctypes.Structure):
@@ -97,21 +97,21 @@ def library() -> ctypes.CDLL:
     global _library
     if _library is not None:  # the per-call path takes no lock
         return _library
-    from . import _loader  # imported here: `import pyctk` does not need the loader
+    from . import loader  # imported here: `import pyctk` does not need the loader
 
     with _lock:
         if _library is None:
             try:
                 # The loader refuses a libgpumatmul of the other CUDA major before loading it.
-                lib = _loader.load_gpumatmul(CUDA_MAJOR)
+                lib = loader.load_gpumatmul(CUDA_MAJOR)
             finally:
                 # Checked after loading, failed or not: during a process's first product the
-                # driver is still starting on another thread then (_contexts.load_library),
+                # driver is still starting on another thread then (contexts.load_library),
                 # which hides the ~45 ms that importlib.metadata takes here.
-                conflict = _distributions.conflict()
+                conflict = distributions.conflict()
                 if conflict:
                     warnings.warn(conflict, RuntimeWarning, stacklevel=3)
-            _library = _loader.declare(lib, _PROTOTYPES)
+            _library = loader.declare(lib, _PROTOTYPES)
     return _library
 
 
@@ -133,16 +133,15 @@ if hasattr(os, "register_at_fork"):
 
 def call(name: str, *args) -> None:
     """Call libgpumatmul's ``name``; raise the matching exception if it fails."""
-    status = getattr(library(), name)(*args)
-    if status:
-        raise _status.error(status)
+    code = getattr(library(), name)(*args)
+    if code:
+        raise error(code)
 
 
-def context() -> c_void_p:
-    """The process's context for device 0: pyctk._contexts.context(0), for older callers."""
-    from . import _contexts  # it imports this module
-
-    return _contexts.context(0)
+def error(code: int) -> Exception:
+    """The exception for the calling thread's last failed libgpumatmul call, which returned
+    status ``code``: libgpumatmul's message (kept per thread), the status name and a fix."""
+    return status.exception(code, library().gpumatmul_last_error_message().decode())
 
 
 def query_int(name: str, *args) -> int:

@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _cudart
+from .._cuda import cudart as _cudart
 
 MIN_BYTES = 1 << 20  # smaller results come from NumPy: few pages, which malloc reuses itself
 _PAGE = os.sysconf("SC_PAGE_SIZE")

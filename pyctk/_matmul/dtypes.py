@@ -1,4 +1,4 @@
-"""The element types libgpumatmul computes in, and how one is chosen for a product.
+"""NumPy's dtype rules for matmul: the loop dtype a product computes in, and its C code.
 
 The choice is NumPy's own (``numpy.matmul.resolve_dtypes``), so NumPy's result
 dtypes and NumPy's exceptions come out, with one documented exception for
@@ -8,35 +8,11 @@ bfloat16 (see ``loop_dtype``).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-# DLPack's type codes (DLDataTypeCode in dlpack.h), for the table below.
-kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
-
-
-class Dtype(NamedTuple):
-    """What pyctk knows of one of its dtypes."""
-
-    code: int                # gpumatmul_dtype (libgpu/include/gpumatmul.h)
-    dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
-
-
-# Every dtype pyctk computes in and stores, one row each, by NumPy name. Names rather than
-# dtype objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a
-# dependency: it is never imported here, only recognised on arrays that already have it.
-DTYPES = {
-    "float32": Dtype(0, (kDLFloat, 32)), "float64": Dtype(1, (kDLFloat, 64)),
-    "float16": Dtype(2, (kDLFloat, 16)), "bfloat16": Dtype(3, (kDLBfloat, 16)),
-    "complex64": Dtype(4, (kDLComplex, 64)), "complex128": Dtype(5, (kDLComplex, 128)),
-    "int8": Dtype(6, (kDLInt, 8)), "int16": Dtype(7, (kDLInt, 16)),
-    "int32": Dtype(8, (kDLInt, 32)), "int64": Dtype(9, (kDLInt, 64)),
-    "uint8": Dtype(10, (kDLUInt, 8)), "uint16": Dtype(11, (kDLUInt, 16)),
-    "uint32": Dtype(12, (kDLUInt, 32)), "uint64": Dtype(13, (kDLUInt, 64)),
-    "bool": Dtype(14, (kDLBool, 8)),
-}
+from .._arrays.dtypes import DTYPES, is_bfloat16
 
 
 def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None,
@@ -84,7 +60,7 @@ def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike 
     """
     selected = {} if dtype is None else {"signature": (None, None, dtype)}  # None is refused
     loop = np.matmul.resolve_dtypes((a, b, out), casting=casting, **selected)[2]
-    if dtype is None and (_is_bfloat16(a) or _is_bfloat16(b)):
+    if dtype is None and (is_bfloat16(a) or is_bfloat16(b)):
         try:
             promoted = np.result_type(a, b)
         except TypeError:  # DTypePromotionError: ml_dtypes promotes bfloat16 with few types
@@ -130,7 +106,3 @@ def code(dtype: np.dtype) -> int:
 def _code(dtype: np.dtype) -> int | None:
     row = DTYPES.get(dtype.name) if dtype.isnative else None
     return None if row is None else row.code
-
-
-def _is_bfloat16(dtype: np.dtype) -> bool:
-    return dtype.kind == "V" and dtype.name == "bfloat16" and dtype.itemsize == 2  # kind: fast

@@ -24,9 +24,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _contexts, _cudart, _device_array, _interop, _layout, _library, _shapes, _status
-from ._device_array import DeviceArray
-from ._errors import DeviceMismatchError, UnsupportedError
+from .._arrays import device_array as _device_array, interop as _interop, layout as _layout
+from .._arrays import memory as _memory
+from .._arrays.device_array import DeviceArray
+from .._cuda import contexts as _contexts, cudart as _cudart, library as _library
+from .._cuda import streams as _streams
+from .._cuda.errors import DeviceMismatchError, UnsupportedError
+from . import shapes as _shapes
 
 
 class Plan(NamedTuple):
@@ -66,11 +70,11 @@ def repeat(a_layout: tuple, a_pointer: int, b_layout: tuple, b_pointer: int, str
         return None
     device, c = a_layout[3], c_void_p()
     context = _contexts.context(device)
-    status = _device_array.allocating(_library.library().gpumatmul_gemm_device_new, context,
+    status = _memory.allocating(_library.library().gpumatmul_gemm_device_new, context,
                                       plan.desc, a_pointer, b_pointer, stream, byref(c))
     if status:
-        raise _status.error(status)
-    allocation = _device_array._Allocation(c.value or 0, context, device, stream, stream_owner)
+        raise _library.error(status)
+    allocation = _memory.Allocation(c.value or 0, context, device, stream, stream_owner)
     return DeviceArray(allocation.pointer, plan.shape, plan.strides, plan.dtype, device,
                        allocation, stream=stream)
 
@@ -116,11 +120,11 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
     ``plan_as``: the options to keep this product's plan under (see ``repeat``), if it turns
     out to need no copy, temporary or wait; the caller passes them when there is no ``out``.
     """
-    device, handle = a.device, _interop.stream_handle(stream)
+    device, handle = a.device, _streams.handle(stream)
     with _contexts.using(device) as context:
         for operand in (a, b, out_operand):  # the producers' pending work comes first
             if operand is not None and operand.stream is not None:
-                _cudart.wait(handle, operand.stream)
+                _streams.wait(handle, operand.stream)
         result = None
         if out_operand is None:
             result = _device_array.empty(shapes.result, loop, device, stream=stream)
@@ -138,7 +142,7 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
                 _matrices(a, loop, shapes, 0), _matrices(b, loop, shapes, 1))
             copies = [copy for copy in (a_copy, b_copy) if copy is not None]
             for copy in copies:  # made on their own (the legacy) stream
-                _cudart.wait(handle, copy._stream)
+                _streams.wait(handle, copy._stream)
             temporary = _overlap_temporary(c, (a_read, b_read), loop, handle)
             target = c if temporary is None else temporary._operand()
             t_layout = c_layout if temporary is None else _layout.target(_result_view(target, shapes))
@@ -148,7 +152,7 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
             _library.call("gpumatmul_gemm_device", context, desc, a_read.pointer, b_read.pointer,
                           target.pointer, handle)
             if plan_as is not None and not copies and temporary is None and all(
-                    x.stream is None or _cudart.same_stream(handle, x.stream) for x in (a, b)):
+                    x.stream is None or _streams.same(handle, x.stream) for x in (a, b)):
                 if len(_plans) >= _PLANS_KEPT:
                     _plans.clear()
                 _plans[(operand_layout(a), operand_layout(b), handle, plan_as)] = Plan(
@@ -157,7 +161,7 @@ def matmul(a: _interop.DeviceOperand, b: _interop.DeviceOperand,
                 _cudart.call("cudaMemcpyAsync", c.pointer, target.pointer, temporary.nbytes,
                              _cudart.DEVICE_TO_DEVICE, handle)
             for copy in copies:  # their memory is freed on their stream: after the product
-                _cudart.wait(copy._stream, handle)
+                _streams.wait(copy._stream, handle)
     return result if result is not None else out
 
 
@@ -200,7 +204,7 @@ def _writable(out: _interop.DeviceOperand, loop: np.dtype) -> _interop.DeviceOpe
 
 def _bytes(x: _interop.DeviceOperand) -> tuple[int, int]:
     """The device addresses of the first and one past the last byte of ``x``."""
-    low, high = _device_array._span(x.shape, x.strides, x.dtype.itemsize)
+    low, high = _layout.span(x.shape, x.strides, x.dtype.itemsize)
     return x.pointer + low, x.pointer + high
 
 
@@ -214,7 +218,7 @@ def _overlap_temporary(c: _interop.DeviceOperand, inputs, loop: np.dtype, stream
     for x in inputs:
         low, high = _bytes(x) if x.pointer else (0, 0)
         if low < end and start < high:
-            if c.strides != _device_array.contiguous_strides(c.shape, c.dtype.itemsize):
+            if c.strides != _layout.contiguous_strides(c.shape, c.dtype.itemsize):
                 raise UnsupportedError("pyctk.matmul: a GPU out= that overlaps an input must be "
                                        "C-contiguous")
             return _device_array.empty(c.shape, loop, c.device, stream=stream)

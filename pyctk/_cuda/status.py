@@ -1,18 +1,23 @@
 """libgpumatmul's status codes and the exception, with a fix, that pyctk raises for each.
 
 One table for the C library and for the CUDA runtime calls pyctk makes itself
-(pyctk._cudart maps each cudaError_t to the status of its kind).
+(pyctk._cuda.cudart maps each cudaError_t to the status of its kind).
 """
 
 from __future__ import annotations
 
-from ._build_config import CUDA_MAJOR
-from ._errors import (ContextLostError, CudaError, NoDeviceError, NoDriverError,
-                      NoKernelImageError, OutOfMemoryError, UnsupportedError)
+from .._build_config import CUDA_MAJOR
+from .errors import (ContextLostError, CudaError, NoDeviceError, NoDriverError,
+                     NoKernelImageError, OutOfMemoryError, UnsupportedError)
 
-# enum gpumatmul_status (gpumatmul.h); the values never change.
+# enum gpumatmul_status (gpumatmul.h), named as there; the values never change, new ones
+# are appended.
+NAMES = ("GPUMATMUL_SUCCESS", "GPUMATMUL_ERROR_INVALID_ARGUMENT", "GPUMATMUL_ERROR_NOT_SUPPORTED",
+         "GPUMATMUL_ERROR_NO_DRIVER", "GPUMATMUL_ERROR_NO_DEVICE", "GPUMATMUL_ERROR_OUT_OF_MEMORY",
+         "GPUMATMUL_ERROR_NO_KERNEL_IMAGE", "GPUMATMUL_ERROR_CUDA", "GPUMATMUL_ERROR_CUBLAS",
+         "GPUMATMUL_ERROR_CONTEXT_LOST")
 (SUCCESS, INVALID_ARGUMENT, NOT_SUPPORTED, NO_DRIVER, NO_DEVICE, OUT_OF_MEMORY, NO_KERNEL_IMAGE,
- CUDA, CUBLAS, CONTEXT_LOST) = range(10)
+ CUDA, CUBLAS, CONTEXT_LOST) = range(len(NAMES))
 
 _DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
                f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
@@ -31,24 +36,14 @@ _ERRORS = {
 }
 
 
-def error(status: int) -> Exception:
-    """The exception for the calling thread's last failed libgpumatmul call, which returned
-    ``status``: libgpumatmul's message (kept per thread), the status name and a fix."""
-    from . import _library  # imported here: _library imports this module
-
-    return exception(status, _library.library().gpumatmul_last_error_message().decode())
-
-
 def exception(status: int, message: str) -> Exception:
     """The exception for a libgpumatmul status (or a CUDA error of that kind), with a fix."""
-    from . import _library  # imported here: _library imports this module
-
     kind, fix = _ERRORS.get(status, (CudaError, ""))
-    name = _library.library().gpumatmul_status_name(status).decode()
+    name = NAMES[status] if 0 <= status < len(NAMES) else "GPUMATMUL_STATUS_UNKNOWN"
     message = f"{message} [{name}]"
     if kind is NoDriverError:
-        from . import _loader  # imported here: `import pyctk` does not need the loader
+        from . import loader  # imported here: `import pyctk` does not need the loader
 
-        message = f"{message}; {_loader.driver_status()}"
+        message = f"{message}; {loader.driver_status()}"
     message = f"{message}. {fix}" if fix else message
     return kind(message, name) if issubclass(kind, CudaError) else kind(message)

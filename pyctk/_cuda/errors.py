@@ -102,3 +102,12 @@ class CompileError(PyctkError):
         super().__init__(message)
         self.log = log
         self.options = tuple(options)
+
+
+# Tracebacks and reprs name them where users find them: pyctk.NoDriverError.
+for _error in (PyctkError, LibraryNotFoundError, CudaError, NoDriverError, NoDeviceError,
+               NoKernelImageError, OutOfMemoryError, UnsupportedError, ContextLostError,
+               ForkedAfterCudaError, DeviceMismatchError):
+    _error.__module__ = "pyctk"
+CompileError.__module__ = "pyctk.compiler"
+del _error

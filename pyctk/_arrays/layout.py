@@ -1,8 +1,10 @@
-"""How NumPy stacks of matrices are described to libgpumatmul's strided-batched call.
+"""Strides and layouts: what an array's memory looks like, and how stacks of matrices are
+described to libgpumatmul's strided-batched calls.
 
-The C call reads matrix i of a stack at ``pointer + i * stride`` (elements), each
+The C calls read matrix i of a stack at ``pointer + i * stride`` (elements), each
 matrix row-major with a leading dimension, or transposed. This module finds that
-description for an array's own memory and copies only what it cannot describe.
+description for an array's own memory (host or GPU: ``Strided`` says what the rules
+read), and says when there is none, so that the caller copies.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import math
 import platform
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -59,6 +61,33 @@ def operand(x: np.ndarray, batch: tuple[int, ...]) -> Matrices:
             x = np.ascontiguousarray(x)
             layout, stride = _core_layout(x), _stack_stride(x)
     return Matrices(x, *layout, stride)
+
+
+def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """Byte strides of a C-contiguous array (what NULL strides mean in DLPack).
+
+    >>> contiguous_strides((2, 3), 4)
+    (12, 4)
+    """
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
+    """Whether an array of ``shape`` and byte ``strides`` lies in C order without gaps
+    (axes of length 1 may have any stride; an empty array is contiguous)."""
+    return 0 in shape or all(extent == 1 or stride == expected for extent, stride, expected
+                             in zip(shape, strides, contiguous_strides(shape, itemsize)))
+
+
+def span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
+    """Byte offsets, from element 0, of the first and one past the last byte of a non-empty array."""
+    low = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride < 0)
+    high = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride > 0)
+    return low, high + itemsize
 
 
 class Strided(NamedTuple):

@@ -10,8 +10,8 @@ same error, so those raise ``ContextLostError`` with a message that says so.
 
 from __future__ import annotations
 
-from . import _errors
-from ._errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP, CudaError, OutOfMemoryError
+from . import errors
+from .errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP, CudaError, OutOfMemoryError
 
 
 class Error(CudaError):
@@ -33,7 +33,7 @@ class LaunchError(Error):
     """A kernel could not be launched, or failed while running."""
 
 
-class ContextLostError(LaunchError, _errors.ContextLostError):
+class ContextLostError(LaunchError, errors.ContextLostError):
     """A kernel faulted and CUDA gave up on this process's GPU context (``pyctk.ContextLostError``
     from a driver call).
 
@@ -77,3 +77,9 @@ def exception(code: int, name: str, description: str, what: str) -> Error:
     if code in CONTEXT_LOST_ERRORS:
         message = f"{message}. {CONTEXT_LOST_HELP}"
     return error_class(code)(message, name, code)
+
+
+# Tracebacks and reprs name them where users find them: pyctk.driver.LogicError.
+for _error in (Error, LogicError, LaunchError, ContextLostError, MemoryError, RuntimeError):
+    _error.__module__ = "pyctk.driver"
+del _error

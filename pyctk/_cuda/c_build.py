@@ -14,8 +14,8 @@ import os
 import re
 from typing import NamedTuple
 
-from ._build_config import CUDA_MAJOR
-from ._errors import LibraryNotFoundError
+from .._build_config import CUDA_MAJOR
+from .errors import LibraryNotFoundError
 
 
 def _existing(path: str) -> str:
@@ -53,9 +53,9 @@ def get_library() -> str:
 
     Link with ``python -m pyctk --libs``; programs built so need no LD_LIBRARY_PATH.
     """
-    from . import _loader
+    from . import loader
 
-    return _existing(str(_loader.gpumatmul_path()))
+    return _existing(str(loader.gpumatmul_path()))
 
 
 def pkgconfig_path() -> str:
@@ -92,20 +92,20 @@ def runpath_misses() -> list[RunpathMiss]:
     libgpumatmul's RUNPATH does not reach because the nvidia wheels are installed in another
     folder than pyctk (e.g. pyctk in the user site over a system-wide torch's wheels); empty
     when it reaches them all."""
-    from . import _loader
+    from . import loader
 
     library = get_library()
     origin = os.path.dirname(library)
-    runpath = [re.sub(r"\$(ORIGIN\b|\{ORIGIN\})", origin, f) for f in _loader.elf_runpath(library)]
-    needed = _loader.elf_needed(library)
+    runpath = [re.sub(r"\$(ORIGIN\b|\{ORIGIN\})", origin, f) for f in loader.elf_runpath(library)]
+    needed = loader.elf_needed(library)
     misses = []
-    for name in _loader.CUDA_LIBRARIES:
-        spec = _loader.library_spec(name, CUDA_MAJOR)
+    for name in loader.CUDA_LIBRARIES:
+        spec = loader.library_spec(name, CUDA_MAJOR)
         if spec.file_name not in needed:  # cuBLASLt: cuBLAS finds it next to itself
             continue
         if any(os.path.isfile(os.path.join(folder, spec.file_name)) for folder in runpath):
             continue
-        elsewhere = [f.path for f in _loader.find_library(spec) if f.found_via != "system"]
+        elsewhere = [f.path for f in loader.find_library(spec) if f.found_via != "system"]
         misses.append(RunpathMiss(spec.file_name, runpath,
                                   os.path.dirname(elsewhere[0]) if elsewhere else None,
                                   spec.pip_install))

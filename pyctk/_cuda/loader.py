@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-try:  # importable as pyctk._loader and, by the build, as a plain file
-    from ._errors import LibraryNotFoundError, PyctkError
+try:  # importable as pyctk._cuda.loader and, by the build, as a plain file
+    from .errors import LibraryNotFoundError, PyctkError
 except ImportError:  # pragma: no cover - only in the build's by-path import
     LibraryNotFoundError = OSError  # type: ignore[misc,assignment]
     PyctkError = RuntimeError  # type: ignore[misc,assignment]

@@ -1,20 +1,15 @@
 """``DeviceArray``: an n-dimensional array in GPU memory, and the functions that make one.
 
 >>> import numpy as np
->>> from pyctk import _device_array as da
+>>> from pyctk._arrays import device_array as da
 >>> x = da.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))     # doctest: +SKIP
 >>> x[:, ::2].get()                                                   # doctest: +SKIP
 array([[0., 2.],
        [3., 5.]], dtype=float32)
 
-Memory. ``empty``, ``zeros``, ``asarray`` of host data and ``copy`` allocate with CUDA's
-stream-ordered allocator, from the memory pool of pyctk's context on the device
-(``gpumatmul_device_alloc``: ``cudaMallocFromPoolAsync``). pyctk's own pool, not the
-device's default one, because it keeps freed memory for the next allocation, where the
-default pool returns it to the driver at every synchronisation and the next allocation
-maps it again (tens of microseconds); and because setting that on the default pool would
-change it for every other library in the process. The
-memory belongs to one ``_Allocation`` object; every view (slices, ``.T``) holds it, and
+Memory. ``empty``, ``zeros``, ``asarray`` of host data and ``copy`` allocate from
+pyctk's pool on the device (pyctk._arrays.memory: CUDA's stream-ordered allocator). The
+memory belongs to one ``Allocation`` object; every view (slices, ``.T``) holds it, and
 every DLPack capsule exported from a view holds the view, so the memory is returned
 (``cudaFreeAsync``) when the last view and the last capsule are gone. A zero-copy view of
 another library's array (``asarray``, ``from_dlpack``) holds that array, or the DLPack
@@ -29,78 +24,29 @@ an event. Imports make the legacy stream wait for the producer's stream (CAI) or
 as the consumer's stream (DLPack). A consumer working on a non-blocking stream must keep
 the pyctk array alive until that work is done, as with any DLPack or CAI exchange.
 
-Devices. Every call runs on the array's device through ``_cudart.on_device``: the
+Devices. Every call runs on the array's device through ``cudart.on_device``: the
 calling thread's current device is never changed. The default device is 0.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import numbers
 import operator
-from ctypes import byref, c_void_p
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import _contexts, _cudart, _dlpack, _interop, _library, _status
-from ._dlpack import contiguous_strides, kDLCPU, kDLCUDA, supported_dtype
+from .._cuda import cudart, streams
+from . import dlpack, interop
+from .dlpack import kDLCPU, kDLCUDA
+from .dtypes import supported_dtype
+from .layout import contiguous_strides, is_c_contiguous, span
+from .memory import allocate
 
 DEFAULT_DEVICE = 0
 _STREAM = 0               # the legacy default stream: see the module docstring
 _REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
-
-
-class _Allocation:
-    """Device memory from pyctk's pool on ``device`` (made by ``allocate``, or by a C call that
-    allocates, such as gpumatmul_gemm_device_new), returned to the pool when garbage.
-
-    It is freed on ``stream``, so that the pool reuses it only after the work queued there:
-    ``stream_owner``, the Python object that ``stream`` came from (a CuPy or pyctk.driver
-    stream, which destroys its CUDA stream when collected), is kept alive until then, since
-    freeing on a destroyed stream crashes the process. A bare int handle has no owner: its
-    stream must outlive the memory, as in CUDA."""
-
-    __slots__ = ("pointer", "context", "device", "stream", "stream_owner")
-
-    def __init__(self, pointer: int, context: Any, device: int, stream: int,
-                 stream_owner: Any = None) -> None:
-        self.pointer, self.context, self.device, self.stream = pointer, context, device, stream
-        self.stream_owner = stream_owner
-
-    def __del__(self) -> None:
-        # Not in a child forked after the memory was allocated: the memory and the context
-        # are the parent's (pyctk._contexts forgets its contexts in the child).
-        if self.pointer and _contexts._contexts.get(self.device) is self.context:
-            # The status is not checked: no one is there to tell. A sticky device error
-            # resurfaces at the next call; at exit the runtime may already be unloading.
-            _library.library().gpumatmul_device_free(self.context, self.pointer, self.stream)
-
-
-def allocating(call: Any, *args: Any) -> int:
-    """``call(*args)``, a libgpumatmul call that allocates, again after collecting garbage if
-    it ran out of device memory; its status. Garbage arrays may hold the memory: in reference
-    cycles, or anywhere on PyPy, whose collector runs by host memory use and knows nothing of
-    the GPU's."""
-    status = call(*args)
-    if status == _status.OUT_OF_MEMORY:
-        gc.collect()
-        status = call(*args)
-    return status
-
-
-def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None) -> _Allocation:
-    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL);
-    ``stream_owner`` as for ``_Allocation``."""
-    if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
-        return _Allocation(0, None, device, stream)
-    context, pointer = _contexts.context(device), c_void_p()
-    status = allocating(_library.library().gpumatmul_device_alloc, context, nbytes, stream,
-                        byref(pointer))
-    if status:
-        raise _status.error(status)
-    return _Allocation(pointer.value, context, device, stream, stream_owner)
 
 
 def _device_index(device: Any) -> int:
@@ -121,20 +67,13 @@ def _index(key: Any) -> int:
 def _consumer_stream(stream: Any) -> int | None:
     """The cudaStream_t that a DLPack consumer's ``stream`` names; None for -1 (no synchronisation)."""
     if stream is None:  # the protocol: the consumer is on the legacy default stream
-        return _cudart.LEGACY_STREAM
+        return streams.LEGACY
     if isinstance(stream, (bool, np.bool_)) or not isinstance(stream, numbers.Integral):
         raise TypeError(f"stream must be None or an int, not {type(stream).__name__}")
     if stream == 0 or stream < -1:
         raise ValueError(f"stream {stream} is not a DLPack stream for CUDA (0 is disallowed: use None "
                          f"or 1 for the legacy default stream, -1 for no synchronisation)")
     return None if stream == -1 else int(stream)
-
-
-def _span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
-    """Byte offsets, from element 0, of the first and one past the last byte of a non-empty array."""
-    low = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride < 0)
-    high = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride > 0)
-    return low, high + itemsize
 
 
 class DeviceArray:
@@ -150,7 +89,7 @@ class DeviceArray:
     shape, strides : sequence of int
         Extents, and byte steps between elements along each axis (may be negative).
     dtype : dtype_like
-        One of pyctk's dtypes (``_dtypes.DTYPES``).
+        One of pyctk's dtypes (``pyctk._arrays.dtypes.DTYPES``).
     device : int
         The CUDA device the memory is on.
     owner : object
@@ -227,17 +166,14 @@ class DeviceArray:
         return self._shape[0]
 
     def _c_contiguous(self) -> bool:
-        return self.size == 0 or all(
-            extent == 1 or stride == expected
-            for extent, stride, expected in zip(
-                self._shape, self._strides, contiguous_strides(self._shape, self._dtype.itemsize)))
+        return is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
 
     def _view(self, pointer: int, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
         return DeviceArray(pointer, shape, strides, self._dtype, self._device, self._owner,
                            stream=self._stream, readonly=self._readonly)
 
-    def _operand(self) -> _interop.DeviceOperand:
-        return _interop.DeviceOperand(self._pointer, self._shape, self._strides, self._dtype,
+    def _operand(self) -> interop.DeviceOperand:
+        return interop.DeviceOperand(self._pointer, self._shape, self._strides, self._dtype,
                                       self._device, self._readonly, self, self._stream)
 
     # -- indexing ------------------------------------------------------------------
@@ -300,21 +236,21 @@ class DeviceArray:
             host = np.empty(self._shape, self._dtype)
             self._download(host, 0, host.nbytes)
             return host
-        low, high = _span(self._shape, self._strides, self._dtype.itemsize)
-        span = np.empty(high - low, np.uint8)
-        self._download(span, low, high - low)
-        return np.ndarray(self._shape, self._dtype, buffer=span, offset=-low,
+        low, high = span(self._shape, self._strides, self._dtype.itemsize)
+        spanned = np.empty(high - low, np.uint8)
+        self._download(spanned, low, high - low)
+        return np.ndarray(self._shape, self._dtype, buffer=spanned, offset=-low,
                           strides=self._strides).copy()
 
     def _download(self, host: np.ndarray, offset: int, nbytes: int) -> None:
         """Copy ``nbytes`` from ``offset`` bytes after element 0 into ``host``, and wait."""
         if not nbytes:
             return
-        with _cudart.on_device(self._device):
-            _cudart.call("cudaMemcpyAsync", host.ctypes.data, self._pointer + offset, nbytes,
-                         _cudart.DEVICE_TO_HOST, self._stream)
+        with cudart.on_device(self._device):
+            cudart.call("cudaMemcpyAsync", host.ctypes.data, self._pointer + offset, nbytes,
+                         cudart.DEVICE_TO_HOST, self._stream)
             # Into pageable memory the copy is done on return anyway; this says so for any memory.
-            _cudart.call("cudaStreamSynchronize", self._stream)
+            cudart.call("cudaStreamSynchronize", self._stream)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """NumPy's conversion: always a copy, so ``copy=False`` raises ValueError (NumPy 2)."""
@@ -366,7 +302,7 @@ class DeviceArray:
             "strides": None if self._c_contiguous() else self._strides,
             "version": 3,
             # pyctk's pending work is on this stream; the legacy stream is 1 in the interface.
-            "stream": _cudart.LEGACY_STREAM if self._stream == 0 else self._stream,
+            "stream": streams.LEGACY if self._stream == 0 else self._stream,
         }
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -403,7 +339,7 @@ class DeviceArray:
         ValueError, TypeError
             An invalid ``stream``.
         """
-        versioned = _dlpack.wants_versioned(max_version)
+        versioned = dlpack.wants_versioned(max_version)
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             if tuple(dl_device) != (kDLCPU, 0):
                 raise BufferError(f"a DeviceArray on device {self._device} cannot be exported to "
@@ -411,16 +347,19 @@ class DeviceArray:
             if copy is False:
                 raise BufferError("exporting a DeviceArray to the CPU needs a copy, but copy=False")
             host = self.get()
-            return _dlpack.to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
+            return dlpack.to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
                                       (kDLCPU, 0), host, versioned=versioned, copied=True)
         consumer = _consumer_stream(stream)
         source = self.copy() if copy else self
         if consumer is not None:
-            with _cudart.on_device(self._device):
-                _cudart.wait(consumer, source._stream)
-        return _dlpack.to_capsule(source._pointer, source._shape, source._strides, source._dtype,
+            with cudart.on_device(self._device):
+                streams.wait(consumer, source._stream)
+        return dlpack.to_capsule(source._pointer, source._shape, source._strides, source._dtype,
                                   (kDLCUDA, source._device), source, versioned=versioned,
                                   readonly=source._readonly, copied=bool(copy))
+
+
+DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<class 'pyctk.DeviceArray'>"
 
 
 # ---------------------------------------------------------------------------
@@ -464,7 +403,7 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
     (12, 4)
     """
     shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
-    handle = _interop.stream_handle(stream)
+    handle = streams.handle(stream)
     allocation = allocate(math.prod(shape) * dtype.itemsize, device, handle, stream)
     return DeviceArray(allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype,
                        device, allocation, stream=handle)
@@ -480,8 +419,8 @@ def zeros(shape: Any, dtype: Any = np.float64, device: int | None = None) -> Dev
     """
     array = empty(shape, dtype, device)
     if array.nbytes:
-        with _cudart.on_device(array.device):
-            _cudart.call("cudaMemsetAsync", array._pointer, 0, array.nbytes, array._stream)
+        with cudart.on_device(array.device):
+            cudart.call("cudaMemsetAsync", array._pointer, 0, array.nbytes, array._stream)
     return array
 
 
@@ -493,9 +432,9 @@ def _upload(host: np.ndarray, device: int) -> DeviceArray:
     """
     array = empty(host.shape, host.dtype, device)
     if array.nbytes:
-        with _cudart.on_device(device):
-            _cudart.call("cudaMemcpyAsync", array._pointer, host.ctypes.data, array.nbytes,
-                         _cudart.HOST_TO_DEVICE, array._stream)
+        with cudart.on_device(device):
+            cudart.call("cudaMemcpyAsync", array._pointer, host.ctypes.data, array.nbytes,
+                         cudart.HOST_TO_DEVICE, array._stream)
     return array
 
 
@@ -507,31 +446,31 @@ def _copy(source: DeviceArray, device: int) -> DeviceArray:
     if not result.nbytes:
         return result
     if device == source.device:
-        with _cudart.on_device(device):
-            _cudart.wait(result._stream, source._stream)
-            _cudart.call("cudaMemcpyAsync", result._pointer, source._pointer, result.nbytes,
-                         _cudart.DEVICE_TO_DEVICE, result._stream)
+        with cudart.on_device(device):
+            streams.wait(result._stream, source._stream)
+            cudart.call("cudaMemcpyAsync", result._pointer, source._pointer, result.nbytes,
+                         cudart.DEVICE_TO_DEVICE, result._stream)
         return result
     # Between devices: a peer copy (pool memory is not accessible from other devices, so
     # cudaMemcpyAsync refuses it). Each device's legacy stream is handle 0 only while that
     # device is current, so rather than ordering the two with events, the host waits for the
     # source's work and then for the copy, after which either array may be freed at once.
-    with _cudart.on_device(source.device):
-        _cudart.call("cudaStreamSynchronize", source._stream)
-    with _cudart.on_device(device):
-        _cudart.call("cudaMemcpyPeerAsync", result._pointer, device, source._pointer, source.device,
+    with cudart.on_device(source.device):
+        cudart.call("cudaStreamSynchronize", source._stream)
+    with cudart.on_device(device):
+        cudart.call("cudaMemcpyPeerAsync", result._pointer, device, source._pointer, source.device,
                      result.nbytes, result._stream)
-        _cudart.call("cudaStreamSynchronize", result._stream)
+        cudart.call("cudaStreamSynchronize", result._stream)
     return result
 
 
-def _wrap(operand: _interop.DeviceOperand) -> DeviceArray:
+def _wrap(operand: interop.DeviceOperand) -> DeviceArray:
     """A zero-copy DeviceArray of another library's GPU data, ordered after its pending work."""
     array = DeviceArray(operand.pointer, operand.shape, operand.strides, operand.dtype,
                         operand.device, operand.owner, stream=_STREAM, readonly=operand.readonly)
     if operand.stream is not None:
-        with _cudart.on_device(operand.device):
-            _cudart.wait(array._stream, operand.stream)
+        with cudart.on_device(operand.device):
+            streams.wait(array._stream, operand.stream)
     return array
 
 
@@ -566,7 +505,7 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
     True
     """
     if not isinstance(x, DeviceArray):
-        operand = _interop.device_operand(x, _STREAM)
+        operand = interop.device_operand(x, _STREAM)
         if operand is None:
             host = np.asarray(x, dtype=dtype, order="C")
             return _upload(host, _device_index(device))
@@ -597,7 +536,7 @@ def from_dlpack(x: Any) -> DeviceArray:
     >>> from_dlpack(torch.ones(3, device="cuda")).device         # doctest: +SKIP
     0
     """
-    operand = _interop.dlpack_operand(x, _STREAM)
+    operand = interop.dlpack_operand(x, _STREAM)
     if operand is None:
         raise TypeError(f"{type(x).__name__} is host data (its DLPack device is the CPU), and "
                         f"from_dlpack only wraps GPU data without a copy: use pyctk.asarray(x) "

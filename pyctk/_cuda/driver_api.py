@@ -1,7 +1,7 @@
 """The CUDA driver API calls of ``pyctk.driver``, reached through the CUDA runtime.
 
 pyctk never links or opens ``libcuda.so.1`` itself: the runtime pyctk's loader found
-(``_cudart.runtime()``) hands out the driver's entry points (``cudaGetDriverEntryPoint``,
+(``cudart.runtime()``) hands out the driver's entry points (``cudaGetDriverEntryPoint``,
 CUDA 13: ``...ByVersion``), exactly as libgpumatmul gets them (libgpu/src/context.c). So
 ``import pyctk.driver`` works with no driver, and the first call says what is missing.
 
@@ -11,8 +11,8 @@ shared freely between them. A thread that has not used CUDA yet has no current
 context; ``current_context`` then makes the runtime's current device's primary
 context current, as any runtime call would.
 
->>> from pyctk import _driver_api
->>> _driver_api.call("cuCtxSynchronize")           # doctest: +SKIP
+>>> from pyctk._cuda import driver_api
+>>> driver_api.call("cuCtxSynchronize")           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from ctypes import (POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte,
                     c_uint64, c_ushort, c_void_p)
 from types import SimpleNamespace
 
-from . import _cudart, _driver_errors
-from ._build_config import CUDA_MAJOR
+from .._build_config import CUDA_MAJOR
+from . import cudart, driver_errors
 
 # The version of the driver API whose signatures _PROTOTYPES are. CUDA 13 changed some
 # (cuCtxSynchronize and cuCtxGetDevice take a context) and, as every driver must for programs
@@ -111,10 +111,10 @@ def _entry_point(runtime: ctypes.CDLL, name: str, argtypes: list) -> ctypes._CFu
     query.restype = c_int
     query.argtypes = [c_char_p, POINTER(c_void_p), *extra_types, ctypes.c_ulonglong, POINTER(c_int)]
     address, found = c_void_p(), c_int(-1)
-    _cudart.check(query(name.encode(), byref(address), *extra_args, _ENABLE_DEFAULT, byref(found)),
+    cudart.check(query(name.encode(), byref(address), *extra_args, _ENABLE_DEFAULT, byref(found)),
                   f"{query_name}({name})")
     if found.value != _SYMBOL_FOUND or not address.value:
-        from ._errors import NoDriverError  # imported here: only this failure needs it
+        from .errors import NoDriverError  # imported here: only this failure needs it
 
         raise NoDriverError(f"the NVIDIA driver does not provide {name}; update the driver "
                             f"(CUDA {CUDA_MAJOR} needs {'525' if CUDA_MAJOR == 12 else '580'} or newer)")
@@ -125,14 +125,14 @@ def driver() -> SimpleNamespace:
     """The driver functions of ``_PROTOTYPES`` as attributes, fetched on first use.
 
     Raises pyctk.NoDriverError (no driver, or one too old), and ForkedAfterCudaError in
-    a child forked after its parent started CUDA (``_cudart.runtime()`` checks).
+    a child forked after its parent started CUDA (``cudart.runtime()`` checks).
     """
     global _driver
     if _driver is not None:  # the per-call path takes no lock
         return _driver
     with _lock:
         if _driver is None:
-            runtime = _cudart.runtime()
+            runtime = cudart.runtime()
             functions = SimpleNamespace(**{name: _entry_point(runtime, name, argtypes)
                                            for name, argtypes in _PROTOTYPES.items()})
             check(functions.cuInit(0), "cuInit", functions)
@@ -157,7 +157,7 @@ def check(result: int, what: str, functions: SimpleNamespace | None = None) -> N
     name, description = c_char_p(), c_char_p()
     functions.cuGetErrorName(result, byref(name))
     functions.cuGetErrorString(result, byref(description))
-    raise _driver_errors.exception(result, (name.value or b"CUDA_ERROR_UNKNOWN").decode(),
+    raise driver_errors.exception(result, (name.value or b"CUDA_ERROR_UNKNOWN").decode(),
                                    (description.value or b"unknown error").decode(), what)
 
 
@@ -172,7 +172,7 @@ def current_context() -> int:
     call("cuCtxGetCurrent", byref(context))
     if not context.value:
         # cudaSetDevice makes the device's primary context current (CUDA 12 and later).
-        _cudart.call("cudaSetDevice", _cudart.get_device())
+        cudart.call("cudaSetDevice", cudart.get_device())
         call("cuCtxGetCurrent", byref(context))
     return context.value
 

@@ -2,7 +2,7 @@
 
 NVRTC comes from NVIDIA's pip wheel (``nvidia-cuda-nvrtc-cu12`` / ``nvidia-cuda-nvrtc``),
 which ``pip install "pyctk-cu12[nvrtc]"`` adds; pyctk's loader finds it like every other
-CUDA library (``pyctk._loader``: the same search order, ``PYCTK_DEBUG_LOAD=1`` logs it).
+CUDA library (``pyctk._cuda.loader``: the same search order, ``PYCTK_DEBUG_LOAD=1`` logs it).
 NVRTC runs on the CPU: compiling needs no GPU and no driver.
 """
 
@@ -14,8 +14,8 @@ import os
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
 from typing import NamedTuple, Sequence
 
-from ._build_config import CUDA_MAJOR
-from ._errors import CompileError, LibraryNotFoundError
+from .._build_config import CUDA_MAJOR
+from .errors import CompileError, LibraryNotFoundError
 
 SUCCESS, COMPILATION_FAILED = 0, 6  # nvrtcResult
 PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): error: ..."
@@ -67,18 +67,18 @@ def library() -> ctypes.CDLL:
     global _library
     if _library is not None:
         return _library
-    from . import _loader  # imported here: `import pyctk` does not need the loader
+    from . import loader  # imported here: `import pyctk` does not need the loader
 
     with _lock:
         if _library is None:
             try:
-                loaded = _loader.load_library(_loader.library_spec("nvrtc", CUDA_MAJOR))
+                loaded = loader.load_library(loader.library_spec("nvrtc", CUDA_MAJOR))
             except LibraryNotFoundError as error:
                 raise LibraryNotFoundError(
                     f"pyctk compiles kernels with NVRTC, the CUDA run-time compiler, which is not "
                     f"installed. It is an optional part of pyctk: {install_command()}\n{error}"
                 ) from None
-            _library = _loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
+            _library = loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
     return _library
 
 

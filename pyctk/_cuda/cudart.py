@@ -5,9 +5,9 @@ libgpumatmul is bound to), so memory and streams made here are the ones the C
 library sees. Only symbols that cudart 12.0 already exports are used
 (tests/data/exports/cudart-12.0.txt).
 
->>> from pyctk import _cudart
->>> with _cudart.on_device(0):                  # doctest: +SKIP
-...     _cudart.call("cudaStreamSynchronize", 0)
+>>> from pyctk._cuda import cudart
+>>> with cudart.on_device(0):                   # doctest: +SKIP
+...     cudart.call("cudaStreamSynchronize", 0)
 
 Every call returns a ``cudaError_t``; ``check`` turns a failure into pyctk's
 exceptions. ``on_device`` is the only way this module changes the calling
@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
 from typing import Callable, Iterator
 
-from . import _status
-from ._build_config import CUDA_MAJOR
-from ._errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP
+from .._build_config import CUDA_MAJOR
+from . import fork, status
+from .errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP
 
 
 class PointerAttributes(ctypes.Structure):
@@ -40,10 +40,6 @@ class PointerAttributes(ctypes.Structure):
 MEMORY_UNREGISTERED, MEMORY_HOST, MEMORY_DEVICE, MEMORY_MANAGED = 0, 1, 2, 3
 # enum cudaMemcpyKind
 HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE = 1, 2, 3
-# cudaStreamLegacy (driver_types.h). Handle 0 is the same stream for a caller like this one
-# (not built with --default-stream per-thread); CUDA also takes cudaStreamPerThread, 2.
-LEGACY_STREAM = 1
-_EVENT_DISABLE_TIMING = 0x2  # the cheapest kind of event: pyctk's events only order streams
 
 _ERROR = c_int  # cudaError_t
 # name -> (result type, argument types), as cuda_runtime_api.h declares them.
@@ -76,21 +72,20 @@ def runtime() -> ctypes.CDLL:
 
     Only cudart is loaded here: arrays need no cuBLAS, and the loader loads it after cudart
     when the first product needs it. In a child forked after its parent started CUDA this
-    raises ForkedAfterCudaError instead (see pyctk._contexts).
+    raises ForkedAfterCudaError instead (see pyctk._cuda.fork).
     """
     global _runtime
     if _runtime is not None:  # the per-call path takes no lock
         return _runtime
-    from . import _contexts  # imported here: it imports this module
-    from . import _loader  # imported here: `import pyctk` does not need the loader
+    from . import loader  # imported here: `import pyctk` does not need the loader
 
     with _lock:
         if _runtime is None:
-            _contexts.refuse_if_forked()
-            _contexts.mark_cuda_started()  # the caller is about to call the runtime
-            loaded = _loader.load_library(_loader.library_spec("cudart", CUDA_MAJOR))
+            fork.refuse_if_forked()
+            fork.mark_cuda_started()  # the caller is about to call the runtime
+            loaded = loader.load_library(loader.library_spec("cudart", CUDA_MAJOR))
             # The same handle as the loader's: dlopen of a loaded file.
-            _runtime = _loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
+            _runtime = loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
     return _runtime
 
 
@@ -109,12 +104,12 @@ if hasattr(os, "register_at_fork"):  # POSIX
 # Errors.
 
 # cudaError_t -> the libgpumatmul status of that kind, whose exception and fix pyctk raises
-# (pyctk._status.exception): one table of exceptions for the C library and the runtime.
+# (pyctk._cuda.status.exception): one table of exceptions for the C library and the runtime.
 _STATUSES = {
-    2: _status.OUT_OF_MEMORY,                                     # cudaErrorMemoryAllocation
-    34: _status.NO_DRIVER, 35: _status.NO_DRIVER, 36: _status.NO_DRIVER,  # stub, old driver
-    100: _status.NO_DEVICE, 101: _status.NO_DEVICE,               # no device, invalid device
-    **dict.fromkeys(CONTEXT_LOST_ERRORS, _status.CONTEXT_LOST),   # a kernel faulted
+    2: status.OUT_OF_MEMORY,                                      # cudaErrorMemoryAllocation
+    34: status.NO_DRIVER, 35: status.NO_DRIVER, 36: status.NO_DRIVER,  # stub, old driver
+    100: status.NO_DEVICE, 101: status.NO_DEVICE,                 # no device, invalid device
+    **dict.fromkeys(CONTEXT_LOST_ERRORS, status.CONTEXT_LOST),    # a kernel faulted
 }
 
 
@@ -124,11 +119,11 @@ def error(result: int, what: str) -> Exception:
     # again by the next library that asks cudaGetLastError (PyTorch does after each kernel).
     runtime().cudaGetLastError()
     name = runtime().cudaGetErrorName(result).decode()  # works with no driver too
-    status = _STATUSES.get(result, _status.CUDA)
+    kind = _STATUSES.get(result, status.CUDA)
     message = f"{what} failed: {name} (cudaError_t {result})"
-    if status == _status.CONTEXT_LOST:
+    if kind == status.CONTEXT_LOST:
         message = f"{message}. {CONTEXT_LOST_HELP}"
-    return _status.exception(status, message)
+    return status.exception(kind, message)
 
 
 def check(result: int, what: str) -> None:
@@ -225,34 +220,10 @@ def initialise_in_background(device: int) -> Callable[[], None]:
 
 
 # ---------------------------------------------------------------------------
-# Pointers and streams; each acts on the current device.
+# Pointers; each acts on the current device.
 
 def pointer_device(pointer: int) -> tuple[int, int]:
     """(cudaMemoryType, device) of ``pointer``; memory CUDA does not know is unregistered."""
     attributes = PointerAttributes()
     call("cudaPointerGetAttributes", byref(attributes), pointer)
     return attributes.type, attributes.device
-
-
-def same_stream(a: int, b: int) -> bool:
-    """Whether handles ``a`` and ``b`` name one stream (0 and cudaStreamLegacy do)."""
-    def legacy(handle: int) -> int:
-        return LEGACY_STREAM if handle == 0 else handle
-    return legacy(a) == legacy(b)
-
-
-def wait(waiting: int, producer: int) -> None:
-    """Make stream ``waiting`` wait, on the device, for what is queued on ``producer`` so far.
-
-    Both streams must belong to the current device. The host does not wait.
-    """
-    if same_stream(waiting, producer):  # a stream is ordered with itself
-        return
-    event = c_void_p()
-    call("cudaEventCreateWithFlags", byref(event), _EVENT_DISABLE_TIMING)
-    try:
-        call("cudaEventRecord", event, producer)
-        call("cudaStreamWaitEvent", waiting, event, 0)
-    finally:
-        # Destroying an event that a stream waits on is allowed: the wait still happens.
-        call("cudaEventDestroy", event)

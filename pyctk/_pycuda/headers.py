@@ -3,7 +3,7 @@
 ``cuda_fp16.h``, ``cuda_bf16.h`` and the rest of the runtime's device headers ship in the
 runtime wheel pyctk already requires; ``cuda/std/...``, ``cuda/...``, ``cub`` and ``nv/target``
 in the CCCL wheel that ``pyctk-cuN[nvrtc]`` adds. Their folders are found on ``sys.path``
-in the loader's order (``pyctk._loader.site_dirs``: the active environment first) and
+in the loader's order (``pyctk._cuda.loader.site_dirs``: the active environment first) and
 passed to NVRTC as include paths, so ``#include <cuda_fp16.h>`` works with no toolkit.
 
 Each folder's *distribution* (its wheel's name and version, from its ``.dist-info``)
@@ -17,8 +17,8 @@ import functools
 import os
 from typing import NamedTuple, Sequence
 
-from . import _loader
-from ._build_config import CUDA_MAJOR
+from .._build_config import CUDA_MAJOR
+from .._cuda import loader
 
 # major -> the folders NVRTC searches, in order: (folder in site-packages, a header that
 # proves it is there, the pip distribution that ships it).
@@ -49,7 +49,7 @@ def _distribution(site: str, pip_name: str) -> str:
 def _find(major: int, search_path: tuple[str, ...] | None) -> tuple[list[HeaderFolder], list[str]]:
     found, missing = [], []
     for folder, probe, pip_name in HEADER_WHEELS[major]:
-        for site in _loader.site_dirs(search_path):
+        for site in loader.site_dirs(search_path):
             path = os.path.join(site, *folder.split("/"))
             if os.path.exists(os.path.join(path, *probe.split("/"))):
                 found.append(HeaderFolder(path, pip_name, _distribution(site, pip_name)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._build_config import CUDA_MAJOR
+from .._build_config import CUDA_MAJOR
 
 DISTRIBUTIONS = ("pyctk-cu12", "pyctk-cu13")
 

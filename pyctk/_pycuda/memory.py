@@ -1,7 +1,7 @@
 """Device memory for ``pyctk.driver``: ``mem_alloc`` and the copies and fills PyCUDA has.
 
 ``mem_alloc`` takes memory from the pool pyctk keeps on each device for its arrays
-(``pyctk._device_array.allocate``: CUDA's stream-ordered allocator), not from a second
+(``pyctk._arrays.memory.allocate``: CUDA's stream-ordered allocator), not from a second
 allocator: allocated and freed on the legacy default stream, which every blocking stream
 (``pyctk.driver.Stream()``, the default kind) is ordered with. Work on a *non-blocking*
 stream must be synchronised before the memory is freed, as with any stream-ordered memory.
@@ -20,10 +20,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _contexts, _cudart, _device_array, _driver_api, _interop, _library, _status
-from ._dlpack import contiguous_strides
-from ._driver_errors import MemoryError
-from ._errors import OutOfMemoryError
+from .._arrays import interop
+from .._arrays.layout import is_c_contiguous
+from .._arrays.memory import allocate
+from .._cuda import contexts, cudart, driver_api, library, streams
+from .._cuda.driver_errors import MemoryError
+from .._cuda.errors import OutOfMemoryError
 
 
 class DeviceAllocation:
@@ -60,11 +62,11 @@ class DeviceAllocation:
         Freeing twice does nothing. Using the memory after ``free`` is an error.
         """
         allocation = self._allocation
-        if allocation.pointer and _contexts._contexts.get(allocation.device) is allocation.context:
+        if allocation.pointer and contexts.alive(allocation.device, allocation.context):
             pointer, allocation.pointer = allocation.pointer, 0
-            status = _library.library().gpumatmul_device_free(allocation.context, pointer, allocation.stream)
-            if status:
-                raise _status.error(status)
+            code = library.library().gpumatmul_device_free(allocation.context, pointer, allocation.stream)
+            if code:
+                raise library.error(code)
 
     def __repr__(self) -> str:
         return (f"<DeviceAllocation of {self.nbytes} bytes at {self._allocation.pointer:#x} "
@@ -83,7 +85,7 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     if nbytes < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
     try:
-        allocation = _device_array.allocate(nbytes, _driver_api.current_device(), 0)
+        allocation = allocate(nbytes, driver_api.current_device(), 0)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
     return DeviceAllocation(allocation, nbytes)
@@ -92,8 +94,8 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
 def mem_get_info() -> tuple[int, int]:
     """(free, total) bytes of the current device."""
     free, total = c_size_t(), c_size_t()
-    _driver_api.current_context()
-    _driver_api.call("cuMemGetInfo", byref(free), byref(total))
+    driver_api.current_context()
+    driver_api.call("cuMemGetInfo", byref(free), byref(total))
     return free.value, total.value
 
 
@@ -119,14 +121,13 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
         if x < 0:
             raise ValueError(f"device address {x} is negative")
         return DevicePointer(int(x), None, x, True)
-    operand = _interop.device_operand(x, stream)
+    operand = interop.device_operand(x, stream)
     if operand is None:
         return None
     if operand.stream is not None:
-        with _cudart.on_device(operand.device):
-            _cudart.wait(stream, operand.stream)
-    contiguous = all(extent == 1 or stride == expected for extent, stride, expected in zip(
-        operand.shape, operand.strides, contiguous_strides(operand.shape, operand.dtype.itemsize)))
+        with cudart.on_device(operand.device):
+            streams.wait(stream, operand.stream)
+    contiguous = is_c_contiguous(operand.shape, operand.strides, operand.dtype.itemsize)
     return DevicePointer(operand.pointer, operand.device, operand.owner, contiguous)
 
 
@@ -196,36 +197,36 @@ def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None) -> Non
 
 
 def _htod(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
-    handle = _interop.stream_handle(stream)
+    handle = streams.handle(stream)
     host = host_buffer(src, writable=False)
     _enqueue("cuMemcpyHtoD", synchronous, handle, _contiguous_device(dest, handle), host.ctypes.data,
              host.nbytes)
 
 
 def _dtoh(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
-    handle = _interop.stream_handle(stream)
+    handle = streams.handle(stream)
     host = host_buffer(dest, writable=True)
     _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, _contiguous_device(src, handle),
              host.nbytes)
 
 
 def _dtod(dest: Any, src: Any, size: int, stream: Any, synchronous: bool) -> None:
-    handle = _interop.stream_handle(stream)
+    handle = streams.handle(stream)
     _enqueue("cuMemcpyDtoD", synchronous, handle, _contiguous_device(dest, handle),
              _contiguous_device(src, handle), int(size))
 
 
 def _enqueue(name: str, synchronous: bool, stream: int, *args: Any) -> None:
     """Call ``name`` (synchronous) or ``name + "Async"`` on ``stream``."""
-    _driver_api.current_context()
+    driver_api.current_context()
     if synchronous:
-        _driver_api.call(name, *args)
+        driver_api.call(name, *args)
     else:
-        _driver_api.call(name + "Async", *args, stream)
+        driver_api.call(name + "Async", *args, stream)
 
 
 def _memset(bits: int, dest: Any, data: Any, count: int, stream: Any, asynchronous: bool) -> None:
-    handle = _interop.stream_handle(stream)
+    handle = streams.handle(stream)
     pointer = _contiguous_device(dest, handle)
     value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
     _enqueue(f"cuMemsetD{bits}", not asynchronous, handle, pointer, value, int(count))

@@ -5,7 +5,7 @@ loading), and a ``Function`` launches in the calling thread's current context.
 
 A launch checks its arguments before anything reaches the GPU: their number and, where
 the kernel's parameters are known (every kernel pyctk compiled, and any PTX), each one's
-size and kind (``pyctk._kernel_args``). Arguments:
+size and kind (``pyctk._pycuda.kernel_args``). Arguments:
 
 - device memory is passed as a pointer: a ``DeviceAllocation``, a ``pyctk.DeviceArray``,
   any object with ``__cuda_array_interface__`` or DLPack (CuPy, PyTorch, JAX ...), whose
@@ -27,10 +27,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _device_array, _driver_api, _driver_errors, _interop, _kernel_args
-from ._driver_memory import device_pointer, host_buffer
-from ._driver_streams import Event
-from ._errors import DeviceMismatchError
+from .._arrays.memory import allocate
+from .._cuda import driver_api, driver_errors, streams
+from .._cuda.errors import DeviceMismatchError
+from . import kernel_args
+from .memory import device_pointer, host_buffer
+from .streams import Event
 
 _ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
 _NOT_FOUND = 500                                  # CUDA_ERROR_NOT_FOUND
@@ -116,7 +118,7 @@ class Function:
     """
 
     def __init__(self, module: Module, kernel: int, name: str,
-                 params: list[_kernel_args.Param] | None) -> None:
+                 params: list[kernel_args.Param] | None) -> None:
         self.module, self.handle, self.name, self.params = module, kernel, name, params
 
     def __repr__(self) -> str:
@@ -124,13 +126,13 @@ class Function:
 
     def get_attribute(self, attribute: int) -> int:
         """``attribute`` (a ``function_attribute``) of the kernel on the current device."""
-        return _driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle,
-                                     _driver_api.current_device())
+        return driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle,
+                                     driver_api.current_device())
 
     def set_attribute(self, attribute: int, value: int) -> None:
         """Set ``attribute``, e.g. ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` to launch with more than 48 KiB."""
-        _driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
-                         _driver_api.current_device())
+        driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
+                         driver_api.current_device())
 
     def __call__(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] = (1, 1),
                  shared: int = 0, stream: Any = None, time_kernel: bool = False) -> float | None:
@@ -138,18 +140,18 @@ class Function:
         if self.params is not None and len(args) != len(self.params):
             raise TypeError(f"{self.name}() takes {len(self.params)} arguments (the kernel's "
                             f"parameters), got {len(args)}")
-        handle = _interop.stream_handle(stream)
-        device = _driver_api.current_device()
+        handle = streams.handle(stream)
+        device = driver_api.current_device()
         values, keep, copies_back = [], [], []
         for index, argument in enumerate(args):
             param = None if self.params is None else self.params[index]
             if isinstance(argument, (np.generic, bool, int, float, complex)):
-                values.append(_kernel_args.value_bytes(self.name, index, argument, param))
+                values.append(kernel_args.value_bytes(self.name, index, argument, param))
                 continue
-            if not _kernel_args.takes_pointer(param):
-                raise TypeError(f"{self.name}() argument {index} is {_kernel_args.describe(param)} in "
+            if not kernel_args.takes_pointer(param):
+                raise TypeError(f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
                                 f"the kernel; got {type(argument).__name__}, which passes an address: "
-                                f"pass {_kernel_args.suggest(param)}")
+                                f"pass {kernel_args.suggest(param)}")
             address = self._address(index, argument, device, handle, keep, copies_back)
             values.append(address.to_bytes(8, "little"))
         parameters, buffer = _pack(values)
@@ -157,16 +159,16 @@ class Function:
         timing = (Event(), Event()) if time_kernel else None
         if timing:
             timing[0].record(handle)
-        _driver_api.check(_driver_api.driver().cuLaunchKernel(
+        driver_api.check(driver_api.driver().cuLaunchKernel(
             self.handle, *blocks, *threads, int(shared), handle, parameters, None),
             f"launching {self.name} with grid={blocks}, block={threads}, shared={shared}")
         if timing:
             timing[1].record(handle)
         for array, allocation in copies_back:
-            _driver_api.call("cuMemcpyDtoHAsync", array.ctypes.data, allocation.pointer, array.nbytes,
+            driver_api.call("cuMemcpyDtoHAsync", array.ctypes.data, allocation.pointer, array.nbytes,
                              handle)
         if copies_back:
-            _driver_api.call("cuStreamSynchronize", handle)
+            driver_api.call("cuStreamSynchronize", handle)
         del keep, buffer  # device memory of In/Out goes back to the pool, ordered on the stream
         if timing:
             return timing[1].synchronize().time_since(timing[0]) / 1000.0
@@ -177,10 +179,10 @@ class Function:
         """The device address an argument passes, copying In/Out data and checking its device."""
         if isinstance(argument, ArgumentHandler):
             array = argument.array
-            allocation = _device_array.allocate(array.nbytes, device, stream)
+            allocation = allocate(array.nbytes, device, stream)
             keep.append(allocation)
             if argument.copy_in and array.nbytes:
-                _driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data,
+                driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data,
                                  array.nbytes, stream)
             if argument.copy_out:
                 copies_back.append((array, allocation))
@@ -191,7 +193,7 @@ class Function:
                             f"launch, or copy it to the GPU first (cuda.to_device(a), pyctk.asarray(a))")
         pointer = device_pointer(argument, stream)
         if pointer is None:
-            _kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
+            kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
         if pointer.device is not None and pointer.device != device:
             raise DeviceMismatchError(
                 f"{self.name}() argument {index} is on device {pointer.device}, but the kernel "
@@ -234,31 +236,31 @@ class Module:
 
     _library = None  # until loaded: __del__ of a half-made module unloads nothing
 
-    def __init__(self, image: bytes, kernels: dict[str, list[_kernel_args.Param]] | None = None,
+    def __init__(self, image: bytes, kernels: dict[str, list[kernel_args.Param]] | None = None,
                  lowered: dict[str, str] | None = None) -> None:
         image = bytes(image)
         if not image.startswith((_ELF, _FATBIN)):  # PTX: text the driver reads up to a NUL
             image = image.rstrip(b"\0") + b"\0"
             if kernels is None:
-                kernels = _kernel_args.parse_ptx(image[:-1].decode(errors="replace"))
+                kernels = kernel_args.parse_ptx(image[:-1].decode(errors="replace"))
         library = c_void_p()
-        _driver_api.call("cuLibraryLoadData", byref(library), image, None, None, 0, None, None, 0)
+        driver_api.call("cuLibraryLoadData", byref(library), image, None, None, 0, None, None, 0)
         self._library, self._pid = library.value, os.getpid()
         self._image, self._kernels, self._lowered = image, kernels, dict(lowered or {})
 
     def __del__(self) -> None:
-        if self._library and os.getpid() == self._pid and _driver_api._driver is not None:
-            _driver_api._driver.cuLibraryUnload(self._library)
+        if self._library and os.getpid() == self._pid and driver_api._driver is not None:
+            driver_api._driver.cuLibraryUnload(self._library)
 
     def get_function(self, name: str) -> Function:
         """The kernel ``name``: its plain name (``extern "C"``), its symbol, or a name expression
         the module was compiled with (``'scale<float>'``)."""
         symbol = self._lowered.get(name, name)
         kernel = c_void_p()
-        result = _driver_api.driver().cuLibraryGetKernel(byref(kernel), self._library, symbol.encode())
+        result = driver_api.driver().cuLibraryGetKernel(byref(kernel), self._library, symbol.encode())
         if result == _NOT_FOUND:
-            raise _driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
-        _driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
+            raise driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
+        driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
         return Function(self, kernel.value, name,
                         None if self._kernels is None else self._kernels.get(symbol))
 
@@ -276,8 +278,8 @@ class Module:
         """``(address, size in bytes)`` of the ``__device__`` or ``__constant__`` variable ``name``
         on the current device."""
         address, size = ctypes.c_uint64(), c_size_t()
-        _driver_api.current_context()
-        _driver_api.call("cuLibraryGetGlobal", byref(address), byref(size), self._library,
+        driver_api.current_context()
+        driver_api.call("cuLibraryGetGlobal", byref(address), byref(size), self._library,
                          self._lowered.get(name, name).encode())
         return address.value, size.value
 

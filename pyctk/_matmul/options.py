@@ -1,5 +1,6 @@
-"""How a product of host arrays uses the GPUs: which ones (``devices=``), and how much of
-their memory (``PYCTK_DEVICE_MEMORY_LIMIT``).
+"""pyctk.matmul's options beside the operands: the backend and precision (their C enum
+values), and how a product of host arrays uses the GPUs: which ones (``devices=``), and how
+much of their memory (``PYCTK_DEVICE_MEMORY_LIMIT``).
 
 libgpumatmul streams any host product through the GPU in tiles sized to the memory it may
 use, so a product larger than the GPU needs nothing from the caller; the limit exists to
@@ -13,9 +14,12 @@ import os
 import re
 from typing import Sequence, Union
 
-from . import _contexts
+from .._cuda import contexts as _contexts
 
 Devices = Union[None, str, Sequence[int]]
+
+BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
+PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
 
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -15,16 +15,16 @@ from numpy.typing import ArrayLike, DTypeLike
 
 import ctypes
 
-from . import (_contexts, _device_matmul, _dtypes, _host_options, _host_results, _interop,
-               _layout, _library, _shapes)
-from ._device_array import DeviceArray
-from ._errors import DeviceMismatchError
+from .._arrays import layout as _layout
+from .._arrays.device_array import DeviceArray
+from .._cuda import contexts as _contexts, library as _library, streams as _streams
+from .._cuda.errors import DeviceMismatchError
+from . import device as _device_matmul, dtypes as _dtypes, host_results as _host_results
+from . import options as _host_options, shapes as _shapes
 
 Backend = Literal["auto", "tiled", "cublas"]
 Precision = Literal["highest", "tf32", "fp16_accumulate"]
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
-_BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
-_PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
 _options: dict[int, _library.HostOptions] = {}  # device memory limit -> the host call's options
 
 
@@ -162,14 +162,14 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
             and type(x2) is DeviceArray):  # a product of these layouts may have run before
         result = _device_matmul.repeat(
             _device_matmul.array_layout(x1), x1._pointer, _device_matmul.array_layout(x2),
-            x2._pointer, 0 if stream is None else _interop.stream_handle(stream), options,
+            x2._pointer, 0 if stream is None else _streams.handle(stream), options,
             stream)
         if result is not None:
             return result
-    backend_code = _choice("backend", backend, _BACKENDS)
-    precision_code = _choice("precision", precision, _PRECISIONS)
+    backend_code = _choice("backend", backend, _host_options.BACKENDS)
+    precision_code = _choice("precision", precision, _host_options.PRECISIONS)
     device = _device_index(device)
-    stream_handle = _interop.stream_handle(stream)  # checked for host operands too
+    stream_handle = _streams.handle(stream)  # checked for host operands too
     out = _unwrap_out(out)
     on_gpu = _device_matmul.placement(x1, x2, out)
     if on_gpu is not None:

@@ -22,8 +22,8 @@ or later to export; with an older NumPy a consumer asking for one gets a legacy 
 which the protocol allows.
 
 >>> import numpy as np
->>> from pyctk import _dlpack
->>> _dlpack.describe(np.zeros((2, 3), np.float32).__dlpack__()).shape   # doctest: +SKIP
+>>> from pyctk._arrays import dlpack
+>>> dlpack.describe(np.zeros((2, 3), np.float32).__dlpack__()).shape   # doctest: +SKIP
 (2, 3)
 """
 
@@ -36,8 +36,9 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ._dtypes import DTYPES
-from ._errors import UnsupportedError
+from .._cuda.errors import UnsupportedError
+from .dtypes import DTYPES, supported_dtype
+from .layout import contiguous_strides
 
 # ---------------------------------------------------------------------------
 # The ABI (dlpack.h, DLPack 1.0).
@@ -86,32 +87,9 @@ _CAPSULES = {
 _USED_NAMES = {name: ctypes.create_string_buffer(used) for name, (_, used) in _CAPSULES.items()}
 
 # ---------------------------------------------------------------------------
-# Dtypes: pyctk's (one table, pyctk._dtypes.DTYPES), by DLPack's (code, bits).
+# Dtypes: pyctk's (one table, pyctk._arrays.dtypes.DTYPES), by DLPack's (code, bits).
 
 _NAMES = {row.dlpack: name for name, row in DTYPES.items()}
-
-
-def supported_dtype(dtype: Any) -> np.dtype:
-    """``dtype`` as a NumPy dtype, or TypeError for a dtype pyctk has no use for.
-
-    bfloat16 (ml_dtypes' dtype) is recognised by name, so ml_dtypes is not imported.
-
-    >>> supported_dtype("float32")
-    dtype('float32')
-    """
-    try:
-        return _supported[dtype]  # every array pyctk makes asks: answered once per dtype
-    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like (a structured spec)
-        pass
-    checked = np.dtype(dtype)
-    if checked.name not in DTYPES or not checked.isnative:
-        raise TypeError(f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "
-                        f"{', '.join(DTYPES)}, in native byte order")
-    _supported[dtype] = checked
-    return checked
-
-
-_supported: dict[Any, np.dtype] = {}  # dtype-like -> its checked dtype
 
 
 def dl_dtype(dtype: Any) -> DLDataType:
@@ -141,19 +119,6 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
     return np.dtype(name)
 
 
-def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
-    """Byte strides of a C-contiguous array (what NULL strides mean in DLPack).
-
-    >>> contiguous_strides((2, 3), 4)
-    (12, 4)
-    """
-    strides, step = [], itemsize
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= max(extent, 1)
-    return tuple(reversed(strides))
-
-
 # ---------------------------------------------------------------------------
 # The C API for capsules, which PyPy does not offer through ctypes.
 
@@ -169,7 +134,7 @@ def _pythonapi() -> Any:
                 "DLPack capsules need ctypes.pythonapi, which this Python (PyPy) does not have. "
                 "Exchange GPU arrays through __cuda_array_interface__ instead (pyctk.asarray of a "
                 "CuPy, Numba or PyTorch CUDA array uses it), or use CPython.")
-        from ._loader import declare  # imported here: `import pyctk` does not need the loader
+        from .._cuda.loader import declare  # imported here: `import pyctk` does not need the loader
 
         _api = declare(api, {
             "PyCapsule_IsValid": (ctypes.c_int, [ctypes.py_object, c_char_p]),

@@ -13,7 +13,7 @@ import enum
 import os
 from ctypes import byref, c_size_t, c_void_p, create_string_buffer
 
-from . import _driver_api
+from .._cuda import driver_api
 
 
 class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -65,12 +65,12 @@ class Device:
     """
 
     def __init__(self, number: int) -> None:
-        self._device = _driver_api.query_int("cuDeviceGet", int(number))
+        self._device = driver_api.query_int("cuDeviceGet", int(number))
 
     @staticmethod
     def count() -> int:
         """How many devices CUDA sees."""
-        return _driver_api.query_int("cuDeviceGetCount")
+        return driver_api.query_int("cuDeviceGetCount")
 
     def __int__(self) -> int:
         return self._device
@@ -86,12 +86,12 @@ class Device:
 
     def name(self) -> str:
         buffer = create_string_buffer(256)
-        _driver_api.call("cuDeviceGetName", buffer, len(buffer), self._device)
+        driver_api.call("cuDeviceGetName", buffer, len(buffer), self._device)
         return buffer.value.decode()
 
     def pci_bus_id(self) -> str:
         buffer = create_string_buffer(64)
-        _driver_api.call("cuDeviceGetPCIBusId", buffer, len(buffer), self._device)
+        driver_api.call("cuDeviceGetPCIBusId", buffer, len(buffer), self._device)
         return buffer.value.decode()
 
     def compute_capability(self) -> tuple[int, int]:
@@ -101,12 +101,12 @@ class Device:
     def total_memory(self) -> int:
         """Bytes of memory on the device."""
         total = c_size_t()
-        _driver_api.call("cuDeviceTotalMem", byref(total), self._device)
+        driver_api.call("cuDeviceTotalMem", byref(total), self._device)
         return total.value
 
     def get_attribute(self, attribute: int) -> int:
         """The value of ``attribute`` (a ``device_attribute``, or any ``CUdevice_attribute`` number)."""
-        return _driver_api.query_int("cuDeviceGetAttribute", int(attribute), self._device)
+        return driver_api.query_int("cuDeviceGetAttribute", int(attribute), self._device)
 
     def get_attributes(self) -> dict[device_attribute, int]:
         """Every attribute of ``device_attribute`` and its value."""
@@ -115,7 +115,7 @@ class Device:
     def retain_primary_context(self) -> Context:
         """The device's primary context, kept alive until ``detach`` (not made current)."""
         handle = c_void_p()
-        _driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
+        driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
         return Context(handle.value, self._device)
 
     def make_context(self, flags: int = 0) -> Context:
@@ -136,37 +136,37 @@ class Context:
 
     def push(self) -> None:
         """Make this context current on the calling thread, above the one that was."""
-        _driver_api.call("cuCtxPushCurrent", self.handle)
+        driver_api.call("cuCtxPushCurrent", self.handle)
 
     @staticmethod
     def pop() -> None:
         """Make the context below the current one current again on the calling thread."""
-        _driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
+        driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
 
     def detach(self) -> None:
         """Pop this context if it is current, and release it."""
         current = c_void_p()
-        _driver_api.call("cuCtxGetCurrent", byref(current))
+        driver_api.call("cuCtxGetCurrent", byref(current))
         if current.value == self.handle:
             Context.pop()
         if self.handle:
             self.handle = None
-            _driver_api.call("cuDevicePrimaryCtxRelease", self._device)
+            driver_api.call("cuDevicePrimaryCtxRelease", self._device)
 
     def __del__(self) -> None:
-        if self.handle and os.getpid() == self._pid and _driver_api._driver is not None:
-            _driver_api._driver.cuDevicePrimaryCtxRelease(self._device)
+        if self.handle and os.getpid() == self._pid and driver_api._driver is not None:
+            driver_api._driver.cuDevicePrimaryCtxRelease(self._device)
 
     @staticmethod
     def synchronize() -> None:
         """Wait until all work on the current device is done."""
-        _driver_api.current_context()
-        _driver_api.call("cuCtxSynchronize")
+        driver_api.current_context()
+        driver_api.call("cuCtxSynchronize")
 
     @staticmethod
     def get_device() -> Device:
         """The current device."""
-        return Device(_driver_api.current_device())
+        return Device(driver_api.current_device())
 
 
 def init(flags: int = 0) -> None:
@@ -174,5 +174,5 @@ def init(flags: int = 0) -> None:
 
     Raises pyctk.NoDriverError, with the fix, when there is no usable driver.
     """
-    _driver_api.driver()
+    driver_api.driver()
 

@@ -1,0 +1,64 @@
+"""The element types pyctk computes in and stores: one table, a row per dtype.
+
+A new dtype is one row here (and its gpumatmul_dtype value in libgpu's tables); DLPack,
+the CUDA Array Interface, DeviceArray and the product all read this table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# DLPack's type codes (DLDataTypeCode in dlpack.h), for the table below.
+kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
+
+
+class Dtype(NamedTuple):
+    """What pyctk knows of one of its dtypes."""
+
+    code: int                # gpumatmul_dtype (libgpu/include/gpumatmul.h)
+    dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
+
+
+# Every dtype pyctk computes in and stores, one row each, by NumPy name. Names rather than
+# dtype objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a
+# dependency: it is never imported here, only recognised on arrays that already have it.
+DTYPES = {
+    "float32": Dtype(0, (kDLFloat, 32)), "float64": Dtype(1, (kDLFloat, 64)),
+    "float16": Dtype(2, (kDLFloat, 16)), "bfloat16": Dtype(3, (kDLBfloat, 16)),
+    "complex64": Dtype(4, (kDLComplex, 64)), "complex128": Dtype(5, (kDLComplex, 128)),
+    "int8": Dtype(6, (kDLInt, 8)), "int16": Dtype(7, (kDLInt, 16)),
+    "int32": Dtype(8, (kDLInt, 32)), "int64": Dtype(9, (kDLInt, 64)),
+    "uint8": Dtype(10, (kDLUInt, 8)), "uint16": Dtype(11, (kDLUInt, 16)),
+    "uint32": Dtype(12, (kDLUInt, 32)), "uint64": Dtype(13, (kDLUInt, 64)),
+    "bool": Dtype(14, (kDLBool, 8)),
+}
+
+
+def supported_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as a NumPy dtype, or TypeError for a dtype pyctk has no use for.
+
+    bfloat16 (ml_dtypes' dtype) is recognised by name, so ml_dtypes is not imported.
+
+    >>> supported_dtype("float32")
+    dtype('float32')
+    """
+    try:
+        return _supported[dtype]  # every array pyctk makes asks: answered once per dtype
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like (a structured spec)
+        pass
+    checked = np.dtype(dtype)
+    if checked.name not in DTYPES or not checked.isnative:
+        raise TypeError(f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "
+                        f"{', '.join(DTYPES)}, in native byte order")
+    _supported[dtype] = checked
+    return checked
+
+
+_supported: dict[Any, np.dtype] = {}  # dtype-like -> its checked dtype
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16 (known by name: ml_dtypes is not imported)."""
+    return dtype.kind == "V" and dtype.name == "bfloat16" and dtype.itemsize == 2  # kind: fast

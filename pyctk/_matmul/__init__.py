@@ -1,0 +1,1 @@
+"""The product: ``pyctk.matmul``, numpy.matmul computed by libgpumatmul."""
