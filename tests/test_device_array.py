@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import gemm_emulation
 import pyctk
+from conftest import STAGES, stage_route
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import cudart as _cudart
 from pyctk._arrays import device_array as _device_array
@@ -989,12 +990,12 @@ def test_repr(cuda):
 def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch):
     """The first product of a layout takes the full path and keeps a plan; later ones of the
     same layouts run by it (no full path), each on its own operands."""
-    from pyctk._matmul import device as _device_matmul
+    from pyctk._matmul import api, repeat
 
     full_paths = []
-    full_path = _device_matmul.matmul
-    monkeypatch.setattr(_device_matmul, "matmul", lambda *args: (full_paths.append(1), full_path(*args))[1])
-    monkeypatch.setattr(_device_matmul, "_plans", {})
+    plan = api.plan
+    monkeypatch.setattr(api, "plan", lambda *args: (full_paths.append(1), plan(*args))[1])
+    monkeypatch.setattr(repeat, "_device", {})
     rng = np.random.default_rng(4)
     for round_ in range(3):
         a, b = rng.standard_normal((3, 5, 4)), rng.standard_normal((4, 6))
@@ -1005,7 +1006,30 @@ def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch
             assert result.shape == expected.shape and result.dtype == expected.dtype
             np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
         assert len(full_paths) == 3, f"round {round_}: {len(full_paths)} full paths"
-    assert len(_device_matmul._plans) == 3
+    assert len(repeat._device) == 3
+
+
+# Stacks whose broadcast leaves strides one stack stride cannot say: a copy of the broadcast
+# stack (these raised a TypeError from pyctk's internals before the pipeline had a plan stage).
+BROADCASTS = [((1, 5, 3, 2), (6, 1, 2, 4)), ((6, 1, 3, 2), (1, 5, 2, 4)), ((4, 1, 2, 2), (3, 2, 2)),
+              ((2, 3, 4, 2, 3), (4, 3, 2))]
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCASTS)
+def test_gpu_operands_whose_broadcast_one_stride_cannot_say_are_copied(cuda, shape_a, shape_b):
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    result = pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b))
+    np.testing.assert_allclose(result.get(), a @ b, rtol=1e-13)
+
+
+def test_a_product_of_gpu_operands_enters_each_stage_once_in_order(cuda):
+    """Described once, resolved, planned (a copy of a's broadcast stack, a cast of b), run,
+    wrapped: pyctk/_matmul's stages, each once, in order."""
+    a = _device_array.asarray(np.ones((1, 5, 3, 2)))
+    b = _device_array.asarray(np.ones((6, 1, 2, 4), np.float32))
+    assert stage_route(lambda: pyctk.matmul(a, b)) == STAGES
+    assert stage_route(lambda: pyctk.matmul(a[0, 0], a[0, 0].T)) == STAGES  # read in place
 
 
 def test_a_result_keeps_its_stream_object_alive_until_its_memory_is_freed(cuda):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import pyctk
+from conftest import STAGES, stage_route
 from pyctk._cuda import library as _library
 
 pytestmark = pytest.mark.gpu
@@ -44,6 +45,17 @@ def test_torch_operands_give_a_device_array_without_copies(torch):
     back = torch.from_dlpack(c)
     assert back.data_ptr() == pointer(c)  # zero-copy both ways
     torch.testing.assert_close(back, a @ b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [
+    ((300, 200), (200, 100)),                     # read in place
+    ((1, 5, 33, 17), (6, 1, 17, 9)),              # a copy of each broadcast stack
+])
+def test_a_torch_operands_route_enters_each_stage_once_in_order(torch, shape_a, shape_b):
+    a, b = torch.randn(*shape_a, device="cuda"), torch.randn(*shape_b, device="cuda")
+    results = []
+    assert stage_route(lambda: results.append(pyctk.matmul(a, b))) == STAGES
+    torch.testing.assert_close(torch.from_dlpack(results[0]), a @ b, rtol=1e-5, atol=1e-4)
 
 
 def test_torch_out_is_written_in_place_and_returned(torch):
@@ -201,30 +213,28 @@ def test_no_device_memory_growth_over_10000_calls(torch):
 
 
 def test_repeated_products_of_one_layout_run_by_their_plan_on_new_data():
-    """The second call of a layout takes the plan (pyctk._device_matmul.repeat); each result
+    """The second call of a layout takes the plan (pyctk._matmul.repeat.run); each result
     is of its own operands, and views of other layouts get plans of their own."""
-    from pyctk._matmul import device as _device_matmul
+    from pyctk._matmul import repeat
 
     rng = np.random.default_rng(5)
-    _device_matmul._plans.clear()
+    repeat._device.clear()
     for round_ in range(3):
         a, b = rng.standard_normal((2, 40, 30)), rng.standard_normal((30, 20))
         da, db = pyctk.asarray(a), pyctk.asarray(b)
         for x, y, expected in ((da, db, a @ b), (da[:, ::2], db[:, :10], a[:, ::2] @ b[:, :10]),
                                (db.T, da[1].T, b.T @ a[1].T), (da[0, 0], db, a[0, 0] @ b)):
-            repeated = _device_matmul.repeat(
-                _device_matmul.array_layout(x), x._pointer, _device_matmul.array_layout(y),
-                y._pointer, 0, ("same_kind", "auto", "highest"))
+            repeated = repeat.run(x, y, None, ("same_kind", "auto", "highest"))
             assert (repeated is None) == (round_ == 0)  # a plan exists from the second round
             result = pyctk.matmul(x, y)
             for c in (result,) if repeated is None else (result, repeated):
                 assert c.shape == expected.shape and c.dtype == expected.dtype
                 np.testing.assert_allclose(c.get(), expected, rtol=1e-12, atol=1e-12)
-    assert len(_device_matmul._plans) == 4
+    assert len(repeat._device) == 4
 
 
 def test_a_plan_is_kept_per_stream_and_orders_its_work_there(torch):
-    from pyctk._matmul import device as _device_matmul
+    from pyctk._matmul import repeat
 
     stream, x = torch.cuda.Stream(), np.arange(64.0).reshape(8, 8)
     a = pyctk.matmul(pyctk.asarray(x), pyctk.asarray(x), stream=stream)  # pending on the stream
@@ -233,21 +243,21 @@ def test_a_plan_is_kept_per_stream_and_orders_its_work_there(torch):
     stream.synchronize()
     for result in results:
         np.testing.assert_array_equal(result.get(), (x @ x) @ (x @ x))
-    keys = [key for key in _device_matmul._plans if key[2] == stream.cuda_stream]
+    keys = [key for key in repeat._device if key[2] == stream.cuda_stream]
     assert keys, "no plan kept for the stream"
 
 
 def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
-    from pyctk._matmul import device as _device_matmul
+    from pyctk._matmul import repeat
 
-    _device_matmul._plans.clear()
+    repeat._device.clear()
     for seed in range(4):
         generator = torch.Generator(device="cuda").manual_seed(seed)
         a = torch.randn(3, 33, 17, device="cuda", generator=generator)
         b = torch.randn(17, 9, device="cuda", generator=generator).t().contiguous().t()
         torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b,
                                    rtol=1e-5, atol=1e-4)
-    assert len(_device_matmul._plans) == 1  # made by the first call, run by the others
+    assert len(repeat._device) == 1  # made by the first call, run by the others
 
 
 def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above():

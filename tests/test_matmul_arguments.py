@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pyctk
+from conftest import STAGES, stage_route
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
@@ -344,3 +345,15 @@ def test_a_strided_vector_out_is_written_in_place(host_calls):
     assert pyctk.matmul(a, b, out=out) is out
     (call,) = host_calls
     assert (call.m, call.n, call.c, call.ldc) == (3, 1, pointer(out), 2)
+
+
+@pytest.mark.parametrize("shape_a, shape_b, out", [
+    ((3, 4), (4, 5), None),
+    ((1, 5, 3, 2), (6, 1, 2, 4), None),                       # a copy of a broadcast stack
+    ((2, 3, 4), (4,), np.empty((2, 3), np.float64)),            # a temporary cast into out
+])
+def test_a_product_of_host_arrays_enters_each_stage_once_in_order(shape_a, shape_b, out,
+                                                                 host_calls):
+    a, b = np.ones(shape_a, F32)[..., ::-1], np.ones(shape_b, F32)  # a is copied too
+    assert stage_route(lambda: pyctk.matmul(a, b, out=out)) == STAGES
+    assert len(host_calls) == 1

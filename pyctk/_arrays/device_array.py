@@ -464,7 +464,7 @@ def _copy(source: DeviceArray, device: int) -> DeviceArray:
     return result
 
 
-def _wrap(operand: interop.DeviceOperand) -> DeviceArray:
+def wrap(operand: interop.DeviceOperand) -> DeviceArray:
     """A zero-copy DeviceArray of another library's GPU data, ordered after its pending work."""
     array = DeviceArray(operand.pointer, operand.shape, operand.strides, operand.dtype,
                         operand.device, operand.owner, stream=_STREAM, readonly=operand.readonly)
@@ -472,6 +472,12 @@ def _wrap(operand: interop.DeviceOperand) -> DeviceArray:
         with cudart.on_device(operand.device):
             streams.wait(array._stream, operand.stream)
     return array
+
+
+def as_strided(x: DeviceArray, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
+    """A view of ``x``'s memory with another shape and byte strides (``numpy.lib.stride_tricks.
+    as_strided``): zero strides repeat elements. The caller keeps it within ``x``'s memory."""
+    return x._view(x._pointer, shape, strides)
 
 
 def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray:
@@ -509,7 +515,7 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
         if operand is None:
             host = np.asarray(x, dtype=dtype, order="C")
             return _upload(host, _device_index(device))
-        x = _wrap(operand)
+        x = wrap(operand)
     dtype = x.dtype if dtype is None else supported_dtype(dtype)
     device = x.device if device is None else _device_index(device)
     if dtype != x.dtype:
@@ -541,4 +547,4 @@ def from_dlpack(x: Any) -> DeviceArray:
         raise TypeError(f"{type(x).__name__} is host data (its DLPack device is the CPU), and "
                         f"from_dlpack only wraps GPU data without a copy: use pyctk.asarray(x) "
                         f"to copy it to the GPU")
-    return _wrap(operand)
+    return wrap(operand)

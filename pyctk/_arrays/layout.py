@@ -17,52 +17,6 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 
-class Matrices(NamedTuple):
-    """A stack of matrices as the C call takes it (counts in elements, not bytes)."""
-
-    array: np.ndarray  # holds the memory: its data pointer is passed, and it must outlive the call
-    transposed: bool   # stored as the transpose of row-major (column-major data)
-    ld: int            # leading dimension: elements from one stored row to the next, >= 1
-    stride: int        # elements from one matrix of the stack to the next; 0: the same matrix
-
-
-def operand(x: np.ndarray, batch: tuple[int, ...]) -> Matrices:
-    """Operand ``x`` (..., rows, cols), broadcast to the stack ``batch``, without copying when
-    its strides allow.
-
-    The matrices (last two axes) pass without a copy when their column stride
-    is one element (row-major, the row stride being the leading dimension) or
-    their row stride is (column-major: passed transposed). The stack axes
-    collapse into the one stride the C call takes:
-
-    - axes of length 1 do not count (their stride is never used);
-    - all strides 0 (one matrix broadcast to the whole stack, e.g. ``b`` in
-      (10, 3, 4) @ (4, 5)): stride 0, no copy;
-    - strides that chain C-contiguously (each axis's stride is the next one's
-      times the next length, as in any C-ordered stack, whatever the padding
-      between matrices): the innermost stride, no copy.
-
-    Copies, as C-contiguous arrays:
-
-    - ``x`` itself when its matrices are neither row- nor column-major (a
-      step in both axes, a broadcast row), or a stride is negative or not a
-      multiple of the item size, or its own stack does not chain;
-    - the broadcast stack when broadcasting interleaves zero strides with
-      ``x``'s own (``a`` in (1, 5, 3, 2) @ (6, 1, 2, 4): strides (0, s)).
-    """
-    layout, stride = _core_layout(x), _stack_stride(x)
-    if layout is None or stride is None:
-        x = np.ascontiguousarray(x)
-        layout, stride = _core_layout(x), _stack_stride(x)
-    if x.shape[:-2] != batch:  # (broadcast_to costs microseconds: only where it is needed)
-        x = np.broadcast_to(x, batch + x.shape[-2:])  # a view: broadcast axes get stride 0
-        stride = _stack_stride(x)
-        if stride is None:
-            x = np.ascontiguousarray(x)
-            layout, stride = _core_layout(x), _stack_stride(x)
-    return Matrices(x, *layout, stride)
-
-
 def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     """Byte strides of a C-contiguous array (what NULL strides mean in DLPack).
 
@@ -114,13 +68,64 @@ def broadcast(x: Strided, batch: tuple[int, ...]) -> Strided:
 
 def describe(x: Strided) -> tuple[bool, int, int] | None:
     """(transposed, ld, stack stride) of a stack already broadcast, or None if the C call
-    cannot read it in place (see ``operand`` for the rules)."""
+    cannot read it in place.
+
+    The matrices (last two axes) are read in place when their column stride is one
+    element (row-major, the row stride being the leading dimension) or their row stride
+    is (column-major: passed transposed). The stack axes collapse into the one stride
+    the C call takes: axes of length 1 do not count (their stride is never used); all
+    strides 0 (one matrix broadcast to the whole stack, e.g. ``b`` in (10, 3, 4) @ (4, 5))
+    give stride 0; strides that chain C-contiguously (each axis's stride is the next
+    one's times the next length, as in any C-ordered stack, whatever the padding between
+    matrices) give the innermost stride. Anything else (negative strides, steps in both
+    matrix axes, broadcasting that interleaves zero strides with the stack's own) is None.
+    """
     layout, stride = _core_layout(x), _stack_stride(x)
     return None if layout is None or stride is None else (*layout, stride)
 
 
-def target(c: np.ndarray | Strided) -> Matrices | None:
-    """The stack ``c`` (..., m, n) as the C call's output, or None if it cannot be written in place.
+# How the C call reads a stack of matrices: in place, from a C-ordered copy of the array,
+# or from a C-ordered copy of the array broadcast to the whole stack.
+IN_PLACE, COPY, COPY_STACK = "in place", "copy", "copy of the stack"
+
+
+class Reading(NamedTuple):
+    """How the C call reads a stack of matrices (counts in elements, not bytes)."""
+
+    copy: str          # IN_PLACE, COPY or COPY_STACK
+    transposed: bool   # stored as the transpose of row-major (column-major data)
+    ld: int            # leading dimension: elements from one stored row to the next, >= 1
+    stride: int        # elements from one matrix of the stack to the next; 0: the same matrix
+
+
+def reading(x: Strided, batch: tuple[int, ...], copied: bool = False) -> Reading:
+    """How the C call reads ``x`` (..., rows, cols) broadcast to the stack ``batch``: in place
+    where its strides allow (``describe``), else from a C-ordered copy of ``x`` where that
+    broadcasts to a stack the call reads, else from a C-ordered copy of the broadcast stack
+    (``a`` in (1, 5, 3, 2) @ (6, 1, 2, 4), whose stack strides (0, s) no one stride says).
+    ``copied``: ``x`` is copied anyway (to cast it), so in place is not a choice.
+
+    >>> reading(Strided((5, 3, 2), (24, 8, 4), 4), (6, 5))
+    Reading(copy='copy of the stack', transposed=False, ld=2, stride=6)
+    """
+    if not copied:
+        described = describe(broadcast(x, batch))
+        if described is not None:
+            return Reading(IN_PLACE, *described)
+    described = describe(broadcast(c_ordered(x.shape, x.itemsize), batch))
+    if described is not None:
+        return Reading(COPY, *described)
+    return Reading(COPY_STACK, *describe(c_ordered(batch + x.shape[-2:], x.itemsize)))
+
+
+def c_ordered(shape: tuple[int, ...], itemsize: int) -> Strided:
+    """An array of ``shape`` laid out C-contiguously: what a C-ordered copy looks like."""
+    return Strided(shape, contiguous_strides(shape, itemsize), itemsize)
+
+
+def target(c: Strided) -> tuple[int, int] | None:
+    """(ld, stack stride) of the stack ``c`` (..., m, n) as the C call's output, or None if it
+    cannot be written in place.
 
     The C call writes row-major matrices that must not overlap one another: a
     column stride of one element and a stack stride of at least m * ld.
@@ -131,10 +136,10 @@ def target(c: np.ndarray | Strided) -> Matrices | None:
     m, ld = c.shape[-2], layout[1]
     if math.prod(c.shape[:-2]) > 1 and stride < m * ld:  # matrices that overlap
         return None
-    return Matrices(c, False, ld, stride)
+    return ld, stride
 
 
-def _core_layout(x: np.ndarray | Strided) -> tuple[bool, int] | None:
+def _core_layout(x: Strided) -> tuple[bool, int] | None:
     """(transposed, ld) of the matrices in x's last two axes, or None if a copy is needed."""
     rows, cols = x.shape[-2:]
     steps = [s // x.itemsize if s % x.itemsize == 0 else 0 for s in x.strides[-2:]]
@@ -147,7 +152,7 @@ def _core_layout(x: np.ndarray | Strided) -> tuple[bool, int] | None:
     return None
 
 
-def _stack_stride(x: np.ndarray | Strided) -> int | None:
+def _stack_stride(x: Strided) -> int | None:
     """The one stride (elements) that steps through x's stack axes in C order, or None."""
     axes = [(size, stride) for size, stride in zip(x.shape[:-2], x.strides[:-2]) if size > 1]
     if not axes:  # one matrix (the common case: return at once)

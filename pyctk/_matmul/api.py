@@ -1,38 +1,36 @@
 """pyctk.matmul: numpy.matmul, computed on the GPU in one call of libgpumatmul.
 
-Everything NumPy would reject is rejected here, with NumPy's exception type, before
-any GPU work: dtypes (pyctk._dtypes), shapes (pyctk._shapes), then whether the
-backend computes the dtype. Then the operands are described to the C library's
-strided-batched call (pyctk._layout), copying only what it cannot read in place.
+The product runs through five stages, each a module of this package, in order, once:
+describe the operands (host or GPU data) -> resolve NumPy's dtype and shapes -> plan
+(which C entry point, which copies and casts) -> execute -> wrap the result. Everything
+NumPy would reject is rejected, with NumPy's exception type, before any GPU work. A
+product of a layout planned before runs by its kept plan (``repeat``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
-import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-import ctypes
-
-from .._arrays import layout as _layout
-from .._arrays.device_array import DeviceArray
-from .._cuda import contexts as _contexts, library as _library, streams as _streams
-from .._cuda.errors import DeviceMismatchError
-from . import device as _device_matmul, dtypes as _dtypes, host_results as _host_results
-from . import options as _host_options, shapes as _shapes
+from . import repeat
+from .describe import describe
+from .execute import execute
+from .options import Devices, parse
+from .plan import plan
+from .resolve import resolve
+from .wrap import wrap
 
 Backend = Literal["auto", "tiled", "cublas"]
 Precision = Literal["highest", "tf32", "fp16_accumulate"]
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
-_options: dict[int, _library.HostOptions] = {}  # device memory limit -> the host call's options
 
 
 def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
            casting: Casting = "same_kind", dtype: DTypeLike = None,
            backend: Backend = "auto", precision: Precision = "highest",
            stream: Any = None, device: int | None = None,
-           devices: _host_options.Devices = None) -> Any:
+           devices: Devices = None) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Parameters
@@ -122,7 +120,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
 
     All of the checks run before any GPU work, and the whole stack is one call
     into libgpumatmul. Operands are copied only when their strides cannot be
-    described to it (see ``pyctk._layout.operand``).
+    described to it (see ``pyctk._arrays.layout.reading``).
 
     Examples
     --------
@@ -150,168 +148,21 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ...
     ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
     """
-    options = (casting, backend, precision)
-    if (out is None and dtype is None and device is None and devices is None and stream is None
-            and type(x1) is np.ndarray and type(x2) is np.ndarray):  # NumPy arrays of a layout
-        plan = _host_plans.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides,
-                                options, _host_options.memory_limit()))   # multiplied before
-        if plan is not None:
-            return plan.run(x1, x2)
-    if (out is None and dtype is None and device is None and devices is None
-            and type(x1) is DeviceArray
-            and type(x2) is DeviceArray):  # a product of these layouts may have run before
-        result = _device_matmul.repeat(
-            _device_matmul.array_layout(x1), x1._pointer, _device_matmul.array_layout(x2),
-            x2._pointer, 0 if stream is None else _streams.handle(stream), options,
-            stream)
+    keepable = out is None and dtype is None and devices is None
+    if keepable and device is None:  # a product of these layouts may have run before
+        result = repeat.run(x1, x2, stream, (casting, backend, precision))
         if result is not None:
             return result
-    backend_code = _choice("backend", backend, _host_options.BACKENDS)
-    precision_code = _choice("precision", precision, _host_options.PRECISIONS)
-    device = _device_index(device)
-    stream_handle = _streams.handle(stream)  # checked for host operands too
-    out = _unwrap_out(out)
-    on_gpu = _device_matmul.placement(x1, x2, out)
-    if on_gpu is not None:
-        a, b, out_operand = on_gpu
-        plan_as = options if out is None and dtype is None else None
-        if plan_as is not None and (device is None or device == a.device):
-            result = _device_matmul.repeat(_device_matmul.operand_layout(a), a.pointer,
-                                           _device_matmul.operand_layout(b), b.pointer,
-                                           stream_handle, options, stream)
-            if result is not None:
-                return result
-        if devices is not None:
-            raise ValueError("devices= is for host operands: GPU operands are multiplied on "
-                             "their own GPU")
-        if device is not None and device != a.device:
-            raise DeviceMismatchError(f"pyctk.matmul: device={device}, but the operands are on GPU "
-                                      f"{a.device}; GPU operands are multiplied where they are")
-        _dtypes.check_keyword(dtype)
-        loop = _dtypes.loop_dtype(a.dtype, b.dtype, out_operand and out_operand.dtype, dtype, casting)
-        shapes = _shapes.matmul_shapes(a.shape, b.shape, out_operand and out_operand.shape)
-        codes = (backend_code, _dtypes.code(loop), precision_code)
-        _library.call("gpumatmul_backend_supports", *codes)
-        return _device_matmul.matmul(a, b, out_operand, out, loop, shapes, codes, stream,
-                                     plan_as)
-    out = _out_array(out)
-    gpus = _host_options.device_list(devices, device)
-    limit = _host_options.memory_limit()
-    plan_as = None
-    if (out is None and dtype is None and device is None and devices is None and stream is None
-            and type(x1) is np.ndarray and type(x2) is np.ndarray):  # as the fast path above
-        plan_as = (x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, limit)
-    _dtypes.check_keyword(dtype)
-    if out is not None and not out.flags.writeable:  # after dtype=, as NumPy checks them
-        raise ValueError("out is read-only: matmul cannot write its result into it")
-    a, b = np.asarray(x1), np.asarray(x2)
-    loop = _dtypes.loop_dtype(a.dtype, b.dtype, None if out is None else out.dtype, dtype, casting)
-    shapes = _shapes.matmul_shapes(a.shape, b.shape, None if out is None else out.shape)
-    dtype_code = _dtypes.code(loop)
-    # Cast as NumPy does, whatever the sizes: an object operand's elements may not fit the loop.
-    a, b = a.astype(loop, copy=False), b.astype(loop, copy=False)
-    _contexts.load_library(gpus[0])
-    _library.call("gpumatmul_backend_supports", backend_code, dtype_code, precision_code)
-    result = _host_results.empty(shapes.result, loop, gpus[0]) if out is None else out
-    if result.size and shapes.k:
-        desc = _multiply(_shapes.as_matrices(a, 0, shapes), _shapes.as_matrices(b, 1, shapes),
-                         _shapes.as_matrices(result, _shapes.RESULT, shapes), shapes, casting,
-                         (backend_code, dtype_code, precision_code), gpus, limit)
-        if plan_as is not None and desc is not None and a is x1 and b is x2:
-            _host_plans[plan_as] = _HostPlan(desc, shapes.result, loop, result.ndim == 0,
-                                             gpus, _options[limit],
-                                             _host_results.kept(shapes.result, loop))
-    else:  # nothing to compute, or k == 0: zeros of the loop dtype (cast into out), without the GPU
-        np.copyto(result, np.zeros((), loop), casting=casting)
-    return result[()] if out is None and result.ndim == 0 else result  # 1-D @ 1-D: a scalar
-
-
-def _multiply(a: np.ndarray, b: np.ndarray, c: np.ndarray, shapes: _shapes.Shapes,
-              casting: str, codes: tuple[int, int, int], devices: tuple[int, ...],
-              limit: int) -> _library.GemmDesc | None:
-    """c = a @ b for stacks of matrices a and b (of the loop dtype) and c (..., m, n), in one call.
-
-    C is written in place when the C call can describe it and it has the
-    loop dtype; else into a temporary that is then cast into ``c``. Writing
-    in place is safe even where ``c`` overlaps ``a`` or ``b``: the host call
-    then reads all of A and B before it writes C.
-
-    Returns the call's description if a, b and c were all used in place (the same
-    call then serves any arrays of their layouts), else None.
-    """
-    a_stack, b_stack = _layout.operand(a, shapes.batch), _layout.operand(b, shapes.batch)
-    c_stack = _layout.target(c) if c.dtype == a.dtype else None
-    if c_stack is None:
-        c_stack = _layout.target(np.empty(c.shape, a.dtype))
-    desc = _library.GemmDesc(*codes, a_stack.transposed, b_stack.transposed, shapes.m, shapes.n,
-                             shapes.k, shapes.batch_count, a_stack.ld, a_stack.stride,
-                             b_stack.ld, b_stack.stride, c_stack.ld, c_stack.stride)
-    options = _options.get(limit)
-    if options is None:
-        options = _options[limit] = _library.HostOptions(ctypes.sizeof(_library.HostOptions), limit)
-    _library.call("gpumatmul_gemm_host_multi", _contexts.contexts(devices), len(devices), desc,
-                  a_stack.array.ctypes.data, b_stack.array.ctypes.data, c_stack.array.ctypes.data,
-                  options)
-    if c_stack.array is not c:
-        np.copyto(c, c_stack.array, casting=casting)
-        return None
-    in_place = (a_stack.array.ctypes.data == a.ctypes.data
-                and b_stack.array.ctypes.data == b.ctypes.data)
-    return desc if in_place else None
-
-
-class _HostPlan(NamedTuple):
-    """A product of NumPy arrays of one layout (dtypes, shapes, strides), options and GPUs,
-    checked and described once: later calls of that layout skip straight to the C call.
-    Each takes about 25 us of Python on a 2-core machine otherwise, more than a 16 x 16
-    product takes on the GPU."""
-
-    desc: _library.GemmDesc
-    shape: tuple[int, ...]  # the result's
-    dtype: np.dtype
-    scalar: bool            # 1-D @ 1-D: a NumPy scalar
-    devices: tuple[int, ...]
-    options: _library.HostOptions
-    kept: bool              # the result's memory is _host_results' (else NumPy's own)
-
-    def run(self, a: np.ndarray, b: np.ndarray) -> Any:
-        result = (_host_results.empty(self.shape, self.dtype, self.devices[0]) if self.kept
-                  else np.empty(self.shape, self.dtype))  # known once: 0.5 us of a 16 x 16 call
-        _library.call("gpumatmul_gemm_host_multi", _contexts.contexts(self.devices),
-                      len(self.devices), self.desc, _layout.address(a), _layout.address(b),
-                      _layout.address(result), self.options)
-        return result[()] if self.scalar else result
-
-
-_host_plans: dict[tuple, _HostPlan] = {}  # (layouts, options, memory limit) -> plan, on GPU 0
-
-
-def _choice(name: str, value: str, table: dict[str, int]) -> int:
-    """The C enum value of a string option; ValueError naming the choices."""
-    if not isinstance(value, str) or value not in table:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, table))}, not {value!r}")
-    return table[value]
-
-
-def _unwrap_out(out: object) -> object:
-    """``out=`` as NumPy's ufuncs take it: an array, a 1-tuple of one, or None."""
-    if isinstance(out, tuple):
-        if len(out) != 1:
-            raise ValueError(f"out must be an ndarray or a tuple of one, not a tuple of {len(out)}")
-        out = out[0]
-    return out
-
-
-def _device_index(device: object) -> int | None:
-    if device is None:
-        return None
-    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
-        raise ValueError(f"device must be None or a GPU index (0, 1, ...), not {device!r}")
-    return int(device)
-
-
-def _out_array(out: object) -> np.ndarray | None:
-    """A host ``out=``: an ndarray or None, with NumPy's TypeError otherwise."""
-    if out is not None and not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
-    return out
+    options = parse(casting, dtype, backend, precision, stream, device, devices)
+    operands = describe(x1, x2, out)
+    keepable = keepable and device in (None, operands.device)
+    if keepable and operands.device is not None:  # other libraries' arrays, read once
+        result = repeat.run_described(operands, options)
+        if result is not None:
+            return result
+    problem = resolve(operands, options)
+    product = plan(operands, problem, options)
+    written = execute(operands, problem, product, options)
+    if keepable:
+        repeat.keep(operands, problem, product, options)
+    return wrap(operands, product, options, written)

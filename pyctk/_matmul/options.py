@@ -1,6 +1,7 @@
-"""pyctk.matmul's options beside the operands: the backend and precision (their C enum
-values), and how a product of host arrays uses the GPUs: which ones (``devices=``), and how
-much of their memory (``PYCTK_DEVICE_MEMORY_LIMIT``).
+"""pyctk.matmul's keywords beside the operands, checked (``parse``): the casting rule and
+dtype, the backend and precision (their C enum values), the stream; and how a product of
+host arrays uses the GPUs: which ones (``devices=``), and how much of their memory
+(``PYCTK_DEVICE_MEMORY_LIMIT``).
 
 libgpumatmul streams any host product through the GPU in tiles sized to the memory it may
 use, so a product larger than the GPU needs nothing from the caller; the limit exists to
@@ -12,14 +13,60 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-from typing import Sequence, Union
+from typing import Any, NamedTuple, Sequence, Union
 
-from .._cuda import contexts as _contexts
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .._cuda import contexts, streams
+from . import dtypes
 
 Devices = Union[None, str, Sequence[int]]
 
 BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
 PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
+
+
+class Options(NamedTuple):
+    """pyctk.matmul's keywords, checked; ``key`` is what a kept plan depends on of them."""
+
+    casting: str
+    dtype: DTypeLike | None
+    backend: int              # gpumatmul_backend
+    precision: int            # gpumatmul_precision
+    stream: Any               # as given: a new GPU result keeps it alive (see _arrays.memory)
+    stream_handle: int        # its cudaStream_t
+    device: int | None
+    devices: Devices
+    key: tuple                # (casting, backend, precision) as given
+
+
+def parse(casting: str, dtype: DTypeLike | None, backend: str, precision: str, stream: Any,
+          device: Any, devices: Devices) -> Options:
+    """The keywords checked, before any operand is read: ValueError names the choices, and
+    ``dtype=`` raises NumPy's TypeError where NumPy's would (its argument parsing does)."""
+    backend_code = _choice("backend", backend, BACKENDS)
+    precision_code = _choice("precision", precision, PRECISIONS)
+    device = _device_index(device)
+    handle = streams.handle(stream)  # checked for host operands too
+    dtypes.check_keyword(dtype)
+    return Options(casting, dtype, backend_code, precision_code, stream, handle, device, devices,
+                   (casting, backend, precision))
+
+
+def _choice(name: str, value: str, table: dict[str, int]) -> int:
+    """The C enum value of a string option; ValueError naming the choices."""
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, table))}, not {value!r}")
+    return table[value]
+
+
+def _device_index(device: Any) -> int | None:
+    if device is None:
+        return None
+    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
+        raise ValueError(f"device must be None or a GPU index (0, 1, ...), not {device!r}")
+    return int(device)
 
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -69,7 +116,7 @@ def device_list(devices: Devices, device: int | None) -> tuple[int, ...]:
         if devices != "all":
             raise ValueError(f"devices must be 'all' or a sequence of GPU indices, not {devices!r}")
         count = ctypes.c_int()
-        _contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
+        contexts.call_starting_cuda("gpumatmul_device_count", ctypes.byref(count))
         return tuple(range(count.value))
     try:
         chosen = tuple(devices)

@@ -1,0 +1,130 @@
+"""Stage 4 of a product: execute its plan. Make the copies and casts, then the one C call.
+
+Host data: the copies are NumPy's, and ``gpumatmul_gemm_host_multi`` streams the product
+through the GPUs and returns when the result is in host memory. GPU data: everything is
+enqueued on the caller's stream after the producers' pending work, and the call returns
+without waiting; copies are made on pyctk's (the legacy) stream, which the product waits
+for, and their memory is freed there after the product.
+"""
+
+from __future__ import annotations
+
+from ctypes import byref, c_void_p
+from typing import Any
+
+import numpy as np
+
+from .._arrays import device_array, layout, memory
+from .._arrays.device_array import DeviceArray
+from .._arrays.layout import COPY_STACK, IN_PLACE, Reading
+from .._cuda import contexts, library, streams
+from . import host_results, shapes
+from .describe import Operands
+from .options import Options
+from .plan import DEVICE_NEW, NEW, OUT, Plan
+from .resolve import Problem
+
+
+def execute(operands: Operands, problem: Problem, plan: Plan, options: Options) -> Any:
+    """Run ``plan``; return what the C call wrote: a new host array or DeviceArray, a
+    temporary, or ``out``."""
+    if operands.device is None:
+        return _on_host(operands, problem, plan)
+    return _on_gpu(operands, problem, plan, options)
+
+
+# ---------------------------------------------------------------------------
+# Host data.
+
+def _on_host(operands: Operands, problem: Problem, plan: Plan) -> np.ndarray:
+    a, b = (_host_read(x, read, position, problem)
+            for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads)))
+    c = (operands.out if plan.write == OUT
+         else host_results.empty(problem.shapes.result, problem.loop, plan.devices[0])
+         if plan.write == NEW else np.empty(problem.shapes.result, problem.loop))
+    if c.size and problem.shapes.k:
+        host_call(plan, layout.address(a), layout.address(b), layout.address(c))
+    else:  # nothing to compute, or k == 0: zeros (an empty sum, as in NumPy), without the GPU
+        c[...] = 0
+    return c
+
+
+def _host_read(x: np.ndarray, read: Reading, position: int, problem: Problem) -> np.ndarray:
+    """What the C call reads of operand ``x``: its matrices (a view), or their copy in the loop
+    dtype, as the plan says. The cast follows NumPy, whatever the sizes: an object operand's
+    elements may not fit the loop dtype."""
+    matrices = shapes.as_matrices(x, position, problem.shapes)
+    if read.copy == IN_PLACE:
+        return matrices
+    if read.copy == COPY_STACK:
+        matrices = np.broadcast_to(matrices, problem.shapes.batch + matrices.shape[-2:])
+    return np.ascontiguousarray(matrices, dtype=problem.loop)
+
+
+def host_call(plan: Plan, a: int, b: int, c: int) -> None:
+    """The plan's host call on the arrays at addresses ``a``, ``b`` and ``c``."""
+    library.call("gpumatmul_gemm_host_multi", contexts.contexts(plan.devices), len(plan.devices),
+                 plan.desc, a, b, c, plan.host_options)
+
+
+# ---------------------------------------------------------------------------
+# GPU data.
+
+def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) -> Any:
+    device, stream = operands.device, options.stream_handle
+    with contexts.using(device) as context:
+        for x in (operands.a, operands.b, operands.out):  # the producers' pending work first
+            if x is not None and x.stream is not None:
+                streams.wait(stream, x.stream)
+        copies = [_gpu_read(x, read, position, problem)
+                  for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))]
+        for copy in copies:  # made on their own (the legacy) stream
+            if copy is not None:
+                streams.wait(stream, copy._stream)
+        a, b = (x.pointer if copy is None else copy._pointer
+                for x, copy in zip((operands.a, operands.b), copies))
+        if plan.entry == DEVICE_NEW:
+            shape, loop = problem.shapes.result, problem.loop
+            written = device_new(plan, context, device, shape,
+                                 layout.contiguous_strides(shape, loop.itemsize), loop, a, b,
+                                 stream, options.stream)
+        else:
+            written = (operands.out if plan.write == OUT else
+                       device_array.empty(problem.shapes.result, problem.loop, device,
+                                          stream=options.stream)._operand())
+            library.call("gpumatmul_gemm_device", context, plan.desc, a, b, written.pointer, stream)
+        for copy in copies:  # their memory is freed on their stream: after the product
+            if copy is not None:
+                streams.wait(copy._stream, stream)
+    return written
+
+
+def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceArray | None:
+    """The copy of GPU operand ``x`` the C call reads (C-ordered, in the loop dtype), or None
+    where it reads ``x`` in place. For now copies whose strides or dtype need more than a
+    device-to-device copy go through host memory."""
+    if read.copy == IN_PLACE:
+        return None
+    view = device_array.wrap(x)
+    if read.copy == COPY_STACK:
+        stack = layout.broadcast(layout.Strided(
+            *shapes.stack_layout(x.shape, x.strides, problem.shapes, position), x.dtype.itemsize),
+            problem.shapes.batch)
+        view = device_array.as_strided(view, stack.shape, stack.strides)
+    return view.copy() if view.dtype == problem.loop else device_array.asarray(view, problem.loop)
+
+
+def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],
+               strides: tuple[int, ...], dtype: np.dtype, a: int, b: int, stream: int,
+               stream_owner: Any) -> DeviceArray:
+    """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray that
+    libgpumatmul allocates from pyctk's pool (one C call), ordered on ``stream``.
+    ``stream_owner``: the ``stream=`` argument, which the result keeps alive (see
+    ``_arrays.memory.Allocation``)."""
+    c = c_void_p()
+    code = memory.allocating(library.library().gpumatmul_gemm_device_new, context, plan.desc, a, b,
+                             stream, byref(c))
+    if code:
+        raise library.error(code)
+    allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner)
+    return DeviceArray(allocation.pointer, shape, strides, dtype, device, allocation, stream=stream)

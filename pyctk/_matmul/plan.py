@@ -1,0 +1,164 @@
+"""Stage 3 of a product: plan it. Which C entry point, which copies and casts, where the result goes.
+
+Every decision is made here, from the operands' layouts alone, before any data moves:
+
+- each operand is read in place, or from a C-ordered copy (cast to the loop dtype when
+  its dtype is another; of the whole broadcast stack when broadcasting leaves strides
+  that one stride cannot say: ``_arrays.layout.reading``);
+- the result goes into new memory, into ``out`` itself, or into a temporary that is then
+  moved (cast) into ``out``;
+- host data runs through ``gpumatmul_gemm_host_multi`` on ``devices``, GPU data through
+  ``gpumatmul_gemm_device`` (into out or a temporary) or ``gpumatmul_gemm_device_new``
+  (into new memory it allocates) on its own GPU.
+
+The last checks need libgpumatmul, not a GPU: whether the backend computes the dtype at
+the precision (``gpumatmul_backend_supports``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import NamedTuple
+
+from .._arrays import layout
+from .._arrays.layout import IN_PLACE, Reading, Strided
+from .._cuda import contexts, library
+from .._cuda.errors import DeviceMismatchError, UnsupportedError
+from . import shapes
+from .describe import Operands
+from .options import Options, device_list, memory_limit
+from .resolve import Problem
+
+HOST, DEVICE, DEVICE_NEW = "gpumatmul_gemm_host_multi", "gpumatmul_gemm_device", "gpumatmul_gemm_device_new"
+NEW, OUT, TEMPORARY = "new", "out", "temporary"  # where the C call writes the result
+
+
+class Plan(NamedTuple):
+    """A product's C call and what must happen around it."""
+
+    entry: str                         # HOST, DEVICE or DEVICE_NEW
+    desc: library.GemmDesc             # the problem as the C call takes it
+    reads: tuple[Reading, Reading]     # how each operand reaches it
+    write: str                         # NEW, OUT or TEMPORARY
+    devices: tuple[int, ...]           # the GPUs it runs on
+    host_options: library.HostOptions | None
+
+
+_host_options: dict[int, library.HostOptions] = {}  # memory limit -> the host call's options
+
+
+def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
+    batch = problem.shapes.batch
+    reads = tuple(layout.reading(_stack(x.shape, x.strides, x.dtype.itemsize, problem, position),
+                                 batch, copied=x.dtype != problem.loop)
+                  for position, x in enumerate((operands.a, operands.b)))
+    if operands.device is None:
+        devices, host_options = _host(options)
+        write, ld, stride = _host_write(operands, problem)
+    else:
+        devices, host_options = _device(operands, options), None
+        write, ld, stride = _device_write(operands, problem, reads)
+    _supported(problem, options)
+    a, b = reads
+    desc = library.GemmDesc(options.backend, problem.code, options.precision, a.transposed,
+                            b.transposed, problem.shapes.m, problem.shapes.n, problem.shapes.k,
+                            problem.shapes.batch_count, a.ld, a.stride, b.ld, b.stride, ld, stride)
+    entry = HOST if operands.device is None else DEVICE_NEW if write == NEW else DEVICE
+    return Plan(entry, desc, reads, write, devices, host_options)
+
+
+def _stack(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, problem: Problem,
+           position: int) -> Strided:
+    """An operand (``position`` 0 or 1) or the result (shapes.RESULT) as the (*stack, rows,
+    columns) stack the C call reads or writes."""
+    return Strided(*shapes.stack_layout(shape, strides, problem.shapes, position), itemsize)
+
+
+def _out(operands: Operands, problem: Problem) -> tuple[int, int] | None:
+    """(ld, stack stride) of ``out`` as the C call's output, or None if it cannot write it."""
+    out = operands.out
+    return layout.target(_stack(out.shape, out.strides, out.dtype.itemsize, problem, shapes.RESULT))
+
+
+def _new_write(problem: Problem) -> tuple[int, int]:
+    """(ld, stack stride) of a C-ordered result or temporary of the product's shape."""
+    result = layout.c_ordered(problem.shapes.result, problem.loop.itemsize)
+    return layout.target(_stack(*result, problem, shapes.RESULT))
+
+
+def _host(options: Options) -> tuple[tuple[int, ...], library.HostOptions]:
+    """The GPUs a host product runs on and its options: the device memory it may use."""
+    devices = device_list(options.devices, options.device)
+    limit = memory_limit()
+    host_options = _host_options.get(limit)
+    if host_options is None:
+        host_options = _host_options[limit] = library.HostOptions(
+            ctypes.sizeof(library.HostOptions), limit)
+    # The first call of a process starts the driver here, while libgpumatmul loads.
+    contexts.load_library(devices[0])
+    return devices, host_options
+
+
+def _host_write(operands: Operands, problem: Problem) -> tuple[str, int, int]:
+    """Into ``out`` where the C call can write it (the loop dtype, row-major matrices that do
+    not overlap one another), else into a temporary cast into it after; else new memory.
+    ``out`` may overlap an operand: the host call reads all of A and B before writing C."""
+    out = operands.out
+    if out is not None and out.dtype == problem.loop:
+        written = _out(operands, problem)
+        if written is not None:
+            return (OUT, *written)
+    return (NEW if out is None else TEMPORARY, *_new_write(problem))
+
+
+def _device(operands: Operands, options: Options) -> tuple[int, ...]:
+    if options.devices is not None:
+        raise ValueError("devices= is for host operands: GPU operands are multiplied on their "
+                         "own GPU")
+    if options.device is not None and options.device != operands.device:
+        raise DeviceMismatchError(f"pyctk.matmul: device={options.device}, but the operands are "
+                                  f"on GPU {operands.device}; GPU operands are multiplied where "
+                                  f"they are")
+    return (operands.device,)
+
+
+def _device_write(operands: Operands, problem: Problem,
+                  reads: tuple[Reading, Reading]) -> tuple[str, int, int]:
+    """Into new memory, or into ``out`` in place; into a C-contiguous temporary, copied into
+    ``out`` after, when ``out`` overlaps an operand read in place (the C call's inputs and
+    output must not overlap)."""
+    out = operands.out
+    if out is None:
+        return (NEW, *_new_write(problem))
+    if out.dtype != problem.loop:
+        raise UnsupportedError(
+            f"pyctk.matmul computes this product in {problem.loop} and writes a GPU out= only of "
+            f"that dtype (no cast kernel yet), not {out.dtype}; pass out of dtype {problem.loop}")
+    written = _out(operands, problem)
+    if written is None:
+        raise UnsupportedError(
+            "pyctk.matmul writes a GPU out= in place only when its matrices are row-major "
+            "(unit column stride) and do not overlap one another; pass a C-contiguous out, "
+            "or none and copy the result")
+    read_in_place = [x for x, read in zip((operands.a, operands.b), reads) if read.copy == IN_PLACE]
+    if any(_overlap(out, x) for x in read_in_place):
+        if not layout.is_c_contiguous(out.shape, out.strides, out.dtype.itemsize):
+            raise UnsupportedError("pyctk.matmul: a GPU out= that overlaps an input must be "
+                                   "C-contiguous")
+        return (TEMPORARY, *_new_write(problem))
+    return (OUT, *written)
+
+
+def _overlap(x, y) -> bool:
+    """Whether the device memory of two non-empty operands shares a byte."""
+    if not (x.pointer and y.pointer):
+        return False
+    x_low, x_high = layout.span(x.shape, x.strides, x.dtype.itemsize)
+    y_low, y_high = layout.span(y.shape, y.strides, y.dtype.itemsize)
+    return x.pointer + x_low < y.pointer + y_high and y.pointer + y_low < x.pointer + x_high
+
+
+def _supported(problem: Problem, options: Options) -> None:
+    """UnsupportedError, naming the backend that computes it, for a backend that does not
+    compute the dtype at the precision (libgpumatmul's own table: no GPU needed)."""
+    library.call("gpumatmul_backend_supports", options.backend, problem.code, options.precision)
