@@ -1,4 +1,5 @@
-"""Hypothesis strategies for numpy.matmul calls: operands, ``out=``, ``dtype=`` and ``casting=``.
+"""Hypothesis strategies for numpy.matmul calls: operands, ``out=``, ``dtype=``, ``casting=``
+and ``axes=``.
 
 Shared by the CPU property tests (tests/test_matmul_properties.py: same exception as NumPy,
 or no GPU work before a missing driver) and GPU tests (same values as NumPy):
@@ -46,7 +47,7 @@ MAX_SIDE = 4
 class MatmulCase:
     """The arguments of one call: ``matmul(a, b, **kwargs)``.
 
-    ``kwargs`` holds only the keywords the case sets (``out``, ``dtype``, ``casting``).
+    ``kwargs`` holds only the keywords the case sets (``out``, ``dtype``, ``casting``, ``axes``).
     ``out`` may be ``a`` or ``b`` itself (an overlap), a 1-tuple, read-only, or not an array.
     """
 
@@ -170,6 +171,32 @@ def outs(draw, a: np.ndarray, b: np.ndarray, supported: list[np.dtype]) -> Any:
     return (out,) if draw(st.integers(0, 4)) == 0 else out
 
 
+# axes= that NumPy refuses: not a list, too few or too many entries, an int for a matrix's two
+# axes, a wrong count, an axis twice, an axis out of range, a bool.
+BAD_AXES = ["x", (-2, -1), [], [(-2, -1)], [(-2, -1)] * 2, [(-2, -1)] * 4, [0, (-2, -1), (-2, -1)],
+            [(-1,), (-2, -1), (-2, -1)], [(-1, -1), (-2, -1), (-2, -1)],
+            [(-2, 9), (-2, -1), (-2, -1)], [(True, -1), (-2, -1), (-2, -1)]]
+
+
+@st.composite
+def with_axes(draw, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """``a`` and ``b`` with their axes in another order, and the ``axes=`` that names where
+    their matrices went and where the result's go; the product is the one of ``a`` and ``b``,
+    its matrices moved."""
+    entries, moved = [], []
+    for x in (a, b):
+        core = 1 if x.ndim == 1 else 2
+        order = draw(st.permutations(range(x.ndim)))
+        moved.append(x.transpose(order))
+        where = [order.index(axis) - draw(st.sampled_from([0, x.ndim])) for axis in
+                 range(x.ndim - core, x.ndim)]  # sometimes negative
+        entries.append(where[0] if core == 1 and draw(st.booleans()) else tuple(where))
+    result_ndim = len(_result_shape(a.shape, b.shape))
+    core = 2 - (a.ndim == 1) - (b.ndim == 1)
+    entries.append(tuple(draw(st.permutations(range(result_ndim)))[:core]))
+    return moved[0], moved[1], entries
+
+
 @st.composite
 def matmul_cases(draw, supported: list[np.dtype] = SUPPORTED, others: bool = True,
                  keywords: bool = True) -> MatmulCase:
@@ -186,7 +213,9 @@ def matmul_cases(draw, supported: list[np.dtype] = SUPPORTED, others: bool = Tru
         ``dtype=`` and ``casting=`` may still be refused (a wrong shape, a
         cast the casting rule forbids).
     keywords : bool
-        Whether to draw ``out=``, ``dtype=`` and ``casting=`` at all.
+        Whether to draw ``out=``, ``dtype=``, ``casting=`` and ``axes=`` at all (``axes=``
+        without ``out=``: with the operands' axes reordered for valid shapes, else one that
+        NumPy refuses).
     """
     a_shape, b_shape = draw(shape_pairs(others))
     a = draw(arrays(a_shape, draw(dtypes(supported, others))))
@@ -198,4 +227,9 @@ def matmul_cases(draw, supported: list[np.dtype] = SUPPORTED, others: bool = Tru
         kwargs["dtype"] = draw(st.sampled_from(DTYPE_KEYWORDS if others else supported))
     if keywords and draw(st.integers(0, 2)) == 0:
         kwargs["casting"] = draw(st.sampled_from(CASTINGS))
+    if keywords and "out" not in kwargs and draw(st.integers(0, 3)) == 0:
+        if _result_shape(a.shape, b.shape) is not None:
+            a, b, kwargs["axes"] = draw(with_axes(a, b))
+        elif others:
+            kwargs["axes"] = draw(st.sampled_from(BAD_AXES))
     return MatmulCase(a, b, kwargs)

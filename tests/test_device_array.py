@@ -1023,6 +1023,25 @@ def test_gpu_operands_whose_broadcast_one_stride_cannot_say_are_copied(cuda, sha
     np.testing.assert_allclose(result.get(), a @ b, rtol=1e-13)
 
 
+@pytest.mark.parametrize("shape_a, shape_b, axes", [
+    ((3, 4, 2), (4, 5), [(0, 1), (0, 1), (1, 2)]),
+    ((2, 3, 4), (5, 4), [(-2, -1), (1, 0), (-1, -2)]),
+    ((3,), (2, 3, 4), [0, (1, 2), (0,)]),
+])
+def test_axes_for_gpu_operands(cuda, shape_a, shape_b, axes):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    expected = np.matmul(a, b, axes=axes)
+    result = pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), axes=axes)
+    assert result.shape == expected.shape
+    np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
+    if axes[2] == (1, 2):  # out's matrices row-major: written in place
+        out = _device_array.empty(expected.shape)
+        assert pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), axes=axes,
+                            out=out) is out
+        np.testing.assert_allclose(out.get(), expected, rtol=1e-13)
+
+
 def test_a_product_of_gpu_operands_enters_each_stage_once_in_order(cuda):
     """Described once, resolved, planned (a copy of a's broadcast stack, a cast of b), run,
     wrapped: pyctk/_matmul's stages, each once, in order."""

@@ -19,6 +19,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
+from hypothesis.control import currently_in_test_context
 
 import pyctk
 from pyctk._cuda import contexts as _contexts
@@ -83,11 +84,17 @@ def assert_same_values(result, expected) -> None:
         np.testing.assert_array_equal(result, expected)
 
 
+def statistic(text: str) -> None:
+    """Count ``text`` in Hypothesis's statistics, when a Hypothesis test is running."""
+    if currently_in_test_context():
+        event(text)
+
+
 def check_against_numpy(case: MatmulCase) -> None:
     numpy_case = case.copy()  # NumPy writes its own out (and a or b where out is one of them)
     expected, numpy_error = call(np.matmul, numpy_case)
     if numpy_error is not None:
-        event(f"NumPy raises {type(numpy_error).__name__}")
+        statistic(f"NumPy raises {type(numpy_error).__name__}")
         expected = type(numpy_error)
         if VALUE_BASED_CASTING and 0 in (case.a.ndim, case.b.ndim):
             expected = (ValueError, TypeError)
@@ -96,7 +103,7 @@ def check_against_numpy(case: MatmulCase) -> None:
                 pyctk.matmul(case.a, case.b, **case.kwargs)
         return
     result, error = call(pyctk.matmul, case)
-    event(f"pyctk {'raises ' + type(error).__name__ if error else 'returns'}")
+    statistic(f"pyctk {'raises ' + type(error).__name__ if error else 'returns'}")
     if computes_in_object(case):  # documented: NumPy multiplies Python objects, a GPU cannot
         assert isinstance(error, TypeError) and "numpy.matmul" in str(error), error
         return
@@ -144,3 +151,47 @@ def test_same_result_as_numpy_through_an_emulated_c_call(case: MatmulCase):
     with mock.patch.object(_library, "call", emulated_call), \
             mock.patch.object(_contexts, "contexts", lambda devices: None):
         check_against_numpy(case)
+
+
+AXES_CASES = [  # (a's shape, b's shape, axes, out's shape or None)
+    ((3, 4, 2), (4, 5), [(0, 1), (0, 1), (1, 2)], None),
+    ((2, 3, 4), (4, 5), [(-2, -1), (0, 1), (-1, -2)], None),
+    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (3, 2, 5)),   # out with its matrices moved
+    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (2, 3, 5)),   # ... of the wrong shape
+    ((3,), (2, 3, 4), [(0,), (1, 2), (1,)], None),
+    ((3,), (2, 3, 4), [0, (2, 1), 0], None),                    # k does not match
+    ((3,), (3,), [0, 0, ()], None),
+    ((3,), (3,), [0, 0], None),                                 # the output's entry is required
+    ((3, 4), (4,), [(0, 1), 0, 0], None),
+    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (1, 2, 0)], None),
+    ((2, 3, 4), (4, 5), [(5, 2), (0, 1), (1, 2)], None),
+    ((2, 3, 4), (4, 5), [(1, 1), (0, 1), (1, 2)], None),
+    ((2, 3, 4), (4, 5), [[1, 2], (0, 1), (1, 2)], None),
+    ((2, 3, 4), (4, 5), [0, (0, 1), (1, 2)], None),
+    ((2, 3, 4), (4, 5), ((1, 2), (0, 1), (1, 2)), None),
+    ((3,), (3,), [0, 0, 0], None),
+    ((3,), (3,), [0, 0, [0]], None),
+    ((), (3,), "x", None),                                      # 0-d first, as NumPy checks
+]
+
+
+@QUIET
+@pytest.mark.parametrize("shape_a, shape_b, axes, out_shape", AXES_CASES)
+def test_axes_give_numpys_result_or_exception(shape_a, shape_b, axes, out_shape):
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(-2, 3, shape_a).astype(np.float32), rng.integers(-2, 3, shape_b).astype(np.float32)
+    kwargs = {"axes": axes} | ({} if out_shape is None else {"out": np.zeros(out_shape, np.float32)})
+    with mock.patch.object(_library, "call", emulated_call), \
+            mock.patch.object(_contexts, "contexts", lambda devices: None):
+        check_against_numpy(MatmulCase(a, b, kwargs))
+
+
+@pytest.mark.parametrize("keywords", [{"axis": 0}, {"axis": None}, {"keepdims": True},
+                                      {"keepdims": False}, {"axes": None}])
+def test_axis_keepdims_and_axes_none_are_refused_as_numpy_refuses_them(keywords):
+    a, b = np.ones((2, 3)), np.ones((3, 2))
+    with pytest.raises(TypeError) as numpy_error:
+        np.matmul(a, b, **keywords)
+    with mock.patch.object(_contexts, "context", side_effect=AssertionError("GPU work started")):
+        with pytest.raises(type(numpy_error.value)):
+            pyctk.matmul(a, b, **keywords)

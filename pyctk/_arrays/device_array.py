@@ -160,6 +160,25 @@ class DeviceArray:
         """The transposed view (axes reversed), sharing memory."""
         return self._view(self._pointer, self._shape[::-1], self._strides[::-1])
 
+    def transpose(self, *axes: Any) -> DeviceArray:
+        """A view with the axes in the order ``axes`` names (all reversed if none), as
+        ``numpy.ndarray.transpose``: ``x.transpose(1, 0, 2)`` or ``x.transpose((1, 0, 2))``.
+
+        Raises ValueError (NumPy's AxisError) for axes that are not a permutation of the
+        array's."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) and axes[0] is not None:
+            axes = tuple(axes[0])
+        if not axes or axes == (None,):
+            return self.T
+        order = [operator.index(axis) for axis in axes]
+        normalised = [axis % self.ndim if -self.ndim <= axis < self.ndim else None
+                      for axis in order]
+        if None in normalised or sorted(normalised) != list(range(self.ndim)):
+            raise ValueError(f"axes {tuple(order)} are not a permutation of the {self.ndim} axes "
+                             f"of this array")
+        return self._view(self._pointer, [self._shape[i] for i in normalised],
+                          [self._strides[i] for i in normalised])
+
     def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d DeviceArray")

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from . import repeat
 from .describe import describe
 from .execute import execute
-from .options import Devices, parse
+from .options import NOT_GIVEN, Devices, parse
 from .plan import plan
 from .resolve import resolve
 from .wrap import wrap
@@ -29,8 +29,8 @@ Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
            casting: Casting = "same_kind", dtype: DTypeLike = None,
            backend: Backend = "auto", precision: Precision = "highest",
-           stream: Any = None, device: int | None = None,
-           devices: Devices = None) -> Any:
+           stream: Any = None, device: int | None = None, devices: Devices = None,
+           axes: list = NOT_GIVEN, axis: int = NOT_GIVEN, keepdims: bool = NOT_GIVEN) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Parameters
@@ -79,6 +79,17 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         tensor cores: relative error about 1e-3, several times faster (the
         tiled backend: float32, on an H100; elsewhere in full float32).
         ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
+    axes : list, optional
+        Where the matrices are, as numpy.matmul's (a gufunc's) ``axes=``: a
+        list of three entries, for ``x1``, ``x2`` and the result, each a
+        tuple of the two axes that hold the rows and columns (a single int
+        or a 1-tuple for a 1-D operand; ``()`` for the result of 1-D @ 1-D).
+        The default is ``[(-2, -1), (-2, -1), (-2, -1)]``. A new result has
+        its matrices where the third entry says (a view).
+    axis, keepdims
+        Refused with NumPy's TypeError, whatever their value: matmul's
+        signature has no single shared core dimension, and its output has
+        core dimensions.
 
     Returns
     -------
@@ -94,7 +105,9 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ValueError
         0-d operands, mismatched inner dimensions, stacks that do not
         broadcast, an ``out`` of the wrong shape or read-only, an unknown
-        ``casting``, ``backend`` or ``precision``.
+        ``casting``, ``backend`` or ``precision``; ``axes=`` entries NumPy
+        refuses (numpy.exceptions.AxisError, a ValueError, for axes out of
+        bounds or of the wrong count).
     TypeError
         NumPy's errors for dtypes without a matmul loop (datetime64,
         timedelta64, strings) or casts that ``casting`` forbids; an ``out``
@@ -136,6 +149,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     np.int64(5)
     >>> pyctk.matmul(a, b, backend="tiled", dtype=np.float64).dtype  # doctest: +SKIP
     dtype('float64')
+    >>> pyctk.matmul(np.ones((3, 4, 2)), np.ones((4, 5)), axes=[(0, 1), (0, 1), (1, 2)]).shape  # doctest: +SKIP
+    (2, 3, 5)
 
     Errors come before any GPU work (these need no GPU), of NumPy's types:
 
@@ -148,19 +163,20 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ...
     ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
     """
-    keepable = out is None and dtype is None and devices is None
+    keepable = (out is None and dtype is None and devices is None and axes is NOT_GIVEN
+                and axis is NOT_GIVEN and keepdims is NOT_GIVEN)
     if keepable and device is None:  # a product of these layouts may have run before
         result = repeat.run(x1, x2, stream, (casting, backend, precision))
         if result is not None:
             return result
-    options = parse(casting, dtype, backend, precision, stream, device, devices)
+    options = parse(casting, dtype, backend, precision, stream, device, devices, axis, keepdims)
     operands = describe(x1, x2, out)
     keepable = keepable and device in (None, operands.device)
     if keepable and operands.device is not None:  # other libraries' arrays, read once
         result = repeat.run_described(operands, options)
         if result is not None:
             return result
-    problem = resolve(operands, options)
+    operands, problem = resolve(operands, options, axes)
     product = plan(operands, problem, options)
     written = execute(operands, problem, product, options)
     if keepable:

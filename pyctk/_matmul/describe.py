@@ -24,10 +24,12 @@ class Operands(NamedTuple):
     out: Any            # None when no out= was given
     out_given: Any      # the out= argument itself, which matmul returns
     device: int | None  # the GPU the data is on; None for host data
+    out_axes: tuple[int, ...] | None = None  # where axes= puts a new result's core axes
 
 
 def describe(x1: Any, x2: Any, out: Any) -> Operands:
-    """The operands and ``out=`` of a product, or NumPy's exception for an ``out`` NumPy refuses.
+    """The operands and ``out=`` of a product, or NumPy's exception for an ``out`` NumPy
+    refuses.
 
     Raises DeviceMismatchError for host and GPU data together, or data on two GPUs.
     """

@@ -23,6 +23,16 @@ from . import dtypes
 
 Devices = Union[None, str, Sequence[int]]
 
+class _NotGiven:
+    """The default of keywords that NumPy refuses even as None (``axes=``, ``axis=``,
+    ``keepdims=`` of matmul): absent is not the same as any value."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
 BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
 PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
 
@@ -42,9 +52,19 @@ class Options(NamedTuple):
 
 
 def parse(casting: str, dtype: DTypeLike | None, backend: str, precision: str, stream: Any,
-          device: Any, devices: Devices) -> Options:
+          device: Any, devices: Devices, axis: Any = NOT_GIVEN,
+          keepdims: Any = NOT_GIVEN) -> Options:
     """The keywords checked, before any operand is read: ValueError names the choices, and
-    ``dtype=`` raises NumPy's TypeError where NumPy's would (its argument parsing does)."""
+    ``dtype=``, ``axis=`` and ``keepdims=`` raise NumPy's TypeError where NumPy's would (its
+    argument parsing does: matmul takes neither of the last two, whatever their value)."""
+    if axis is not NOT_GIVEN:
+        raise TypeError("matmul: axis= can only be used with a single shared core dimension, not "
+                        "with the 3 distinct ones of matmul's signature (n?,k),(k,m?)->(n?,m?); "
+                        "use axes=[(i, j), (i, j), (i, j)] to say where the matrices are")
+    if keepdims is not NOT_GIVEN:
+        raise TypeError("matmul does not take keepdims=: its signature (n?,k),(k,m?)->(n?,m?) "
+                        "gives its output 2 core dimensions, and keepdims= is only for gufuncs "
+                        "whose inputs share their core dimensions and whose outputs have none")
     backend_code = _choice("backend", backend, BACKENDS)
     precision_code = _choice("precision", precision, PRECISIONS)
     device = _device_index(device)

@@ -1,14 +1,19 @@
-"""numpy.matmul's shape rules: 1-D promotion, stack broadcasting and the shape of ``out``.
+"""numpy.matmul's shape rules: 1-D promotion, stack broadcasting, the shape of ``out``, and
+``axes=``, which says where each operand's matrices are.
 
-Every rule raises NumPy's exception type (ValueError) for the shapes NumPy rejects.
+Every rule raises NumPy's exception type (ValueError, or NumPy's AxisError and TypeError
+for ``axes=``) for the shapes NumPy rejects.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+import operator
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+
+AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions is NumPy 1.25's
 
 
 class Shapes(NamedTuple):
@@ -49,18 +54,7 @@ def matmul_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
     >>> matmul_shapes((3, 4), (4, 5), out_shape=(2, 3, 5)).batch
     (2,)
     """
-    for position, shape in enumerate((a_shape, b_shape)):
-        if not shape:
-            raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); matmul needs "
-                             "arrays with at least 1 dimension (use * to multiply by a scalar)")
-    # The signature is (n?,k),(k,m?)->(n?,m?): where an operand has too few axes, NumPy drops a
-    # flexible dimension (n: rows, m: columns) from every operand, out included, rows first.
-    no_rows, no_cols = len(a_shape) == 1, len(b_shape) == 1
-    if out_shape is not None:
-        short = 2 - no_rows - no_cols - len(out_shape)
-        if short > 0 and not no_rows:
-            no_rows, short = True, short - 1
-        no_cols = no_cols or short > 0
+    no_rows, no_cols = absent(len(a_shape), len(b_shape), None if out_shape is None else len(out_shape))
     m, k = (1, a_shape[-1]) if no_rows else a_shape[-2:]
     k_b, n = (b_shape[-1], 1) if no_cols else b_shape[-2:]
     if k != k_b:
@@ -79,6 +73,24 @@ def matmul_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
         raise ValueError(f"matmul: out has shape {out_shape}, but the operands' stacks broadcast "
                          f"to {batch}: out's stack dimensions must hold them")
     return Shapes(batch, m, k, n, batch + core, (no_rows, no_cols))
+
+
+def absent(a_ndim: int, b_ndim: int, out_ndim: int | None) -> tuple[bool, bool]:
+    """Whether the rows and the columns of the product are absent, or ValueError for a 0-d
+    operand. The signature is (n?,k),(k,m?)->(n?,m?): where an operand has too few axes,
+    NumPy drops a flexible dimension (n: rows, m: columns) from every operand, out
+    included, rows first."""
+    for position, ndim in enumerate((a_ndim, b_ndim)):
+        if not ndim:
+            raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); matmul needs "
+                             "arrays with at least 1 dimension (use * to multiply by a scalar)")
+    no_rows, no_cols = a_ndim == 1, b_ndim == 1
+    if out_ndim is not None:
+        short = 2 - no_rows - no_cols - out_ndim
+        if short > 0 and not no_rows:
+            no_rows, short = True, short - 1
+        no_cols = no_cols or short > 0
+    return no_rows, no_cols
 
 
 def _broadcast(stacks: list[tuple[int, ...]]) -> tuple[int, ...]:
@@ -117,3 +129,73 @@ def as_matrices(x: np.ndarray, position: int, shapes: Shapes) -> np.ndarray:
     """Operand ``position`` (0 or 1), or the result (RESULT), as its stack_layout: a view, so
     that writing into the result's writes the result (inserting axes of length 1 never copies)."""
     return x.reshape(stack_layout(x.shape, x.strides, shapes, position)[0])
+
+
+# ---------------------------------------------------------------------------
+# axes=: where the core (matrix) axes of each operand and of the output are.
+
+def core_axes(axes: Any, a_ndim: int, b_ndim: int,
+              out_ndim: int | None) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The core axes of x1, x2 and the output named by ``axes=``, normalised (non-negative),
+    with NumPy's exceptions for what NumPy's gufunc machinery refuses.
+
+    ``axes`` is a list with an entry per operand and the output (the output's too, even
+    for 1-D @ 1-D, whose entry is ``()``: matmul's signature gives the output core axes); an
+    entry is a tuple of that operand's core axes in signature order, or a single int for an
+    operand with one (a 1-D one).
+
+    >>> core_axes([(0, 1), (-2, -1), (2, 1)], 3, 2, None)
+    ((0, 1), (0, 1), (2, 1))
+    """
+    no_rows, no_cols = absent(a_ndim, b_ndim, out_ndim)
+    counts = (2 - no_rows, 2 - no_cols, 2 - no_rows - no_cols)
+    if out_ndim is None:
+        out_ndim = max(a_ndim - counts[0], b_ndim - counts[1]) + counts[2]
+    if not isinstance(axes, list):
+        raise TypeError("axes should be a list.")
+    if len(axes) != 3:  # the signature gives the output core axes, even where they are absent
+        raise ValueError("axes should be a list with an entry for all 3 inputs and outputs; entries "
+                         "for outputs can only be omitted if none of them has core axes.")
+    return tuple(_item(item, position, count, ndim) for position, (item, count, ndim)
+                 in enumerate(zip(axes, counts, (a_ndim, b_ndim, out_ndim))))
+
+
+def _item(item: Any, position: int, count: int, ndim: int) -> tuple[int, ...]:
+    """One entry of ``axes=``: operand ``position``'s ``count`` core axes, normalised."""
+    if not isinstance(item, tuple):
+        if count == 1:  # an operand with one core axis takes it as an int
+            item = (item,)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            raise AxisError(f"matmul: operand {position} has {count} core dimensions, but the "
+                            f"axes item is a single integer.")
+        else:
+            raise TypeError(f"matmul: axes item {position} should be a tuple.")
+    if len(item) != count:
+        raise AxisError(f"matmul: operand {position} has {count} core dimensions, but {len(item)} "
+                        f"dimensions are specified by axes tuple.")
+    normalised = tuple(_axis(axis, ndim) for axis in item)
+    for axis in normalised:
+        if normalised.count(axis) > 1:
+            raise ValueError(f"axes item {position} has value {axis} repeated")
+    return normalised
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("an integer is required")
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
+
+
+def moved_last(ndim: int, core: Sequence[int]) -> list[int]:
+    """The axis order that puts the ``core`` axes last, in their order: a transpose's axes."""
+    return [axis for axis in range(ndim) if axis not in core] + list(core)
+
+
+def moved_back(ndim: int, core: Sequence[int]) -> list[int]:
+    """The axis order that moves the last ``len(core)`` axes to the places ``core`` names (the
+    inverse of ``moved_last``): where the output's core axes go."""
+    order = moved_last(ndim, core)
+    return [order.index(axis) for axis in range(ndim)]

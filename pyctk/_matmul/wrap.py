@@ -1,8 +1,9 @@
 """Stage 5 of a product: wrap the result as the caller gets it.
 
 A temporary is moved (cast, on the host, under ``casting=``) into ``out``, and ``out=``
-itself is returned; a new host result of 1-D @ 1-D is a NumPy scalar, as in NumPy; a new
-GPU result is the DeviceArray the C call allocated.
+itself is returned; a new result has its core axes where ``axes=`` puts them (a view),
+and is a NumPy scalar for host 1-D @ 1-D, as in NumPy; a new GPU result is the DeviceArray
+the C call allocated.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._cuda import cudart
+from . import shapes
 from .describe import Operands
 from .options import Options
 from .plan import NEW, TEMPORARY, Plan
@@ -23,6 +25,8 @@ def wrap(operands: Operands, plan: Plan, options: Options, written: Any) -> Any:
         _into_out(operands, options, written)
     if plan.write != NEW:
         return operands.out_given
+    if operands.out_axes is not None:
+        written = written.transpose(shapes.moved_back(written.ndim, operands.out_axes))
     if operands.device is None and written.ndim == 0:
         return written[()]
     return written
