@@ -4,14 +4,14 @@
 
 For every dtype and precision both backends compute, times
 gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
-products of device operands (PyTorch's), two sizes per shape class (libgpu/src/internal.h:
+products of device operands (PyTorch's), two sizes per shape class (libgpu/src/gemm/gemm.h:
 shape_class): 16 and 32 (tiny), 128 and 512 (small), 1024 and 2048 (medium), 4096 and 8192
 (large). Each time is a burst of calls between CUDA events divided by the calls, so the host's
 cost of a call counts where it dominates (tiny products), then the median of the bursts. The
 kernels win a class where they are faster at both of its sizes. TF32 is measured on a @ b.T,
 the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS under AUTO).
 
---write rewrites libgpu/src/auto_table.c: one row for this GPU's kernel image architecture per
+--write rewrites libgpu/src/gemm/auto_table.c: one row for this GPU's kernel image architecture per
 dtype and precision, with the classes the kernels won (rows of other architectures are kept).
 """
 
@@ -29,7 +29,7 @@ from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLE = ROOT / "libgpu" / "src" / "auto_table.c"
+TABLE = ROOT / "libgpu" / "src" / "gemm" / "auto_table.c"
 
 CLASSES = {"SHAPE_TINY": (16, 32), "SHAPE_SMALL": (128, 512), "SHAPE_MEDIUM": (1024, 2048),
            "SHAPE_LARGE": (4096, 8192)}
@@ -116,15 +116,15 @@ def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], tabl
         f" * `python benchmarks/auto_table.py --write`, last on {gpu} (sm_{arch}),\n"
         f" * {today}. A row per kernel image architecture, dtype and precision\n"
         f" * measured; `classes` has the shape classes where the kernels were faster\n"
-        f" * at both sizes measured (internal.h: shape_class). Unmeasured: cuBLAS. */\n"
-        f'#include "internal.h"\n\n'
+        f" * at both sizes measured (gemm/gemm.h: shape_class). Unmeasured: cuBLAS. */\n"
+        f'#include "gemm/gemm.h"\n\n'
         f"const struct auto_choice auto_choices[] = {{\n" + "\n".join(kept + rows) + "\n};\n"
         f"const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/auto_table.c")
+    parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/gemm/auto_table.c")
     parser.add_argument("--json", default="auto-table.json")
     args = parser.parse_args()
     device = pyctk.info()["devices"][0]

@@ -16,7 +16,7 @@ the driver) loads the CUBIN through the driver API, and for every variant:
   random operands) beside torch.matmul on the same operands (cuBLAS; TF32 off for float32),
   and prints TFLOP/s and the percentage of cuBLAS measured in the same run.
 - with --splits, also times each float32 variant with k cut into that many pieces as the
-  library does (libgpu/src/split_k.c: one launch whose batch index is the piece, into a
+  library does (libgpu/src/gemm/split_k.c: one launch whose batch index is the piece, into a
   workspace, then gemm_reduce_f32), the whole of both launches timed; rows get "splits".
 """
 

@@ -55,9 +55,9 @@ def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path)
 def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
     measurements = json.loads((ROOT / "benchmarks" / "auto-table-h100-cu13.json").read_text())
     table = tmp_path / "auto_table.c"
-    table.write_text((ROOT / "libgpu" / "src" / "auto_table.c").read_text())
+    table.write_text((ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text())
     auto_table.write_table(measurements["arch"], measurements["gpu"],
                            auto_table.winners(measurements["rows"]), table)
-    written, library = table.read_text(), (ROOT / "libgpu" / "src" / "auto_table.c").read_text()
+    written, library = table.read_text(), (ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text()
     rows = lambda text: text[text.index("auto_choices[] = {"):]  # the header has the date
     assert rows(written) == rows(library)

@@ -262,7 +262,7 @@ def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
 
 def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above():
     """Bit for bit: auto's result is the tiled kernel's where the measured table says so
-    (libgpu/src/auto_table.c: on an H100, float32 products of m n k batch up to 32^3) and
+    (libgpu/src/gemm/auto_table.c: on an H100, float32 products of m n k batch up to 32^3) and
     cuBLAS's otherwise (the two round differently); unmeasured GPUs get cuBLAS."""
     rng = np.random.default_rng(9)
     measured = pyctk.info()["devices"][0]["kernel_image"]["arch"] == 90

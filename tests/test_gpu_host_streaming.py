@@ -157,7 +157,7 @@ def test_out_overlapping_an_operand_is_read_before_written(limit):
 
 def test_split_k_tiles_with_room_for_their_workspace_and_without(limit):
     """A 1024-cube in float32 is two tiles of 512 rows; on the tiled backend each takes split
-    k (libgpu/src/split_k.c) where the budget leaves room for its 16 MiB workspace. A 13 MiB
+    k (libgpu/src/gemm/split_k.c) where the budget leaves room for its 16 MiB workspace. A 13 MiB
     limit leaves 1 MiB beside the tiles' 12 MiB: then they are computed unsplit."""
     rng = np.random.default_rng(4)
     a, b = random(rng, (1024, 1024), np.float32), random(rng, (1024, 1024), np.float32)

@@ -5,7 +5,7 @@ pitches, strided and broadcast batches. C is poisoned with NaN first: every elem
 written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands.
 Tiny float32 products (up to 32^3 multiply-adds, at either precision) take the plain tiled
 kernel rather than gemm_simt: SHAPES and the batches have products on both sides of that line.
-Float32 products whose grid leaves multiprocessors idle take split k (libgpu/src/split_k.c):
+Float32 products whose grid leaves multiprocessors idle take split k (libgpu/src/gemm/split_k.c):
 its cases are at the end."""
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def multiprocessors() -> int:
 
 
 def split_on_this_gpu(m, n, k, batch):
-    """Whether libgpu/src/split_k.c cuts k of this float32 product on this GPU (gemm_simt's
+    """Whether libgpu/src/gemm/split_k.c cuts k of this float32 product on this GPU (gemm_simt's
     128 x 256 tiles, one block per multiprocessor, pieces of at least 64)."""
     sms, tiles = multiprocessors(), -(-m // 128) * -(-n // 256)
     if tiles >= sms or batch >= sms:

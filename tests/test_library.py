@@ -150,7 +150,7 @@ def test_status_names_are_stable():
 def test_the_library_and_pyctk_agree_on_which_cuda_errors_lose_the_context():
     """status.c's list makes GPUMATMUL_ERROR_CONTEXT_LOST; pyctk's raises ContextLostError
     for the runtime and driver calls pyctk makes itself."""
-    source = (ROOT / "libgpu" / "src" / "status.c").read_text()
+    source = (ROOT / "libgpu" / "src" / "core" / "status.c").read_text()
     listed = re.search(r"sticky_errors\[\] = \{(.*?)\};", source, re.S).group(1)
     assert {int(code) for code in re.findall(r"^\s*(\d+),", listed, re.M)} == CONTEXT_LOST_ERRORS
 

@@ -1,5 +1,5 @@
 // The second step of a GEMM whose k was cut into pieces computed side by side
-// (libgpu/src/split_k.c): sums the pieces' partial products into C, in a fixed
+// (libgpu/src/gemm/split_k.c): sums the pieces' partial products into C, in a fixed
 // order. The launch contract is in gemm_reduce.h. Each thread reads 16 bytes
 // of each piece (whose rows are padded to a multiple of 16 bytes) and writes
 // their sum to C: 8 us for the four 4 MiB pieces of a 1024-cube on an H100,

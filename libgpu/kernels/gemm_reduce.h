@@ -1,5 +1,5 @@
 /* The split-k reduction's launch contract (gemm_reduce.cu), shared with the
- * host code (libgpu/src/split_k.c) like gemm_tiled.h: plain C, no includes. */
+ * host code (libgpu/src/gemm/split_k.c) like gemm_tiled.h: plain C, no includes. */
 #ifndef GPUMATMUL_GEMM_REDUCE_H
 #define GPUMATMUL_GEMM_REDUCE_H
 

@@ -4,7 +4,7 @@
 //
 // Compiled at build time by NVRTC with no CUDA headers and no host code; the
 // extern "C" entry points at the bottom, gemm_tiled_<suffix>, are looked up by
-// name through the kernel registry (libgpu/src/tables.c).
+// name through the kernel registry (libgpu/src/gemm/tables.c).
 //
 // Each block computes a GEMM_TILED_M x GEMM_TILED_N tile of one C matrix
 // (blockIdx.z picks the matrix), staging GEMM_TILED_K-deep slabs of A and B in
@@ -205,7 +205,7 @@ __device__ void gemm_tiled(const gemm_args &p) {
 }
 
 // One entry point per storage type; the suffixes are the kernel column of the
-// dtype table (libgpu/src/tables.c).
+// dtype table (libgpu/src/gemm/tables.c).
 #define DEFINE_GEMM_TILED(SUFFIX, S, A)                                              \
     extern "C" __global__ void __launch_bounds__(GEMM_TILED_THREADS)               \
     gemm_tiled_##SUFFIX(gemm_args args) { gemm_tiled<S, A>(args); }

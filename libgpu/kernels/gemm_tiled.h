@@ -14,7 +14,7 @@
 #define GEMM_TILED_THREADS ((GEMM_TILED_M / GEMM_TILED_MICRO) * (GEMM_TILED_N / GEMM_TILED_MICRO))
 
 /* The one parameter of every kernel of every family in the kernel registry
- * (libgpu/src/tables.c), passed by value. A launch computes
+ * (libgpu/src/gemm/tables.c), passed by value. A launch computes
  * C[z] = op(A[z]) @ op(B[z]) for z in [0, gridDim.z) on a grid of
  * (ceil(m / tile_m), ceil(n / tile_n), batches) blocks, with the family's tile
  * sizes (GEMM_TILED_M and GEMM_TILED_N here). The host splits problems larger

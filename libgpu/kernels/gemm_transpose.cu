@@ -1,4 +1,4 @@
-// Transposes matrices of 4-byte elements (libgpu/src/repack.c): how float32
+// Transposes matrices of 4-byte elements (libgpu/src/gemm/repack.c): how float32
 // operands that are not contiguous along k reach the TF32 kernel, which reads
 // k-major operands only. The launch contract is in gemm_transpose.h. Each block
 // reads a square with rows of consecutive addresses and writes it transposed

@@ -1,5 +1,5 @@
 /* The transpose's launch contract (gemm_transpose.cu), shared with the host
- * code (libgpu/src/repack.c) like gemm_tiled.h: plain C, no includes. */
+ * code (libgpu/src/gemm/repack.c) like gemm_tiled.h: plain C, no includes. */
 #ifndef GPUMATMUL_GEMM_TRANSPOSE_H
 #define GPUMATMUL_GEMM_TRANSPOSE_H
 

@@ -2,7 +2,7 @@
 // precision TF32: C[z] = op(A[z]) @ op(B[z]), row-major C, any sizes; the
 // operands' layouts must suit TMA (16-byte aligned addresses and pitches), and
 // for TF32 both be contiguous along k, the one layout TF32 wgmma reads (the host
-// checks, gemm.c's tma_layouts, and gives the others to the next family). Built only for sm_90a, the one target with wgmma and
+// checks, multiply.c's tma_layouts, and gives the others to the next family). Built only for sm_90a, the one target with wgmma and
 // setmaxnreg (embed_kernels.py compiles sm_90a in place of sm_90); every other
 // image gets empty kernels, which the registry (min_arch = max_arch = 90) never
 // selects. The launch contract is in gemm_wgmma.h.
@@ -179,7 +179,7 @@ __device__ __forceinline__ unsigned long long step(const unsigned char *slab, in
 
 // One operand's slab at k0 of rows i0 .. i0 + ROWS - 1 (along M or N): one box
 // if it is k-major, else ROWS / ROW<S> boxes of 128 bytes along M or N. The
-// maps count 16-bit words along the contiguous axis (gemm.c: tma_operand).
+// maps count 16-bit words along the contiguous axis (gemm/launch.c: tma_operand).
 template <typename S, bool K_MAJOR, int ROWS>
 __device__ __forceinline__ void load_slab(unsigned char *slab, const tensor_map *map, int k0,
                                           int i0, int z, unsigned long long *bar) {
@@ -303,7 +303,7 @@ __device__ __forceinline__ void gemm(const gemm_tma_args &args) {
     const int z = blockIdx.z;
 #define WGMMA_TILE(A_K_MAJOR, B_K_MAJOR) \
     tile<S, A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, row0, col0, z)
-    // The same tests as the host's tma_operand (gemm.c), which made the maps.
+    // The same tests as the host's tma_operand (gemm/launch.c), which made the maps.
     if constexpr (sizeof(S) == 4) {
         WGMMA_TILE(true, true);  // the host gives TF32 k-major operands only
     } else if (args.gemm.a_col_stride == 1) {

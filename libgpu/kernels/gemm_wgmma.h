@@ -37,7 +37,7 @@ struct __attribute__((aligned(64))) tensor_map {
 /* The kernels' one parameter: the usual arguments (gemm_tiled.h; the kernels
  * read m, n, k, C and the strides from them) and a TMA descriptor of A and of
  * B, each a 3-D tensor (contiguous axis, other axis, batch) as
- * pyctk's host code encodes it (gemm.c: tma_operand). */
+ * pyctk's host code encodes it (gemm/launch.c: tma_operand). */
 struct gemm_tma_args {
     struct tensor_map a_map, b_map;
     struct gemm_args gemm;

@@ -2,7 +2,7 @@
 
 pyctk never links or opens ``libcuda.so.1`` itself: the runtime pyctk's loader found
 (``cudart.runtime()``) hands out the driver's entry points (``cudaGetDriverEntryPoint``,
-CUDA 13: ``...ByVersion``), exactly as libgpumatmul gets them (libgpu/src/context.c). So
+CUDA 13: ``...ByVersion``), exactly as libgpumatmul gets them (libgpu/src/core/context.c). So
 ``import pyctk.driver`` works with no driver, and the first call says what is missing.
 
 Contexts. pyctk uses only each device's *primary* context, the one the CUDA runtime

@@ -56,7 +56,7 @@ class ContextLostError(CudaError):
 
 # The CUDA errors that raise ContextLostError: cuda.h says they leave "the process in an
 # inconsistent state". The runtime (cudaError_t) and the driver (CUresult) number them alike;
-# libgpu/src/status.c keeps the same list for libgpumatmul's status and messages.
+# libgpu/src/core/status.c keeps the same list for libgpumatmul's status and messages.
 CONTEXT_LOST_ERRORS = frozenset({
     226,  # CONTAINED
     700,  # ILLEGAL_ADDRESS

@@ -8,8 +8,8 @@
  * advanced by a piece of k per index and C a float workspace from the
  * context's stream-ordered pool. gemm_reduce.cu then adds the pieces in a
  * fixed order, so results are the same from run to run. */
+#include "gemm/gemm.h"
 #include "gemm_reduce.h"
-#include "internal.h"
 
 /* Each piece spans at least this much of k (4 slabs of gemm_simt's 16): with
  * less, what splitting saves no longer pays for the reduction's 5 to 10 us
@@ -100,7 +100,7 @@ static gpumatmul_status reduce(gpumatmul_context *ctx, const struct gemm *g,
     void *params[] = {(void *)&args};
     return check_driver(&ctx->driver,
                         ctx->driver.launch_kernel(
-                            ctx->reduce[g->dtype],
+                            ctx->kernels->reduce[g->dtype],
                             (unsigned)ceil_div(s->ld / vector(g), GEMM_REDUCE_THREADS),
                             (unsigned)g->m, (unsigned)g->batch, GEMM_REDUCE_THREADS, 1, 1, 0,
                             (CUstream)stream, params, NULL),

@@ -1,10 +1,10 @@
-/* One GPU's part of the host path (host_gemm.c): its tiles (host_plan.c) run
+/* One GPU's part of the host path (share.c): its tiles (plan.c) run
  * as a pipeline on the calling worker's streams, through pinned staging.
  *
  * The pieces of A and B a tile needs go up on one stream, the tile is
  * multiplied on another, and it comes down on a third (one per C tile of the
  * ring) while the next is multiplied. Host memory moves through pinned
- * staging slots, copied by host_copy.c's threads, so the bus runs at its
+ * staging slots, copied by copy.c's threads, so the bus runs at its
  * pinned speed however the caller's memory was allocated; the threads also
  * fault in the pages of each tile of C ahead of its copy. Operands the caller
  * keeps in page-locked memory (cudaHostAlloc, cudaHostRegister) skip the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "host/host.h"
 
 enum {
     in_slots = 3,  /* pinned staging slots for copies to the GPU */
@@ -42,10 +42,6 @@ struct host_staging {
     int next_in;
 };
 
-static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
-    if (*first == GPUMATMUL_SUCCESS) *first = status;
-}
-
 static void destroy_event(cudaEvent_t event, gpumatmul_status *status) {
     if (event) keep_first(status, check_cuda(cudaEventDestroy(event), "cudaEventDestroy"));
 }
@@ -54,7 +50,8 @@ static void destroy_stream(cudaStream_t stream, gpumatmul_status *status) {
     if (stream) keep_first(status, check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy"));
 }
 
-gpumatmul_status destroy_host_staging(struct worker *worker) {
+/* Frees a worker's host-path streams, events and pinned staging, if it has any. */
+static gpumatmul_status destroy_host_staging(struct worker *worker) {
     struct host_staging *s = worker->host;
     gpumatmul_status status = GPUMATMUL_SUCCESS;
     int i;
@@ -72,6 +69,13 @@ gpumatmul_status destroy_host_staging(struct worker *worker) {
     if (s->pinned) keep_first(&status, check_cuda(cudaFreeHost(s->pinned), "cudaFreeHost"));
     free(s);
     worker->host = NULL;
+    return status;
+}
+
+gpumatmul_status host_release(gpumatmul_context *ctx) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    struct worker *w;
+    for (w = ctx->idle; w; w = w->next) keep_first(&status, destroy_host_staging(w));
     return status;
 }
 

@@ -4,8 +4,8 @@
  * pool, so that a @ b runs on TF32 tensor cores as a @ b.T does, instead of in
  * full float32. The copy costs a read and a write of the operand: a few
  * percent of the product from n = 4096 up (benchmarks/NOTES.md, step 7). */
+#include "gemm/gemm.h"
 #include "gemm_transpose.h"
-#include "internal.h"
 
 /* The copies' rows: whole 16-byte pieces of 4-byte elements, as TMA wants. */
 static int64_t packed_ld(int64_t k) { return (k + 3) / 4 * 4; }
@@ -62,7 +62,7 @@ static gpumatmul_status transpose(gpumatmul_context *ctx, const struct gemm *g,
             .out = at(copy, z * x->rows * ld, 4), .out_ld = ld, .out_batch_stride = x->rows * ld};
         void *params[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
-            ctx->transpose, (unsigned)((x->rows + tile - 1) / tile),
+            ctx->kernels->transpose, (unsigned)((x->rows + tile - 1) / tile),
             (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, max_grid_z),
             GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params, NULL);
         if (result != CUDA_SUCCESS)

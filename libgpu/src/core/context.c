@@ -1,13 +1,12 @@
-/* Contexts: a device, its loaded kernel image with every registered kernel,
- * and a pool of workers (a cuBLAS handle and a stream each) for the calls in
- * flight. */
+/* Contexts: a device, its driver entry points, its memory pool and a pool of
+ * workers (a cuBLAS handle and a stream each) for the calls in flight. The
+ * kernels are the gemm layer's (gemm/images.c), loaded into the context by
+ * gpumatmul_create. */
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "kernel_images.h"
+#include "core/core.h"
 
 static gpumatmul_status get_entry_point(const char *symbol, void **function) {
     enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
@@ -43,75 +42,7 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
     return GPUMATMUL_SUCCESS;
 }
 
-/* The split-k reductions of the dtypes some family may split, the transpose
- * repack.c launches, and the device's multiprocessor count, by which split_k.c
- * decides. */
-static gpumatmul_status load_reductions(gpumatmul_context *ctx) {
-    unsigned split = 0;
-    int f, d;
-    gpumatmul_status status;
-    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) split |= kernel_families[f].split_dtypes;
-    for (d = 0; d < DTYPE_COUNT; ++d) {
-        char symbol[64];
-        if (!((split >> d) & 1u)) continue;
-        snprintf(symbol, sizeof symbol, "gemm_reduce_%s", dtype_infos[d].kernel_suffix);
-        if ((status = check_driver(&ctx->driver,
-                                   ctx->driver.module_get_function(&ctx->reduce[d], ctx->module,
-                                                                   symbol),
-                                   symbol)))
-            return status;
-    }
-    if ((status = check_driver(&ctx->driver,
-                               ctx->driver.module_get_function(&ctx->transpose, ctx->module,
-                                                               "gemm_transpose_b32"),
-                               "gemm_transpose_b32")))
-        return status;
-    return check_cuda(cudaDeviceGetAttribute(&ctx->multiprocessors,
-                                             cudaDevAttrMultiProcessorCount, ctx->device),
-                      "cudaDeviceGetAttribute");
-}
-
-/* Loads the image that fits the device and looks up every kernel of the
- * registry: a missing one fails here, not at the first product. */
-static gpumatmul_status load_kernels(gpumatmul_context *ctx) {
-    int cc_major, cc_minor, f, d;
-    gpumatmul_status status;
-    if ((status = check_cuda(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor,
-                                                    ctx->device), "cudaDeviceGetAttribute")) ||
-        (status = check_cuda(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor,
-                                                    ctx->device), "cudaDeviceGetAttribute")) ||
-        (status = gpumatmul_kernel_image_select(cc_major, cc_minor, &ctx->image_index)) ||
-        (status = check_driver(&ctx->driver,
-                               ctx->driver.module_load_data(&ctx->module,
-                                                            kernel_images[ctx->image_index].data),
-                               "cuModuleLoadData")))
-        return status;
-    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
-        for (d = 0; d < DTYPE_COUNT; ++d) {
-            char symbol[64];
-            if (!((kernel_families[f].dtypes >> d) & 1u)) continue;
-            snprintf(symbol, sizeof symbol, "%s%s", kernel_families[f].prefix,
-                     dtype_infos[d].kernel_suffix);
-            if ((status = check_driver(&ctx->driver,
-                                       ctx->driver.module_get_function(&ctx->kernels[f][d],
-                                                                       ctx->module, symbol),
-                                       symbol)))
-                return status;
-            /* Beyond 48 KiB a block gets dynamic shared memory only when asked. */
-            if (kernel_families[f].shared_bytes > 48 * 1024 &&
-                kernel_family_runs_on(f, kernel_images[ctx->image_index].arch) &&
-                (status = check_driver(&ctx->driver,
-                                       ctx->driver.func_set_attribute(
-                                           ctx->kernels[f][d],
-                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           (int)kernel_families[f].shared_bytes),
-                                       symbol)))
-                return status;
-        }
-    return load_reductions(ctx);
-}
-
-/* The context's memory pool on its device, keeping what is freed (see internal.h). */
+/* The context's memory pool on its device, keeping what is freed (see core/core.h). */
 static gpumatmul_status create_pool(gpumatmul_context *ctx) {
     struct cudaMemPoolProps props;
     uint64_t keep_everything = UINT64_MAX;
@@ -127,13 +58,8 @@ static gpumatmul_status create_pool(gpumatmul_context *ctx) {
                       "cudaMemPoolSetAttribute");
 }
 
-/* Keeps the first failure of several steps that all run. */
-static void keep_first(gpumatmul_status *first, gpumatmul_status status) {
-    if (*first == GPUMATMUL_SUCCESS) *first = status;
-}
-
 static gpumatmul_status destroy_worker(struct worker *w) {
-    gpumatmul_status status = destroy_host_staging(w);
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
     if (w->stream)
         keep_first(&status, check_cuda(cudaStreamDestroy(w->stream), "cudaStreamDestroy"));
     if (w->cublas) keep_first(&status, check_cublas(cublasDestroy(w->cublas), "cublasDestroy"));
@@ -180,12 +106,11 @@ void give_back_worker(gpumatmul_context *ctx, struct worker *worker) {
     pthread_mutex_unlock(&ctx->lock);
 }
 
-gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
+gpumatmul_status context_open(int device, gpumatmul_context **context) {
     gpumatmul_context *ctx;
     gpumatmul_status status;
     size_t free_bytes;
     int count, previous;
-    if (!context) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
     *context = NULL;
     if ((status = gpumatmul_device_count(&count))) return status;
     if (device < 0 || device >= count)
@@ -202,22 +127,24 @@ gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device) {
     if ((status = enter_device(device, &previous)) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
         (status = check_cuda(cudaMemGetInfo(&free_bytes, &ctx->total_memory), "cudaMemGetInfo")) ||
-        (status = load_driver_api(&ctx->driver)) || (status = load_kernels(ctx)) ||
-        (status = create_worker(&ctx->idle)) || (status = create_pool(ctx))) {
-        gpumatmul_destroy(ctx);
+        (status = check_cuda(cudaDeviceGetAttribute(&ctx->multiprocessors,
+                                                    cudaDevAttrMultiProcessorCount, device),
+                             "cudaDeviceGetAttribute")) ||
+        (status = load_driver_api(&ctx->driver)) || (status = create_worker(&ctx->idle)) ||
+        (status = create_pool(ctx))) {
+        context_close(ctx);
         return leave_device(previous, status);
     }
     *context = ctx;
     return leave_device(previous, GPUMATMUL_SUCCESS);
 }
 
-gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
+gpumatmul_status context_close(gpumatmul_context *ctx) {
     gpumatmul_status status = GPUMATMUL_SUCCESS;
     int previous;
-    if (!ctx) return GPUMATMUL_SUCCESS;
     /* Even if the switch fails, release and free what can be. */
     keep_first(&status, enter_device(ctx->device, &previous));
-    /* No call is in flight (the contract), so every worker is idle. */
+    /* No call is in flight (gpumatmul_destroy's contract), so every worker is idle. */
     while (ctx->idle) {
         struct worker *next = ctx->idle->next;
         keep_first(&status, destroy_worker(ctx->idle));
@@ -225,16 +152,7 @@ gpumatmul_status gpumatmul_destroy(gpumatmul_context *ctx) {
     }
     if (ctx->pool)
         keep_first(&status, check_cuda(cudaMemPoolDestroy(ctx->pool), "cudaMemPoolDestroy"));
-    if (ctx->module)
-        keep_first(&status, check_driver(&ctx->driver, ctx->driver.module_unload(ctx->module),
-                                         "cuModuleUnload"));
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
     return leave_device(previous, status);
-}
-
-gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_context *ctx, int *index) {
-    if (!ctx || !index) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context or index is NULL");
-    *index = ctx->image_index;
-    return GPUMATMUL_SUCCESS;
 }

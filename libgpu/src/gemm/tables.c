@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gemm/gemm.h"
 #include "gemm_dmma.h"
 #include "gemm_hmma.h"
 #include "gemm_simt.h"
 #include "gemm_tiled.h"
 #include "gemm_wgmma.h"
-#include "internal.h"
 
 /* alpha = 1 in each cuBLAS scale type; a complex 1 is (1, 0), so one array
  * serves the real and the complex type of each width. */
@@ -57,7 +57,7 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
 
-/* In order of preference (see internal.h); each with its file in libgpu/kernels. The column
+/* In order of preference (see gemm/gemm.h); each with its file in libgpu/kernels. The column
  * before the last, split_dtypes: only gemm_simt's grid of large tiles leaves multiprocessors
  * idle often enough to gain from split k (benchmarks/NOTES.md, step 4). */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {

@@ -2,7 +2,7 @@
  * workspaces of the library's own products. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *ctx, size_t bytes, void *stream,
                                         void **pointer) {

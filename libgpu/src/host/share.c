@@ -1,20 +1,18 @@
 /* The host path: products of matrices in host memory, streamed through the GPU
  * in tiles of C.
  *
- * A call cuts C into tiles (host_plan.c: a few whole matrices of a batch, rows
- * of one matrix, or for products larger than the GPU's memory a block of rows
- * and columns) and runs them as a pipeline on its worker's streams
- * (host_pipeline.c). Device memory holds up to `ring` pieces each of A and B
+ * A call cuts C into tiles (plan.c: a few whole matrices of a batch, rows of
+ * one matrix, or for products larger than the GPU's memory a block of rows and
+ * columns) and runs them as a pipeline on its worker's streams (pipeline.c). Device memory holds up to `ring` pieces each of A and B
  * and tiles of C (one of each where one suffices); the tile shape is chosen so
  * that they fit the call's budget (the GPU's memory, what is free if that
  * cannot be had, or less if the caller caps it). With several contexts, C's
  * rows (or the batch) are shared out here and each GPU runs the pipeline on
  * its share, on a thread of its own. */
 #include <pthread.h>
-#include <stddef.h>
 #include <string.h>
 
-#include "internal.h"
+#include "host/host.h"
 
 /* Share `index` of `count` of the product: a range of the batch when it has
  * matrices enough to go round, else a range of C's rows. */
@@ -72,58 +70,30 @@ static int overlaps(const void *x, int64_t x_bytes, const void *y, int64_t y_byt
     return x_bytes > 0 && y_bytes > 0 && a < b + y_bytes && b < a + x_bytes;
 }
 
-enum { max_devices = 64 };
-
-gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, int count,
-                                           const gpumatmul_gemm_desc *desc, const void *a,
-                                           const void *b, void *c,
-                                           const gpumatmul_host_options *options) {
-    struct device_run runs[max_devices];
-    pthread_t threads[max_devices];
-    int started[max_devices];
-    struct gemm g;
-    size_t limit = 0;
+gpumatmul_status host_gemm(gpumatmul_context *const *contexts, int count, const struct gemm *g,
+                           size_t limit) {
+    struct device_run runs[HOST_MAX_DEVICES];
+    pthread_t threads[HOST_MAX_DEVICES];
+    int started[HOST_MAX_DEVICES];
     int64_t z, i;
-    int d, e, whole;
+    int d, whole;
     gpumatmul_status status;
-    if (!contexts || count < 1 || count > max_devices)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "contexts must be an array of 1 to %d contexts, not %d", max_devices,
-                         count);
-    if (options && options->struct_size < sizeof options->struct_size)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "options->struct_size is %zu: set it to sizeof(gpumatmul_host_options)",
-                         options->struct_size);
-    /* A field past what the caller's struct has keeps its default. */
-    if (options && options->struct_size >= offsetof(gpumatmul_host_options, device_memory_limit) +
-                                                sizeof options->device_memory_limit)
-        limit = options->device_memory_limit;
-    /* prepare checks the first context last, after the problem. */
-    if ((status = prepare(&g, contexts[0], desc, a, b, c, 0))) return status;
-    for (d = 1; d < count; ++d) {
-        if (!contexts[d])
-            return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);
-        for (e = 0; e < d; ++e)
-            if (contexts[e]->device == contexts[d]->device)
-                return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                                 "contexts[%d] and contexts[%d] are both on device %d: give each "
-                                 "GPU once", e, d, contexts[d]->device);
-    }
-    if (g.m == 0 || g.n == 0 || g.batch == 0) return GPUMATMUL_SUCCESS;
-    if (g.k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
-        for (z = 0; z < g.batch; ++z)
-            for (i = 0; i < g.m; ++i)
-                memset(at(c, z * g.lc.stride + i * g.lc.ld, dtype_infos[g.dtype].size), 0,
-                       (size_t)g.n * dtype_infos[g.dtype].size);
+    if (g->m == 0 || g->n == 0 || g->batch == 0) return GPUMATMUL_SUCCESS;
+    if (g->k == 0) { /* C is zeros (an empty sum, as in NumPy): no GPU work */
+        for (z = 0; z < g->batch; ++z)
+            for (i = 0; i < g->m; ++i)
+                memset(at(g->c, z * g->lc.stride + i * g->lc.ld, dtype_infos[g->dtype].size), 0,
+                       (size_t)g->n * dtype_infos[g->dtype].size);
         return GPUMATMUL_SUCCESS;
     }
     /* C written while A or B is still to be read would change what is read:
      * then one GPU holds the whole problem. */
-    whole = overlaps(c, g.c_bytes, a, g.a_bytes) || overlaps(c, g.c_bytes, b, g.b_bytes);
+    whole = overlaps(g->c, g->c_bytes, g->a, g->a_bytes) ||
+            overlaps(g->c, g->c_bytes, g->b, g->b_bytes);
     if (whole) count = 1;
     for (d = 0; d < count; ++d) {
         runs[d].ctx = contexts[d];
-        runs[d].share = share(&g, d, count);
+        runs[d].share = share(g, d, count);
         runs[d].limit = limit;
         runs[d].whole = whole;
         started[d] = d > 0 && pthread_create(&threads[d], NULL, run_on_device, &runs[d]) == 0;
@@ -140,9 +110,4 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
                                : set_error(runs[d].status, "%s", runs[d].message);
     }
     return status;
-}
-
-gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
-                                     const void *a, const void *b, void *c) {
-    return gpumatmul_gemm_host_multi(&ctx, 1, desc, a, b, c, NULL);
 }

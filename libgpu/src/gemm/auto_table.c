@@ -2,8 +2,8 @@
  * `python benchmarks/auto_table.py --write`, last on NVIDIA H100 80GB HBM3 (sm_90),
  * 2026-11-24. A row per kernel image architecture, dtype and precision
  * measured; `classes` has the shape classes where the kernels were faster
- * at both sizes measured (internal.h: shape_class). Unmeasured: cuBLAS. */
-#include "internal.h"
+ * at both sizes measured (gemm/gemm.h: shape_class). Unmeasured: cuBLAS. */
+#include "gemm/gemm.h"
 
 const struct auto_choice auto_choices[] = {
     {90, GPUMATMUL_FLOAT32, GPUMATMUL_PRECISION_HIGHEST,

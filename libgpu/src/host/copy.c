@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "internal.h"
+#include "host/host.h"
 
 /* A job is cut into about this many parts per thread, claimed by whichever
  * thread is free (threads do not all start at once), but none smaller than

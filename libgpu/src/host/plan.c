@@ -1,13 +1,13 @@
 /* The host path's tiles: how C is cut for a budget of device memory, and
  * what that budget is. */
-#include "internal.h"
+#include "host/host.h"
 
 /* C bytes per tile where the tile shape is free. A tile of whole matrices of
  * a batch brings its own A and B: tiles this size keep the pipeline's first
  * and last steps (which nothing overlaps) short. */
 static const int64_t batch_tile_c_target = 32 << 20;
 /* Tiles of rows of one matrix all read the whole of B, and the first is
- * multiplied while B arrives (host_pipeline.c's first_tile_by_k): its product
+ * multiplied while B arrives (pipeline.c's first_tile_by_k): its product
  * should last about as long, while larger tiles lengthen the last tile's copy
  * down. (At n = 8192
  * float32 from NumPy on an H100: 4 tiles 26 ms, 5 tiles 27-28 ms, 9 tiles

@@ -1,8 +1,8 @@
-/* Versions, devices and the embedded image table: the calls that need no context. */
+/* Versions and devices: the calls that need no context; and the caller's
+ * current device, which every call that works on a device keeps. */
 #include <string.h>
 
-#include "internal.h"
-#include "kernel_images.h"
+#include "core/core.h"
 
 int gpumatmul_version(void) { return GPUMATMUL_VERSION; }
 
@@ -91,45 +91,4 @@ gpumatmul_status gpumatmul_device_memory(int device, size_t *free_bytes, size_t 
     if ((status = enter_device(device, &previous))) return status;
     status = check_cuda(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
     return leave_device(previous, status);
-}
-
-int gpumatmul_kernel_image_count(void) { return kernel_image_count; }
-
-gpumatmul_status gpumatmul_kernel_image_info(int index, int *arch, gpumatmul_image_kind *kind,
-                                             size_t *size_bytes) {
-    if (!arch || !kind || !size_bytes)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "arch, kind or size_bytes is NULL");
-    if (index < 0 || index >= kernel_image_count)
-        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "image index %d is not in [0, %d)",
-                         index, kernel_image_count);
-    *arch = kernel_images[index].arch;
-    *kind = kernel_images[index].kind;
-    *size_bytes = kernel_images[index].size;
-    return GPUMATMUL_SUCCESS;
-}
-
-gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *index) {
-    const int device_arch = 10 * cc_major + cc_minor;
-    int best_sass = -1, best_ptx = -1, i;
-    if (!index) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "index is NULL");
-    for (i = 0; i < kernel_image_count; ++i) {
-        const struct kernel_image *image = &kernel_images[i];
-        if (image->arch > device_arch) continue;
-        /* SASS runs only within its major, on the same or a higher minor. */
-        if (image->kind == GPUMATMUL_IMAGE_SASS && image->arch / 10 == cc_major &&
-            (best_sass < 0 || image->arch > kernel_images[best_sass].arch))
-            best_sass = i;
-        if (image->kind == GPUMATMUL_IMAGE_PTX &&
-            (best_ptx < 0 || image->arch > kernel_images[best_ptx].arch))
-            best_ptx = i;
-    }
-    if (best_sass < 0 && best_ptx < 0)
-        return set_error(GPUMATMUL_ERROR_NO_KERNEL_IMAGE,
-                         "no embedded kernel image runs on compute capability %d.%d: this "
-                         "build has SASS from sm_%d and PTX for compute_%d; a GPU this old "
-                         "needs an older CUDA major",
-                         cc_major, cc_minor, kernel_images[0].arch,
-                         kernel_images[kernel_image_count - 1].arch);
-    *index = best_sass >= 0 ? best_sass : best_ptx;
-    return GPUMATMUL_SUCCESS;
 }

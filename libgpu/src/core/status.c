@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 #if defined(_MSC_VER)
 #  define THREAD_LOCAL __declspec(thread)

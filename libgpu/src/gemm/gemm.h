@@ -1,0 +1,248 @@
+/* The gemm layer of libgpumatmul: one GPU's product. The dtype table and the
+ * kernel registry (tables.c, auto_table.c), the kernel image and its kernels
+ * (images.c), and the product itself: the dispatch among cuBLAS and the kernels
+ * (multiply.c), a kernel's launches (launch.c), cuBLAS (cublas.c), split k
+ * (split_k.c) and operands repacked for k-major kernels (repack.c). Builds on
+ * core/; calls nothing above it. */
+#ifndef GPUMATMUL_GEMM_H
+#define GPUMATMUL_GEMM_H
+
+#include "core/core.h"
+#include "gemm/kernel_images.h"
+
+/* The enums are dense from 0, so their last value bounds the tables. */
+#define DTYPE_COUNT (GPUMATMUL_BOOL + 1)
+#define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
+#define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
+
+/* ---- The dtype table (tables.c): everything the library knows about a dtype ---- */
+
+/* How cuBLAS computes one dtype at one precision. */
+struct cublas_compute {
+    cublasComputeType_t type; /* 0 (no such cublasComputeType_t): not at this precision */
+    cudaDataType scale_type;  /* of alpha and beta */
+    const void *one;          /* alpha = 1 in scale_type; beta = 0 is all-zero bits in any */
+};
+
+struct dtype_info {
+    const char *name;         /* NumPy's name, for messages */
+    size_t size;              /* bytes per element */
+    cudaDataType cuda_type;   /* of A, B and C for cuBLAS; NO_CUDA_TYPE if cuBLAS has none */
+    struct cublas_compute cublas[PRECISION_COUNT];
+    const char *kernel_suffix; /* kernel symbols are a family's prefix + this, e.g. "f32" */
+};
+extern const struct dtype_info dtype_infos[DTYPE_COUNT];
+
+/* cuBLAS has no NumPy-exact product for these dtypes (integers and bool). */
+#define NO_CUDA_TYPE ((cudaDataType)-1)
+
+/* ---- Shape classes (tables.c) ----
+ *
+ * Products by size, for the kernel registry's rows and AUTO's measurements: a
+ * class is m * n * k * batch_count of at most 32^3, 512^3, 2048^3, or more. */
+enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
+enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
+#define ALL_SHAPES ((1u << SHAPE_CLASS_COUNT) - 1)
+
+/* ---- The kernel registry (tables.c): pyctk's own kernels ----
+ *
+ * A family is one kernel per dtype, named prefix + the dtype's kernel_suffix,
+ * all taking one parameter (`params`) and launched on a grid of
+ * ceil(m / tile_m) x ceil(n / tile_n) x batch blocks of `threads` threads with
+ * `shared_bytes` of dynamic shared memory. A new kernel is a new .cu file
+ * (listed in meson.build's kernel_images) plus one row in tables.c, counted
+ * here. Rows are in order of preference: a product runs on the first row of
+ * its backend that has its dtype and precision, whose [min_arch, max_arch] holds
+ * the loaded image's architecture (a family that needs other instructions
+ * compiles to an empty kernel elsewhere, and a later row, at least the tiled
+ * family, takes those GPUs), whose params suit the operands and whose shapes
+ * hold the product's shape class. */
+enum kernel_params {
+    /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
+    PARAMS_GEMM_ARGS,
+    /* struct gemm_tma_args (gemm_wgmma.h): TMA descriptors of A and B, made at
+     * launch, for operands whose layout TMA describes (multiply.c: tma_layouts)... */
+    PARAMS_TMA,
+    /* ... and that are both contiguous along k. */
+    PARAMS_TMA_K_MAJOR,
+};
+struct kernel_family {
+    gpumatmul_backend backend; /* the backend value that selects it */
+    const char *prefix;        /* e.g. "gemm_tiled_" */
+    int tile_m, tile_n;        /* C elements per block */
+    int threads;               /* per block */
+    unsigned shared_bytes;     /* dynamic shared memory per block */
+    int min_arch, max_arch;    /* the images (10 * major + minor) with its code */
+    unsigned dtypes;           /* bit d set: has a kernel for gpumatmul_dtype d */
+    unsigned precisions;       /* bit p set: computes at gpumatmul_precision p */
+    enum kernel_params params;
+    /* bit d set: a product of gpumatmul_dtype d whose grid leaves multiprocessors
+     * idle may cut k into pieces computed side by side, their partial sums kept
+     * in d and added by gemm_reduce_<suffix> (split_k.c). Never float16 or
+     * bfloat16, whose sums are float32: a 16-bit partial would lose them. */
+    unsigned split_dtypes;
+    /* bit c set: taken for products of shape_class c. A row for some classes
+     * goes before the row that takes the rest (gemm_tiled's float32 row takes
+     * the tiny products, which gemm_simt's large blocks finish later). */
+    unsigned shapes;
+};
+#define KERNEL_FAMILY_COUNT 7
+extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
+
+/* The registry row that computes dtype at precision for `backend` on an image
+ * of architecture `arch` (any architecture: ANY_ARCH), for operands whose
+ * layout suits the params whose bits `layouts` sets (ANY_LAYOUT: ask about
+ * any operands) and a product of a shape class whose bit `shapes` sets
+ * (ALL_SHAPES: of any size); -1 if none. */
+#define ANY_ARCH 0x7fffffff
+#define ANY_LAYOUT (~0u)
+int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                      gpumatmul_precision precision, int arch, unsigned layouts, unsigned shapes);
+
+/* Whether family f has code in an image of architecture `arch`. */
+int kernel_family_runs_on(int f, int arch);
+
+/* ---- AUTO's measurements (auto_table.c, written by benchmarks/auto_table.py) ----
+ *
+ * AUTO multiplies with cuBLAS where it computes the case, except where the
+ * tiled backend (its first registry row for the image) measured faster than
+ * cuBLAS for the image's architecture, the dtype, the precision and the shape
+ * class: one row per architecture, dtype and precision measured. */
+struct auto_choice {
+    int arch; /* the kernel image's, 10 * major + minor */
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    unsigned classes; /* bit c set: the kernels were faster on shape class c */
+};
+extern const struct auto_choice auto_choices[];
+extern const int auto_choice_count;
+
+/* Whether AUTO takes the tiled backend over cuBLAS for this product on an
+ * image of architecture `arch`. */
+int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision precision, int64_t m,
+                       int64_t n, int64_t k, int64_t batch);
+
+/* Which implementation computes `dtype` at `precision` when `backend` is asked
+ * for: `backend` itself, or for AUTO cuBLAS if it can, else a kernel family.
+ * Sets *chosen (CUBLAS or a family's backend, never AUTO) and *family (the
+ * registry row for ANY_ARCH, -1 for cuBLAS). INVALID_ARGUMENT for a value
+ * outside the enums, NOT_SUPPORTED (with gpumatmul_backend_supports's message)
+ * if none computes it. */
+gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                                gpumatmul_precision precision, gpumatmul_backend *chosen,
+                                int *family);
+
+/* ---- The loaded kernels (images.c) ---- */
+
+/* What gpumatmul_create loads for a context's device: the image that fits it
+ * and every registered kernel of that image. Only read after that: shared by
+ * every thread. */
+struct kernels {
+    int image_index;
+    CUmodule module;
+    /* family[f][d]: family f's kernel for dtype d (NULL where it has none). */
+    CUfunction family[KERNEL_FAMILY_COUNT][DTYPE_COUNT];
+    /* reduce[d]: gemm_reduce_<suffix> for each dtype some family may split
+     * (split_dtypes), NULL elsewhere. */
+    CUfunction reduce[DTYPE_COUNT];
+    CUfunction transpose; /* gemm_transpose_b32, for repack.c */
+};
+
+/* Loads the image that fits ctx's device, which must be current, and looks up
+ * every kernel of the registry into ctx->kernels: a missing one fails here, not
+ * at the first product. NO_KERNEL_IMAGE if no image runs on the device. */
+gpumatmul_status kernels_load(gpumatmul_context *ctx);
+
+/* Unloads ctx's kernels, if any, and frees them (the device must be current). */
+gpumatmul_status kernels_unload(gpumatmul_context *ctx);
+
+/* The architecture (10 * major + minor) of ctx's kernel image. */
+static inline int kernels_arch(const gpumatmul_context *ctx) {
+    return kernel_images[ctx->kernels->image_index].arch;
+}
+
+/* ---- One product ---- */
+
+/* How a batch of matrices is stored: matrix i is `rows` x `cols` elements at
+ * base + i * stride, element (r, c) at r * ld + c. */
+struct layout {
+    int64_t rows, cols, ld, stride;
+};
+
+/* One checked call. */
+struct gemm {
+    gpumatmul_backend backend; /* the one that computes: never AUTO */
+    int family;                /* its first registry row for the context's image (the launch
+                                * may take a later one: multiply); -1 for cuBLAS */
+    int automatic;             /* AUTO took the family over cuBLAS (auto_prefers_tiled) */
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    int trans_a, trans_b;
+    int64_t m, n, k, batch;
+    const void *a, *b;
+    void *c;
+    struct layout la, lb, lc; /* as stored: A is k x m when trans_a, likewise B */
+    int accumulate;           /* C += op(A) op(B) (cuBLAS only: beta = 1), else C = */
+    int64_t a_bytes, b_bytes, c_bytes; /* from each first element to past its last */
+    /* Device bytes the product may take for a workspace (split_k.c): all it
+     * wants (INT64_MAX) unless the host path's budget leaves less. */
+    int64_t workspace_max;
+};
+
+/* The product on device memory of the current device, enqueued on `stream`
+ * (k == 0: C is zeros, an empty sum as in NumPy), by cuBLAS or a kernel family
+ * (maybe with split k or repacked operands) as g and the image say (multiply.c).
+ * `worker` is the caller's, or NULL to take one for cuBLAS. */
+gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                          cudaStream_t stream);
+
+/* The product by cuBLAS, with the worker's handle (cublas.c). */
+gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g, cudaStream_t stream);
+
+/* Kernel family f's launches over the whole problem as it is, k > 0 (launch.c). */
+gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                             cudaStream_t stream);
+
+/* Whether TMA describes operand `data` (laid out as l) of g: 16-byte aligned,
+ * strides of whole 16 bytes, sizes within 32-bit coordinates (launch.c). */
+int tma_describes(const struct gemm *g, const void *data, const struct layout *l);
+
+/* How many matrices a batch stores: a zero stride is one matrix for all. */
+static inline int64_t stored_count(const struct layout *l, int64_t batch) {
+    return l->stride == 0 ? 1 : batch;
+}
+
+/* The registry's shapes bit for g's product. */
+static inline unsigned shape_bit(const struct gemm *g) {
+    return 1u << shape_class(g->m, g->n, g->k, g->batch);
+}
+
+/* ---- Operands repacked for k-major kernels (repack.c) ---- */
+
+/* Whether repacked_gemm can run g on a PARAMS_TMA_K_MAJOR family: 4-byte
+ * elements; an operand that is not contiguous along k within the transpose's
+ * grid, its copy within g->workspace_max; one that is, described by TMA. */
+int repackable(const struct gemm *g);
+
+/* g on family f (PARAMS_TMA_K_MAJOR) with each operand that is not contiguous
+ * along k first transposed into a workspace from the context's pool (rows of
+ * whole 16 bytes), freed after, all on `stream`. OUT_OF_MEMORY if the pool
+ * cannot give the workspace. */
+gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                               cudaStream_t stream);
+
+/* ---- Split k (split_k.c) ---- */
+
+/* Into how many pieces of k family f's product is best cut (1: not at all),
+ * by the family's split_dtypes, the grid against the device's
+ * multiprocessors, k, and g->workspace_max. */
+int64_t k_splits(const gpumatmul_context *ctx, const struct gemm *g, int f);
+
+/* The product of a kernel family cut into `splits` pieces of k (k_splits):
+ * their partial products into a workspace from the context's pool, then
+ * summed into C in a fixed order. OUT_OF_MEMORY if the pool cannot give the
+ * workspace. Everything is enqueued on `stream`, the workspace's free too. */
+gpumatmul_status split_k_gemm(gpumatmul_context *ctx, const struct gemm *g, int f, int64_t splits,
+                              cudaStream_t stream);
+
+#endif
