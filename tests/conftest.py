@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import pytest
 
+import fake_cuda
 import pyctk
 from pyctk._cuda import contexts
 
@@ -46,6 +47,14 @@ def pytest_collection_modifyitems(config, items):
     short_reason = ":".join(reason.split(":")[:2])  # e.g. "cudaGetDeviceCount failed: cudaErrorInsufficientDriver"
     for item in gpu_items:
         item.add_marker(pytest.mark.skip(reason=f"needs a GPU ({short_reason})"))
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    """A GPU in host memory (tests/fake_cuda.py) for the test, checked after it."""
+    runtime = fake_cuda.install(monkeypatch)
+    yield runtime
+    fake_cuda.check_after(runtime)
 
 
 @pytest.fixture

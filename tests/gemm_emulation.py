@@ -1,9 +1,10 @@
-"""libgpumatmul's product done by NumPy on host memory, reading and writing exactly the memory
-gpumatmul.h says: for tests of what reaches the C call, without a GPU."""
+"""libgpumatmul's product and copy done by NumPy on host memory, reading and writing exactly the
+memory gpumatmul.h says: for tests of what reaches the C call, without a GPU."""
 
 from __future__ import annotations
 
 import ctypes
+import warnings
 
 import numpy as np
 
@@ -38,4 +39,25 @@ def gemm(desc, a: int, b: int, c: int) -> int:
     assert batch == 1 or desc.stride_c >= m * desc.ldc  # C matrices must not overlap
     c = stored_matrices(dtype, c, desc.ldc, desc.stride_c, batch, m, n)
     c[...] = product.astype(dtype)  # bfloat16: NumPy multiplies in float32
+    return 0
+
+
+def array_at(desc, pointer: int) -> np.ndarray:
+    """The array a ``pyctk._cuda.library.ArrayDesc`` describes at host address ``pointer``."""
+    dtype = DTYPES_BY_CODE[desc.dtype]
+    shape, strides = tuple(desc.shape[:desc.ndim]), tuple(desc.strides[:desc.ndim])
+    if 0 in shape:
+        return np.empty(shape, dtype)
+    low = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    high = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0) + dtype.itemsize
+    memory = (ctypes.c_char * (high - low)).from_address(pointer + low)
+    return np.ndarray(shape, dtype, buffer=memory, offset=-low, strides=strides)
+
+
+def copy(dst_desc, dst: int, src_desc, src: int) -> int:
+    """gpumatmul_copy_device on host addresses: NumPy's unsafe casts, whose results the GPU's
+    copy reproduces (quietly: the C library warns of nothing). Returns GPUMATMUL_SUCCESS (0)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        np.copyto(array_at(dst_desc, dst), array_at(src_desc, src), casting="unsafe")
     return 0

@@ -2,8 +2,9 @@
 
 Three kinds of test: DLPack capsules made and read on the host (NumPy's and pyctk's own);
 DeviceArrays wrapping host memory, for everything that needs no CUDA call (views, the
-exchange protocols); and ``FakeRuntime``, a CUDA runtime in host memory standing in for
-cudart, for what does need CUDA calls (allocation, copies, frees, the current device).
+exchange protocols); and the ``cuda`` fixture (tests/fake_cuda.py), a GPU in host memory
+standing in for cudart and libgpumatmul's device calls, for what does need CUDA calls
+(allocation, copies, frees, the current device).
 The same behaviour on a real GPU is in test_gpu_device_array.py.
 """
 
@@ -21,16 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import gemm_emulation
 import pyctk
 from conftest import STAGES, stage_route
-from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import cudart as _cudart
 from pyctk._arrays import device_array as _device_array
 from pyctk._arrays import dlpack as _dlpack
 from pyctk._arrays import interop as _interop
-from pyctk._cuda import library as _library
-from pyctk._cuda import status as _status
 from pyctk._cuda import streams as _streams
 from pyctk._arrays.dlpack import kDLCPU, kDLCUDA
 
@@ -647,173 +644,6 @@ def test_dlpack_operand(cuda, takes_max_version):
     assert Owner.released == 1
 
 
-# ---------------------------------------------------------------------------
-# FakeRuntime: the CUDA calls DeviceArray makes, carried out in host memory
-
-
-class FakeRuntime:
-    """cudart for DeviceArray's logic without a GPU: memory is host memory, streams run at once.
-
-    It checks what a GPU would: each pointer is used on its own device (so on_device was used),
-    every free matches an allocation, and the device of the calling thread is tracked.
-    """
-
-    def __init__(self, devices: int = 2) -> None:
-        self.devices, self.current = devices, 0
-        self.blocks: dict[int, tuple[ctypes.Array, int]] = {}
-        self.waits: list[tuple[int, int]] = []
-        self.recorded: dict[int, int] = {}
-        self.capacity = 1 << 40
-        self.last_error = 0
-
-    def device_of(self, pointer: int) -> int | None:
-        for start, (block, device) in self.blocks.items():
-            if start <= pointer < start + max(len(block), 1):
-                return device
-        return None
-
-    def on_current(self, *pointers: int) -> None:
-        for pointer in pointers:
-            assert self.device_of(pointer) in (None, self.current), "used from another device"
-
-    def fail(self, code: int) -> int:
-        self.last_error = code
-        return code
-
-    def cudaGetLastError(self):
-        code, self.last_error = self.last_error, 0
-        return code
-
-    def cudaGetDevice(self, device):
-        device._obj.value = self.current
-        return 0
-
-    def cudaSetDevice(self, index):
-        if not 0 <= index < self.devices:
-            return self.fail(101)
-        self.current = index
-        return 0
-
-    def cudaGetErrorName(self, code):
-        names = {2: b"cudaErrorMemoryAllocation", 101: b"cudaErrorInvalidDevice"}
-        return names.get(code, b"cudaErrorUnknown")
-
-    def cudaMallocAsync(self, pointer, nbytes, stream):
-        if sum(len(block) for block, _ in self.blocks.values()) + nbytes > self.capacity:
-            return self.fail(2)  # cudaErrorMemoryAllocation
-        block = ctypes.create_string_buffer(nbytes)
-        pointer._obj.value = ctypes.addressof(block)
-        self.blocks[ctypes.addressof(block)] = (block, self.current)
-        return 0
-
-    def cudaFreeAsync(self, pointer, stream):
-        assert self.blocks.pop(pointer)[1] == self.current
-        return 0
-
-    def cudaMemcpyAsync(self, dst, src, nbytes, kind, stream):
-        self.on_current(dst, src)
-        ctypes.memmove(dst, src, nbytes)
-        return 0
-
-    def cudaMemcpyPeerAsync(self, dst, dst_device, src, src_device, nbytes, stream):
-        assert (self.device_of(dst), self.device_of(src)) == (dst_device, src_device)
-        ctypes.memmove(dst, src, nbytes)
-        return 0
-
-    def cudaMemsetAsync(self, pointer, value, nbytes, stream):
-        self.on_current(pointer)
-        ctypes.memset(pointer, value, nbytes)
-        return 0
-
-    def cudaStreamSynchronize(self, stream):
-        return 0
-
-    def cudaEventCreateWithFlags(self, event, flags):
-        event._obj.value = 0xE0 + len(self.recorded)
-        return 0
-
-    def cudaEventRecord(self, event, stream):
-        self.recorded[event.value] = stream
-        return 0
-
-    def cudaStreamWaitEvent(self, stream, event, flags):
-        self.waits.append((stream, self.recorded[event.value]))
-        return 0
-
-    def cudaEventDestroy(self, event):
-        return 0
-
-    def cudaPointerGetAttributes(self, attributes, pointer):
-        device = self.device_of(pointer)
-        attributes._obj.type = _cudart.MEMORY_UNREGISTERED if device is None else _cudart.MEMORY_DEVICE
-        attributes._obj.device = device or 0
-        return 0
-
-
-class FakeLibrary:
-    """libgpumatmul's memory calls (gpumatmul_device_alloc/free) on a FakeRuntime, as the C
-    library makes them: on the context's device, then back; other functions are the real
-    library's. A context is c_void_p(device + 1)."""
-
-    def __init__(self, runtime: FakeRuntime) -> None:
-        self.runtime, self.real, self.message = runtime, _library.library(), b""
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
-
-    def on_context(self, context, call) -> int:
-        runtime, previous = self.runtime, self.runtime.current
-        runtime.current = context.value - 1
-        try:
-            code = call()
-        finally:
-            runtime.current = previous
-        if code:
-            runtime.cudaGetLastError()  # the C library reports it: no one else must
-            self.message = f"cudaMallocFromPoolAsync failed: {runtime.cudaGetErrorName(code).decode()}".encode()
-        return {0: 0, 2: _status.OUT_OF_MEMORY}.get(code, _status.CUDA)
-
-    def gpumatmul_device_alloc(self, context, nbytes, stream, pointer):
-        return self.on_context(context, lambda: self.runtime.cudaMallocAsync(pointer, nbytes, stream))
-
-    def gpumatmul_device_free(self, context, pointer, stream):
-        return self.on_context(context, lambda: self.runtime.cudaFreeAsync(pointer, stream))
-
-    def gpumatmul_create(self, context, device):
-        """Contexts exist for every device (the fixture makes them): only bad indices get here."""
-        self.message = f"device {device} does not exist".encode()
-        return _status.NO_DEVICE
-
-    def gpumatmul_gemm_device(self, context, desc, a, b, c, stream):
-        """The product on the fake's host memory, at once (every stream runs at once here)."""
-        self.runtime.on_current()  # the fake checks pointers against the current device
-        return gemm_emulation.gemm(desc, a, b, c)
-
-    def gpumatmul_gemm_device_new(self, context, desc, a, b, stream, c):
-        """Allocates C as gpumatmul.h says (its span: packed here) and multiplies into it."""
-        elements = (desc.batch_count - 1) * desc.stride_c + (desc.m - 1) * desc.ldc + desc.n
-        nbytes = elements * gemm_emulation.DTYPES_BY_CODE[desc.dtype].itemsize
-        status = self.gpumatmul_device_alloc(context, nbytes, stream, c)
-        return status or self.gpumatmul_gemm_device(context, desc, a, b, c._obj.value, stream)
-
-    def gpumatmul_last_error_message(self):
-        return self.message
-
-
-@pytest.fixture
-def cuda(monkeypatch):
-    runtime = FakeRuntime()
-    monkeypatch.setattr(_cudart, "_runtime", runtime)
-    monkeypatch.setattr(_library, "_library", FakeLibrary(runtime))
-    monkeypatch.setattr(_contexts, "_contexts", {device: ctypes.c_void_p(device + 1)
-                                                 for device in range(runtime.devices)})
-    yield runtime
-    assert runtime.current == 0, "the calling thread was left on another device"
-    assert runtime.last_error == 0, "a failure left for the next cudaGetLastError to report"
-    gc.collect()  # PyPy: free the test's garbage arrays while their runtime is installed
-    assert not runtime.blocks, "device memory outlived every array"
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_asarray_get_round_trip(cuda, dtype):
     host = values(dtype)
@@ -1035,11 +865,60 @@ def test_axes_for_gpu_operands(cuda, shape_a, shape_b, axes):
     result = pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), axes=axes)
     assert result.shape == expected.shape
     np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
-    if axes[2] == (1, 2):  # out's matrices row-major: written in place
-        out = _device_array.empty(expected.shape)
-        assert pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), axes=axes,
-                            out=out) is out
-        np.testing.assert_allclose(out.get(), expected, rtol=1e-13)
+    out = _device_array.empty(expected.shape)
+    assert pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), axes=axes, out=out) is out
+    np.testing.assert_allclose(out.get(), expected, rtol=1e-13)
+
+
+OUTS = {  # a GPU out= of another dtype, or strides the C call cannot write, takes a temporary
+    "bool, casting unsafe": (lambda shape: _device_array.empty(shape, np.bool_), {"casting": "unsafe"}),
+    "int64, casting unsafe": (lambda shape: _device_array.empty(shape, np.int64), {"casting": "unsafe"}),
+    "complex128": (lambda shape: _device_array.empty(shape, np.complex128), {}),
+    "column-major": (lambda shape: _device_array.empty(shape[::-1]).T, {}),
+    "negative strides": (lambda shape: _device_array.empty(shape)[::-1, ::-1], {}),
+    "every other column": (lambda shape: _device_array.empty((shape[0], 2 * shape[1]))[:, ::2], {}),
+}
+
+
+@pytest.mark.parametrize("name", OUTS)
+def test_gpu_out_of_any_dtype_and_strides_gets_numpys_result(cuda, name):
+    make_out, keywords = OUTS[name]
+    a = np.arange(12.0).reshape(3, 4) - 5.5
+    b = np.arange(20.0).reshape(4, 5) / 7
+    out = make_out((3, 5))
+    expected = np.matmul(a, b, out=np.empty(out.shape, out.dtype), **keywords)
+    assert pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), out=out, **keywords) is out
+    np.testing.assert_allclose(out.get(), expected, rtol=1e-13)
+
+
+def test_a_gpu_out_that_overlaps_an_operand_gets_numpys_result(cuda):
+    x = np.arange(16.0).reshape(4, 4)
+    for view in (lambda a: a, lambda a: a.T, lambda a: a[::-1]):
+        d = _device_array.asarray(x)
+        expected = np.matmul(view(x.copy()), x, out=view(x.copy()))
+        pyctk.matmul(view(d), d, out=view(d))
+        np.testing.assert_array_equal(view(d).get(), expected)
+
+
+def test_gpu_operands_of_other_dtypes_are_cast_on_the_device(cuda):
+    a, b = np.arange(6, dtype=np.int16).reshape(2, 3), np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    for keywords in ({}, {"dtype": np.float64}, {"dtype": np.complex64}):
+        result = pyctk.matmul(_device_array.asarray(a), _device_array.asarray(b), **keywords)
+        expected = np.matmul(a, b, **keywords)
+        assert result.dtype == expected.dtype
+        np.testing.assert_array_equal(result.get(), expected)
+
+
+def test_device_array_astype_casts_as_numpy_on_the_device(cuda):
+    x = np.array([[1.5, -2.5, 300.7], [np.nan, np.inf, -0.0]])
+    d = _device_array.asarray(x)
+    for dtype in (np.int8, np.uint8, np.bool_, np.float16, np.complex64):
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf to integers: NumPy warns
+            np.testing.assert_array_equal(d.astype(dtype).get(), x.astype(dtype))
+            np.testing.assert_array_equal(d.T.astype(dtype).get(), x.T.astype(dtype))
+    assert d.astype(np.float64, copy=False) is d and d.astype(np.float64) is not d
+    with pytest.warns(np.exceptions.ComplexWarning):
+        _device_array.asarray(x + 1j).astype(np.float32)
 
 
 def test_a_product_of_gpu_operands_enters_each_stage_once_in_order(cuda):

@@ -240,3 +240,39 @@ def test_the_python_dtype_table_is_the_headers_enum():
 
     assert {name: row.code for name, row in _dtypes.DTYPES.items()} == {
         name: value for value, name in enumerate(DTYPE_NAMES)}
+
+
+def array_desc(dtype: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> _library.ArrayDesc:
+    desc = _library.ArrayDesc(dtype, len(shape))
+    desc.shape[:len(shape)], desc.strides[:len(strides)] = shape, strides
+    return desc
+
+
+F32, C64, F64 = 0, 4, 1  # gpumatmul_dtype values
+
+
+@pytest.mark.parametrize("dst, dst_data, src, src_data, message", [
+    (None, 64, array_desc(F32, (2,), (4,)), 64, "dst is NULL"),
+    (array_desc(F32, (2,), (4,)), 64, array_desc(15, (2,), (4,)), 64, "src->dtype 15 is not a"),
+    (array_desc(F32, (2,), (4,)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "dst has 1 dimensions and src 2"),
+    (array_desc(F32, (2, 3), (12, 4)), 64, array_desc(F64, (2, 4), (32, 8)), 64, "the shapes differ"),
+    (array_desc(F32, (2, -3), (12, 4)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "shape[1] is -3"),
+    (array_desc(F32, (3,), (6,)), 64, array_desc(F32, (3,), (4,)), 64, "not a multiple of the 4-byte"),
+    (array_desc(C64, (3,), (4,)), 64, array_desc(C64, (3,), (8,)), 66, "not aligned to the 4 bytes of complex64"),
+    (array_desc(F32, (3,), (4,)), None, array_desc(F32, (3,), (4,)), 64, "dst's data is NULL"),
+    (array_desc(F64, (2, 2**62), (2**62, 8)), 64, array_desc(F64, (2, 2**62), (8, 8)), 64, "more bytes"),
+])
+def test_copy_device_checks_its_arguments_before_anything_else(dst, dst_data, src, src_data, message):
+    """gpumatmul_copy_device (no GPU needed: the context is checked last)."""
+    lib = _library.library()
+    status = lib.gpumatmul_copy_device(None, dst, dst_data, src, src_data, None)
+    assert status == _status.INVALID_ARGUMENT
+    assert message in lib.gpumatmul_last_error_message().decode()
+
+
+def test_copy_device_of_nothing_needs_nothing_and_a_context_otherwise():
+    lib, empty = _library.library(), array_desc(F32, (2, 0), (0, 4))
+    assert lib.gpumatmul_copy_device(None, empty, None, empty, None, None) == _status.INVALID_ARGUMENT
+    one = array_desc(F32, (), ())
+    assert lib.gpumatmul_copy_device(None, one, 64, one, 64, None) == _status.INVALID_ARGUMENT
+    assert lib.gpumatmul_last_error_message() == b"context is NULL"

@@ -9,7 +9,10 @@ bfloat16, computed and returned as ``np.result_type`` of the operands.
 
 A second test runs the same comparison with the C call replaced by a NumPy emulation of
 what gpumatmul.h specifies, so that pointers, transposes, leading dimensions, batch
-strides, copies and writes into ``out`` are checked value by value without a GPU.
+strides, copies and writes into ``out`` are checked value by value without a GPU. A third
+runs the same cases on GPU arrays (tests/gpu_arrays.py: DeviceArrays of the same strides)
+on the GPU in host memory (tests/fake_cuda.py); test_gpu_matmul_properties.py runs them on a
+GPU, with PyTorch's and CuPy's arrays too.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis.control import currently_in_test_context
 
 import pyctk
@@ -27,6 +30,7 @@ from pyctk._cuda import library as _library
 
 import gemm_emulation
 from conftest import gpu_unavailable_reason
+from gpu_arrays import on_gpu, to_host
 from strategies import SUPPORTED, MatmulCase, matmul_cases
 
 # Values are small integers (tests/strategies.py), so every product is exact; the
@@ -121,6 +125,32 @@ def check_against_numpy(case: MatmulCase) -> None:
     assert_same_values(result, expected)
 
 
+def check_on_gpu(case: MatmulCase, library: str) -> None:
+    """``case`` on ``library``'s GPU arrays gives NumPy's exception type, or NumPy's values,
+    dtype and shape (in ``out`` where it is given: the very array)."""
+    gpu_case = on_gpu(case, library)
+    if gpu_case is None:
+        statistic(f"{library} cannot hold the case")
+        return
+    numpy_case = case.copy()
+    expected, numpy_error = call(np.matmul, numpy_case)
+    result, error = call(pyctk.matmul, gpu_case)
+    statistic(f"NumPy {'raises ' + type(numpy_error).__name__ if numpy_error else 'returns'}")
+    if numpy_error is not None or computes_in_object(case):
+        expected_error = TypeError if numpy_error is None else type(numpy_error)
+        assert isinstance(error, expected_error), (error, numpy_error)
+        return
+    if error is not None:
+        raise error
+    out = out_array(gpu_case)
+    if out is not None:
+        assert result is out
+        assert_same_values(to_host(out), out_array(numpy_case))
+        return
+    assert result.dtype == expected_dtype(case, np.asarray(expected).dtype)
+    assert_same_values(to_host(result), expected)
+
+
 # NumPy warns as it does when a cast drops imaginary parts (casting="unsafe"): so does pyctk.
 SETTINGS = dict(max_examples=200, deadline=None)
 QUIET = pytest.mark.filterwarnings("ignore:Casting complex values to real")
@@ -195,3 +225,10 @@ def test_axis_keepdims_and_axes_none_are_refused_as_numpy_refuses_them(keywords)
     with mock.patch.object(_contexts, "context", side_effect=AssertionError("GPU work started")):
         with pytest.raises(type(numpy_error.value)):
             pyctk.matmul(a, b, **keywords)
+
+
+@QUIET
+@settings(**SETTINGS, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=matmul_cases(others=False))
+def test_gpu_arrays_give_numpys_result_or_exception(cuda, case: MatmulCase):
+    check_on_gpu(case, "pyctk")

@@ -553,6 +553,47 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_device(
     const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
     void *stream);
 
+/* ---- Copies with casts (since GPUMATMUL_0.3) ---- */
+
+/* The most dimensions an array may have: NumPy's. */
+#define GPUMATMUL_MAX_DIMS 64
+
+/* An n-dimensional array of device memory, as NumPy describes one: element
+ * (i_0, ..., i_{ndim-1}) is at the data pointer plus sum(i_d * strides[d]) bytes.
+ * Only the first `ndim` entries of shape and strides are read. Strides are in
+ * bytes (not elements, unlike the matrix calls) and may be negative or zero. */
+typedef struct gpumatmul_array_desc {
+    int32_t dtype;  /* a gpumatmul_dtype */
+    int32_t ndim;   /* 0 (one element) to GPUMATMUL_MAX_DIMS */
+    int64_t shape[GPUMATMUL_MAX_DIMS];
+    int64_t strides[GPUMATMUL_MAX_DIMS];
+} gpumatmul_array_desc;
+
+/* Copies array `src` (at `src_data`) into array `dst` (at `dst_data`), element
+ * by element, converting each from src->dtype to dst->dtype as NumPy casts
+ * (numpy.copyto with casting="unsafe"; the caller decides which casts to
+ * allow): floats round to nearest even, complex to real drops the imaginary
+ * part, integers wrap around, nonzero is true; float16 comes from float64 in
+ * one rounding, bfloat16 from a float32 made first (as ml_dtypes makes it);
+ * a float out of an integer type's range gives what NumPy's C casts give on
+ * x86-64. Both arrays are on the context's device; their shapes are the same
+ * (a zero stride in src broadcasts an element); every element is aligned to
+ * its size (a complex one to that of its parts); dst must not overlap src
+ * unless the two are the same elements of the same dtype, nor itself. Enqueued
+ * on `stream` (a cudaStream_t of the context's device; NULL is the legacy
+ * default stream), ordered after the work before it there; the call returns
+ * without waiting. Statuses: SUCCESS (also for zero elements, with nothing
+ * enqueued); INVALID_ARGUMENT for a NULL context or descriptor, a NULL data
+ * pointer of a non-empty array, a dtype or ndim out of range, shapes that
+ * differ, a negative extent, an element not aligned, an array larger than a
+ * pointer spans; CUDA. The calling thread's current device is unchanged.
+ * Threads: any. */
+GPUMATMUL_API gpumatmul_status gpumatmul_copy_device(gpumatmul_context *context,
+                                                    const gpumatmul_array_desc *dst,
+                                                    void *dst_data,
+                                                    const gpumatmul_array_desc *src,
+                                                    const void *src_data, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

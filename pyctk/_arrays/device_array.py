@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._cuda import cudart, streams
-from . import dlpack, interop
+from . import convert, dlpack, interop
 from .dlpack import kDLCPU, kDLCUDA
 from .dtypes import supported_dtype
 from .layout import contiguous_strides, is_c_contiguous, span
@@ -288,10 +288,8 @@ class DeviceArray:
     # -- on the device -----------------------------------------------------------------
 
     def copy(self) -> DeviceArray:
-        """A C-contiguous copy in new memory on the same device.
-
-        Contiguous data takes one device-to-device copy; other views go through the host
-        for now (a strided copy kernel is later work).
+        """A C-contiguous copy in new memory on the same device, made on the device (one
+        device-to-device copy, or a kernel for a view of other strides).
 
         Examples
         --------
@@ -300,6 +298,26 @@ class DeviceArray:
         (16, 8)
         """
         return _copy(self, self._device)
+
+    def astype(self, dtype: Any, copy: bool = True) -> DeviceArray:
+        """A C-contiguous copy cast to ``dtype`` on the device, as ``numpy.ndarray.astype``
+        casts (``casting="unsafe"``: floats to integers truncate, complex to real drops the
+        imaginary part); with ``copy=False``, the array itself when it has that dtype.
+
+        Examples
+        --------
+        >>> asarray(np.array([1.5, -2.5])).astype(np.int32).get()   # doctest: +SKIP
+        array([ 1, -2], dtype=int32)
+        """
+        dtype = supported_dtype(dtype)
+        if dtype == self._dtype and not copy:
+            return self
+        result = empty(self._shape, dtype, self._device)
+        if result.nbytes:
+            with cudart.on_device(self._device):
+                streams.wait(result._stream, self._stream)
+            convert.copy(result._operand(), self._operand(), self._device, result._stream)
+        return result
 
     # -- exchange with other libraries ---------------------------------------------------
 
@@ -459,16 +477,12 @@ def _upload(host: np.ndarray, device: int) -> DeviceArray:
 
 def _copy(source: DeviceArray, device: int) -> DeviceArray:
     """A C-contiguous copy of ``source`` on ``device``."""
-    if not source._c_contiguous():
-        return _upload(source.get(), device)  # through the host, for now: no strided-copy kernel yet
+    if not source._c_contiguous() or device == source.device:
+        source = source.astype(source.dtype)  # on the source's device: a copy or a gather
+        if device == source.device:
+            return source
     result = empty(source.shape, source.dtype, device)
     if not result.nbytes:
-        return result
-    if device == source.device:
-        with cudart.on_device(device):
-            streams.wait(result._stream, source._stream)
-            cudart.call("cudaMemcpyAsync", result._pointer, source._pointer, result.nbytes,
-                         cudart.DEVICE_TO_DEVICE, result._stream)
         return result
     # Between devices: a peer copy (pool memory is not accessible from other devices, so
     # cudaMemcpyAsync refuses it). Each device's legacy stream is handle 0 only while that
@@ -478,7 +492,7 @@ def _copy(source: DeviceArray, device: int) -> DeviceArray:
         cudart.call("cudaStreamSynchronize", source._stream)
     with cudart.on_device(device):
         cudart.call("cudaMemcpyPeerAsync", result._pointer, device, source._pointer, source.device,
-                     result.nbytes, result._stream)
+                    result.nbytes, result._stream)
         cudart.call("cudaStreamSynchronize", result._stream)
     return result
 
@@ -512,7 +526,7 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
         - another library's GPU array (``__cuda_array_interface__``, else DLPack): a
           zero-copy view that keeps ``x`` alive and is ordered after ``x``'s pending work.
     dtype : dtype_like, optional
-        The result's dtype; a change of dtype is made on the host for now (no cast kernel yet).
+        The result's dtype; GPU data of another dtype is cast on its device (``astype``).
     device : int, optional
         The result's device: by default 0 for host data and ``x``'s own for GPU data.
 
@@ -538,7 +552,7 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
     dtype = x.dtype if dtype is None else supported_dtype(dtype)
     device = x.device if device is None else _device_index(device)
     if dtype != x.dtype:
-        return _upload(x.get().astype(dtype), device)
+        x = x.astype(dtype)
     return x if device == x.device else _copy(x, device)
 
 

@@ -39,6 +39,16 @@ class GemmDesc(ctypes.Structure):
                 ("ldc", c_int64), ("stride_c", c_int64)]
 
 
+MAX_DIMS = 64  # GPUMATMUL_MAX_DIMS
+
+
+class ArrayDesc(ctypes.Structure):
+    """``gpumatmul_array_desc`` (gpumatmul.h): an n-dimensional array, strides in bytes."""
+
+    _fields_ = [("dtype", c_int32), ("ndim", c_int32), ("shape", c_int64 * MAX_DIMS),
+                ("strides", c_int64 * MAX_DIMS)]
+
+
 class HostOptions(ctypes.Structure):
     """``gpumatmul_host_options`` (gpumatmul.h); ``struct_size`` says which fields it has."""
 
@@ -84,6 +94,8 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
                                           c_void_p, POINTER(c_void_p)]),
     "gpumatmul_device_alloc": (c_int, [c_void_p, c_size_t, c_void_p, POINTER(c_void_p)]),
     "gpumatmul_device_free": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "gpumatmul_copy_device": (c_int, [c_void_p, POINTER(ArrayDesc), c_void_p, POINTER(ArrayDesc),
+                                      c_void_p, c_void_p]),
     "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),
     "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
 }

@@ -181,4 +181,4 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     written = execute(operands, problem, product, options)
     if keepable:
         repeat.keep(operands, problem, product, options)
-    return wrap(operands, product, options, written)
+    return wrap(operands, problem, product, options, written)

@@ -65,6 +65,9 @@ def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, .
     on_gpu = {name: operand for name, operand in found.items() if operand is not None}
     if not on_gpu:
         return None
+    if out is not None and found["out"] is None and not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be an array (a GPU array for GPU operands), not "
+                        f"{type(out).__name__}")
     host = [name for name, x in named if x is not None and found[name] is None]
     if host:
         gpu, operand = next(iter(on_gpu.items()))

@@ -100,9 +100,8 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
 
 
 def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceArray | None:
-    """The copy of GPU operand ``x`` the C call reads (C-ordered, in the loop dtype), or None
-    where it reads ``x`` in place. For now copies whose strides or dtype need more than a
-    device-to-device copy go through host memory."""
+    """The copy of GPU operand ``x`` the C call reads (C-ordered, in the loop dtype, made on
+    the device), or None where it reads ``x`` in place."""
     if read.copy == IN_PLACE:
         return None
     view = device_array.wrap(x)
@@ -111,7 +110,7 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
             *shapes.stack_layout(x.shape, x.strides, problem.shapes, position), x.dtype.itemsize),
             problem.shapes.batch)
         view = device_array.as_strided(view, stack.shape, stack.strides)
-    return view.copy() if view.dtype == problem.loop else device_array.asarray(view, problem.loop)
+    return view.astype(problem.loop)
 
 
 def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],

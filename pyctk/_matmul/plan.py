@@ -6,7 +6,7 @@ Every decision is made here, from the operands' layouts alone, before any data m
   its dtype is another; of the whole broadcast stack when broadcasting leaves strides
   that one stride cannot say: ``_arrays.layout.reading``);
 - the result goes into new memory, into ``out`` itself, or into a temporary that is then
-  moved (cast) into ``out``;
+  moved (cast) into ``out`` of any dtype and strides;
 - host data runs through ``gpumatmul_gemm_host_multi`` on ``devices``, GPU data through
   ``gpumatmul_gemm_device`` (into out or a temporary) or ``gpumatmul_gemm_device_new``
   (into new memory it allocates) on its own GPU.
@@ -23,7 +23,7 @@ from typing import NamedTuple
 from .._arrays import layout
 from .._arrays.layout import IN_PLACE, Reading, Strided
 from .._cuda import contexts, library
-from .._cuda.errors import DeviceMismatchError, UnsupportedError
+from .._cuda.errors import DeviceMismatchError
 from . import shapes
 from .describe import Operands
 from .options import Options, device_list, memory_limit
@@ -52,12 +52,11 @@ def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
     reads = tuple(layout.reading(_stack(x.shape, x.strides, x.dtype.itemsize, problem, position),
                                  batch, copied=x.dtype != problem.loop)
                   for position, x in enumerate((operands.a, operands.b)))
+    write, ld, stride = _write(operands, problem, reads)
     if operands.device is None:
         devices, host_options = _host(options)
-        write, ld, stride = _host_write(operands, problem)
     else:
         devices, host_options = _device(operands, options), None
-        write, ld, stride = _device_write(operands, problem, reads)
     _supported(problem, options)
     a, b = reads
     desc = library.GemmDesc(options.backend, problem.code, options.precision, a.transposed,
@@ -99,18 +98,6 @@ def _host(options: Options) -> tuple[tuple[int, ...], library.HostOptions]:
     return devices, host_options
 
 
-def _host_write(operands: Operands, problem: Problem) -> tuple[str, int, int]:
-    """Into ``out`` where the C call can write it (the loop dtype, row-major matrices that do
-    not overlap one another), else into a temporary cast into it after; else new memory.
-    ``out`` may overlap an operand: the host call reads all of A and B before writing C."""
-    out = operands.out
-    if out is not None and out.dtype == problem.loop:
-        written = _out(operands, problem)
-        if written is not None:
-            return (OUT, *written)
-    return (NEW if out is None else TEMPORARY, *_new_write(problem))
-
-
 def _device(operands: Operands, options: Options) -> tuple[int, ...]:
     if options.devices is not None:
         raise ValueError("devices= is for host operands: GPU operands are multiplied on their "
@@ -122,31 +109,22 @@ def _device(operands: Operands, options: Options) -> tuple[int, ...]:
     return (operands.device,)
 
 
-def _device_write(operands: Operands, problem: Problem,
-                  reads: tuple[Reading, Reading]) -> tuple[str, int, int]:
-    """Into new memory, or into ``out`` in place; into a C-contiguous temporary, copied into
-    ``out`` after, when ``out`` overlaps an operand read in place (the C call's inputs and
+def _write(operands: Operands, problem: Problem, reads: tuple[Reading, Reading]) -> tuple[str, int, int]:
+    """Into new memory without ``out``; into ``out`` itself where the C call can write it (the
+    loop dtype, row-major matrices that do not overlap one another); else into a C-ordered
+    temporary that wrap then moves (casts) into ``out``. A host ``out`` may overlap an
+    operand (the host call reads all of A and B before it writes C); a GPU ``out`` that
+    overlaps an operand read in place takes the temporary (the device calls' inputs and
     output must not overlap)."""
     out = operands.out
     if out is None:
         return (NEW, *_new_write(problem))
-    if out.dtype != problem.loop:
-        raise UnsupportedError(
-            f"pyctk.matmul computes this product in {problem.loop} and writes a GPU out= only of "
-            f"that dtype (no cast kernel yet), not {out.dtype}; pass out of dtype {problem.loop}")
-    written = _out(operands, problem)
-    if written is None:
-        raise UnsupportedError(
-            "pyctk.matmul writes a GPU out= in place only when its matrices are row-major "
-            "(unit column stride) and do not overlap one another; pass a C-contiguous out, "
-            "or none and copy the result")
-    read_in_place = [x for x, read in zip((operands.a, operands.b), reads) if read.copy == IN_PLACE]
-    if any(_overlap(out, x) for x in read_in_place):
-        if not layout.is_c_contiguous(out.shape, out.strides, out.dtype.itemsize):
-            raise UnsupportedError("pyctk.matmul: a GPU out= that overlaps an input must be "
-                                   "C-contiguous")
-        return (TEMPORARY, *_new_write(problem))
-    return (OUT, *written)
+    written = _out(operands, problem) if out.dtype == problem.loop else None
+    if written is not None and operands.device is not None:
+        read_in_place = [x for x, read in zip((operands.a, operands.b), reads) if read.copy == IN_PLACE]
+        if any(_overlap(out, x) for x in read_in_place):
+            written = None
+    return (OUT, *written) if written is not None else (TEMPORARY, *_new_write(problem))
 
 
 def _overlap(x, y) -> bool:

@@ -1,28 +1,28 @@
 """Stage 5 of a product: wrap the result as the caller gets it.
 
-A temporary is moved (cast, on the host, under ``casting=``) into ``out``, and ``out=``
-itself is returned; a new result has its core axes where ``axes=`` puts them (a view),
+A temporary is moved into ``out`` (cast as ``casting=`` allowed: NumPy's copyto on the
+host, a copy kernel on the GPU, on the product's stream), and ``out=`` itself is returned; a new result has its core axes where ``axes=`` puts them (a view),
 and is a NumPy scalar for host 1-D @ 1-D, as in NumPy; a new GPU result is the DeviceArray
 the C call allocated.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from .._cuda import cudart
+from .._arrays import convert
 from . import shapes
 from .describe import Operands
 from .options import Options
 from .plan import NEW, TEMPORARY, Plan
+from .resolve import Problem
 
 
-def wrap(operands: Operands, plan: Plan, options: Options, written: Any) -> Any:
+def wrap(operands: Operands, problem: Problem, plan: Plan, options: Options, written: Any) -> Any:
     if plan.write == TEMPORARY:
-        _into_out(operands, options, written)
+        _into_out(operands, problem, options, written)
     if plan.write != NEW:
         return operands.out_given
     if operands.out_axes is not None:
@@ -32,12 +32,16 @@ def wrap(operands: Operands, plan: Plan, options: Options, written: Any) -> Any:
     return written
 
 
-def _into_out(operands: Operands, options: Options, temporary: Any) -> None:
+def _into_out(operands: Operands, problem: Problem, options: Options, temporary: Any) -> None:
     if operands.device is None:
         np.copyto(operands.out, temporary, casting=options.casting)
-        return
-    out = operands.out  # C-contiguous, of the loop dtype (plan._device_write)
-    with cudart.on_device(operands.device):
-        cudart.call("cudaMemcpyAsync", out.pointer, temporary.pointer,
-                    out.dtype.itemsize * math.prod(out.shape), cudart.DEVICE_TO_DEVICE,
-                    options.stream_handle)
+    else:
+        convert.copy(_as_stack(operands.out, problem), _as_stack(temporary, problem),
+                     operands.device, options.stream_handle)
+
+
+def _as_stack(x: Any, problem: Problem) -> Any:
+    """A GPU ``out`` or temporary as the (*batch, m, n) stack the product writes: the same
+    memory, the absent axes put back."""
+    shape, strides = shapes.stack_layout(x.shape, x.strides, problem.shapes, shapes.RESULT)
+    return x._replace(shape=shape, strides=strides)

@@ -2,8 +2,8 @@
  * kernel registry (tables.c, auto_table.c), the kernel image and its kernels
  * (images.c), and the product itself: the dispatch among cuBLAS and the kernels
  * (multiply.c), a kernel's launches (launch.c), cuBLAS (cublas.c), split k
- * (split_k.c) and operands repacked for k-major kernels (repack.c). Builds on
- * core/; calls nothing above it. */
+ * (split_k.c), operands repacked for k-major kernels (repack.c), and copies
+ * with casts of any arrays (convert.c). Builds on core/; calls nothing above. */
 #ifndef GPUMATMUL_GEMM_H
 #define GPUMATMUL_GEMM_H
 
@@ -146,6 +146,7 @@ struct kernels {
      * (split_dtypes), NULL elsewhere. */
     CUfunction reduce[DTYPE_COUNT];
     CUfunction transpose; /* gemm_transpose_b32, for repack.c */
+    CUfunction convert;   /* for convert.c */
 };
 
 /* Loads the image that fits ctx's device, which must be current, and looks up
@@ -216,6 +217,14 @@ static inline int64_t stored_count(const struct layout *l, int64_t batch) {
 static inline unsigned shape_bit(const struct gemm *g) {
     return 1u << shape_class(g->m, g->n, g->k, g->batch);
 }
+
+/* ---- Copies with casts (convert.c) ---- */
+
+/* gpumatmul_copy_device's copy, its arguments checked (api/copy.c): enqueued on
+ * `stream`, on the context's device, which is current. */
+gpumatmul_status convert_array(gpumatmul_context *ctx, const gpumatmul_array_desc *dst,
+                               void *dst_data, const gpumatmul_array_desc *src,
+                               const void *src_data, cudaStream_t stream);
 
 /* ---- Operands repacked for k-major kernels (repack.c) ---- */
 

@@ -47,8 +47,8 @@ gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *
     return GPUMATMUL_SUCCESS;
 }
 
-/* The split-k reductions of the dtypes some family may split, and the
- * transpose repack.c launches. */
+/* The split-k reductions of the dtypes some family may split, the transpose
+ * repack.c launches and convert.c's copy. */
 static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) {
     unsigned split = 0;
     int f, d;
@@ -64,10 +64,14 @@ static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) 
                                    symbol)))
             return status;
     }
+    if ((status = check_driver(&ctx->driver,
+                               ctx->driver.module_get_function(&k->transpose, k->module,
+                                                               "gemm_transpose_b32"),
+                               "gemm_transpose_b32")))
+        return status;
     return check_driver(&ctx->driver,
-                        ctx->driver.module_get_function(&k->transpose, k->module,
-                                                        "gemm_transpose_b32"),
-                        "gemm_transpose_b32");
+                        ctx->driver.module_get_function(&k->convert, k->module, "convert"),
+                        "convert");
 }
 
 /* Every family's kernels, with the dynamic shared memory beyond 48 KiB that a
