@@ -357,3 +357,37 @@ def test_a_product_of_host_arrays_enters_each_stage_once_in_order(shape_a, shape
     a, b = np.ones(shape_a, F32)[..., ::-1], np.ones(shape_b, F32)  # a is copied too
     assert stage_route(lambda: pyctk.matmul(a, b, out=out)) == STAGES
     assert len(host_calls) == 1
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """A machine with 48 MiB of host memory available, where every allocation is checked."""
+    from pyctk._matmul import host_results
+    monkeypatch.setattr(host_results, "CHECKED_FROM", 0)
+    monkeypatch.setattr(host_results, "_available_bytes", lambda: (48 << 20, "a test's machine"))
+    monkeypatch.delenv(host_results.CHECK_VARIABLE, raising=False)
+    return host_results
+
+
+def test_a_result_larger_than_free_host_memory_is_a_memory_error_before_gpu_work(
+        little_memory, no_gpu_work):
+    a, b = np.ones((1, 4096), F32), np.ones((4096, 8192), F32)[:, ::2]  # b is copied: 64 MiB
+    with pytest.raises(MemoryError) as caught:
+        pyctk.matmul(a.T.copy(), a)  # a 4096 x 4096 float32 result: 64 MiB
+    message = str(caught.value)
+    assert "64.0 MiB of new host memory (64.0 MiB for the result, of shape (4096, 4096) and " \
+           "dtype float32, and 0 bytes for copies of the operands)" in message
+    assert "48.0 MiB available (a test's machine)" in message
+    assert "PYCTK_HOST_MEMORY_CHECK=0" in message
+    with pytest.raises(MemoryError, match="64.0 MiB for copies of the operands"):
+        pyctk.matmul(a, b)
+
+
+def test_the_host_memory_check_counts_what_out_saves_and_can_be_turned_off(
+        little_memory, host_calls, monkeypatch):
+    a = np.ones((4096, 1), F32)
+    pyctk.matmul(a, a.T, out=np.empty((4096, 4096), F32))  # written in place: nothing new
+    monkeypatch.setenv(little_memory.CHECK_VARIABLE, "0")
+    pyctk.matmul(a, a.T)
+    assert len(host_calls) == 2
+

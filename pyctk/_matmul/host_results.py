@@ -95,6 +95,61 @@ def empty(shape: Sequence[int], dtype: np.dtype, device: int = 0) -> np.ndarray:
     return anchor[:nbytes].view(dtype).reshape(shape)
 
 
+# Host memory a product is about to take is checked against what the machine has from this
+# size on (reading /proc/meminfo costs tens of microseconds, and a small result cannot take
+# a machine down); PYCTK_HOST_MEMORY_CHECK=0 turns the check off.
+CHECK_VARIABLE = "PYCTK_HOST_MEMORY_CHECK"
+CHECKED_FROM = 1 << 30
+
+
+def check_available(nbytes: int, what: str) -> None:
+    """MemoryError, naming the sizes, if ``nbytes`` of new host memory (``what`` says for
+    what) are more than the machine has available: where memory is overcommitted (Linux's
+    vm.overcommit_memory=1), NumPy's allocation would succeed and the kernel would kill the
+    process part-way through the product. Memory a dropped result left for reuse counts as
+    available."""
+    if nbytes < CHECKED_FROM or os.environ.get(CHECK_VARIABLE, "") == "0":
+        return
+    available, source = _available_bytes()
+    if available is None or nbytes <= available + _free_bytes:
+        return
+    raise MemoryError(
+        f"pyctk.matmul needs {size_text(nbytes)} of new host memory ({what}), but this "
+        f"machine has {size_text(available)} available ({source}): the process would run "
+        f"out of memory part-way through the product. Free memory, multiply in parts (slices "
+        f"of x1's rows, say), or pass out= an array you have; {CHECK_VARIABLE}=0 turns this "
+        f"check off.")
+
+
+def size_text(nbytes: int) -> str:
+    """``nbytes`` for a person: "90.0 GiB", "64.0 MiB"."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _available_bytes() -> tuple[int | None, str]:
+    """Host memory this process may still take, and where that was read: the kernel's
+    estimate (MemAvailable), or less if the process's control group (cgroup v2) caps it."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as lines:
+            available = next(int(line.split()[1]) * 1024 for line in lines
+                             if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):  # not Linux, or a kernel older than 3.14
+        return None, ""
+    source = "MemAvailable in /proc/meminfo"
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as cap, \
+                open("/sys/fs/cgroup/memory.current", encoding="ascii") as used:
+            room = int(cap.read()) - int(used.read())
+        if room < available:
+            available, source = room, "the control group's memory.max less memory.current"
+    except (OSError, ValueError):  # no cgroup v2 limit ("max"), or not readable
+        pass
+    return available, source
+
+
 def kept(shape: Sequence[int], dtype: np.dtype) -> bool:
     """Whether ``empty`` makes a result of this shape and dtype in memory kept here (else
     it is NumPy's own)."""

@@ -18,13 +18,14 @@ the precision (``gpumatmul_backend_supports``).
 from __future__ import annotations
 
 import ctypes
+import math
 from typing import NamedTuple
 
 from .._arrays import layout
-from .._arrays.layout import IN_PLACE, Reading, Strided
+from .._arrays.layout import COPY_STACK, IN_PLACE, Reading, Strided
 from .._cuda import contexts, library
 from .._cuda.errors import DeviceMismatchError
-from . import shapes
+from . import host_results, shapes
 from .describe import Operands
 from .options import Options, device_list, memory_limit
 from .resolve import Problem
@@ -54,6 +55,7 @@ def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
                   for position, x in enumerate((operands.a, operands.b)))
     write, ld, stride = _write(operands, problem, reads)
     if operands.device is None:
+        _check_host_memory(operands, problem, reads, write)
         devices, host_options = _host(options)
     else:
         devices, host_options = _device(operands, options), None
@@ -96,6 +98,21 @@ def _host(options: Options) -> tuple[tuple[int, ...], library.HostOptions]:
     # The first call of a process starts the driver here, while libgpumatmul loads.
     contexts.load_library(devices[0])
     return devices, host_options
+
+
+def _check_host_memory(operands: Operands, problem: Problem, reads: tuple[Reading, Reading],
+                       write: str) -> None:
+    """MemoryError before any GPU work if the host memory execute will take (a new result
+    or temporary, the copies of operands) is more than the machine has."""
+    itemsize, shapes_ = problem.loop.itemsize, problem.shapes
+    copies = [math.prod(shapes_.batch + x.shape[-2:] if read.copy == COPY_STACK else x.shape)
+              for x, read in zip((operands.a, operands.b), reads) if read.copy != IN_PLACE]
+    result = math.prod(shapes_.result) if write != OUT else 0
+    host_results.check_available(
+        (result + sum(copies)) * itemsize,
+        f"{host_results.size_text(result * itemsize)} for the result, of shape {shapes_.result} "
+        f"and dtype {problem.loop}, and {host_results.size_text(sum(copies) * itemsize)} for "
+        f"copies of the operands")
 
 
 def _device(operands: Operands, options: Options) -> tuple[int, ...]:

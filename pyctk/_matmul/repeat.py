@@ -16,6 +16,7 @@ so threads share them.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,8 +40,11 @@ class _HostPlan(NamedTuple):
     dtype: np.dtype
     scalar: bool            # 1-D @ 1-D: a NumPy scalar
     kept: bool              # the result's memory is host_results' (else NumPy's own)
+    checked_bytes: int      # the result's bytes where they are checked against free memory
 
     def run(self, a: np.ndarray, b: np.ndarray) -> Any:
+        if self.checked_bytes:
+            host_results.check_available(self.checked_bytes, f"the result, of shape {self.shape}")
         result = (host_results.empty(self.shape, self.dtype, self.plan.devices[0]) if self.kept
                   else np.empty(self.shape, self.dtype))  # known once: 0.5 us of a 16 x 16 call
         execute.host_call(self.plan, address(a), address(b), address(result))
@@ -102,8 +106,10 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
     if operands.device is None:
         key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key,
                memory_limit())
+        nbytes = math.prod(shapes.result) * problem.loop.itemsize
         _keep(_host, key, _HostPlan(plan, shapes.result, problem.loop, not shapes.result,
-                                    host_results.kept(shapes.result, problem.loop)))
+                                    host_results.kept(shapes.result, problem.loop),
+                                    nbytes if nbytes >= host_results.CHECKED_FROM else 0))
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         shape, loop = shapes.result, problem.loop
