@@ -1,0 +1,34 @@
+"""pyctk.matmul on GPU arrays against numpy.matmul on the same host arrays, over generated calls
+(tests/strategies.py): DeviceArrays, PyTorch tensors and CuPy arrays of the same shapes, dtypes,
+strides (tests/gpu_arrays.py) and contents give NumPy's values, dtypes and shapes, or NumPy's
+exception types. The same comparison without a GPU is test_matmul_properties.py's."""
+
+from __future__ import annotations
+
+import pytest
+from gpu_arrays import LIBRARIES
+from hypothesis import given, settings
+from strategies import MatmulCase, matmul_cases
+from test_matmul_properties import QUIET, SETTINGS, check_on_gpu
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(params=list(LIBRARIES))
+def library(request):
+    if request.param != "pyctk":
+        module = pytest.importorskip(request.param)
+        if request.param == "torch" and not module.cuda.is_available():
+            pytest.fail("PyTorch sees no GPU, but pyctk does")
+    return request.param
+
+
+@QUIET
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's about a non-writable NumPy array
+def test_gpu_arrays_give_numpys_result_or_exception(library):
+    @settings(**SETTINGS)
+    @given(case=matmul_cases(others=False))
+    def check(case: MatmulCase):
+        check_on_gpu(case, library)
+
+    check()
