@@ -259,7 +259,8 @@ def device_rows(sizes, dtypes, repeats):
 
 def device_call_rows(sizes, repeats, calls):
     """pyctk.matmul on GPU data side by side with torch.matmul and cupy.matmul, each on its
-    own arrays (pyctk: DeviceArrays; "pyctk-torch": pyctk on the torch tensors). Per-call time
+    own arrays (pyctk: DeviceArrays; "pyctk-torch" and "pyctk-cupy": pyctk on torch's tensors and
+    on CuPy's arrays). Per-call time
     for tiny products (16, 32 and 64, float32: wall clock over ``calls`` calls, then a
     synchronise), and device time for large sizes."""
     try:
@@ -272,6 +273,7 @@ def device_call_rows(sizes, repeats, calls):
              "torch": (lambda t: t, torch.matmul)}
     try:
         import cupy
+        peers["pyctk-cupy"] = (cupy.asarray, pyctk.matmul)
         peers["cupy"] = (cupy.asarray, cupy.matmul)
     except ImportError:
         note("CuPy not installed: no cupy device-call-tiny rows")

@@ -112,7 +112,9 @@ def test_embedded_images_cover_every_architecture_of_the_major():
 
 @pytest.mark.parametrize("capability, expected", [
     ((9, 0), "sm_90"), ((8, 6), "sm_86"), ((8, 9), "sm_89"), ((12, 0), "sm_120"),
-    ((10, 0), "sm_100"), ((7, 5), "sm_75"), ((8, 8), "sm_87"),  # no sm_88 in cu12: same-major SASS
+    ((10, 0), "sm_100"), ((7, 5), "sm_75"), ((8, 8), "sm_86"),  # no sm_88 in cu12: same-major SASS
+    # Jetson's GPUs have no SASS of their own (embed_kernels.JETSON_ONLY): the lower minor's runs.
+    ((8, 7), "sm_86"), ((5, 3), "sm_52"), ((6, 2), "sm_61"), ((7, 2), "sm_70"), ((10, 1), "sm_100"),
     ((19, 0), "compute_121"),  # a future GPU runs the PTX
 ])
 def test_image_selection(capability, expected):
@@ -121,8 +123,17 @@ def test_image_selection(capability, expected):
         expected = "sm_88"
     if capability == (19, 0):
         expected = next(i["name"] for i in images if i["kind"] == "PTX")
+    if 10 * capability[0] + capability[1] < min(i["arch"] for i in images):  # cu13: from sm_75
+        with pytest.raises(pyctk.NoKernelImageError):
+            _library.query_int("gpumatmul_kernel_image_select", *capability)
+        return
     index = _library.query_int("gpumatmul_kernel_image_select", *capability)
     assert images[index]["name"] == expected
+
+
+def test_jetson_architectures_have_no_sass_of_their_own():
+    names = {i["name"] for i in pyctk.info()["kernel_images"]}
+    assert not names & {"sm_53", "sm_62", "sm_72", "sm_87", "sm_101"}
 
 
 def test_too_old_gpu_has_no_image():

@@ -97,8 +97,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         For host operands the product in host memory, of NumPy's result
         dtype (1-D @ 1-D gives a NumPy scalar, as in NumPy); for GPU
         operands a ``pyctk.DeviceArray`` on their GPU (0-d for 1-D @ 1-D).
-        ``out`` if given: for GPU operands any writable GPU array of the
-        product's dtype whose matrices are row-major.
+        ``out`` if given (for GPU operands any writable GPU array on their
+        GPU, of any dtype the product casts to and any strides).
 
     Raises
     ------
