@@ -21,15 +21,25 @@ __device__ void gemm_reduce(const reduce_args &p) {
     const index_t r = blockIdx.y, z = blockIdx.z;
     const index_t piece = p.m * p.ld;
     const T *partial = (const T *)p.partials + z * p.splits * piece + r * p.ld + col;
+    // Element by element: C may be unaligned, and its rows need not be padded.
+    T *c = (T *)p.c + z * p.c_batch_stride + r * p.ldc + col;
+    if (col + VEC > p.n) {
+        // The row's last elements, one by one: the pieces' padding past n was never written.
+        for (int e = 0; col + e < p.n; ++e) {
+            T sum = partial[e];
+            for (index_t s = 1; s < p.splits; ++s) sum += partial[s * piece + e];
+            c[e] = sum;
+        }
+        return;
+    }
     unit_of<T> sum = *(const unit_of<T> *)partial;
     for (index_t s = 1; s < p.splits; ++s) {
         const unit_of<T> next = *(const unit_of<T> *)(partial + s * piece);
 #pragma unroll
         for (int e = 0; e < VEC; ++e) sum.x[e] += next.x[e];
     }
-    // Element by element: C may be unaligned, and its rows need not be padded.
-    T *c = (T *)p.c + z * p.c_batch_stride + r * p.ldc + col;
-    for (int e = 0; e < VEC && col + e < p.n; ++e) c[e] = sum.x[e];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) c[e] = sum.x[e];
 }
 
 extern "C" __global__ void __launch_bounds__(GEMM_REDUCE_THREADS)

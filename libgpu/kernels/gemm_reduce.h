@@ -4,7 +4,8 @@
 #define GPUMATMUL_GEMM_REDUCE_H
 
 /* Each thread sums GEMM_REDUCE_BYTES of consecutive elements of a row (one
- * 16-byte load from each piece). A launch is a grid of
+ * 16-byte load from each piece; a row's last elements, short of 16 bytes, one by
+ * one, so that the pieces' padding, which the GEMM never writes, is never read). A launch is a grid of
  * (ceil(n * element size / GEMM_REDUCE_BYTES / GEMM_REDUCE_THREADS), m,
  * batches) blocks of GEMM_REDUCE_THREADS: a block row per row of C, so m is
  * at most 65535 (CUDA's grid limit). */
