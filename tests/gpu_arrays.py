@@ -39,8 +39,10 @@ def device_array(x: np.ndarray) -> pyctk.DeviceArray:
 def torch_tensor(x: np.ndarray) -> Any:
     import torch  # only where the GPU tests run with torch
 
-    if any(s < 0 for s in x.strides) or x.size == 0:  # torch has no negative strides
-        return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+    if x.size == 0:
+        return torch.empty(x.shape, dtype=_torch_dtype(x.dtype), device="cuda")
+    if any(s < 0 for s in x.strides):  # torch has no negative strides
+        x = x.copy()  # (ascontiguousarray keeps a length-1 axis's stride as it is)
     data, offset = _spanned_bytes(x)
     base = torch.from_numpy(data).cuda().view(_torch_dtype(x.dtype))
     return torch.as_strided(base, x.shape, [s // x.itemsize for s in x.strides],

@@ -1,8 +1,12 @@
 """The copy kernel on a GPU (libgpu/kernels/convert.cu, gpumatmul_copy_device): every pair of
 dtypes against NumPy's own casts (ml_dtypes' for bfloat16), bit for bit, on the values where
-casts differ (roundings at midpoints, signed zeros, infinities, NaN, integer extremes, floats
-out of an integer type's range, as NumPy gives them on x86-64); gathers of any strides; and an
-array past 2^31 elements, which takes several launches."""
+casts differ (roundings at midpoints, signed zeros, infinities, NaN, integer extremes); gathers
+of any strides; and an array past 2^31 elements, which takes several launches.
+
+A float out of an integer type's range (NaN and the infinities too) has no defined cast: NumPy
+warns "invalid value encountered in cast" and gives what its CPU loop gives, which differs
+between CPUs and between NumPy's SIMD and scalar loops (float32 1e10 to uint32: 1410065408 on
+one x86-64 machine, 0 on another). Those elements are left out of the comparison."""
 
 from __future__ import annotations
 
@@ -63,6 +67,17 @@ def same_bits(result: np.ndarray, expected: np.ndarray) -> bool:
     return bool(np.all(same))
 
 
+def defined_casts(host: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Where NumPy's cast of ``host`` to ``target`` is defined: everywhere but floats whose
+    integer part is out of an integer ``target``'s range."""
+    if target.kind not in "iu" or host.dtype.kind in "biu":
+        return np.ones(host.shape, bool)
+    whole = np.trunc((host.real if host.dtype.kind == "c" else host).astype(np.float64))
+    info = np.iinfo(target)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(whole) & (whole >= float(info.min)) & (whole <= float(info.max))
+
+
 @pytest.mark.parametrize("source, target", list(itertools.product(SUPPORTED, SUPPORTED)),
                          ids=lambda d: d.name)
 def test_every_cast_is_numpys_bit_for_bit(source, target):
@@ -71,8 +86,9 @@ def test_every_cast_is_numpys_bit_for_bit(source, target):
         warnings.simplefilter("ignore")  # NumPy's ComplexWarning, and pyctk's
         expected = host.astype(target)
         result = pyctk.asarray(host).astype(target).get()
-    mismatched = [(x, r, e) for x, r, e in zip(host, result, expected)
-                  if not same_bits(np.array([r], target), np.array([e], target))]
+    mismatched = [(x, r, e) for x, r, e, defined in zip(host, result, expected,
+                                                        defined_casts(host, target))
+                  if defined and not same_bits(np.array([r], target), np.array([e], target))]
     assert not mismatched, f"{source} -> {target}: {mismatched[:5]}"
 
 

@@ -47,15 +47,19 @@ def test_torch_operands_give_a_device_array_without_copies(torch):
     torch.testing.assert_close(back, a @ b, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("shape_a, shape_b", [
-    ((300, 200), (200, 100)),                     # read in place
-    ((1, 5, 33, 17), (6, 1, 17, 9)),              # a copy of each broadcast stack
+@pytest.mark.parametrize("shape_a, shape_b, repeat", [
+    ((301, 203), (203, 97), ["execute"]),  # read in place: its plan is kept, and run at once
+    ((1, 5, 33, 17), (6, 1, 17, 9), STAGES),           # a copy of each broadcast stack: not kept
 ])
-def test_a_torch_operands_route_enters_each_stage_once_in_order(torch, shape_a, shape_b):
+def test_a_torch_operands_route_enters_each_stage_once_in_order(torch, shape_a, shape_b, repeat):
+    """Shapes no other test uses: the first product of a layout goes through every stage; a
+    repeat of one read in place runs by the plan the first left."""
     a, b = torch.randn(*shape_a, device="cuda"), torch.randn(*shape_b, device="cuda")
     results = []
     assert stage_route(lambda: results.append(pyctk.matmul(a, b))) == STAGES
-    torch.testing.assert_close(torch.from_dlpack(results[0]), a @ b, rtol=1e-5, atol=1e-4)
+    assert stage_route(lambda: results.append(pyctk.matmul(a, b))) == repeat
+    for result in results:
+        torch.testing.assert_close(torch.from_dlpack(result), a @ b, rtol=1e-5, atol=1e-4)
 
 
 def test_torch_out_is_written_in_place_and_returned(torch):
@@ -258,6 +262,28 @@ def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
         torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b,
                                    rtol=1e-5, atol=1e-4)
     assert len(repeat._device) == 1  # made by the first call, run by the others
+
+
+def test_repeated_products_of_cupy_arrays_each_compute_their_own_data_after_their_stream(torch):
+    """CuPy arrays read by their own accessors: each product waits for the work CuPy queued on
+    its current stream (a slow product ahead of it), by a plan kept per stream: pyctk's default
+    (the legacy stream, CuPy's default) and a CuPy stream passed as stream=."""
+    cupy = pytest.importorskip("cupy")
+    from pyctk._matmul import repeat
+
+    repeat._device.clear()
+    big = cupy.ones((4096, 4096), cupy.float32)
+    for stream in (cupy.cuda.Stream.null, cupy.cuda.Stream(non_blocking=True)):
+        with stream:
+            for seed in range(3):
+                a = cupy.random.default_rng(seed).standard_normal((33, 17), cupy.float32)
+                b = cupy.random.default_rng(seed + 9).standard_normal((17, 9), cupy.float32)
+                for _ in range(4):
+                    big @ big  # keeps CuPy's stream busy: the product must wait for it
+                a *= 2  # queued after the slow work, on CuPy's stream
+                c = cupy.asarray(pyctk.matmul(a, b, stream=None if stream.ptr == 0 else stream))
+                assert_close(c.get(), a.get() @ b.get())
+    assert len(repeat._device) == 2  # one plan per stream, each run by the later calls
 
 
 def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above():

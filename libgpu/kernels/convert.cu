@@ -8,9 +8,10 @@
 // integer an int64 or a uint64), then written in the destination type. Where NumPy's
 // cast rounds twice, so does this one: ml_dtypes makes bfloat16 from a float32 made
 // first (from float64 and from integers); NumPy makes float16 from float64 directly.
-// Floats out of an integer type's range convert as NumPy's C casts do on x86-64 (where
-// NumPy warns "invalid value encountered in cast"): through a 32-bit conversion for
-// types of up to 32 bits (64 for uint32), which gives INT_MIN for what does not fit.
+// A float out of an integer type's range has no defined cast (NumPy warns "invalid value
+// encountered in cast" and gives what its CPU's loop gives, which differs between CPUs);
+// here it converts as x86-64's scalar C casts do: through a 32-bit conversion for types
+// of up to 32 bits (64 for uint32), which gives INT_MIN for what does not fit.
 
 #include "convert.h"
 
