@@ -8,6 +8,7 @@ import ctypes
 import gc
 
 import gemm_emulation
+from pyctk._arrays import memory as _memory
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import library as _library
@@ -184,6 +185,7 @@ def install(monkeypatch) -> FakeRuntime:
     monkeypatch.setattr(_library, "_library", FakeLibrary(runtime))
     monkeypatch.setattr(_contexts, "_contexts", {device: ctypes.c_void_p(device + 1)
                                                  for device in range(runtime.devices)})
+    monkeypatch.setattr(_memory, "_recycled", {})
     return runtime
 
 
@@ -192,4 +194,5 @@ def check_after(runtime: FakeRuntime) -> None:
     assert runtime.current == 0, "the calling thread was left on another device"
     assert runtime.last_error == 0, "a failure left for the next cudaGetLastError to report"
     gc.collect()  # PyPy: free the test's garbage arrays while their runtime is installed
+    _memory.release_recycled()  # blocks kept for reuse are in use by pyctk, not garbage
     assert not runtime.blocks, "device memory outlived every array"

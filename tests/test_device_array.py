@@ -28,6 +28,7 @@ from pyctk._cuda import cudart as _cudart
 from pyctk._arrays import device_array as _device_array
 from pyctk._arrays import dlpack as _dlpack
 from pyctk._arrays import interop as _interop
+from pyctk._arrays import memory as _memory
 from pyctk._cuda import streams as _streams
 from pyctk._arrays.dlpack import kDLCPU, kDLCUDA
 
@@ -583,6 +584,41 @@ def test_torch_reader_leaves_the_rest_to_the_protocols(gpu_pointers):
     assert _interop.device_operand(sparse).strides == (4,)  # read through its interface
 
 
+class CupyArrayLike:
+    """A CuPy array as pyctk's CuPy reader sees one (its accessors, on device 1), with the CUDA
+    Array Interface CuPy gives it: the current stream, the legacy default one for CuPy's default."""
+
+    class Memory:
+        ptr, device_id = 0x7000, 1
+
+    def __init__(self, shape, strides, dtype, current_stream):
+        self.shape, self.strides, self.dtype, self.data = shape, strides, np.dtype(dtype), self.Memory()
+        self.current_stream = current_stream
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"version": 3, "shape": self.shape, "typestr": self.dtype.str, "strides": self.strides,
+                "data": (self.data.ptr, False), "stream": self.current_stream or 1}
+
+
+CupyArrayLike.__module__, CupyArrayLike.__qualname__ = "cupy", "ndarray"
+
+
+@pytest.mark.parametrize("dtype, current_stream", [("<f4", 0), ("<c16", 0x55), ("|b1", 0), ("<M8[s]", 0)])
+def test_cupy_reader_reads_what_the_interface_says(gpu_pointers, monkeypatch, dtype, current_stream):
+    x = CupyArrayLike((3, 4), (8 * 1, 8 * 3), dtype, current_stream)
+    stream = type("Stream", (), {"ptr": current_stream})()
+    cuda = type("cuda", (), {"get_current_stream": staticmethod(lambda: stream)})
+    monkeypatch.setitem(sys.modules, "cupy", type("cupy", (), {"cuda": cuda}))
+    if np.dtype(dtype).kind == "M":  # a dtype pyctk lacks: the interface's TypeError, as before
+        with pytest.raises(TypeError):
+            _interop.device_operand(x)
+        return
+    read = _interop.device_operand(x)
+    assert read == _interop._interface_operand(x, x.__cuda_array_interface__)
+    assert read.stream == (current_stream or _streams.LEGACY)
+
+
 def test_zero_size_cuda_array_interface_needs_no_cuda_call():
     operand = _interop.device_operand(CaiArray(shape=(0, 3), typestr="<f4", data=(0, False), stream=1))
     assert (operand.pointer, operand.shape, operand.stream) == (0, (0, 3), None)
@@ -732,6 +768,7 @@ def test_memory_is_freed_after_the_last_view(cuda):
     assert len(cuda.blocks) == 1
     del transposed
     gc.collect()
+    _memory.release_recycled()  # a small block freed on the legacy stream waits there for reuse
     assert not cuda.blocks
 
 
@@ -749,6 +786,40 @@ def test_out_of_memory_collects_garbage_and_retries(cuda):
         _device_array.empty(8193, np.uint8)
 
 
+def test_small_blocks_freed_on_the_legacy_stream_are_reused_without_cuda(cuda, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cuda, "cudaMallocAsync", _counted(cuda.cudaMallocAsync, calls, "alloc"))
+    monkeypatch.setattr(cuda, "cudaFreeAsync", _counted(cuda.cudaFreeAsync, calls, "free"))
+    first = _device_array.empty(1000, np.uint8)
+    pointer = first._pointer
+    del first
+    gc.collect()
+    again = _device_array.empty(1000, np.uint8)  # the same size, on the same (legacy) stream
+    assert again._pointer == pointer and calls == ["alloc"]
+    on_a_stream = _device_array.empty(1000, np.uint8, stream=0x5000)  # another stream: the pool's
+    large = _device_array.empty(_memory.RECYCLED_MAX_BYTES + 1, np.uint8)  # too large to keep
+    del on_a_stream, large
+    gc.collect()
+    assert calls == ["alloc", "alloc", "alloc", "free", "free"]
+
+
+def test_out_of_memory_returns_the_kept_blocks_to_the_pool(cuda):
+    kept = _device_array.empty(4096, np.uint8)
+    del kept
+    gc.collect()
+    assert len(cuda.blocks) == 1  # kept for reuse
+    cuda.capacity = 8192
+    _device_array.empty(8192, np.uint8)  # needs the kept block's memory back
+    assert len(cuda.blocks) == 1
+
+
+def _counted(call, calls, name):
+    def counted(*args):
+        calls.append(name)
+        return call(*args)
+    return counted
+
+
 @needs_pythonapi
 def test_memory_is_freed_after_the_last_capsule(cuda):
     array = _device_array.asarray(values(np.float32))
@@ -759,6 +830,7 @@ def test_memory_is_freed_after_the_last_capsule(cuda):
     del unconsumed
     assert len(cuda.blocks) == 1
     del tensor
+    _memory.release_recycled()
     assert not cuda.blocks
 
 

@@ -3,7 +3,7 @@
 ``device_operand(x)`` says where ``x``'s data is on the GPU (pointer, shape, strides,
 dtype, device, and what to keep alive and wait for), or None when ``x`` is host data.
 It reads, in order: a type with a reader of its own (a pyctk ``DeviceArray``, a torch
-tensor: one row each in ``_READERS``); ``__cuda_array_interface__`` (CuPy, Numba,
+tensor, a CuPy array: one row each in ``_READERS``); ``__cuda_array_interface__`` (CuPy, Numba,
 PyTorch and JAX on CUDA; cheap: a dict); DLPack (``__dlpack_device__`` and
 ``__dlpack__``). Only duck typing: torch, cupy, jax and numba are never imported.
 
@@ -18,7 +18,8 @@ disallowed as ambiguous.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import sys
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -86,12 +87,10 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     >>> device_operand(Fake()).strides
     (4,)
     """
-    reader = _readers.get(type(x), _UNKNOWN)
-    if reader is _UNKNOWN:
-        reader = _readers[type(x)] = _READERS.get((type(x).__module__, type(x).__qualname__))
+    reader = own_reader(type(x))
     if reader is not None:
         operand = reader(x)
-        if operand is not _UNREAD:
+        if operand is not UNREAD:
             return operand
     interface = getattr(x, "__cuda_array_interface__", None)  # CPU tensors raise AttributeError
     if interface is not None:
@@ -104,27 +103,36 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
 # ---------------------------------------------------------------------------
 # Readers of one library's arrays through its own accessors, where the protocols cost the
 # per-call path most: a torch tensor's __cuda_array_interface__ is a Python property (about
-# 4 us), after which the pointer's device must be asked of CUDA (another 1.5 us); pyctk's
-# own DeviceArray knows its operand. A reader returns the operand, None for host data, or
-# _UNREAD for what it leaves to the protocols (which then answer exactly as they would
-# have, errors included). Keyed by the type's module and name, so the library (and
-# pyctk's DeviceArray, a layer above) is never imported.
+# 4 us), a CuPy array's builds a dict, and after either the pointer's device must be asked
+# of CUDA (another 1.5 us); pyctk's own DeviceArray knows its operand. A reader returns the
+# operand, None for host data, or UNREAD for what it leaves to the protocols (which then
+# answer exactly as they would have, errors included). Keyed by the type's module and
+# name, so the library (and pyctk's DeviceArray, a layer above) is never imported.
 
-_UNREAD = object()
+UNREAD: Any = object()
 _UNKNOWN = object()
+
+
+def own_reader(kind: type) -> Callable[[Any], Any] | None:
+    """The reader of arrays of type ``kind`` through their own accessors, or None where the
+    protocols read them. A reader returns a DeviceOperand, None for host data, or UNREAD."""
+    reader = _readers.get(kind, _UNKNOWN)
+    if reader is _UNKNOWN:
+        reader = _readers[kind] = _READERS.get((kind.__module__, kind.__qualname__))
+    return reader
 
 
 def _torch_operand(x: Any) -> DeviceOperand | None | object:
     """A torch tensor: strided CUDA tensors without autograd or lazy conj/neg bits."""
     if not x.is_cuda:
-        return _UNREAD
-    dtype = _torch_dtypes.get((x.dtype, x.layout), _UNKNOWN)
+        return UNREAD
+    dtype = _library_dtypes.get((x.dtype, x.layout), _UNKNOWN)
     if dtype is _UNKNOWN:
-        dtype = _torch_dtypes[(x.dtype, x.layout)] = _torch_dtype(x)
+        dtype = _library_dtypes[(x.dtype, x.layout)] = _torch_dtype(x)
     if dtype is None or x.requires_grad or x.is_conj() or x.is_neg():
-        return _UNREAD
+        return UNREAD
     itemsize = dtype.itemsize
-    return DeviceOperand(x.data_ptr(), tuple(x.shape), tuple(s * itemsize for s in x.stride()),
+    return DeviceOperand(x.data_ptr(), tuple(x.shape), tuple([s * itemsize for s in x.stride()]),
                          dtype, x.get_device(), False, x, None)  # CAI v2: no stream, as torch's
 
 
@@ -138,10 +146,34 @@ def _torch_dtype(x: Any) -> np.dtype | None:
         return None
 
 
-_torch_dtypes: dict[tuple, np.dtype | None] = {}  # (torch dtype, layout) -> dtype
+def _cupy_operand(x: Any) -> DeviceOperand | object:
+    """A CuPy array. The stream is the one its __cuda_array_interface__ names: CuPy's current
+    stream, for whose default (0) the legacy default stream stands (1; CuPy's per-thread
+    default stream, where it is on, is ordered with the legacy one, so waiting for the
+    legacy stream waits for it too)."""
+    dtype = _library_dtypes.get(x.dtype, _UNKNOWN)
+    if dtype is _UNKNOWN:
+        dtype = _library_dtypes[x.dtype] = _supported_or_none(x.dtype)
+    if dtype is None:
+        return UNREAD
+    memory = x.data
+    stream = sys.modules["cupy"].cuda.get_current_stream().ptr or streams.LEGACY
+    return DeviceOperand(memory.ptr, x.shape, x.strides, dtype, memory.device_id, False, x, stream)
+
+
+def _supported_or_none(dtype: Any) -> np.dtype | None:
+    try:
+        return supported_dtype(dtype)
+    except TypeError:  # the protocols raise it, with the library's own description
+        return None
+
+
+_library_dtypes: dict[Any, np.dtype | None] = {}  # a library's dtype (torch: and layout) -> dtype
 _READERS = {("pyctk", "DeviceArray"): lambda x: x._operand(),
             ("torch", "Tensor"): _torch_operand,
-            ("torch.nn.parameter", "Parameter"): _torch_operand}
+            ("torch.nn.parameter", "Parameter"): _torch_operand,
+            ("cupy", "ndarray"): _cupy_operand,             # CuPy >= 13
+            ("cupy._core.core", "ndarray"): _cupy_operand}  # CuPy 12
 _readers: dict[type, Any] = {}  # type -> its reader or None, found once per type
 
 

@@ -9,6 +9,7 @@ for, and their memory is freed there after the product.
 
 from __future__ import annotations
 
+import math
 from ctypes import byref, c_void_p
 from typing import Any
 
@@ -87,7 +88,7 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
             shape, loop = problem.shapes.result, problem.loop
             written = device_new(plan, context, device, shape,
                                  layout.contiguous_strides(shape, loop.itemsize), loop, a, b,
-                                 stream, options.stream)
+                                 stream, options.stream, math.prod(shape) * loop.itemsize)
         else:
             written = (operands.out if plan.write == OUT else
                        device_array.empty(problem.shapes.result, problem.loop, device,
@@ -115,15 +116,21 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
 
 def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],
                strides: tuple[int, ...], dtype: np.dtype, a: int, b: int, stream: int,
-               stream_owner: Any) -> DeviceArray:
-    """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray that
-    libgpumatmul allocates from pyctk's pool (one C call), ordered on ``stream``.
+               stream_owner: Any, nbytes: int) -> DeviceArray:
+    """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray of
+    ``nbytes``, ordered on ``stream``: into a block kept for reuse (``memory.take``), or
+    into one that libgpumatmul allocates from pyctk's pool in the same C call.
     ``stream_owner``: the ``stream=`` argument, which the result keeps alive (see
     ``_arrays.memory.Allocation``)."""
-    c = c_void_p()
-    code = memory.allocating(library.library().gpumatmul_gemm_device_new, context, plan.desc, a, b,
-                             stream, byref(c))
+    kept = memory.take(context, device, nbytes, stream)
+    if kept:
+        allocation = memory.Allocation(kept, context, device, stream, stream_owner, nbytes)
+        code = library.library().gpumatmul_gemm_device(context, plan.desc, a, b, kept, stream)
+    else:
+        c = c_void_p()
+        code = memory.allocating(library.library().gpumatmul_gemm_device_new, context, plan.desc,
+                                 a, b, stream, byref(c))
+        allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner, nbytes)
     if code:
         raise library.error(code)
-    allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner)
     return DeviceArray(allocation.pointer, shape, strides, dtype, device, allocation, stream=stream)

@@ -9,9 +9,9 @@ call (host data: the host call; GPU data: allocate and multiply in one, and late
 free). That is most of a small product's cost: about 25 us of Python on a 2-core machine
 otherwise, more than a 16 x 16 product takes on the GPU.
 
-NumPy arrays and DeviceArrays are looked up before anything else is read (``run``);
-other libraries' GPU arrays once described (``run_described``). Kept plans are read-only,
-so threads share them.
+NumPy arrays, DeviceArrays, and torch and CuPy arrays (read by their own accessors) are
+looked up before anything else is read (``run``); other GPU arrays once described
+(``run_described``). Kept plans are read-only, so threads share them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._arrays import interop
 from .._arrays.device_array import DeviceArray
+from .._arrays.interop import DeviceOperand
 from .._arrays.layout import IN_PLACE, address, contiguous_strides
 from .._cuda import contexts, streams
 from . import execute, host_results
@@ -56,10 +58,11 @@ class _DevicePlan(NamedTuple):
     shape: tuple[int, ...]  # the result's, which the C call allocates
     strides: tuple[int, ...]
     dtype: np.dtype
+    nbytes: int
 
     def run(self, device: int, a: int, b: int, stream: int, stream_owner: Any) -> DeviceArray:
         return execute.device_new(self.plan, contexts.context(device), device, self.shape,
-                                  self.strides, self.dtype, a, b, stream, stream_owner)
+                                  self.strides, self.dtype, a, b, stream, stream_owner, self.nbytes)
 
 
 _host: dict[tuple, _HostPlan] = {}
@@ -67,22 +70,33 @@ _device: dict[tuple, _DevicePlan] = {}
 
 
 def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
-    """The product of two NumPy arrays (``stream`` None) or two DeviceArrays by a kept plan;
-    None when there is none. ``options``: (casting, backend, precision) as given."""
-    if type(x1) is np.ndarray and type(x2) is np.ndarray:
+    """The product of two NumPy arrays (``stream`` None), or of two GPU arrays of one type
+    that has a reader of its own (DeviceArray, torch, CuPy: ``interop.own_reader``), by a
+    kept plan; None when there is none. ``options``: (casting, backend, precision) as given."""
+    kind = type(x1)
+    if kind is not type(x2):
+        return None
+    if kind is np.ndarray:
         if stream is not None:
             return None
         kept = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options,
                           memory_limit()))
         return None if kept is None else kept.run(x1, x2)
-    if type(x1) is DeviceArray and type(x2) is DeviceArray:
-        handle = 0 if stream is None else streams.handle(stream)
+    handle = 0 if stream is None else streams.handle(stream)
+    if kind is DeviceArray:  # its fields are its layout: not even an operand to make
         kept = _device.get(((x1._shape, x1._strides, x1._dtype, x1._device, x1._stream),
                             (x2._shape, x2._strides, x2._dtype, x2._device, x2._stream),
                             handle, options))
         return None if kept is None else kept.run(x1._device, x1._pointer, x2._pointer, handle,
                                                   stream)
-    return None
+    reader = interop.own_reader(kind)
+    if reader is None:
+        return None
+    a, b = reader(x1), reader(x2)
+    if type(a) is not DeviceOperand or type(b) is not DeviceOperand:
+        return None  # host data, or left to the protocols: the full route says what it is
+    kept = _device.get((_layout(a), _layout(b), handle, options))
+    return None if kept is None else kept.run(a.device, a.pointer, b.pointer, handle, stream)
 
 
 def run_described(operands: Operands, options: Options) -> DeviceArray | None:
@@ -113,7 +127,8 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         shape, loop = shapes.result, problem.loop
-        _keep(_device, key, _DevicePlan(plan, shape, contiguous_strides(shape, loop.itemsize), loop))
+        _keep(_device, key, _DevicePlan(plan, shape, contiguous_strides(shape, loop.itemsize), loop,
+                                        math.prod(shape) * loop.itemsize))
 
 
 def _layout(x: Any) -> tuple:
