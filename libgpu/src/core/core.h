@@ -65,6 +65,7 @@ struct worker {
      * tens of milliseconds, which a process whose products are all pyctk's own
      * kernels (its first tiny product, say) never needs to pay. */
     cublasHandle_t cublas;
+    cudaStream_t cublas_stream; /* the one cublas is on (cublasSetStream costs 1 us a call) */
     cudaStream_t stream;  /* non-blocking: a host call's copies, allocations, product */
     /* The host path's own streams and buffers (host/pipeline.c), made by the
      * worker's first host product and freed by host_release before the context
