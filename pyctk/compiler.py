@@ -166,7 +166,8 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
     text = source if no_extern_c else _with_c_linkage(source)
     header_folders = headers.header_folders()
     # Only these folders are searched (never the working directory: see nvrtc._PROGRAM_PATH).
-    common = [*(f"--include-path={d}" for d in (*include_dirs, *(h.path for h in header_folders))),
+    wheel_dirs = [h.path for h in header_folders]
+    common = [*(f"--include-path={d}" for d in (*include_dirs, *wheel_dirs, headers.LIBC_HEADERS)),
               *options]
     request = _request(arch)
     folder = kernel_cache.directory(cache_dir)
@@ -175,7 +176,7 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
     key = kernel_cache.key({
         "format": _CACHE_FORMAT, "source": text, "options": common, "arch": request,
         "name_expressions": name_expressions, "nvrtc": _nvrtc_identity(),
-        "includes": include_scan.included_files(text, include_dirs, [h.path for h in header_folders]),
+        "includes": include_scan.included_files(text, include_dirs, wheel_dirs, [headers.LIBC_HEADERS]),
         "header_wheels": [h.distribution for h in header_folders]})
     entry = kernel_cache.load(folder, key)
     driver = driver_api.driver_version() if request.startswith("gpu:") else None

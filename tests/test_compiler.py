@@ -11,7 +11,9 @@ loader's real search, in a fresh process, over an empty layout).
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import pytest
 
 import pyctk
 from pyctk import compiler
+from pyctk._pycuda import headers
 from pyctk._pycuda import kernel_args as _kernel_args
 from pyctk._cuda import nvrtc as _nvrtc
 from pyctk._build_config import CUDA_MAJOR
@@ -125,6 +128,61 @@ def test_user_headers(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "inc")
     with pytest.raises(compiler.CompileError, match="scale.h"):
         compiler.compile(source, arch="sm_80")  # ... not even in the working directory
+
+
+C_LIBRARY_USES = {  # header: a use of what kernels take from it
+    "stdio.h": 'printf("%d\\n", threadIdx.x);',
+    "stdlib.h": "int *p = (int *)malloc(4); free(p);",
+    "assert.h": "assert(x[0] == 0.0f);",
+    "string.h": "memset(x, 0, 4);",
+    "stddef.h": "size_t n = sizeof(float); x[0] = n;",
+    "stdbool.h": "bool b = true; x[0] = b;",
+    "math.h": "x[0] = sinf(M_PI_2) + INFINITY;",
+    "stdint.h": "uint32_t u = UINT32_MAX; int64_t i = INT64_MIN; x[0] = u + i;",
+    "limits.h": "x[0] = INT_MAX + CHAR_BIT;",
+    "float.h": "x[0] = FLT_MAX * FLT_EPSILON;",
+}
+
+
+@pytest.mark.parametrize("header", sorted(C_LIBRARY_USES))
+def test_c_library_headers_kernels_include_compile(header):
+    """NVRTC has none of them: pyctk ships small ones (pyctk/_pycuda/libc), searched last."""
+    source = f"#include <{header}>\n__global__ void k(float *x) {{ {C_LIBRARY_USES[header]} }}\n"
+    assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
+
+
+def test_c_library_values_are_glibcs_on_lp64_linux():
+    defined = {}
+    for name in os.listdir(headers.LIBC_HEADERS):
+        with open(os.path.join(headers.LIBC_HEADERS, name)) as file:
+            for line in file:
+                parts = line.split(None, 2)
+                if len(parts) == 3 and parts[0] == "#define":
+                    defined[parts[1]] = parts[2].strip()
+
+    def value(macro):  # a macro's value, its macros expanded and C's suffixes (U, L, F) dropped
+        text = re.sub(r"\b[A-Z_][A-Z0-9_]*\b",
+                      lambda m: f"({value(m[0])})" if m[0] in defined else m[0], defined[macro])
+        return eval(re.sub(r"(\d)[FfUuLl]+\b", r"\1", text))  # noqa: S307 (our own headers)
+
+    for bits in (8, 16, 32, 64):
+        signed, unsigned = np.iinfo(f"int{bits}"), np.iinfo(f"uint{bits}")
+        assert (value(f"INT{bits}_MIN"), value(f"INT{bits}_MAX"), value(f"UINT{bits}_MAX")) == (
+            signed.min, signed.max, unsigned.max)
+    assert (value("INT_MIN"), value("INT_MAX"), value("UINT_MAX")) == (-2**31, 2**31 - 1, 2**32 - 1)
+    assert (value("LONG_MIN"), value("ULONG_MAX"), value("LLONG_MAX")) == (-2**63, 2**64 - 1, 2**63 - 1)
+    assert np.float32(value("FLT_MAX")) == np.finfo(np.float32).max
+    assert np.float32(value("FLT_EPSILON")) == np.finfo(np.float32).eps
+    assert value("DBL_MAX") == np.finfo(np.float64).max and value("DBL_EPSILON") == np.finfo(np.float64).eps
+    assert value("M_PI") == math.pi and value("M_E") == math.e and value("M_SQRT2") == math.sqrt(2)
+
+
+def test_a_kernels_own_c_library_header_wins(tmp_path):
+    (tmp_path / "stdint.h").write_text("typedef int my_own_int;\n")
+    source = "#include <stdint.h>\n__global__ void k(int *x) { my_own_int i = 1; x[0] = i; }\n"
+    assert compiler.compile(source, arch="sm_80", include_dirs=[str(tmp_path)])[:4] == b"\x7fELF"
+    with pytest.raises(compiler.CompileError, match="my_own_int"):
+        compiler.compile(source, arch="sm_80")  # pyctk's own stdint.h has no such type
 
 
 def test_name_expressions_instantiate_templates():

@@ -6,6 +6,14 @@ in the CCCL wheel that ``pyctk-cuN[nvrtc]`` adds. Their folders are found on ``s
 in the loader's order (``pyctk._cuda.loader.site_dirs``: the active environment first) and
 passed to NVRTC as include paths, so ``#include <cuda_fp16.h>`` works with no toolkit.
 
+NVRTC has no C library headers, though kernels include them all the time: it declares
+``printf``, ``malloc``, ``free``, ``memcpy``, ``memset``, ``assert`` and the math functions
+itself, and has no ``uint32_t``, ``INT_MAX``, ``FLT_MAX`` or ``M_PI``. pyctk ships small
+``stdio.h``, ``stdlib.h``, ``assert.h``, ``string.h``, ``stddef.h``, ``stdbool.h``, ``math.h``,
+``stdint.h``, ``limits.h`` and ``float.h`` (``LIBC_HEADERS``) that let such includes compile
+and define those, with glibc's types and values on LP64 Linux; NVRTC searches them last, so
+a header of the kernel's own ``include_dirs`` or of NVIDIA's wheels wins.
+
 Each folder's *distribution* (its wheel's name and version, from its ``.dist-info``)
 stands for the contents of every header in it: pip changes those files only with the
 version, so the kernel cache keys on it instead of reading hundreds of headers.
@@ -19,6 +27,8 @@ from typing import NamedTuple, Sequence
 
 from .._build_config import CUDA_MAJOR
 from .._cuda import loader
+
+LIBC_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libc")
 
 # major -> the folders NVRTC searches, in order: (folder in site-packages, a header that
 # proves it is there, the pip distribution that ships it).

@@ -37,14 +37,15 @@ def _resolve(name: str, quoted: bool, including_dir: str | None,
 
 
 def included_files(source: str, include_dirs: Sequence[str],
-                   wheel_dirs: Sequence[str]) -> list[tuple[str, str]]:
+                   wheel_dirs: Sequence[str], last_dirs: Sequence[str] = ()) -> list[tuple[str, str]]:
     """``(what, digest)`` for every header ``source`` may include, directly or not, sorted.
 
     ``what`` is a header's absolute path (``digest`` its SHA-256), ``wheel:NAME`` for one
     in a CUDA wheel folder, or ``missing:NAME``. ``include_dirs`` are searched before
-    ``wheel_dirs``, both in order, as NVRTC is given them.
+    ``wheel_dirs``, then ``last_dirs`` (hashed as ``include_dirs`` are), all in order, as
+    NVRTC is given them.
     """
-    search = [os.path.abspath(folder) for folder in (*include_dirs, *wheel_dirs)]
+    search = [os.path.abspath(folder) for folder in (*include_dirs, *wheel_dirs, *last_dirs)]
     wheels = tuple(os.path.join(os.path.abspath(folder), "") for folder in wheel_dirs)
     found: dict[str, str] = {}
     pending: list[tuple[bytes, str | None]] = [(source.encode(), None)]
