@@ -18,9 +18,11 @@ What is here, and where it departs from PyCUDA:
   ``memcpy_htod``/``dtoh``/``dtod`` and their ``_async`` forms, ``memset_d8``/``d16``/``d32``;
   pyctk has no page-locked host memory of its own yet;
 - kernels: ``Module``, ``Function``, ``module_from_buffer``, ``module_from_file``,
-  ``In``/``Out``/``InOut`` (``pyctk.compiler.SourceModule`` compiles); ``prepare`` and
-  ``prepared_call`` are not there: every call checks its arguments against the kernel's
-  parameters instead;
+  ``In``/``Out``/``InOut`` (``pyctk.compiler.SourceModule`` compiles); ``Function.prepare``
+  with ``prepared_call``, ``prepared_async_call`` and ``prepared_timed_call`` (argument types
+  as ``struct`` letters, ``"PiP"``, or NumPy dtypes), whose arguments are checked against
+  the kernel's parameters as every call's are;
+- ``get_version`` (the CUDA runtime's, from its wheel), ``get_driver_version``;
 - ``Stream``, ``Event``, ``Device``, ``Context`` (primary contexts only: see
   ``Device.make_context``), ``init`` (optional: pyctk starts CUDA on first use);
 - errors: ``Error`` (a ``pyctk.CudaError``) and ``LogicError``, ``LaunchError``,
@@ -37,7 +39,7 @@ and CuPy use too: their arrays, streams and pyctk's mix freely.
 from ._cuda.driver_errors import (ContextLostError, Error, LaunchError, LogicError, MemoryError,
                                   RuntimeError)
 from ._cuda.errors import CompileError
-from ._pycuda.devices import Context, Device, device_attribute, init
+from ._pycuda.devices import Context, Device, device_attribute, get_driver_version, get_version, init
 from ._pycuda.memory import (DeviceAllocation, from_device, mem_alloc, mem_get_info, memcpy_dtod,
                              memcpy_dtod_async, memcpy_dtoh, memcpy_dtoh_async, memcpy_htod,
                              memcpy_htod_async, memset_d8, memset_d8_async, memset_d16,
@@ -47,7 +49,7 @@ from ._pycuda.modules import (ArgumentHandler, Function, In, InOut, Module, Out,
 from ._pycuda.streams import Event, Stream, event_flags, stream_flags
 
 __all__ = [
-    "Context", "Device", "device_attribute", "init",
+    "Context", "Device", "device_attribute", "init", "get_version", "get_driver_version",
     "Error", "LogicError", "LaunchError", "ContextLostError", "MemoryError", "RuntimeError",
     "CompileError",
     "DeviceAllocation", "mem_alloc", "mem_get_info", "to_device", "from_device",

@@ -29,6 +29,7 @@ from pyctk._cuda import driver_errors as _driver_errors
 from pyctk._pycuda import memory as _driver_memory
 from pyctk._pycuda import modules as _driver_modules
 from pyctk._build_config import CUDA_MAJOR
+from pyctk._pycuda.kernel_args import Param
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 
@@ -48,6 +49,7 @@ def test_imports_load_no_cuda_library(tmp_path):
     lambda: cuda.Stream(),
     lambda: cuda.Event(),
     lambda: cuda.init(),
+    lambda: cuda.get_driver_version(),
     lambda: cuda.Context.synchronize(),
     lambda: cuda.module_from_buffer(b"// no PTX"),
     lambda: compiler.SourceModule("__global__ void k() {}", cache_dir=False),
@@ -55,6 +57,12 @@ def test_imports_load_no_cuda_library(tmp_path):
 def test_without_a_driver_each_call_says_so(needs_no_driver, call):
     with pytest.raises(pyctk.NoDriverError, match="Install the NVIDIA driver"):
         call()
+
+
+def test_get_version_is_the_runtime_wheels_with_no_driver_needed():
+    major, minor, patch = cuda.get_version()
+    assert (major, patch) == (CUDA_MAJOR, 0)
+    assert f"{major}.{minor}" == pyctk.info()["runtime_version"]
 
 
 def test_autoinit_without_a_driver(needs_no_driver, tmp_path):
@@ -145,6 +153,45 @@ def test_dimensions(value, expected):
 def test_bad_dimensions(value, error):
     with pytest.raises(error, match="block"):
         _driver_modules._dimensions(value, "block")
+
+
+@pytest.fixture
+def prepared_kernel(monkeypatch):
+    """A Function of known parameters (a pointer, an int, a float) whose launch records its call."""
+    calls = []
+    monkeypatch.setattr(_driver_modules.Function, "__call__",
+                        lambda self, *args, **kwargs: calls.append((args, kwargs)) or 0.25)
+    kernel = _driver_modules.Function(None, 0, "k", [Param("int", 8), Param("int", 4), Param("float", 4)])
+    return kernel, calls
+
+
+def test_prepared_calls_convert_their_arguments(prepared_kernel):
+    kernel, calls = prepared_kernel
+    memory = object()  # device memory passes as it is: the launch takes its address
+    kernel.prepare("Pif").prepared_call((2, 1), (32, 1, 1), 0x1000, 5, 2.5)
+    kernel.prepare([np.intp, np.int32, np.float32]).prepared_async_call((2,), (32,), "s", memory, 7, 1)
+    seconds = kernel.prepare("Pif", block=(64, 1, 1), shared=16).prepared_timed_call((1,), None, memory, 1, 1)
+    (first, launch), (second, async_launch), (third, timed) = calls
+    assert [type(v) for v in first] == [np.uintp, np.int32, np.float32] and first == (0x1000, 5, 2.5)
+    assert launch == dict(block=(32, 1, 1), grid=(2, 1), shared=0, stream=None, time_kernel=False)
+    assert second[0] is memory and [type(v) for v in second[1:]] == [np.int32, np.float32]
+    assert async_launch["stream"] == "s"
+    assert (timed["block"], timed["shared"], timed["time_kernel"]) == ((64, 1, 1), 16, True)
+    assert seconds() == 0.25
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda k: k.prepared_call((1,), (1,), 0, 1, 1.0), cuda.LogicError, "prepare"),
+    (lambda k: k.prepare("Pi"), TypeError, "3 parameters, but 2 argument types"),
+    (lambda k: k.prepare("PiS"), TypeError, "not a type a kernel argument has"),
+    (lambda k: k.prepare(["P", "i", object()]), TypeError, "not an argument type"),
+    (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 1), TypeError, "prepared for 3 arguments, got 2"),
+    (lambda k: k.prepare("Pif", texrefs=[object()]), TypeError, "texture references were removed"),
+    (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 2**40, 1.0), OverflowError, "int32"),
+])
+def test_prepared_call_errors(prepared_kernel, call, error, match):
+    with pytest.raises(error, match=match):
+        call(prepared_kernel[0])
 
 
 def test_pack_points_each_parameter_at_its_bytes():

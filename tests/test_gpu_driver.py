@@ -198,6 +198,29 @@ def test_streams_events_and_timing(add):
     assert np.array_equal(c.get(), np.eye(2))
 
 
+def test_prepared_calls(add):
+    """PyCUDA's prepare / prepared_call / prepared_async_call / prepared_timed_call, with a
+    struct format string and with a list of dtypes; Python numbers converted to the types."""
+    n = 1000
+    x, y = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int32) * 3
+    x_gpu, y_gpu, z_gpu = cuda.to_device(x), cuda.to_device(y), cuda.mem_alloc(x.nbytes)
+    add.prepare("PPPi").prepared_call(((n + 255) // 256, 1), (256, 1, 1), x_gpu, y_gpu, z_gpu, n)
+    np.testing.assert_array_equal(cuda.from_device(z_gpu, (n,), np.int32), x + y)
+    cuda.memset_d32(z_gpu, 0, n)
+    stream = cuda.Stream()
+    add.prepare([np.intp, np.intp, np.intp, np.int32]).prepared_async_call(
+        ((n + 255) // 256, 1), (256, 1, 1), stream, int(x_gpu), int(y_gpu), z_gpu, n)
+    stream.synchronize()
+    np.testing.assert_array_equal(cuda.from_device(z_gpu, (n,), np.int32), x + y)
+    seconds = add.prepare("PPPi").prepared_timed_call((4, 1), (256, 1, 1), x_gpu, y_gpu, z_gpu, n)()
+    assert 0 < seconds < 1
+
+
+def test_versions():
+    assert cuda.get_version()[0] == int(pyctk.info()["runtime_version"].split(".")[0])
+    assert cuda.get_driver_version() >= 1000 * cuda.get_version()[0]  # a driver runs its runtime
+
+
 def test_templates_through_name_expressions():
     module = SourceModule("""
     template <typename T> __global__ void scale(T *x, T factor, int n) {

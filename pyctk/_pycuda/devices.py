@@ -13,7 +13,7 @@ import enum
 import os
 from ctypes import byref, c_size_t, c_void_p, create_string_buffer
 
-from .._cuda import driver_api
+from .._cuda import driver_api, library
 
 
 class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -176,3 +176,14 @@ def init(flags: int = 0) -> None:
     """
     driver_api.driver()
 
+
+def get_version() -> tuple[int, int, int]:
+    """The CUDA version pyctk runs with: its CUDA runtime's, from the nvidia-* wheel, as
+    ``(major, minor, 0)`` (PyCUDA: the toolkit's it was built with). No driver needed."""
+    version = library.query_int("gpumatmul_runtime_version")
+    return version // 1000, version % 1000 // 10, 0
+
+
+def get_driver_version() -> int:
+    """The CUDA version the driver supports, as 1000 * major + 10 * minor (13000 for 13.0)."""
+    return driver_api.driver_version()

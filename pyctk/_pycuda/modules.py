@@ -120,6 +120,7 @@ class Function:
     def __init__(self, module: Module, kernel: int, name: str,
                  params: list[kernel_args.Param] | None) -> None:
         self.module, self.handle, self.name, self.params = module, kernel, name, params
+        self._prepared: tuple[list[str], Any, int] | None = None  # prepare's types, block, shared
 
     def __repr__(self) -> str:
         return f"<pyctk.driver.Function {self.name}>"
@@ -174,6 +175,60 @@ class Function:
             return timing[1].synchronize().time_since(timing[0]) / 1000.0
         return None
 
+    # -- PyCUDA's prepared calls: the argument types given once, then grid and block first --
+
+    def prepare(self, arg_types: str | Sequence[Any], block: Sequence[int] | None = None,
+                shared: int | None = None, texrefs: Sequence[Any] = ()) -> Function:
+        """Fix the arguments' types for ``prepared_call`` and its kin; returns the Function.
+
+        ``arg_types``: a ``struct`` format string, one letter per argument (``"PiP"``: a
+        pointer, an int32, a pointer; ``"f"`` float32, ``"d"`` float64, ``"q"`` int64 ...), or
+        a sequence of NumPy dtypes and such letters (``[np.intp, np.int32]``). Numbers are
+        converted to their argument's type; device memory (a ``DeviceAllocation``, a GPU
+        array, an ``int`` address for ``"P"``) passes its address. ``block`` and ``shared``
+        are PyCUDA's old defaults for the calls; texture references no longer exist in CUDA.
+
+        >>> f.prepare("PPi").prepared_call((n // 256, 1), (256, 1, 1), a_gpu, b_gpu, n)  # doctest: +SKIP
+        """
+        if texrefs:
+            raise TypeError("texrefs: texture references were removed from CUDA (12.0); use "
+                            "texture objects, passed to the kernel as cudaTextureObject_t")
+        codes = [_type_code(t) for t in ([*arg_types] if isinstance(arg_types, str) else arg_types)]
+        if self.params is not None and len(codes) != len(self.params):
+            raise TypeError(f"{self.name}.prepare: the kernel has {len(self.params)} parameters, "
+                            f"but {len(codes)} argument types were given ({arg_types!r})")
+        self._prepared = (codes, block, shared or 0)
+        return self
+
+    def prepared_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
+                      shared_size: int | None = None) -> None:
+        """Launch with the types ``prepare`` fixed, on the legacy default stream."""
+        self._prepared_launch(grid, block, None, args, shared_size, False)
+
+    def prepared_async_call(self, grid: Sequence[int], block: Sequence[int] | None, stream: Any,
+                            *args: Any, shared_size: int | None = None) -> None:
+        """Launch with the types ``prepare`` fixed, on ``stream``; returns at once."""
+        self._prepared_launch(grid, block, stream, args, shared_size, False)
+
+    def prepared_timed_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
+                            shared_size: int | None = None) -> Any:
+        """Launch and wait; returns a function that gives the kernel's time in seconds."""
+        seconds = self._prepared_launch(grid, block, None, args, shared_size, True)
+        return lambda: seconds
+
+    def _prepared_launch(self, grid: Any, block: Any, stream: Any, args: tuple, shared: Any,
+                         timed: bool) -> float | None:
+        prepared = self._prepared
+        if prepared is None:
+            raise driver_errors.LogicError(f"{self.name}: prepared calls need prepare(arg_types) first")
+        codes, default_block, default_shared = prepared
+        if len(args) != len(codes):
+            raise TypeError(f"{self.name}: prepared for {len(codes)} arguments, got {len(args)}")
+        values = [_as_type(code, argument) for code, argument in zip(codes, args)]
+        return self(*values, block=block if block is not None else default_block, grid=grid,
+                    shared=default_shared if shared is None else shared, stream=stream,
+                    time_kernel=timed)
+
     def _address(self, index: int, argument: Any, device: int, stream: int, keep: list,
                  copies_back: list) -> int:
         """The device address an argument passes, copying In/Out data and checking its device."""
@@ -202,6 +257,28 @@ class Function:
                 f"(pyctk.driver.Device({pointer.device}).make_context())")
         keep.append(pointer.owner)
         return pointer.address
+
+
+def _type_code(kind: Any) -> str:
+    """The ``struct`` letter of one argument type of ``prepare``: a letter, or a dtype."""
+    if isinstance(kind, str) and len(kind) == 1 and kind == "P":
+        return "P"
+    try:
+        dtype = np.dtype(kind)
+    except TypeError:
+        raise TypeError(f"prepare: {kind!r} is not an argument type: give a struct letter "
+                        f"('P' pointer, 'i' int32, 'f' float32 ...) or a NumPy dtype") from None
+    if dtype.kind not in "biufc" or dtype.shape:
+        raise TypeError(f"prepare: {dtype} is not a type a kernel argument has")
+    return dtype.char
+
+
+def _as_type(code: str, argument: Any) -> Any:
+    """A prepared call's argument as ``__call__`` takes it: a number as its NumPy type; device
+    memory as it is (``__call__`` passes its address); an int address for a pointer."""
+    if isinstance(argument, (bool, int, float, complex, np.generic)):
+        return np.uintp(argument) if code == "P" else np.dtype(code).type(argument)
+    return argument
 
 
 def _pack(values: list[bytes]) -> tuple[Any, Any]:
