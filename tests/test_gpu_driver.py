@@ -221,6 +221,23 @@ def test_versions():
     assert cuda.get_driver_version() >= 1000 * cuda.get_version()[0]  # a driver runs its runtime
 
 
+def test_tools_default_context_and_memoize(monkeypatch):
+    import pyctk.tools as tools
+
+    monkeypatch.delenv("CUDA_DEVICE", raising=False)
+    monkeypatch.setenv("HOME", "/nonexistent")  # no ~/.cuda_device: the first device that works
+    context = tools.make_default_context()
+    try:
+        assert cuda.Context.get_device() == cuda.Device(0)
+        compiled = tools.context_dependent_memoize(lambda: SourceModule(ADD, cache_dir=False))
+        first = compiled()
+        assert compiled() is first
+        tools.clear_context_caches()
+        assert compiled() is not first
+    finally:
+        context.pop()
+
+
 def test_templates_through_name_expressions():
     module = SourceModule("""
     template <typename T> __global__ void scale(T *x, T factor, int n) {

@@ -1,0 +1,40 @@
+"""The part of PyCUDA's ``pycuda.tools`` that programs use, with no CUDA toolkit.
+
+A PyCUDA program runs with its import changed::
+
+    import pyctk.tools as tools               # was: import pycuda.tools as tools
+
+- C types of dtypes for source Python writes: ``dtype_to_ctype``, ``get_or_register_dtype``,
+  ``register_dtype`` (deprecated), ``parse_c_arg``, ``get_arg_type``, ``Argument``,
+  ``VectorArg``, ``ScalarArg``;
+- the default device and context: ``make_default_context``, ``get_default_device``
+  (deprecated); caches per context: ``context_dependent_memoize``, ``clear_context_caches``;
+- ``bitlog2``.
+
+Not here yet: the memory pools, ``DeviceData`` and ``OccupancyRecord``.
+
+>>> dtype_to_ctype("float32")
+'float'
+>>> bitlog2(17)
+4
+"""
+
+from ._pycuda.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
+                              get_or_register_dtype, parse_c_arg, register_dtype)
+from ._pycuda.default_context import (clear_context_caches, context_dependent_memoize,
+                                      get_default_device, make_default_context)
+
+
+def bitlog2(n: int) -> int:
+    """The integer part of log2(``n``), for ``n`` >= 1: ``bitlog2(17) == 4``."""
+    if n < 1:
+        raise ValueError(f"bitlog2 needs a positive integer, not {n}")
+    return int(n).bit_length() - 1
+
+
+__all__ = [
+    "dtype_to_ctype", "get_or_register_dtype", "register_dtype", "parse_c_arg", "get_arg_type",
+    "Argument", "VectorArg", "ScalarArg",
+    "make_default_context", "get_default_device", "context_dependent_memoize",
+    "clear_context_caches", "bitlog2",
+]
