@@ -140,10 +140,7 @@ def _torch_dtype(x: Any) -> np.dtype | None:
     """The NumPy dtype of a strided tensor's dtype ("torch.float32" -> float32), or None."""
     if str(x.layout) != "torch.strided":
         return None
-    try:
-        return supported_dtype(str(x.dtype).removeprefix("torch."))
-    except TypeError:  # a dtype pyctk lacks, or bfloat16 without ml_dtypes: the protocols say
-        return None
+    return _supported_or_none(str(x.dtype).removeprefix("torch."))
 
 
 def _cupy_operand(x: Any) -> DeviceOperand | object:
@@ -164,8 +161,8 @@ def _cupy_operand(x: Any) -> DeviceOperand | object:
 def _supported_or_none(dtype: Any) -> np.dtype | None:
     try:
         return supported_dtype(dtype)
-    except TypeError:  # the protocols raise it, with the library's own description
-        return None
+    except TypeError:  # a dtype pyctk lacks, or bfloat16 without ml_dtypes: the protocols
+        return None    # raise it, with the library's own description
 
 
 _library_dtypes: dict[Any, np.dtype | None] = {}  # a library's dtype (torch: and layout) -> dtype

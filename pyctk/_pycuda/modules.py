@@ -261,7 +261,7 @@ class Function:
 
 def _type_code(kind: Any) -> str:
     """The ``struct`` letter of one argument type of ``prepare``: a letter, or a dtype."""
-    if isinstance(kind, str) and len(kind) == 1 and kind == "P":
+    if kind == "P":  # struct's pointer, which NumPy has no dtype letter for
         return "P"
     try:
         dtype = np.dtype(kind)
