@@ -142,12 +142,23 @@ C_LIBRARY_USES = {  # header: a use of what kernels take from it
     "limits.h": "x[0] = INT_MAX + CHAR_BIT;",
     "float.h": "x[0] = FLT_MAX * FLT_EPSILON;",
 }
+CXX_LIBRARY_USES = {  # C++'s spelling of each: the same names, and in std
+    "cstdio": 'std::printf("%d\\n", threadIdx.x);',
+    "cstdlib": "int *p = (int *)std::malloc(4); std::free(p); x[0] = std::abs(-1);",
+    "cassert": "assert(x[0] == 0.0f);",
+    "cstring": "std::memset(x, 0, 4);",
+    "cstddef": "std::size_t n = sizeof(float); x[0] = n;",
+    "cmath": "x[0] = std::sqrt(x[1]) + std::fabs(M_PI) + std::isnan(x[2]) + sinf(1.0f);",
+    "cstdint": "std::uint32_t u = UINT32_MAX; std::int64_t i = INT64_MIN; x[0] = u + i;",
+    "climits": "x[0] = INT_MAX + CHAR_BIT;",
+    "cfloat": "x[0] = FLT_MAX * FLT_EPSILON;",
+}
 
 
-@pytest.mark.parametrize("header", sorted(C_LIBRARY_USES))
-def test_c_library_headers_kernels_include_compile(header):
+@pytest.mark.parametrize("header, use", sorted({**C_LIBRARY_USES, **CXX_LIBRARY_USES}.items()))
+def test_c_library_headers_kernels_include_compile(header, use):
     """NVRTC has none of them: pyctk ships small ones (pyctk/_pycuda/libc), searched last."""
-    source = f"#include <{header}>\n__global__ void k(float *x) {{ {C_LIBRARY_USES[header]} }}\n"
+    source = f"#include <{header}>\n__global__ void k(float *x) {{ {use} }}\n"
     assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
 
 

@@ -10,8 +10,9 @@ NVRTC has no C library headers, though kernels include them all the time: it dec
 ``printf``, ``malloc``, ``free``, ``memcpy``, ``memset``, ``assert`` and the math functions
 itself, and has no ``uint32_t``, ``INT_MAX``, ``FLT_MAX`` or ``M_PI``. pyctk ships small
 ``stdio.h``, ``stdlib.h``, ``assert.h``, ``string.h``, ``stddef.h``, ``stdbool.h``, ``math.h``,
-``stdint.h``, ``limits.h`` and ``float.h`` (``LIBC_HEADERS``) that let such includes compile
-and define those, with glibc's types and values on LP64 Linux; NVRTC searches them last, so
+``stdint.h``, ``limits.h`` and ``float.h``, and C++'s ``<cstdio>`` ... ``<cmath>``, which add
+the names to ``std`` (``LIBC_HEADERS``), that let such includes compile and define those,
+with glibc's types and values on LP64 Linux; NVRTC searches them last, so
 a header of the kernel's own ``include_dirs`` or of NVIDIA's wheels wins.
 
 Each folder's *distribution* (its wheel's name and version, from its ``.dist-info``)
