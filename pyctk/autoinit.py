@@ -1,20 +1,20 @@
 """``import pyctk.autoinit``: PyCUDA's ``import pycuda.autoinit``, so ported programs keep that line.
 
-pyctk needs no set-up: every call starts CUDA when it first needs it, on the current
-device's primary context. Importing this module starts CUDA at once instead, so that a
-missing driver or GPU is reported at the import (``pyctk.NoDriverError``, with the fix),
-and gives the two names programs use from PyCUDA's module:
+Importing it starts CUDA at once (a missing driver or GPU is reported here:
+``pyctk.NoDriverError``, with the fix), pushes a context on the default device (PyCUDA's
+choice: ``$CUDA_DEVICE``, else the number in ``~/.cuda_device``, else the first device that
+works), pops it at exit, and gives the two names programs use from PyCUDA's module:
 
-- ``device``: the current device (0 unless the thread chose another; choose a GPU with
-  ``CUDA_VISIBLE_DEVICES``, PyCUDA's ``CUDA_DEVICE`` is not read);
-- ``context``: its primary context, for ``pyctk.autoinit.context.synchronize()``.
+- ``device``: that device;
+- ``context``: that context, for ``pyctk.autoinit.context.synchronize()``.
 
-Unlike PyCUDA's, it makes no context of its own and pushes none, so there is nothing to
-pop at exit, and it changes nothing for PyTorch, CuPy or the rest of pyctk.
+Unlike PyCUDA's, the context is the device's primary one (as ``pyctk.autoprimaryctx``
+pushes), not a new one: the one the CUDA runtime, PyTorch, CuPy and pyctk's own arrays
+(``pyctk.matmul``, ``DeviceArray``) use, so their memory and pyctk.driver's mix freely.
+A program that wants a context of its own makes one: ``pyctk.driver.Device(0).make_context()``.
 """
 
-from ._cuda import driver_api
-from .driver import Device
+from ._pycuda.default_context import start_primary_context
 
-device = Device(driver_api.current_device())
-context = device.retain_primary_context()
+context = start_primary_context()
+device = context.get_device()

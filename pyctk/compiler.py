@@ -20,22 +20,39 @@ which NVRTC finds with no setting. Kernels are compiled for the current GPU: SAS
 (CUBIN) when NVRTC knows its architecture, else PTX that the driver compiles; and kept
 in an on-disk cache (``pyctk._pycuda.kernel_cache``), so a later process loads them without
 NVRTC. ``compile`` makes CUBIN or PTX bytes for a named architecture with no GPU at all.
+
+PyCUDA's arguments keep their meaning: ``options`` are nvcc's (translated for NVRTC by
+``pyctk._pycuda.nvcc_options``: host-only ones such as ``-O3`` are dropped with a warning),
+``DEFAULT_NVCC_FLAGS`` (``$PYCTK_DEFAULT_NVCC_FLAGS``, else ``$PYCUDA_DEFAULT_NVCC_FLAGS``)
+stands in for ``options=None``, ``arch``/``code`` are nvcc's ``-arch``/``-code``, ``keep=True``
+keeps the files, and ``nvcc`` is accepted and ignored. ``DynamicModule`` and
+``DynamicSourceModule`` link relocatable device code and the device runtime (dynamic
+parallelism) with nvJitLink: ``pip install "pyctk-cu12[nvrtc,nvjitlink]"``.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import Any, NamedTuple, Sequence
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ._build_config import CUDA_MAJOR
 from ._cuda import driver_api, loader, nvrtc
+from ._cuda.driver_errors import LogicError
 from ._cuda.errors import CompileError, UnsupportedError
-from ._pycuda import headers, include_scan, kernel_args, kernel_cache
+from ._pycuda import headers, include_scan, kernel_args, kernel_cache, nvcc_options, textures
+from ._pycuda.linking import Linker, find_stdlib, jit_input_type
 from ._pycuda.modules import Module
 
-__all__ = ["SourceModule", "compile", "CompileError", "clear_cache", "nvrtc_version",
-           "supported_archs"]
+__all__ = ["SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "CompileError",
+           "DEFAULT_NVCC_FLAGS", "clear_cache", "nvrtc_version", "supported_archs"]
+
+# PyCUDA's flags for options=None, read when pyctk.compiler is imported (a list programs may change).
+DEFAULT_NVCC_FLAGS: list[str] = nvcc_options.default_flags()
+_TARGETS = ("cubin", "ptx", "fatbin")
 
 _CACHE_FORMAT = 1  # part of every key: a change to what an entry means starts afresh
 _ARCH = re.compile(r"(sm|compute)_(\d+)([af]?)")
@@ -93,15 +110,15 @@ def _device_arch() -> int:
     return major * 10 + minor
 
 
-def _request(arch: Any) -> str:
+def _request(arch: Any, what: str = "arch") -> str:
     """What was asked for: ``"sm_90"``, ``"compute_90"`` ..., or ``"gpu:90"`` for the current GPU."""
     if arch is None:
         return f"gpu:{_device_arch()}"
     if not isinstance(arch, str):
-        raise TypeError(f"arch must be None (the current GPU) or a string such as 'sm_90' or "
+        raise TypeError(f"{what} must be None (the current GPU) or a string such as 'sm_90' or "
                         f"'compute_90', not {type(arch).__name__}")
     if not _ARCH.fullmatch(arch):
-        raise ValueError(f"arch {arch!r} is not an architecture: use 'sm_XY' for SASS (a CUBIN) or "
+        raise ValueError(f"{what} {arch!r} is not an architecture: use 'sm_XY' for SASS (a CUBIN) or "
                          f"'compute_XY' for PTX, e.g. 'sm_90', 'sm_90a', 'compute_80'")
     return arch
 
@@ -134,15 +151,49 @@ def _target(request: str) -> str:
 # ---------------------------------------------------------------------------
 # Compiling, through the cache.
 
-def _nvrtc_identity() -> str:
-    """Which NVRTC would compile, known without loading it: its file, size and time (a new
-    NVRTC is a new file). Only one found by the dynamic linker's own search is loaded to ask."""
-    first = loader.find_library(loader.library_spec("nvrtc", CUDA_MAJOR))[0]
+def _library_identity(name: str, system: Callable[[], str]) -> str:
+    """Which library ``name`` would be loaded, known without loading it: its file, size and
+    time (a new version is a new file); ``system()`` for one the dynamic linker would find."""
+    first = loader.find_library(loader.library_spec(name, CUDA_MAJOR))[0]
     if first.found_via == "system":
-        return f"system NVRTC {nvrtc.version()}"
+        return f"system {system()}"
     path = os.path.realpath(first.path)
     status = os.stat(path)
     return f"{path} {status.st_size} {status.st_mtime_ns}"
+
+
+def _nvrtc_identity() -> str:
+    """Which NVRTC would compile (only one found by the dynamic linker's search is loaded to ask)."""
+    return _library_identity("nvrtc", lambda: f"NVRTC {nvrtc.version()}")
+
+
+class _Plan(NamedTuple):
+    """How a compile makes what was asked for."""
+
+    request: str         # what NVRTC compiles for: "sm_90", "compute_80", or "gpu:90" (_request)
+    ptx: bool            # the PTX is the result (else the CUBIN, for an sm_ target)
+    link_to: str | None  # the SASS architecture nvJitLink makes of that PTX, when code= is above arch=
+
+
+def _plan(arch: Any, code: Any, target: str) -> _Plan:
+    """nvcc's ``-arch``/``-code`` and ``--cubin``/``--ptx`` for NVRTC, which makes one target per
+    compile: ``code='sm_YZ'`` is SASS compiled from ``arch``'s PTX (``compute_XY``, XY <= YZ)."""
+    if target not in _TARGETS:
+        raise ValueError(f"target must be one of {', '.join(map(repr, _TARGETS))}, not {target!r}")
+    if target == "fatbin":
+        raise UnsupportedError("NVRTC makes no fatbinaries: pass target='cubin' (SASS for one "
+                               "architecture) or 'ptx' (which the driver compiles for any newer GPU)")
+    if code is None:
+        return _Plan(_request(arch), target == "ptx", None)
+    kind, *real = _ARCH.fullmatch(_request(code, "code")).groups()       # "sm", "90", "a"
+    virtual = real if arch is None else list(_ARCH.fullmatch(_request(arch)).groups()[1:])
+    if int(virtual[0]) > int(real[0]) or (kind == "compute" and virtual != real):
+        raise ValueError(f"code={code!r} cannot come from arch={arch!r}: code is the virtual "
+                         f"architecture itself (compute_XY) or SASS of one no older (sm_XY)")
+    ptx = "compute_" + "".join(virtual)
+    if target == "ptx" or kind == "compute":
+        return _Plan(ptx, True, None)
+    return _Plan(code, False, None) if virtual == real else _Plan(ptx, True, code)
 
 
 def _strings(value: Any, what: str, example: str) -> list[str]:
@@ -154,10 +205,12 @@ def _strings(value: Any, what: str, example: str) -> list[str]:
 
 
 def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs: Any,
-           name_expressions: Any, cache_dir: Any) -> Program:
+           name_expressions: Any, cache_dir: Any, code: Any = None, target: str = "cubin",
+           keep: bool = False) -> Program:
     if not isinstance(source, str):
         raise TypeError(f"source must be a str of CUDA C++, not {type(source).__name__}")
-    options = _strings(options, "options", "['-use_fast_math']")
+    options = nvcc_options.translate(DEFAULT_NVCC_FLAGS if options is None else
+                                     _strings(options, "options", "['-use_fast_math']"))
     include_dirs = [os.path.abspath(d) for d in _strings(include_dirs, "include_dirs", "['/path/to/headers']")]
     name_expressions = _strings(name_expressions, "name_expressions", "['add<float>', 'add<int>']")
     if name_expressions and not no_extern_c:
@@ -169,17 +222,18 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
     wheel_dirs = [h.path for h in header_folders]
     common = [*(f"--include-path={d}" for d in (*include_dirs, *wheel_dirs, headers.LIBC_HEADERS)),
               *options]
-    request = _request(arch)
-    folder = kernel_cache.directory(cache_dir)
+    plan = _plan(arch, code, target)
+    folder = None if keep else kernel_cache.directory(cache_dir)  # keep: the files of a fresh compile
     if folder is None:
-        return _compile(text, request, common, name_expressions)
+        return _compile(text, plan, common, name_expressions, keep)
     key = kernel_cache.key({
-        "format": _CACHE_FORMAT, "source": text, "options": common, "arch": request,
+        "format": _CACHE_FORMAT, "source": text, "options": common, "arch": list(plan),
         "name_expressions": name_expressions, "nvrtc": _nvrtc_identity(),
+        "nvjitlink": plan.link_to and _library_identity("nvJitLink", lambda: "nvJitLink"),
         "includes": include_scan.included_files(text, include_dirs, wheel_dirs, [headers.LIBC_HEADERS]),
         "header_wheels": [h.distribution for h in header_folders]})
     entry = kernel_cache.load(folder, key)
-    driver = driver_api.driver_version() if request.startswith("gpu:") else None
+    driver = driver_api.driver_version() if plan.request.startswith("gpu:") else None
     if entry is not None:
         metadata, image = entry
         # PTX made for a GPU is compiled by the driver: a new driver gets it made afresh.
@@ -188,15 +242,17 @@ def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs
                            {name: [kernel_args.Param(*p) for p in params]
                             for name, params in metadata["kernels"].items()},
                            metadata["lowered"], metadata["log"])
-    program = _compile(text, request, common, name_expressions)
+    program = _compile(text, plan, common, name_expressions, keep)
     kernel_cache.store(folder, key, {"target": program.target, "kernels": program.kernels,
                                       "lowered": program.lowered, "log": program.log,
                                       "driver": driver}, program.image)
     return program
 
 
-def _compile(text: str, request: str, common: list[str], name_expressions: list[str]) -> Program:
-    target = _target(request)
+def _compile(text: str, plan: _Plan, common: list[str], name_expressions: list[str], keep: bool) -> Program:
+    target = _target(plan.request)
+    if plan.ptx and target.startswith("sm_"):  # PTX for the current GPU's architecture
+        target = "compute_" + target[len("sm_"):]
     options = [f"--gpu-architecture={target}", *common]
     try:
         output = nvrtc.compile_program(text, options, name_expressions, target.startswith("sm_"))
@@ -205,8 +261,35 @@ def _compile(text: str, request: str, common: list[str], name_expressions: list[
         if "could not open source file" in error.log and missing:
             raise CompileError(f"{error}\nCUDA headers not installed: {'; '.join(missing)}",
                                error.log, error.options) from None
+        textures.explain_references(error)  # texture<...> references: CUDA 12 removed them
         raise
-    return Program(output.image, target, kernel_args.parse_ptx(output.ptx), output.lowered, output.log)
+    image = output.image
+    if plan.link_to:
+        linker = Linker(arch=plan.link_to)
+        linker.add_data(output.image, jit_input_type.PTX, nvrtc.PROGRAM_NAME)
+        try:
+            image = linker.link_cubin()
+        except LogicError as error:
+            raise CompileError(f"compiling the PTX for {plan.link_to} failed: {error}", str(error),
+                               options) from None
+        target = plan.link_to
+    if keep:
+        _keep(text, output, image)
+    if output.log.strip():
+        warnings.warn(f"The CUDA compiler succeeded, but said the following:\n{output.log}", UserWarning,
+                      stacklevel=4)
+    return Program(image, target, kernel_args.parse_ptx(output.ptx), output.lowered, output.log)
+
+
+def _keep(text: str, output: nvrtc.Output, image: bytes) -> None:
+    """PyCUDA's ``keep=True``: the source, log, PTX and CUBIN in a new folder, whose path is printed."""
+    folder = tempfile.mkdtemp(prefix="pyctk-compiler-")
+    files = {"kernel.cu": text.encode(), "kernel.log": output.log.encode(), "kernel.ptx": output.ptx.encode()}
+    if image.startswith(b"\x7fELF"):
+        files["kernel.cubin"] = image
+    for name, data in files.items():
+        Path(folder, name).write_bytes(data)
+    print(f"*** compiler output in {folder}")
 
 
 # ---------------------------------------------------------------------------
@@ -215,6 +298,10 @@ def _compile(text: str, request: str, common: list[str], name_expressions: list[
 class SourceModule(Module):
     """CUDA C++ source compiled by NVRTC and loaded on the current GPU (PyCUDA's ``SourceModule``).
 
+    ``SourceModule(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None,
+    code=None, cache_dir=None, include_dirs=None, *, name_expressions=())``: PyCUDA's
+    arguments in PyCUDA's order, then pyctk's own.
+
     Parameters
     ----------
     source : str
@@ -222,13 +309,26 @@ class SourceModule(Module):
         ``extern "C" { }``, so kernels keep their plain names; its leading ``#include``,
         ``#define`` and comment lines stay outside the block, so C++ headers such as
         ``cuda_fp16.h`` can be included.
+    nvcc : str, optional
+        Ignored: NVRTC compiles, and no CUDA toolkit is needed.
     options : list of str, optional
-        NVRTC options, e.g. ``['-use_fast_math']``, ``['-DN=16']``, ``['-std=c++20']``.
+        nvcc's options, e.g. ``['-use_fast_math']``, ``['-DN=16']``, ``['-std=c++20']``,
+        ``['-Xptxas', '-v']``; those for host code only (``-O3``, ``-g``,
+        ``--compiler-options ...``) are dropped with a warning, and those NVRTC has no
+        equivalent of raise CompileError. None: ``DEFAULT_NVCC_FLAGS``.
+    keep : bool, optional
+        Keep the source, NVRTC's log, the PTX and the CUBIN in a new temporary folder,
+        whose path is printed (``*** compiler output in ...``); compiles afresh.
     no_extern_c : bool, optional
         Compile ``source`` as C++ as it is: kernels then need ``extern "C"`` themselves or
         a name expression.
     arch : str, optional
-        ``'sm_XY'`` (SASS) or ``'compute_XY'`` (PTX); by default the current GPU's.
+        nvcc's ``-arch``: ``'sm_XY'`` (SASS) or ``'compute_XY'`` (PTX, which the driver
+        compiles); by default the current GPU's.
+    code : str, optional
+        nvcc's ``-code``: the SASS to make, ``'sm_YZ'``, from ``arch``'s PTX (``YZ`` no
+        older than ``arch``'s; when newer, nvJitLink compiles that PTX, so
+        ``pyctk-cu12[nvjitlink]`` is needed).
     cache_dir : str, path, or False, optional
         Where compiled kernels are kept (default ``$PYCTK_CACHE_DIR`` or
         ``~/.cache/pyctk``); False compiles every time.
@@ -243,7 +343,9 @@ class SourceModule(Module):
     target : str
         The architecture compiled for, e.g. ``'sm_90'``.
     log : str
-        NVRTC's warnings, if any.
+        NVRTC's warnings, if any (also issued as a ``UserWarning``, as PyCUDA does).
+    module : Module
+        PyCUDA's loaded module: this object itself.
 
     Raises
     ------
@@ -263,21 +365,33 @@ class SourceModule(Module):
     >>> fill = mod.get_function("fill<float>")                                   # doctest: +SKIP
     """
 
-    def __init__(self, source: str, *, options: Sequence[str] | None = None, no_extern_c: bool = False,
-                 arch: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] = (),
-                 name_expressions: Sequence[str] = ()) -> None:
-        program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir)
+    def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
+                 keep: bool = False, no_extern_c: bool = False, arch: str | None = None,
+                 code: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] | None = None,
+                 *, name_expressions: Sequence[str] = ()) -> None:
+        program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir,
+                         code, "cubin", keep)
         super().__init__(program.image, program.kernels, program.lowered)
         self.target, self.log = program.target, program.log
 
+    @property
+    def module(self) -> Module:
+        return self
 
-def compile(source: str, *, options: Sequence[str] | None = None, no_extern_c: bool = False,  # noqa: A001
-            arch: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] = (),
+
+def compile(source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,  # noqa: A001
+            keep: bool = False, no_extern_c: bool = False, arch: str | None = None, code: str | None = None,
+            cache_dir: Any = None, include_dirs: Sequence[str] | None = None, target: str = "cubin", *,
             name_expressions: Sequence[str] = ()) -> bytes:
-    """Compile ``source`` to a CUBIN (``arch='sm_XY'``) or PTX (``arch='compute_XY'``); no GPU needed.
+    """Compile ``source`` to CUBIN or PTX bytes (PyCUDA's ``compile``); no GPU needed when
+    ``arch`` or ``code`` names the architecture.
 
-    Arguments as for ``SourceModule``; with ``arch=None`` the current GPU's architecture
-    (which needs one). The result loads with ``pyctk.driver.module_from_buffer``.
+    Arguments as for ``SourceModule``, and ``target``: ``"cubin"`` (SASS for ``code``, else
+    for ``arch`` when it is ``'sm_XY'``; PTX when it is ``'compute_XY'``, where nvcc would
+    refuse) or ``"ptx"`` (for ``arch``'s virtual architecture). ``"fatbin"`` raises
+    ``pyctk.UnsupportedError``: NVRTC makes one architecture's code per compile. With no
+    ``arch`` and ``code``, the current GPU's architecture (which needs one). The result
+    loads with ``pyctk.driver.module_from_buffer``, and links with ``pyctk.driver.Linker``.
 
     Returns
     -------
@@ -289,9 +403,118 @@ def compile(source: str, *, options: Sequence[str] | None = None, no_extern_c: b
     >>> cubin = compile("__global__ void k(int *x) { *x = 1; }", arch="sm_80")   # doctest: +SKIP
     >>> cubin[:4]                                                                # doctest: +SKIP
     b'\\x7fELF'
+    >>> ptx = compile(source, options=["-rdc=true"], arch="sm_90", target="ptx")  # doctest: +SKIP
     """
-    program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir)
+    program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir,
+                     code, target, keep)
     return program.image.rstrip(b"\0") if program.target.startswith("compute_") else program.image
+
+
+class DynamicModule:
+    """Sources, device code and device libraries linked into one module with nvJitLink
+    (PyCUDA's ``DynamicModule``); ``link()`` loads it.
+
+    ``DynamicModule(nvcc="nvcc", link_options=None, keep=False, no_extern_c=False, arch=None,
+    code=None, cache_dir=None, include_dirs=None, message_handler=None, log_verbose=False,
+    cuda_libdir=None)``: compile settings as for ``SourceModule`` (``nvcc`` ignored), link
+    settings as for ``pyctk.driver.Linker``; code is linked for ``code``, else ``arch`` when
+    it is ``'sm_XY'``, else the current GPU. ``add_stdlib`` looks in ``cuda_libdir`` if given,
+    else beside NVIDIA's CUDA runtime wheel (``pyctk._pycuda.linking.find_stdlib``).
+    Each method returns the module, so calls chain.
+
+    Sources that use each other's ``__device__`` functions or variables need
+    ``nvcc_options=["-rdc=true"]``.
+
+    >>> mod = (DynamicModule().add_source(helpers, nvcc_options=["-rdc=true"])
+    ...        .add_source(kernels, nvcc_options=["-rdc=true"]).link())          # doctest: +SKIP
+    >>> mod.get_function("kernel")                                               # doctest: +SKIP
+    """
+
+    def __init__(self, nvcc: str = "nvcc", link_options: Any = None, keep: bool = False,
+                 no_extern_c: bool = False, arch: str | None = None, code: str | None = None,
+                 cache_dir: Any = None, include_dirs: Sequence[str] | None = None, message_handler: Any = None,
+                 log_verbose: bool = False, cuda_libdir: str | os.PathLike | None = None) -> None:
+        link_arch = next((a for a in (code, arch) if isinstance(a, str) and a.startswith("sm_")), None)
+        self.linker: Linker | None = Linker(message_handler, link_options, log_verbose, arch=link_arch)
+        self.keep, self.no_extern_c, self.arch, self.code = keep, no_extern_c, arch, code
+        self.cache_dir, self.include_dirs, self.cuda_libdir = cache_dir, include_dirs, cuda_libdir
+        self.module: Module | None = None
+
+    def _linker(self) -> Linker:
+        if self.linker is None:
+            raise LogicError("this DynamicModule is linked already: make a new one to link more")
+        return self.linker
+
+    def add_source(self, source: str, nvcc_options: Sequence[str] | None = None,
+                   name: str = "kernel.ptx") -> DynamicModule:
+        """Compile ``source`` to PTX with the module's settings and add it, named ``name``."""
+        ptx = compile(source, options=nvcc_options, keep=self.keep, no_extern_c=self.no_extern_c,
+                      arch=self.arch, code=self.code, cache_dir=self.cache_dir,
+                      include_dirs=self.include_dirs, target="ptx")
+        self._linker().add_data(ptx, jit_input_type.PTX, name)
+        return self
+
+    def add_data(self, data: Any, input_type: jit_input_type, name: str = "unknown") -> DynamicModule:
+        """``Linker.add_data``."""
+        self._linker().add_data(data, input_type, name)
+        return self
+
+    def add_file(self, filename: str | os.PathLike, input_type: jit_input_type) -> DynamicModule:
+        """``Linker.add_file``."""
+        self._linker().add_file(filename, input_type)
+        return self
+
+    def add_stdlib(self, libname: str) -> DynamicModule:
+        """Add the static library ``lib<libname>.a``: ``"cudadevrt"``, the device runtime."""
+        self._linker().add_file(find_stdlib(libname, self.cuda_libdir), jit_input_type.LIBRARY)
+        return self
+
+    def link(self) -> DynamicModule:
+        """Link what was added and load it on the current GPU (``.module``)."""
+        self.module, self.linker = self._linker().link_module(), None
+        return self
+
+    def _linked(self) -> Module:
+        if self.module is None:
+            raise LogicError("this DynamicModule is not linked yet: call link() first")
+        return self.module
+
+    def get_function(self, name: str) -> Any:
+        """``Module.get_function`` of the linked module."""
+        return self._linked().get_function(name)
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """``Module.get_global`` of the linked module."""
+        return self._linked().get_global(name)
+
+
+class DynamicSourceModule(DynamicModule):
+    """One source compiled as relocatable device code and linked with the device runtime,
+    for dynamic parallelism: kernels that launch kernels (PyCUDA's ``DynamicSourceModule``).
+
+    ``DynamicSourceModule(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False,
+    arch=None, code=None, cache_dir=None, include_dirs=None, cuda_libdir=None)``: arguments
+    as for ``SourceModule``; ``-rdc=true`` is added to ``options``, and ``libcudadevrt.a``
+    comes from NVIDIA's CUDA runtime wheel. Needs NVRTC and nvJitLink:
+    ``pip install "pyctk-cu12[nvrtc,nvjitlink]"``.
+
+    >>> mod = DynamicSourceModule('''
+    ... __global__ void child(int *x) { x[threadIdx.x] += 1; }
+    ... __global__ void parent(int *x) { child<<<1, 32>>>(x); }''')              # doctest: +SKIP
+    >>> mod.get_function("parent")(x_gpu, block=(1, 1, 1))                       # doctest: +SKIP
+    """
+
+    def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
+                 keep: bool = False, no_extern_c: bool = False, arch: str | None = None,
+                 code: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] | None = None,
+                 cuda_libdir: str | os.PathLike | None = None) -> None:
+        super().__init__(nvcc, None, keep, no_extern_c, arch, code, cache_dir, include_dirs,
+                         cuda_libdir=cuda_libdir)
+        # PyCUDA adds -lcudadevrt for nvcc; here the library is linked by add_stdlib.
+        options = [o for o in (DEFAULT_NVCC_FLAGS if options is None else options) if o != "-lcudadevrt"]
+        if "-rdc=true" not in options:
+            options.append("-rdc=true")
+        self.add_source(source, nvcc_options=options).add_stdlib("cudadevrt").link()
 
 
 def clear_cache(cache_dir: Any = None) -> int:

@@ -9,9 +9,12 @@ A PyCUDA program runs with its import changed::
   ``VectorArg``, ``ScalarArg``;
 - the default device and context: ``make_default_context``, ``get_default_device``
   (deprecated); caches per context: ``context_dependent_memoize``, ``clear_context_caches``;
-- ``bitlog2``.
-
-Not here yet: the memory pools, ``DeviceData`` and ``OccupancyRecord``.
+- ``bitlog2``;
+- memory pools: ``DeviceMemoryPool`` (``allocate(size)`` gives a ``PooledDeviceAllocation``),
+  ``PageLockedMemoryPool`` with ``PageLockedAllocator(flags)`` (``allocate(shape, dtype)``
+  gives an array whose base is a ``PooledHostAllocation``), in PyCUDA's size classes.
+- a device's launch limits and a launch's occupancy, by PyCUDA's pre-Volta rules:
+  ``DeviceData``, ``OccupancyRecord``.
 
 >>> dtype_to_ctype("float32")
 'float'
@@ -23,6 +26,9 @@ from ._pycuda.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, ge
                               get_or_register_dtype, parse_c_arg, register_dtype)
 from ._pycuda.default_context import (clear_context_caches, context_dependent_memoize,
                                       get_default_device, make_default_context)
+from ._pycuda.memory_pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
+                                   PooledDeviceAllocation, PooledHostAllocation)
+from ._pycuda.occupancy import DeviceData, OccupancyRecord
 
 
 def bitlog2(n: int) -> int:
@@ -37,4 +43,6 @@ __all__ = [
     "Argument", "VectorArg", "ScalarArg",
     "make_default_context", "get_default_device", "context_dependent_memoize",
     "clear_context_caches", "bitlog2",
+    "DeviceData", "OccupancyRecord",
+    "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation", "PooledHostAllocation",
 ]

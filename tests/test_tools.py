@@ -42,7 +42,7 @@ def registry(monkeypatch):
 
 
 def test_registering_a_struct(registry):
-    point = np.dtype([("x", np.float32), ("y", np.float32)])
+    point = np.dtype([("x", np.float32), ("n", np.int32)])  # (x, y floats would be vec.float2)
     assert tools.get_or_register_dtype("point", point) == point
     assert tools.dtype_to_ctype(point) == "point" and tools.get_or_register_dtype("point") == point
     argument = tools.parse_c_arg("point p")

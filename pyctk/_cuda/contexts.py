@@ -20,11 +20,28 @@ from contextlib import contextmanager
 from ctypes import c_void_p
 from typing import Iterator
 
-from . import cudart, fork, library, status
+from . import cudart, driver_api, driver_errors, fork, library, status
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
 _arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
 _lock = _thread.allocate_lock()      # held only while a context is created
+# CUDA contexts pyctk.driver's Device.make_context made (handle -> its record there). The
+# library's pools, streams, kernels and cuBLAS handles belong to each device's primary
+# context, so its work is refused while one of these is current (refuse_made_context).
+made: dict[int, object] = {}
+
+
+def refuse_made_context() -> None:
+    """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
+    CUDA context is one ``made`` holds."""
+    current = c_void_p()
+    driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
+    if current.value in made:
+        raise driver_errors.LogicError(
+            "pyctk.matmul and DeviceArray work in each device's primary context, but the current "
+            "context is one pyctk.driver's Device.make_context made: Context.pop() it first, or "
+            "use the primary context (Device.retain_primary_context().push(), pyctk.autoinit, "
+            "pyctk.autoprimaryctx) in place of make_context", "CUDA_ERROR_INVALID_CONTEXT", 201)
 
 
 def context(device: int = 0) -> c_void_p:
@@ -32,8 +49,10 @@ def context(device: int = 0) -> c_void_p:
 
     Raises ForkedAfterCudaError in a child forked after its parent started CUDA, and
     pyctk._cuda.status' exceptions when creation fails (nothing is kept then: the next call
-    tries again).
+    tries again); pyctk.driver.LogicError while a context Device.make_context made is current.
     """
+    if made:  # (empty unless pyctk.driver made a context: no cost otherwise)
+        refuse_made_context()
     handle = _contexts.get(device)
     if handle is not None:  # the per-call path: a dict lookup, no lock
         return handle
@@ -75,6 +94,8 @@ def load_library(device: int) -> None:
 def contexts(devices: tuple[int, ...]) -> ctypes.Array:
     """The contexts of ``devices`` as a C array (``gpumatmul_context *const *``), made once
     per tuple: for the host calls, whose every microsecond counts for small products."""
+    if made:
+        refuse_made_context()
     array = _arrays.get(devices)
     if array is None:
         array = (c_void_p * len(devices))(*(context(device) for device in devices))

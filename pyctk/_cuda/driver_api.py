@@ -41,6 +41,14 @@ _ENTRY_POINT_QUERY = {
 _ENABLE_DEFAULT, _SYMBOL_FOUND = 0, 0  # cudaEnableDefault, cudaDriverEntryPointSuccess
 
 _DEVICE_POINTER = c_uint64  # CUdeviceptr
+
+
+class IpcHandle(ctypes.Structure):
+    """CUipcMemHandle and CUipcEventHandle: 64 opaque bytes, passed by value."""
+
+    _fields_ = [("reserved", c_ubyte * 64)]
+
+
 # Driver function -> argument types (of ABI_VERSION); each returns a CUresult. Base names: the
 # query returns the version (cuMemcpyHtoD_v2 ...) of that ABI. Every one is in the CUDA 12.0
 # driver (R525), the oldest pyctk-cu12 admits.
@@ -86,6 +94,90 @@ _PROTOTYPES = {
     "cuEventSynchronize": [c_void_p],
     "cuEventQuery": [c_void_p],
     "cuEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
+    # Host memory (page-locked, registered) and managed memory (pyctk._pycuda.host_memory).
+    "cuMemHostAlloc": [POINTER(c_void_p), c_size_t, c_uint],
+    "cuMemFreeHost": [c_void_p],
+    "cuMemHostGetDevicePointer": [POINTER(_DEVICE_POINTER), c_void_p, c_uint],
+    "cuMemHostGetFlags": [POINTER(c_uint), c_void_p],
+    "cuMemHostRegister": [c_void_p, c_size_t, c_uint],
+    "cuMemHostUnregister": [c_void_p],
+    "cuMemAllocManaged": [POINTER(_DEVICE_POINTER), c_size_t, c_uint],
+    "cuMemFree": [_DEVICE_POINTER],
+    "cuStreamAttachMemAsync": [c_void_p, _DEVICE_POINTER, c_size_t, c_uint],
+    # CUDA arrays, 2-D/3-D copies and fills, texture and surface objects (pyctk._pycuda.arrays,
+    # copies_nd, textures); the structures' pointers are c_void_p, handed ctypes.byref(...).
+    "cuArrayCreate": [POINTER(c_void_p), c_void_p],
+    "cuArray3DCreate": [POINTER(c_void_p), c_void_p],
+    "cuArrayDestroy": [c_void_p],
+    "cuArrayGetDescriptor": [c_void_p, c_void_p],
+    "cuArray3DGetDescriptor": [c_void_p, c_void_p],
+    "cuMemcpyHtoA": [c_void_p, c_size_t, c_void_p, c_size_t],
+    "cuMemcpyAtoH": [c_void_p, c_void_p, c_size_t, c_size_t],
+    "cuMemcpyDtoA": [c_void_p, c_size_t, _DEVICE_POINTER, c_size_t],
+    "cuMemcpyAtoD": [_DEVICE_POINTER, c_void_p, c_size_t, c_size_t],
+    "cuMemcpyAtoA": [c_void_p, c_size_t, c_void_p, c_size_t, c_size_t],
+    "cuMemcpy2D": [c_void_p],
+    "cuMemcpy2DUnaligned": [c_void_p],
+    "cuMemcpy2DAsync": [c_void_p, c_void_p],
+    "cuMemcpy3D": [c_void_p],
+    "cuMemcpy3DAsync": [c_void_p, c_void_p],
+    "cuMemcpy3DPeer": [c_void_p],
+    "cuMemcpy3DPeerAsync": [c_void_p, c_void_p],
+    "cuMemsetD2D8": [_DEVICE_POINTER, c_size_t, c_ubyte, c_size_t, c_size_t],
+    "cuMemsetD2D16": [_DEVICE_POINTER, c_size_t, c_ushort, c_size_t, c_size_t],
+    "cuMemsetD2D32": [_DEVICE_POINTER, c_size_t, c_uint, c_size_t, c_size_t],
+    "cuMemsetD2D8Async": [_DEVICE_POINTER, c_size_t, c_ubyte, c_size_t, c_size_t, c_void_p],
+    "cuMemsetD2D16Async": [_DEVICE_POINTER, c_size_t, c_ushort, c_size_t, c_size_t, c_void_p],
+    "cuMemsetD2D32Async": [_DEVICE_POINTER, c_size_t, c_uint, c_size_t, c_size_t, c_void_p],
+    "cuTexObjectCreate": [POINTER(c_uint64), c_void_p, c_void_p, c_void_p],
+    "cuTexObjectDestroy": [c_uint64],
+    "cuTexObjectGetResourceDesc": [c_void_p, c_uint64],
+    "cuSurfObjectCreate": [POINTER(c_uint64), c_void_p],
+    "cuSurfObjectDestroy": [c_uint64],
+    "cuSurfObjectGetResourceDesc": [c_void_p, c_uint64],
+    # Device memory, IPC, peer copies, stream capture and graphs (pyctk._pycuda.device_memory,
+    # graphs; the events' IPC in streams). IPC handles are 64 bytes passed by value.
+    "cuMemAlloc": [POINTER(_DEVICE_POINTER), c_size_t],
+    "cuMemAllocPitch": [POINTER(_DEVICE_POINTER), POINTER(c_size_t), c_size_t, c_size_t, c_uint],
+    "cuMemGetAddressRange": [POINTER(_DEVICE_POINTER), POINTER(c_size_t), _DEVICE_POINTER],
+    "cuPointerGetAttribute": [c_void_p, c_int, _DEVICE_POINTER],
+    "cuMemcpyPeer": [_DEVICE_POINTER, c_void_p, _DEVICE_POINTER, c_void_p, c_size_t],
+    "cuMemcpyPeerAsync": [_DEVICE_POINTER, c_void_p, _DEVICE_POINTER, c_void_p, c_size_t, c_void_p],
+    "cuIpcGetMemHandle": [POINTER(IpcHandle), _DEVICE_POINTER],
+    "cuIpcOpenMemHandle": [POINTER(_DEVICE_POINTER), IpcHandle, c_uint],
+    "cuIpcCloseMemHandle": [_DEVICE_POINTER],
+    "cuIpcGetEventHandle": [POINTER(IpcHandle), c_void_p],
+    "cuIpcOpenEventHandle": [POINTER(c_void_p), IpcHandle],
+    # For the functions that changed after CUDA 12.0 (cuStreamGetCaptureInfo in 12.3), which a
+    # CUDA 12 runtime's query hands out in its own version's form: graphs.py asks the driver.
+    "cuGetProcAddress": [c_char_p, POINTER(c_void_p), c_int, c_uint64, POINTER(c_int)],
+    "cuStreamBeginCapture": [c_void_p, c_int],
+    "cuStreamEndCapture": [c_void_p, POINTER(c_void_p)],
+    "cuGraphCreate": [POINTER(c_void_p), c_uint],
+    "cuGraphDestroy": [c_void_p],
+    "cuGraphAddKernelNode": [POINTER(c_void_p), c_void_p, c_void_p, c_size_t, c_void_p],
+    "cuGraphInstantiateWithParams": [POINTER(c_void_p), c_void_p, c_void_p],
+    "cuGraphLaunch": [c_void_p, c_void_p],
+    "cuGraphExecDestroy": [c_void_p],
+    "cuGraphExecKernelNodeSetParams": [c_void_p, c_void_p, c_void_p],
+    "cuGraphDebugDotPrint": [c_void_p, c_char_p, c_uint],
+    # Contexts beyond the primary ones, their settings, peers; kernels' cache settings
+    # (pyctk._pycuda.devices; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
+    "cuDeviceGetByPCIBusId": [POINTER(c_int), c_char_p],
+    "cuDeviceCanAccessPeer": [POINTER(c_int), c_int, c_int],
+    "cuCtxDestroy": [c_void_p],
+    "cuCtxGetApiVersion": [c_void_p, POINTER(c_uint)],
+    "cuCtxSetLimit": [c_int, c_size_t],
+    "cuCtxGetLimit": [POINTER(c_size_t), c_int],
+    "cuCtxSetCacheConfig": [c_int],
+    "cuCtxGetCacheConfig": [POINTER(c_int)],
+    "cuCtxSetSharedMemConfig": [c_int],
+    "cuCtxGetSharedMemConfig": [POINTER(c_int)],
+    "cuCtxEnablePeerAccess": [c_void_p, c_uint],
+    "cuCtxDisablePeerAccess": [c_void_p],
+    "cuKernelSetCacheConfig": [c_void_p, c_int, c_int],
+    "cuKernelGetFunction": [POINTER(c_void_p), c_void_p],
+    "cuFuncSetSharedMemConfig": [c_void_p, c_int],
     # Context-independent loading (CUDA 12.0): one library serves every device's context.
     "cuLibraryLoadData": [POINTER(c_void_p), c_void_p, c_void_p, c_void_p, c_uint,
                           c_void_p, c_void_p, c_uint],

@@ -56,15 +56,18 @@ _WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
         "cublasLt": "nvidia/cublas/lib",
         "cublas": "nvidia/cublas/lib",
         "nvrtc": "nvidia/cuda_nvrtc/lib",
+        "nvJitLink": "nvidia/nvjitlink/lib",
     },
-    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc"), "nvidia/cu13/lib"),
+    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink"), "nvidia/cu13/lib"),
     ("win32", 12): {
         "cudart": "nvidia/cuda_runtime/bin",
         "cublasLt": "nvidia/cublas/bin",
         "cublas": "nvidia/cublas/bin",
         "nvrtc": "nvidia/cuda_nvrtc/bin",
+        "nvJitLink": "nvidia/nvjitlink/bin",
     },
-    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc"), "nvidia/cu13/bin/x86_64"),
+    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink"),
+                                 "nvidia/cu13/bin/x86_64"),
 }
 
 # os -> folders of a toolkit root (CUDA_PATH, CUDA_HOME) that hold libraries.
@@ -72,17 +75,19 @@ _TOOLKIT_DIRS = {"linux": ("lib64", "lib"), "win32": ("bin", "bin/x64")}
 
 
 def _file_name(name: str, major: int, os_name: str) -> str:
-    if os_name == "win32":  # NVRTC's DLL also carries the minor: nvrtc64_120_0.dll
-        return f"nvrtc64_{major}0_0.dll" if name == "nvrtc" else f"{name}64_{major}.dll"
+    if os_name == "win32":  # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll
+        return {"nvrtc": f"nvrtc64_{major}0_0.dll",
+                "nvJitLink": f"nvJitLink_{major}0_0.dll"}.get(name, f"{name}64_{major}.dll")
     return f"lib{name}.so.{major}"
 
 
 # The pip distribution that ships each library, by major.
 _PIP_NAMES = {
     12: {"cudart": "nvidia-cuda-runtime-cu12", "cublasLt": "nvidia-cublas-cu12",
-         "cublas": "nvidia-cublas-cu12", "nvrtc": "nvidia-cuda-nvrtc-cu12"},
+         "cublas": "nvidia-cublas-cu12", "nvrtc": "nvidia-cuda-nvrtc-cu12",
+         "nvJitLink": "nvidia-nvjitlink-cu12"},
     13: {"cudart": "nvidia-cuda-runtime", "cublasLt": "nvidia-cublas",
-         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc"},
+         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc", "nvJitLink": "nvidia-nvjitlink"},
 }
 
 # Load order: a library comes after what it needs (cuBLAS needs cuBLASLt;
@@ -109,7 +114,8 @@ def current_os() -> str:
 
 
 def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySpec:
-    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc") of CUDA ``major`` is called and where it lives."""
+    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink") of CUDA
+    ``major`` is called and where it lives."""
     os_name = os_name or current_os()
     try:
         wheel_dir = _WHEEL_DIRS[(os_name, major)][name]

@@ -15,6 +15,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .vector_types import VECTOR_DTYPES
+
 _BUILT_IN = [  # (dtype, its C names; the first is the one written)
     (np.bool_, ["bool"]),
     (np.int8, ["signed char", "char"]),
@@ -158,5 +160,7 @@ def get_arg_type(c_arg: str) -> str:
 
 
 for _dtype, _names in _BUILT_IN:
+    get_or_register_dtype(_names, _dtype)
+for _names, _dtype in VECTOR_DTYPES.items():  # CUDA's vector types: float3 ... (pycuda.gpuarray.vec)
     get_or_register_dtype(_names, _dtype)
 del _dtype, _names

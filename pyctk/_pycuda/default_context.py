@@ -1,6 +1,7 @@
 """Which device a PyCUDA program gets by default, and caches kept per context
 (``pycuda.tools``' ``make_default_context``, ``get_default_device``,
-``context_dependent_memoize`` and ``clear_context_caches``).
+``context_dependent_memoize`` and ``clear_context_caches``), and what importing
+``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does (``start_primary_context``).
 
 The default device, in order: ``$CUDA_DEVICE``, the number in ``~/.cuda_device``, then the
 first device whose context can be made.
@@ -8,6 +9,7 @@ first device whose context can be made.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import warnings
@@ -15,7 +17,7 @@ from typing import Any, Callable
 
 from .._cuda import driver_api
 from .._cuda.driver_errors import Error
-from .devices import Context, Device
+from .devices import Context, Device, init
 
 
 def _chosen_device() -> int | None:
@@ -36,8 +38,8 @@ def _chosen_device() -> int | None:
 
 def make_default_context(ctx_maker: Callable[[Device], Context] | None = None) -> Context:
     """A context on the default device, made current: ``ctx_maker(device)``, by default
-    ``device.make_context()`` (the device's primary context). Without a chosen device, the
-    first device whose context can be made.
+    ``device.make_context()`` (a new context, as in PyCUDA; ``pyctk.matmul`` and ``DeviceArray``
+    refuse to work in one). Without a chosen device, the first device whose context can be made.
 
     Raises RuntimeError when no device can have a context.
     """
@@ -88,3 +90,28 @@ def clear_context_caches() -> None:
     """Forget every result ``context_dependent_memoize`` kept."""
     for cache in _caches:
         cache.clear()
+
+
+def _retain_and_push(device: Device) -> Context:
+    context = device.retain_primary_context()
+    context.push()
+    return context
+
+
+def start_primary_context() -> Context:
+    """What importing ``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does: start CUDA, push the
+    default device's primary context (``make_default_context``'s choice of device), and pop it
+    and forget the per-context caches at exit (PyCUDA's ``autoprimaryctx``). Returns it.
+
+    Raises pyctk.NoDriverError, with the fix, when there is no usable driver.
+    """
+    init()
+    context = make_default_context(_retain_and_push)
+    atexit.register(_finish, context)
+    return context
+
+
+def _finish(context: Context) -> None:
+    if Context.get_current() == context:  # (unless the program popped it itself)
+        Context.pop()
+    clear_context_caches()

@@ -1,23 +1,40 @@
-"""Devices and contexts of ``pyctk.driver``, as PyCUDA has them, on primary contexts only.
+"""Devices and contexts of ``pyctk.driver``, as PyCUDA has them.
 
-pyctk needs no context set up: every call uses the current device's primary context,
-the one the CUDA runtime, PyTorch and CuPy share. ``Device(n).make_context()`` makes
-device ``n``'s primary context current on this thread (PyCUDA made a new context; a
-primary one shares memory and kernels with every other library), and ``Context.pop()``
-undoes it.
+pyctk needs no context set up: a call with no context current uses the current device's
+primary context, the one the CUDA runtime, PyTorch, CuPy and pyctk's own arrays share.
+PyCUDA's contexts are there too, with PyCUDA's stack: each thread has a stack of the
+``Context`` objects it pushed, whose top is the driver's current context.
+
+- ``Device.make_context(flags)`` makes a *new* context (``cuCtxCreate``) and pushes it, as
+  PyCUDA does. Its memory, streams and kernels are its own: ``pyctk.driver`` works in it
+  (``mem_alloc`` takes ``cuMemAlloc`` memory there), ``pyctk.matmul`` and ``DeviceArray``
+  refuse to (they work in the primary context).
+- ``Device.retain_primary_context()`` gives the primary context (not pushed; ``push()`` it),
+  which is what ``pyctk.autoinit`` and ``pyctk.autoprimaryctx`` push.
+- ``Context.pop()`` takes the top off this thread's stack; ``detach()`` destroys a made
+  context (releases a primary one), and a made context is destroyed too when its last
+  ``Context`` is garbage.
+
+>>> ctx = Device(0).make_context()          # doctest: +SKIP
+>>> ...                                     # doctest: +SKIP
+>>> ctx.pop()                               # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import enum
 import os
-from ctypes import byref, c_size_t, c_void_p, create_string_buffer
+import warnings
+from _thread import _local
+from ctypes import (CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_uint64, c_void_p,
+                    create_string_buffer)
 
-from .._cuda import driver_api, library
+from .._cuda import contexts, driver_api, driver_errors, library
 
 
 class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUdevice_attribute`` values (cuda.h), for ``Device.get_attribute``."""
+    """``CUdevice_attribute`` values (cuda.h), for ``Device.get_attribute`` (PyCUDA's names;
+    aliases share a value)."""
 
     MAX_THREADS_PER_BLOCK = 1
     MAX_BLOCK_DIM_X = 2
@@ -27,45 +44,187 @@ class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     MAX_GRID_DIM_Y = 6
     MAX_GRID_DIM_Z = 7
     MAX_SHARED_MEMORY_PER_BLOCK = 8
+    SHARED_MEMORY_PER_BLOCK = 8
     TOTAL_CONSTANT_MEMORY = 9
     WARP_SIZE = 10
+    MAX_PITCH = 11
     MAX_REGISTERS_PER_BLOCK = 12
+    REGISTERS_PER_BLOCK = 12
     CLOCK_RATE = 13
+    TEXTURE_ALIGNMENT = 14
+    GPU_OVERLAP = 15
     MULTIPROCESSOR_COUNT = 16
     KERNEL_EXEC_TIMEOUT = 17
     INTEGRATED = 18
+    CAN_MAP_HOST_MEMORY = 19
+    COMPUTE_MODE = 20
+    MAXIMUM_TEXTURE1D_WIDTH = 21
+    MAXIMUM_TEXTURE2D_WIDTH = 22
+    MAXIMUM_TEXTURE2D_HEIGHT = 23
+    MAXIMUM_TEXTURE3D_WIDTH = 24
+    MAXIMUM_TEXTURE3D_HEIGHT = 25
+    MAXIMUM_TEXTURE3D_DEPTH = 26
+    MAXIMUM_TEXTURE2D_ARRAY_WIDTH = 27
+    MAXIMUM_TEXTURE2D_ARRAY_HEIGHT = 28
+    MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES = 29
+    MAXIMUM_TEXTURE2D_LAYERED_WIDTH = 27
+    MAXIMUM_TEXTURE2D_LAYERED_HEIGHT = 28
+    MAXIMUM_TEXTURE2D_LAYERED_LAYERS = 29
+    SURFACE_ALIGNMENT = 30
     CONCURRENT_KERNELS = 31
     ECC_ENABLED = 32
     PCI_BUS_ID = 33
     PCI_DEVICE_ID = 34
+    TCC_DRIVER = 35
     MEMORY_CLOCK_RATE = 36
     GLOBAL_MEMORY_BUS_WIDTH = 37
     L2_CACHE_SIZE = 38
     MAX_THREADS_PER_MULTIPROCESSOR = 39
     ASYNC_ENGINE_COUNT = 40
     UNIFIED_ADDRESSING = 41
+    MAXIMUM_TEXTURE1D_LAYERED_WIDTH = 42
+    MAXIMUM_TEXTURE1D_LAYERED_LAYERS = 43
+    MAXIMUM_TEXTURE2D_GATHER_WIDTH = 45
+    MAXIMUM_TEXTURE2D_GATHER_HEIGHT = 46
+    MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE = 47
+    MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE = 48
+    MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE = 49
     PCI_DOMAIN_ID = 50
+    TEXTURE_PITCH_ALIGNMENT = 51
+    MAXIMUM_TEXTURECUBEMAP_WIDTH = 52
+    MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH = 53
+    MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS = 54
+    MAXIMUM_SURFACE1D_WIDTH = 55
+    MAXIMUM_SURFACE2D_WIDTH = 56
+    MAXIMUM_SURFACE2D_HEIGHT = 57
+    MAXIMUM_SURFACE3D_WIDTH = 58
+    MAXIMUM_SURFACE3D_HEIGHT = 59
+    MAXIMUM_SURFACE3D_DEPTH = 60
+    MAXIMUM_SURFACE1D_LAYERED_WIDTH = 61
+    MAXIMUM_SURFACE1D_LAYERED_LAYERS = 62
+    MAXIMUM_SURFACE2D_LAYERED_WIDTH = 63
+    MAXIMUM_SURFACE2D_LAYERED_HEIGHT = 64
+    MAXIMUM_SURFACE2D_LAYERED_LAYERS = 65
+    MAXIMUM_SURFACECUBEMAP_WIDTH = 66
+    MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH = 67
+    MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS = 68
+    MAXIMUM_TEXTURE1D_LINEAR_WIDTH = 69
+    MAXIMUM_TEXTURE2D_LINEAR_WIDTH = 70
+    MAXIMUM_TEXTURE2D_LINEAR_HEIGHT = 71
+    MAXIMUM_TEXTURE2D_LINEAR_PITCH = 72
+    MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH = 73
+    MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT = 74
     COMPUTE_CAPABILITY_MAJOR = 75
     COMPUTE_CAPABILITY_MINOR = 76
+    MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH = 77
+    STREAM_PRIORITIES_SUPPORTED = 78
+    GLOBAL_L1_CACHE_SUPPORTED = 79
+    LOCAL_L1_CACHE_SUPPORTED = 80
     MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
     MAX_REGISTERS_PER_MULTIPROCESSOR = 82
     MANAGED_MEMORY = 83
-    COOPERATIVE_LAUNCH = 95
+    MULTI_GPU_BOARD = 84
+    MULTI_GPU_BOARD_GROUP_ID = 85
+    HOST_NATIVE_ATOMIC_SUPPORTED = 86
+    SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO = 87
+    PAGEABLE_MEMORY_ACCESS = 88
+    CONCURRENT_MANAGED_ACCESS = 89
+    COMPUTE_PREEMPTION_SUPPORTED = 90
+    CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91
+    COOPERATIVE_LAUNCH = 95  # (not in PyCUDA)
     MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100
+    DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101
+    HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103
+    HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = 104
+    HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = 105
     MAX_BLOCKS_PER_MULTIPROCESSOR = 106
+    GENERIC_COMPRESSION_SUPPORTED = 107
+    MAX_PERSISTING_L2_CACHE_SIZE = 108
+    RESERVED_SHARED_MEMORY_PER_BLOCK = 111
+    READ_ONLY_HOST_REGISTER_SUPPORTED = 113
     MEMORY_POOLS_SUPPORTED = 115
 
 
+class compute_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUcomputemode`` (cuda.h): what ``Device.get_attribute(COMPUTE_MODE)`` returns."""
+
+    DEFAULT = 0
+    PROHIBITED = 2
+    EXCLUSIVE_PROCESS = 3
+
+
+class ctx_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    """``CUctx_flags`` (cuda.h) for ``Device.make_context(flags)``: how a thread waits for the GPU."""
+
+    SCHED_AUTO = 0x00
+    SCHED_SPIN = 0x01
+    SCHED_YIELD = 0x02
+    SCHED_BLOCKING_SYNC = 0x04
+    BLOCKING_SYNC = 0x04  # the old name
+    SCHED_MASK = 0x07
+    MAP_HOST = 0x08  # no effect since CUDA 11: every context maps page-locked memory
+    LMEM_RESIZE_TO_MAX = 0x10
+    FLAGS_MASK = 0xFF
+
+
+class limit(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUlimit`` (cuda.h), for ``Context.set_limit`` and ``get_limit``."""
+
+    STACK_SIZE = 0
+    PRINTF_FIFO_SIZE = 1
+    MALLOC_HEAP_SIZE = 2
+    DEV_RUNTIME_SYNC_DEPTH = 3
+    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
+    MAX_L2_FETCH_GRANULARITY = 5   # (not in PyCUDA)
+    PERSISTING_L2_CACHE_SIZE = 6   # (not in PyCUDA)
+
+
+class func_cache(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUfunc_cache`` (cuda.h): a preference of shared memory or L1 cache, for
+    ``Context.set_cache_config`` and ``Function.set_cache_config``."""
+
+    PREFER_NONE = 0
+    PREFER_SHARED = 1
+    PREFER_L1 = 2
+    PREFER_EQUAL = 3
+
+
+class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUsharedconfig`` (cuda.h): the shared memory bank size, for ``set_shared_config``
+    (deprecated by CUDA: GPUs since Maxwell have a fixed bank size, and ignore it)."""
+
+    DEFAULT_BANK_SIZE = 0
+    FOUR_BYTE_BANK_SIZE = 1
+    EIGHT_BYTE_BANK_SIZE = 2
+
+
+def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.IntEnum:
+    """The member of ``table`` that PyCUDA's lowercase attribute ``name`` reads
+    (``multiprocessor_count`` -> ``MULTIPROCESSOR_COUNT``); AttributeError for any other name."""
+    member = None if name.startswith("_") else table.__members__.get(name.upper())
+    if member is None:
+        raise AttributeError(f"{owner!r} object has no attribute {name!r} (nor {table.__name__} "
+                             f"{name.upper()})")
+    return member
+
+
 class Device:
-    """A CUDA device by its index (PyCUDA's ``Device``).
+    """A CUDA device by its index or its PCI bus id (PyCUDA's ``Device``).
+
+    Its attributes read as lowercase names too: ``dev.multiprocessor_count`` is
+    ``dev.get_attribute(device_attribute.MULTIPROCESSOR_COUNT)``.
 
     >>> d = Device(0)                                   # doctest: +SKIP
-    >>> d.name(), d.compute_capability()                # doctest: +SKIP
-    ('NVIDIA H100 80GB HBM3', (9, 0))
+    >>> d.name(), d.compute_capability(), d.warp_size   # doctest: +SKIP
+    ('NVIDIA H100 80GB HBM3', (9, 0), 32)
     """
 
-    def __init__(self, number: int) -> None:
-        self._device = driver_api.query_int("cuDeviceGet", int(number))
+    def __init__(self, number: int | str) -> None:
+        if isinstance(number, str):  # a PCI bus id, "0000:01:00.0"
+            self._device = driver_api.query_int("cuDeviceGetByPCIBusId", number.encode())
+        else:
+            self._device = driver_api.query_int("cuDeviceGet", int(number))
 
     @staticmethod
     def count() -> int:
@@ -83,6 +242,9 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<pyctk.driver.Device {self._device}: {self.name()}>"
+
+    def __getattr__(self, name: str) -> int:
+        return self.get_attribute(named_attribute(device_attribute, "Device", name))
 
     def name(self) -> str:
         buffer = create_string_buffer(256)
@@ -105,68 +267,375 @@ class Device:
         return total.value
 
     def get_attribute(self, attribute: int) -> int:
-        """The value of ``attribute`` (a ``device_attribute``, or any ``CUdevice_attribute`` number)."""
-        return driver_api.query_int("cuDeviceGetAttribute", int(attribute), self._device)
+        """The value of ``attribute`` (a ``device_attribute``, or any ``CUdevice_attribute``
+        number); ``COMPUTE_MODE`` gives a ``compute_mode``."""
+        value = driver_api.query_int("cuDeviceGetAttribute", int(attribute), self._device)
+        return compute_mode(value) if attribute == device_attribute.COMPUTE_MODE else value
 
     def get_attributes(self) -> dict[device_attribute, int]:
-        """Every attribute of ``device_attribute`` and its value."""
-        return {attribute: self.get_attribute(attribute) for attribute in device_attribute}
+        """Every attribute of ``device_attribute`` and its value; one the driver refuses is left
+        out with a warning, as in PyCUDA."""
+        values = {}
+        for attribute in device_attribute:
+            try:
+                values[attribute] = self.get_attribute(attribute)
+            except driver_errors.LogicError as error:
+                warnings.warn(f"the driver refused device_attribute.{attribute.name} of device "
+                              f"{self._device}: {error}", UserWarning, stacklevel=2)
+        return values
+
+    def can_access_peer(self, other: Device) -> bool:
+        """Whether contexts on this device can use ``other``'s memory once
+        ``Context.enable_peer_access`` allowed it."""
+        return bool(driver_api.query_int("cuDeviceCanAccessPeer", self._device, int(other)))
 
     def retain_primary_context(self) -> Context:
-        """The device's primary context, kept alive until ``detach`` (not made current)."""
+        """The device's primary context, kept alive until ``detach`` (not made current:
+        ``push()`` it). Its memory, streams and kernels are the CUDA runtime's and pyctk's."""
         handle = c_void_p()
         driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
-        return Context(handle.value, self._device)
+        return Context(handle.value, self._device, primary=True)
 
     def make_context(self, flags: int = 0) -> Context:
-        """The device's primary context, made current on this thread (undo with ``Context.pop``).
+        """A new context on the device (``cuCtxCreate``), pushed: current on this thread until
+        ``Context.pop()`` (PyCUDA's ``make_context``; ``flags``: ``ctx_flags``).
 
-        ``flags`` is accepted for PyCUDA's sake; a primary context's flags are the driver's.
+        Work in it is separate from the primary context's: ``pyctk.matmul`` and ``DeviceArray``
+        refuse to run while it is current. For memory those share, use
+        ``retain_primary_context().push()`` (``pyctk.autoprimaryctx``) instead.
         """
-        context = self.retain_primary_context()
-        context.push()
+        below = _leave_current()
+        try:
+            handle = _create_context(int(flags), self._device)
+        except BaseException:
+            if below is not None:  # as it was: the failure changed nothing
+                driver_api.call("cuCtxPushCurrent", below.handle)
+            raise
+        context = Context(handle, self._device, made=_Made(handle))
+        _stack().append(context)
         return context
 
 
-class Context:
-    """A device's primary context (made by ``Device.make_context`` or ``retain_primary_context``)."""
+# cuCtxCreate's ABI from CUDA 3.2 on: (CUcontext *, unsigned int flags, CUdevice). The runtime's
+# entry-point query would give the name's newest form up to its version instead: _v3 (CUDA
+# 11.4, execution affinity arguments) for ABI 12000, _v4 (12.5, a parameters struct) for a
+# CUDA 12.5+ runtime's own version; so this one is asked of the driver by version.
+_CTX_CREATE_ABI = 3020
+_ContextCreate = CFUNCTYPE(c_int, POINTER(c_void_p), c_uint, c_int)
 
-    def __init__(self, handle: int, device: int) -> None:
-        self.handle, self._device, self._pid = handle, device, os.getpid()
+
+def _create_context(flags: int, device: int) -> int:
+    """A new context on ``device``, pushed on the driver's stack: ``cuCtxCreate_v2``."""
+    address, found = c_void_p(), c_int(-1)
+    driver_api.call("cuGetProcAddress", b"cuCtxCreate", byref(address), _CTX_CREATE_ABI, 0,
+                    byref(found))
+    if found.value != 0 or not address.value:  # CU_GET_PROC_ADDRESS_SUCCESS
+        raise driver_errors.RuntimeError("the driver does not provide cuCtxCreate (CUDA 3.2's)",
+                                         "CUDA_ERROR_NOT_FOUND", 500)
+    handle = c_void_p()
+    driver_api.check(_ContextCreate(address.value)(byref(handle), flags, device), "cuCtxCreate")
+    return handle.value
+
+
+class _Made:
+    """A context ``make_context`` made: destroyed when its last ``Context`` is detached or
+    garbage (``Context.attach`` gives it another). Its memory (``ContextAllocation``) keeps
+    this record, to know whether the context still lives."""
+
+    __slots__ = ("_pid", "alive", "handle", "users")
+
+    def __init__(self, handle: int) -> None:
+        self.handle, self.users, self.alive, self._pid = handle, 1, True, os.getpid()
+        contexts.made[handle] = self
+
+    def release(self, quiet: bool) -> None:
+        """One user less; the last one destroys the context (``quiet``: from ``__del__``,
+        where no one is there to tell of a failure)."""
+        self.users -= 1
+        if not self.users:
+            self.alive = False
+            contexts.made.pop(self.handle, None)
+            _quietly_or_checked(quiet, self._pid, "cuCtxDestroy", self.handle)
+
+
+def _quietly_or_checked(quiet: bool, pid: int, name: str, *args: int) -> None:
+    """Call ``name``; unchecked if ``quiet``. Not at all in a forked child (the context is
+    the parent's), nor once the driver is gone."""
+    if os.getpid() != pid or driver_api._driver is None:
+        return
+    result = getattr(driver_api._driver, name)(*args)
+    if not quiet:
+        driver_api.check(result, name)
+
+
+class _ThreadStack(_local):
+    """Each thread's stack of pushed ``Context`` objects (PyCUDA's); the driver has only the
+    top one of them current."""
+
+    def __init__(self) -> None:
+        self.contexts: list[Context] = []
+
+
+_thread_stack = _ThreadStack()
+
+
+def _stack() -> list[Context]:
+    return _thread_stack.contexts
+
+
+def _top() -> Context | None:
+    """This thread's top context, dropping detached ones (PyCUDA drops them lazily too)."""
+    stack = _stack()
+    while stack and not stack[-1]._valid:
+        stack.pop()
+    return stack[-1] if stack else None
+
+
+def _leave_current() -> Context | None:
+    """Take this thread's top context off the driver's stack, before another goes on (the
+    driver holds one of the thread's contexts at a time); return it."""
+    top = _top()
+    if top is not None:
+        driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
+    return top
+
+
+class Context:
+    """A CUDA context: made by ``Device.make_context``, ``Device.retain_primary_context`` or
+    ``Context.attach``. Equal when their handles are.
+
+    Its static methods act on the calling thread's current context (the primary context of
+    the current device if none was pushed).
+
+    >>> ctx = Device(0).make_context()                   # doctest: +SKIP
+    >>> Context.set_limit(limit.PRINTF_FIFO_SIZE, 1 << 20)   # doctest: +SKIP
+    >>> ctx.pop(); ctx.detach()                          # doctest: +SKIP
+    """
+
+    def __init__(self, handle: int, device: int, made: _Made | None = None, primary: bool = False) -> None:
+        self.handle, self._device, self._made, self._primary = handle, device, made, primary
+        self._valid, self._pid = True, os.getpid()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Context) and other.handle == self.handle
+
+    def __hash__(self) -> int:
+        return hash(("Context", self.handle))
+
+    def __repr__(self) -> str:
+        kind = "made" if self._made else "primary" if self._primary else "attached"
+        state = "" if self._valid else ", detached"
+        return f"<pyctk.driver.Context {self.handle:#x} ({kind}) on device {self._device}{state}>"
+
+    def _check_valid(self, what: str) -> None:
+        if not self._valid:
+            raise driver_errors.LogicError(f"Context.{what} failed: cannot {what} a detached "
+                                           f"context", "CUDA_ERROR_INVALID_CONTEXT", 201)
 
     def push(self) -> None:
         """Make this context current on the calling thread, above the one that was."""
-        driver_api.call("cuCtxPushCurrent", self.handle)
+        self._check_valid("push")
+        below = _leave_current()
+        try:
+            driver_api.call("cuCtxPushCurrent", self.handle)
+        except BaseException:
+            if below is not None:
+                driver_api.call("cuCtxPushCurrent", below.handle)
+            raise
+        _stack().append(self)
 
     @staticmethod
     def pop() -> None:
-        """Make the context below the current one current again on the calling thread."""
+        """Take the top context off this thread's stack; the one below (if any) is current again.
+
+        Raises LogicError if this thread pushed no context (PyCUDA's "cannot pop non-current
+        context"). Nothing is destroyed: that is ``detach``'s (or the garbage collector's) work.
+        """
+        if _top() is None:
+            raise driver_errors.LogicError(
+                "Context.pop failed: cannot pop non-current context: this thread pushed none "
+                "(Device.make_context, Context.push)", "CUDA_ERROR_INVALID_CONTEXT", 201)
         driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
+        _stack().pop()
+        below = _top()
+        if below is not None:
+            driver_api.call("cuCtxPushCurrent", below.handle)
 
     def detach(self) -> None:
-        """Pop this context if it is current, and release it."""
-        current = c_void_p()
-        driver_api.call("cuCtxGetCurrent", byref(current))
-        if current.value == self.handle:
-            Context.pop()
-        if self.handle:
-            self.handle = None
-            driver_api.call("cuDevicePrimaryCtxRelease", self._device)
+        """Give this context up: a made one is destroyed (with its memory, streams and modules)
+        once no other ``Context`` attached to it, a primary one released. If it was current,
+        the one below it on this thread's stack is current again.
+
+        Raises LogicError the second time ("cannot detach from invalid context").
+        """
+        if not self._valid:
+            raise driver_errors.LogicError("Context.detach failed: cannot detach from invalid "
+                                           "context (it was detached before)",
+                                           "CUDA_ERROR_INVALID_CONTEXT", 201)
+        current = _top() is self
+        if current:
+            driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
+        self._release(quiet=False)
+        if current:
+            below = _top()
+            if below is not None:
+                driver_api.call("cuCtxPushCurrent", below.handle)
+
+    def _release(self, quiet: bool) -> None:
+        self._valid = False
+        if self._made is not None:
+            self._made.release(quiet)
+        elif self._primary:
+            _quietly_or_checked(quiet, self._pid, "cuDevicePrimaryCtxRelease", self._device)
 
     def __del__(self) -> None:
-        if self.handle and os.getpid() == self._pid and driver_api._driver is not None:
-            driver_api._driver.cuDevicePrimaryCtxRelease(self._device)
+        if getattr(self, "_valid", False):  # (not if __init__ failed)
+            self._release(quiet=True)
+
+    @staticmethod
+    def attach(flags: int = 0) -> Context:
+        """The calling thread's current context as a new ``Context``, pushed on this thread's
+        stack (PyCUDA's deprecated ``attach``): a made context then lives until this one is
+        detached too; a primary one is retained once more; another library's is not owned."""
+        handle = driver_api.current_context()
+        device = driver_api.current_device()
+        made = contexts.made.get(handle)
+        if made is not None:
+            made.users += 1
+            context = Context(handle, device, made=made)
+        else:
+            context = Device(device).retain_primary_context()
+            if context.handle != handle:  # not the primary context: someone else's
+                context.detach()
+                context = Context(handle, device)
+        _stack().append(context)  # already current in the driver
+        return context
+
+    @staticmethod
+    def get_current() -> Context | None:
+        """The ``Context`` this thread pushed last and still has (None if none), as PyCUDA has it."""
+        return _top()
 
     @staticmethod
     def synchronize() -> None:
-        """Wait until all work on the current device is done."""
+        """Wait until all work of the current context is done."""
         driver_api.current_context()
         driver_api.call("cuCtxSynchronize")
 
     @staticmethod
     def get_device() -> Device:
-        """The current device."""
+        """The current context's device."""
         return Device(driver_api.current_device())
+
+    def get_api_version(self) -> int:
+        """The driver API version the context was made with (e.g. 12000 or 3020)."""
+        self._check_valid("get_api_version")
+        version = c_uint()
+        driver_api.call("cuCtxGetApiVersion", self.handle, byref(version))
+        return version.value
+
+    @staticmethod
+    def set_limit(which: int, value: int) -> None:
+        """Set the current context's ``limit`` ``which`` (e.g. ``limit.MALLOC_HEAP_SIZE``) to ``value``."""
+        driver_api.current_context()
+        driver_api.call("cuCtxSetLimit", int(which), int(value))
+
+    @staticmethod
+    def get_limit(which: int) -> int:
+        """The current context's ``limit`` ``which``."""
+        value = c_size_t()
+        driver_api.current_context()
+        driver_api.call("cuCtxGetLimit", byref(value), int(which))
+        return value.value
+
+    @staticmethod
+    def set_cache_config(config: int) -> None:
+        """Prefer more shared memory or more L1 cache (a ``func_cache``) for the current
+        context's kernels; ``Function.set_cache_config`` overrides it per kernel."""
+        driver_api.current_context()
+        driver_api.call("cuCtxSetCacheConfig", int(config))
+
+    @staticmethod
+    def get_cache_config() -> func_cache:
+        """The current context's ``func_cache`` preference."""
+        driver_api.current_context()
+        return func_cache(driver_api.query_int("cuCtxGetCacheConfig"))
+
+    @staticmethod
+    def set_shared_config(config: int) -> None:
+        """Set the shared memory bank size (a ``shared_config``; no effect on current GPUs)."""
+        driver_api.current_context()
+        driver_api.call("cuCtxSetSharedMemConfig", int(config))
+
+    @staticmethod
+    def get_shared_config() -> shared_config:
+        """The current context's shared memory bank size, a ``shared_config``."""
+        driver_api.current_context()
+        return shared_config(driver_api.query_int("cuCtxGetSharedMemConfig"))
+
+    @staticmethod
+    def enable_peer_access(peer: Context, flags: int = 0) -> None:
+        """Let the current context's kernels use ``peer``'s memory (another device's context;
+        ``Device.can_access_peer`` says whether it can)."""
+        driver_api.current_context()
+        driver_api.call("cuCtxEnablePeerAccess", peer.handle, int(flags))
+
+    @staticmethod
+    def disable_peer_access(peer: Context) -> None:
+        """Undo ``enable_peer_access(peer)``."""
+        driver_api.current_context()
+        driver_api.call("cuCtxDisablePeerAccess", peer.handle)
+
+
+def made_context() -> _Made | None:
+    """The calling thread's current context if ``Device.make_context`` made it, else None (no
+    driver call while pyctk made none)."""
+    if not contexts.made:
+        return None
+    current = c_void_p()
+    driver_api.call("cuCtxGetCurrent", byref(current))
+    return contexts.made.get(current.value)
+
+
+class ContextAllocation:
+    """``cuMemAlloc`` memory of a context ``make_context`` made (pyctk's pool serves the
+    primary contexts only), freed by ``free`` or when garbage, in its context; not at all
+    once that context is destroyed, which freed it."""
+
+    __slots__ = ("_made", "device", "nbytes", "pointer")
+
+    def __init__(self, made: _Made, device: int, nbytes: int) -> None:
+        pointer = c_uint64()
+        if nbytes:  # a zero-size allocation is NULL, as pyctk's pool gives it
+            driver_api.call("cuMemAlloc", byref(pointer), nbytes)
+        self.pointer, self.device, self.nbytes, self._made = pointer.value, device, nbytes, made
+
+    def free(self) -> None:
+        """Free the memory now; nothing if it was freed, or its context destroyed."""
+        pointer, self.pointer = self.pointer, 0
+        if pointer and self._made.alive:
+            _in_context(self._made.handle, "cuMemFree", pointer)
+
+    def __del__(self) -> None:
+        if self.pointer and self._made.alive and os.getpid() == self._made._pid and driver_api._driver:
+            try:
+                self.free()
+            except driver_errors.Error:  # no one is there to tell
+                pass
+
+
+def _in_context(handle: int, name: str, *args: int) -> None:
+    """Call ``name`` with context ``handle`` current (pushed for the call if it is not)."""
+    current = c_void_p()
+    driver_api.call("cuCtxGetCurrent", byref(current))
+    if current.value == handle:
+        driver_api.call(name, *args)
+        return
+    driver_api.call("cuCtxPushCurrent", handle)
+    try:
+        driver_api.call(name, *args)
+    finally:
+        driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
 
 
 def init(flags: int = 0) -> None:

@@ -6,16 +6,17 @@ allocator: allocated and freed on the legacy default stream, which every blockin
 (``pyctk.driver.Stream()``, the default kind) is ordered with. Work on a *non-blocking*
 stream must be synchronised before the memory is freed, as with any stream-ordered memory.
 
-Copies take device memory as a ``DeviceAllocation``, an int address, or any GPU array
-(``pyctk.DeviceArray``, ``__cuda_array_interface__``, DLPack; contiguous), and host
-memory as any contiguous buffer (NumPy arrays, bytes, bytearray, memoryview).
+Copies take device memory as a ``DeviceAllocation``, an int address, an object with
+PyCUDA's ``get_pointer()`` (``PointerHolderBase``), or any GPU array (``pyctk.DeviceArray``,
+``__cuda_array_interface__``, DLPack; contiguous), and host memory as any contiguous buffer
+(NumPy arrays, bytes, bytearray, memoryview).
 """
 
 from __future__ import annotations
 
 import numbers
 import operator
-from ctypes import byref, c_size_t
+from ctypes import byref, c_char, c_size_t
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,12 +27,14 @@ from .._arrays.memory import allocate
 from .._cuda import contexts, cudart, driver_api, library, streams
 from .._cuda.driver_errors import MemoryError
 from .._cuda.errors import OutOfMemoryError
+from .devices import ContextAllocation, made_context
 
 
 class DeviceAllocation:
     """Device memory from ``mem_alloc``: ``int(allocation)`` is its address.
 
-    It is returned to pyctk's pool by ``free()`` or when garbage.
+    It is returned to pyctk's pool by ``free()`` or when garbage (in a context
+    ``Device.make_context`` made: ``cuMemAlloc``'s memory, freed with ``cuMemFree``).
 
     >>> import numpy as np
     >>> a = mem_alloc(16)                   # doctest: +SKIP
@@ -51,6 +54,16 @@ class DeviceAllocation:
 
     __index__ = __int__  # numpy.uintp(allocation) and ctypes take it too
 
+    def as_buffer(self, size: int, offset: int = 0) -> memoryview:
+        """A writable view of the ``size`` bytes at the address plus ``offset`` (PyCUDA's).
+
+        Only for memory the host can read (managed or host-mapped memory): reading device
+        memory through it crashes the process. The view does not keep the memory alive.
+        """
+        if size < 0 or offset < 0:
+            raise ValueError(f"as_buffer(size={size}, offset={offset}): neither may be negative")
+        return memoryview((c_char * size).from_address(int(self) + offset)).cast("B")
+
     @property
     def device(self) -> int:
         """The index of the device the memory is on."""
@@ -62,7 +75,9 @@ class DeviceAllocation:
         Freeing twice does nothing. Using the memory after ``free`` is an error.
         """
         allocation = self._allocation
-        if allocation.pointer and contexts.alive(allocation.device, allocation.context):
+        if isinstance(allocation, ContextAllocation):
+            allocation.free()
+        elif allocation.pointer and contexts.alive(allocation.device, allocation.context):
             pointer, allocation.pointer = allocation.pointer, 0
             code = library.library().gpumatmul_device_free(allocation.context, pointer, allocation.stream)
             if code:
@@ -85,10 +100,20 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     if nbytes < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
     try:
-        allocation = allocate(nbytes, driver_api.current_device(), 0)
+        allocation = device_memory(nbytes, driver_api.current_device(), 0)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
     return DeviceAllocation(allocation, nbytes)
+
+
+def device_memory(nbytes: int, device: int, stream: int) -> Any:
+    """``nbytes`` of memory on ``device`` for work on ``stream``, freed when garbage: from
+    pyctk's pool (the primary context's), or ``cuMemAlloc``'s in a context
+    ``Device.make_context`` made and the calling thread has current."""
+    made = made_context()
+    if made is not None:
+        return ContextAllocation(made, device, nbytes)
+    return allocate(nbytes, device, stream)
 
 
 def mem_get_info() -> tuple[int, int]:
@@ -121,6 +146,9 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
         if x < 0:
             raise ValueError(f"device address {x} is negative")
         return DevicePointer(int(x), None, x, True)
+    get_pointer = getattr(x, "get_pointer", None)
+    if get_pointer is not None:  # PyCUDA's PointerHolderBase (pyctk.driver's, or a workalike)
+        return device_pointer(operator.index(get_pointer()))._replace(owner=x)
     operand = interop.device_operand(x, stream)
     if operand is None:
         return None

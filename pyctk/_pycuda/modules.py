@@ -27,15 +27,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._arrays.memory import allocate
 from .._cuda import driver_api, driver_errors, streams
 from .._cuda.errors import DeviceMismatchError
-from . import kernel_args
-from .memory import device_pointer, host_buffer
+from . import kernel_args, textures, vector_types
+from .devices import named_attribute
+from .host_memory import is_managed
+from .memory import device_memory, device_pointer, host_buffer
 from .streams import Event
 
 _ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
 _NOT_FOUND = 500                                  # CUDA_ERROR_NOT_FOUND
+_INVALID_PTX = 218                                # CUDA_ERROR_INVALID_PTX
 _DIMENSION_LIMIT = 2 ** 32                        # what a C unsigned int holds
 
 
@@ -52,6 +54,88 @@ class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     CACHE_MODE_CA = 7
     MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+
+
+class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUjit_option`` values (cuda.h): options of the driver's JIT compiler, which compiles
+    PTX when it is loaded, for ``module_from_buffer(image, options=[(jit_option.X, value)])``
+    (integer values only); ``pyctk.driver.Linker`` translates them for nvJitLink."""
+
+    MAX_REGISTERS = 0
+    THREADS_PER_BLOCK = 1
+    WALL_TIME = 2
+    INFO_LOG_BUFFER = 3
+    INFO_LOG_BUFFER_SIZE_BYTES = 4
+    ERROR_LOG_BUFFER = 5
+    ERROR_LOG_BUFFER_SIZE_BYTES = 6
+    OPTIMIZATION_LEVEL = 7
+    TARGET_FROM_CUCONTEXT = 8
+    TARGET = 9
+    FALLBACK_STRATEGY = 10
+    GENERATE_DEBUG_INFO = 11
+    LOG_VERBOSE = 12
+    GENERATE_LINE_INFO = 13
+    CACHE_MODE = 14
+    NEW_SM3X_OPT = 15
+    FAST_COMPILE = 16
+    GLOBAL_SYMBOL_NAMES = 17
+    GLOBAL_SYMBOL_ADDRESSES = 18
+    GLOBAL_SYMBOL_COUNT = 19
+    LTO = 20
+    FTZ = 21
+    PREC_DIV = 22
+    PREC_SQRT = 23
+    FMA = 24
+    REFERENCED_KERNEL_NAMES = 25
+    REFERENCED_KERNEL_COUNT = 26
+    REFERENCED_VARIABLE_NAMES = 27
+    REFERENCED_VARIABLE_COUNT = 28
+    OPTIMIZE_UNUSED_DEVICE_VARIABLES = 29
+    POSITION_INDEPENDENT_CODE = 30
+    MIN_CTA_PER_SM = 31
+    MAX_THREADS_PER_BLOCK = 32
+    OVERRIDE_DIRECTIVE_VALUES = 33
+    SPLIT_COMPILE = 34
+
+
+# Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),
+# and those whose value is a pointer to an array.
+_NOT_GIVEN = {jit_option.INFO_LOG_BUFFER, jit_option.INFO_LOG_BUFFER_SIZE_BYTES, jit_option.ERROR_LOG_BUFFER,
+              jit_option.ERROR_LOG_BUFFER_SIZE_BYTES, jit_option.GLOBAL_SYMBOL_NAMES,
+              jit_option.GLOBAL_SYMBOL_ADDRESSES, jit_option.REFERENCED_KERNEL_NAMES,
+              jit_option.REFERENCED_VARIABLE_NAMES}
+_JIT_LOG_BYTES = 32768  # each log's buffer, as PyCUDA gives
+
+
+class _JitArguments:
+    """The JIT options of a load as the driver takes them, PyCUDA's log buffers first; the
+    driver writes the logs and, in place of the buffers' sizes, their lengths."""
+
+    def __init__(self, options: Sequence[tuple[int, int]]) -> None:
+        pairs = []
+        for pair in options:
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError(f"options must be (jit_option, int) pairs, e.g. "
+                                f"[(jit_option.MAX_REGISTERS, 32)]; got {pair!r}")
+            option, value = jit_option(pair[0]), int(pair[1])
+            if option in _NOT_GIVEN:
+                raise ValueError(f"jit_option.{option.name} cannot be given: pyctk passes the JIT "
+                                 f"logs to message_handler(success, info_log, error_log) itself, "
+                                 f"and options whose value is a pointer are not supported")
+            pairs.append((option, value))
+        self.info, self.error = (ctypes.create_string_buffer(_JIT_LOG_BYTES) for _ in range(2))
+        pairs[:0] = [(jit_option.INFO_LOG_BUFFER, ctypes.addressof(self.info)),
+                     (jit_option.INFO_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES),
+                     (jit_option.ERROR_LOG_BUFFER, ctypes.addressof(self.error)),
+                     (jit_option.ERROR_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES)]
+        self.count = len(pairs)
+        self.keys = (ctypes.c_int * self.count)(*(option for option, _ in pairs))
+        self.values = (c_void_p * self.count)(*(value for _, value in pairs))
+
+    def logs(self) -> tuple[str, str]:
+        """(info log, error log), as long as the driver says it wrote."""
+        return tuple(buffer.raw[:min(self.values[index] or 0, _JIT_LOG_BYTES)].rstrip(b"\0").decode(
+            errors="replace") for buffer, index in ((self.info, 1), (self.error, 3)))
 
 
 class ArgumentHandler:
@@ -135,27 +219,31 @@ class Function:
         driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
                          driver_api.current_device())
 
+    def __getattr__(self, name: str) -> int:
+        # PyCUDA's lowercase attributes: f.num_regs is f.get_attribute(function_attribute.NUM_REGS).
+        return self.get_attribute(named_attribute(function_attribute, "Function", name))
+
+    def set_cache_config(self, config: int) -> None:
+        """Prefer more shared memory or more L1 cache (a ``func_cache``) for this kernel on
+        the current device, over the context's ``Context.set_cache_config``."""
+        driver_api.call("cuKernelSetCacheConfig", self.handle, int(config), driver_api.current_device())
+
+    def set_shared_config(self, config: int) -> None:
+        """Set this kernel's shared memory bank size in the current context (a ``shared_config``;
+        no effect on current GPUs; PyCUDA documents it without having it)."""
+        function = c_void_p()
+        driver_api.current_context()
+        driver_api.call("cuKernelGetFunction", byref(function), self.handle)
+        driver_api.call("cuFuncSetSharedMemConfig", function, int(config))
+
     def __call__(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] = (1, 1),
-                 shared: int = 0, stream: Any = None, time_kernel: bool = False) -> float | None:
+                 shared: int = 0, stream: Any = None, time_kernel: bool = False,
+                 texrefs: Sequence[Any] = ()) -> float | None:
+        textures.refuse_texrefs(texrefs)
         blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
-        if self.params is not None and len(args) != len(self.params):
-            raise TypeError(f"{self.name}() takes {len(self.params)} arguments (the kernel's "
-                            f"parameters), got {len(args)}")
         handle = streams.handle(stream)
-        device = driver_api.current_device()
-        values, keep, copies_back = [], [], []
-        for index, argument in enumerate(args):
-            param = None if self.params is None else self.params[index]
-            if isinstance(argument, (np.generic, bool, int, float, complex)):
-                values.append(kernel_args.value_bytes(self.name, index, argument, param))
-                continue
-            if not kernel_args.takes_pointer(param):
-                raise TypeError(f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
-                                f"the kernel; got {type(argument).__name__}, which passes an address: "
-                                f"pass {kernel_args.suggest(param)}")
-            address = self._address(index, argument, device, handle, keep, copies_back)
-            values.append(address.to_bytes(8, "little"))
-        parameters, buffer = _pack(values)
+        keep, copies_back = [], []
+        parameters, buffer = _pack(self._values(args, handle, keep, copies_back))
 
         timing = (Event(), Event()) if time_kernel else None
         if timing:
@@ -175,6 +263,32 @@ class Function:
             return timing[1].synchronize().time_since(timing[0]) / 1000.0
         return None
 
+    def _values(self, args: tuple, stream: int, keep: list, copies_back: list) -> list[bytes]:
+        """Each argument's bytes as the kernel takes them, checked against its parameters (a
+        launch's, and a graph's kernel node's). Device memory's owners go to ``keep``; In/Out
+        arrays are copied in on ``stream``, and those to copy back go to ``copies_back``."""
+        if self.params is not None and len(args) != len(self.params):
+            raise TypeError(f"{self.name}() takes {len(self.params)} arguments (the kernel's "
+                            f"parameters), got {len(args)}")
+        device = driver_api.current_device()
+        values = []
+        for index, argument in enumerate(args):
+            param = None if self.params is None else self.params[index]
+            if isinstance(argument, textures.ResourceObject):  # a cudaTextureObject_t / cudaSurfaceObject_t
+                argument = np.uint64(argument.live_handle())
+            elif isinstance(argument, np.ndarray) and argument.ndim == 0 and not is_managed(argument):
+                argument = argument[()]  # by value, as PyCUDA passes vec.make_float3(...)
+            if isinstance(argument, (np.generic, bool, int, float, complex)):
+                values.append(kernel_args.value_bytes(self.name, index, argument, param))
+                continue
+            if not kernel_args.takes_pointer(param):
+                raise TypeError(f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
+                                f"the kernel; got {type(argument).__name__}, which passes an address: "
+                                f"pass {kernel_args.suggest(param)}")
+            address = self._address(index, argument, device, stream, keep, copies_back)
+            values.append(address.to_bytes(8, "little"))
+        return values
+
     # -- PyCUDA's prepared calls: the argument types given once, then grid and block first --
 
     def prepare(self, arg_types: str | Sequence[Any], block: Sequence[int] | None = None,
@@ -190,9 +304,7 @@ class Function:
 
         >>> f.prepare("PPi").prepared_call((n // 256, 1), (256, 1, 1), a_gpu, b_gpu, n)  # doctest: +SKIP
         """
-        if texrefs:
-            raise TypeError("texrefs: texture references were removed from CUDA (12.0); use "
-                            "texture objects, passed to the kernel as cudaTextureObject_t")
+        textures.refuse_texrefs(texrefs)
         codes = [_type_code(t) for t in ([*arg_types] if isinstance(arg_types, str) else arg_types)]
         if self.params is not None and len(codes) != len(self.params):
             raise TypeError(f"{self.name}.prepare: the kernel has {len(self.params)} parameters, "
@@ -234,7 +346,7 @@ class Function:
         """The device address an argument passes, copying In/Out data and checking its device."""
         if isinstance(argument, ArgumentHandler):
             array = argument.array
-            allocation = allocate(array.nbytes, device, stream)
+            allocation = device_memory(array.nbytes, device, stream)
             keep.append(allocation)
             if argument.copy_in and array.nbytes:
                 driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data,
@@ -242,6 +354,9 @@ class Function:
             if argument.copy_out:
                 copies_back.append((array, allocation))
             return allocation.pointer
+        if isinstance(argument, np.ndarray) and is_managed(argument):  # used in place, as in PyCUDA
+            keep.append(argument)
+            return argument.ctypes.data
         if isinstance(argument, np.ndarray):
             raise TypeError(f"{self.name}() argument {index} is a NumPy array in host memory: wrap it "
                             f"as cuda.In(a), cuda.Out(a) or cuda.InOut(a) to copy it around the "
@@ -263,11 +378,15 @@ def _type_code(kind: Any) -> str:
     """The ``struct`` letter of one argument type of ``prepare``: a letter, or a dtype."""
     if kind == "P":  # struct's pointer, which NumPy has no dtype letter for
         return "P"
+    if isinstance(kind, str) and kind[:-1].isdigit() and kind.endswith("s"):  # PyCUDA's "12s": bytes by value
+        return kind
     try:
         dtype = np.dtype(kind)
     except TypeError:
         raise TypeError(f"prepare: {kind!r} is not an argument type: give a struct letter "
                         f"('P' pointer, 'i' int32, 'f' float32 ...) or a NumPy dtype") from None
+    if dtype.kind == "V" and not dtype.shape:  # a vector or struct type (vec.float3): PyCUDA's "12s"
+        return f"{dtype.itemsize}s"
     if dtype.kind not in "biufc" or dtype.shape:
         raise TypeError(f"prepare: {dtype} is not a type a kernel argument has")
     return dtype.char
@@ -276,6 +395,8 @@ def _type_code(kind: Any) -> str:
 def _as_type(code: str, argument: Any) -> Any:
     """A prepared call's argument as ``__call__`` takes it: a number as its NumPy type; device
     memory as it is (``__call__`` passes its address); an int address for a pointer."""
+    if code.endswith("s"):  # a struct or vector type by value
+        return vector_types.struct_value(int(code[:-1]), argument)
     if isinstance(argument, (bool, int, float, complex, np.generic)):
         return np.uintp(argument) if code == "P" else np.dtype(code).type(argument)
     return argument
@@ -296,14 +417,6 @@ def _pack(values: list[bytes]) -> tuple[Any, Any]:
     return (c_void_p * len(values))(*(base + offset for offset in offsets)), (buffer, data)
 
 
-for _name in ("max_threads_per_block", "shared_size_bytes", "const_size_bytes", "local_size_bytes",
-              "num_regs"):  # PyCUDA's Function attributes, each one row of function_attribute
-    setattr(Function, _name, property(
-        lambda self, attribute=function_attribute[_name.upper()]: self.get_attribute(attribute),
-        doc=f"The kernel's {_name.replace('_', ' ')} on the current device."))
-del _name
-
-
 class Module:
     """Kernels loaded from a CUBIN, PTX or fatbinary image (PyCUDA's ``Module``).
 
@@ -314,14 +427,29 @@ class Module:
     _library = None  # until loaded: __del__ of a half-made module unloads nothing
 
     def __init__(self, image: bytes, kernels: dict[str, list[kernel_args.Param]] | None = None,
-                 lowered: dict[str, str] | None = None) -> None:
+                 lowered: dict[str, str] | None = None, jit_options: Sequence[tuple[int, int]] | None = None,
+                 message_handler: Any = None) -> None:
         image = bytes(image)
         if not image.startswith((_ELF, _FATBIN)):  # PTX: text the driver reads up to a NUL
             image = image.rstrip(b"\0") + b"\0"
             if kernels is None:
                 kernels = kernel_args.parse_ptx(image[:-1].decode(errors="replace"))
         library = c_void_p()
-        driver_api.call("cuLibraryLoadData", byref(library), image, None, None, 0, None, None, 0)
+        jit = None if jit_options is None and message_handler is None else _JitArguments(jit_options or ())
+        result = driver_api.driver().cuLibraryLoadData(
+            byref(library), image, *((jit.keys, jit.values, jit.count) if jit else (None, None, 0)),
+            None, None, 0)
+        info_log, error_log = jit.logs() if jit else ("", "")
+        if result == 0 and error_log.strip():
+            # PTX the JIT refused: CUDA loads lazily and reports it only at first use (as
+            # CUDA_ERROR_INVALID_PTX), but the log is written now; report it now, as PyCUDA does.
+            driver_api.driver().cuLibraryUnload(library)
+            result = _INVALID_PTX
+        if message_handler is not None:
+            message_handler(result == 0, info_log, error_log)
+        driver_api.check(result, "cuLibraryLoadData" + (f" (JIT error log: {error_log.strip()})"
+                                                         if error_log.strip() else ""))
+        self._jit = jit  # the buffers the driver writes the logs to live as long as the module
         self._library, self._pid = library.value, os.getpid()
         self._image, self._kernels, self._lowered = image, kernels, dict(lowered or {})
 
@@ -360,10 +488,28 @@ class Module:
                          self._lowered.get(name, name).encode())
         return address.value, size.value
 
+    def get_texref(self, name: str) -> Any:
+        """Removed with texture references in CUDA 12: raises ``TextureReferenceError``."""
+        raise textures.references_removed(f"Module.get_texref({name!r})")
 
-def module_from_buffer(buffer: Any) -> Module:
-    """A ``Module`` from a CUBIN, PTX or fatbinary in memory (``pyctk.compiler.compile``'s result)."""
-    return Module(bytes(buffer))
+    def get_surfref(self, name: str) -> Any:
+        """Removed with surface references in CUDA 12: raises ``TextureReferenceError``."""
+        raise textures.references_removed(f"Module.get_surfref({name!r})")
+
+
+def module_from_buffer(buffer: Any, options: Sequence[tuple[int, int]] | None = None,
+                       message_handler: Any = None) -> Module:
+    """A ``Module`` from a CUBIN, PTX or fatbinary in memory (``pyctk.compiler.compile``'s result).
+
+    ``options``: ``(jit_option, int)`` pairs for the driver's JIT compiler, which compiles
+    PTX as it loads it. ``message_handler(success, info_log, error_log)`` is called after the
+    load, whether it worked or not, with the JIT's logs (empty for a CUBIN); a failed load
+    raises ``pyctk.driver.Error`` whose message ends with the error log.
+
+    >>> module_from_buffer(ptx, options=[(jit_option.MAX_REGISTERS, 32)],
+    ...                    message_handler=lambda ok, info, error: print(ok, info))  # doctest: +SKIP
+    """
+    return Module(bytes(buffer), jit_options=options, message_handler=message_handler)
 
 
 def module_from_file(path: str | os.PathLike) -> Module:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
-from ctypes import byref, c_float, c_void_p
+from ctypes import byref, c_float, c_void_p, sizeof
 from typing import Any
 
 from .._cuda import driver_api, streams
@@ -34,11 +34,11 @@ class _Handle:
     _destroy = ""
     __slots__ = ("handle", "_pid")
 
-    def __init__(self, create: str, flags: int) -> None:
+    def __init__(self, create: str, *args: Any) -> None:
         self.handle = None
         driver_api.current_context()
         handle = c_void_p()
-        driver_api.call(create, byref(handle), int(flags))
+        driver_api.call(create, byref(handle), *args)
         self.handle, self._pid = handle.value, os.getpid()
 
     def __del__(self) -> None:
@@ -64,7 +64,7 @@ class Stream(_Handle):
     __slots__ = ()
 
     def __init__(self, flags: int = stream_flags.DEFAULT) -> None:
-        super().__init__("cuStreamCreate", flags)
+        super().__init__("cuStreamCreate", int(flags))
 
     def __cuda_stream__(self) -> tuple[int, int]:
         return 0, self.handle
@@ -95,7 +95,7 @@ class Event(_Handle):
     __slots__ = ()
 
     def __init__(self, flags: int = event_flags.DEFAULT) -> None:
-        super().__init__("cuEventCreate", flags)
+        super().__init__("cuEventCreate", int(flags))
 
     def record(self, stream: Any = None) -> Event:
         """Record the event on ``stream`` (default: the legacy default stream); returns self."""
@@ -120,3 +120,42 @@ class Event(_Handle):
     def time_till(self, end: Event) -> float:
         """Milliseconds from this event to event ``end``."""
         return end.time_since(self)
+
+    def ipc_handle(self) -> bytearray:
+        """The event's handle for another process, which opens it with ``Event.from_ipc_handle``.
+
+        The event must be made with ``event_flags.INTERPROCESS | event_flags.DISABLE_TIMING``.
+
+        >>> event = Event(event_flags.INTERPROCESS | event_flags.DISABLE_TIMING)   # doctest: +SKIP
+        >>> send_to_the_other_process(bytes(event.record(stream).ipc_handle()))     # doctest: +SKIP
+        """
+        handle = driver_api.IpcHandle()
+        driver_api.call("cuIpcGetEventHandle", byref(handle), self.handle)
+        return bytearray(handle)
+
+    @staticmethod
+    def from_ipc_handle(handle: Any) -> Event:
+        """The event of another process whose ``ipc_handle()`` ``handle`` is (64 bytes: a
+        bytearray as in PyCUDA, or bytes ...), to wait for (``synchronize``, ``query``,
+        ``Stream.wait_for_event``) or record. Garbage here, it leaves the other process's be."""
+        opened = to_ipc_handle(handle)  # (checked before there is an event to destroy)
+        event = Event.__new__(Event)
+        _Handle.__init__(event, "cuIpcOpenEventHandle", opened)
+        return event
+
+
+def to_ipc_handle(handle: Any) -> driver_api.IpcHandle:
+    """An IPC handle (``Event.ipc_handle()``'s, ``mem_get_ipc_handle``'s) as the driver takes it,
+    from its 64 bytes in any buffer: PyCUDA's bytearray, or bytes that came through a pipe.
+
+    Raises TypeError for what is not a buffer, ValueError for a buffer of another size.
+    """
+    try:
+        data = memoryview(handle).tobytes()
+    except TypeError:
+        raise TypeError(f"an IPC handle is the 64 bytes (a bytearray) that Event.ipc_handle() or "
+                        f"mem_get_ipc_handle() returned, not {type(handle).__name__}") from None
+    if len(data) != sizeof(driver_api.IpcHandle):
+        raise ValueError(f"an IPC handle is {sizeof(driver_api.IpcHandle)} bytes; this one is "
+                         f"{len(data)}: pass the whole of what ipc_handle() returned")
+    return driver_api.IpcHandle.from_buffer_copy(data)

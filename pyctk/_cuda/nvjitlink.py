@@ -1,0 +1,160 @@
+"""nvJitLink, the CUDA device-code linker, through ctypes: loading it and linking one program.
+
+nvJitLink comes from NVIDIA's pip wheel (``nvidia-nvjitlink-cu12`` / ``nvidia-nvjitlink``),
+which ``pip install "pyctk-cu12[nvjitlink]"`` adds; pyctk's loader finds it like every other
+CUDA library (``pyctk._cuda.loader``: the same search order, ``PYCTK_DEBUG_LOAD=1`` logs it).
+It links PTX, CUBIN, fatbinaries, LTO-IR and static libraries of device code (such as the
+device runtime, ``libcudadevrt.a``) into one CUBIN, on the CPU: no GPU and no driver.
+
+Each function exists under a versioned name per release (``__nvJitLinkCreate_12_0`` ...
+``_12_9``); pyctk calls the ``<major>_0`` ones, which every release of the major keeps, as
+it asks the driver for its 12.0 functions.
+
+>>> from pyctk._cuda import nvjitlink
+>>> nvjitlink.link(["-arch=sm_90"], [(nvjitlink.InputType.PTX, ptx, "a.ptx")]).cubin[:4]  # doctest: +SKIP
+b'\\x7fELF'
+"""
+
+from __future__ import annotations
+
+import _thread
+import ctypes
+import enum
+import os
+from collections.abc import Sequence
+from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint32, c_void_p
+from typing import NamedTuple
+
+from .._build_config import CUDA_MAJOR
+from .errors import LibraryNotFoundError
+
+_ABI = f"_{CUDA_MAJOR}_0"  # the versioned names every release of the major exports
+
+
+class InputType(enum.IntEnum):
+    """``nvJitLinkInputType`` (nvJitLink.h)."""
+
+    CUBIN = 1
+    PTX = 2
+    LTOIR = 3
+    FATBIN = 4
+    OBJECT = 5    # a host object file with device code in it
+    LIBRARY = 6   # a host static library (.a) of such objects
+
+
+# nvJitLinkResult, by value (nvJitLink.h; the 12.x header maps the later ones onto earlier values).
+RESULTS = ("NVJITLINK_SUCCESS", "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", "NVJITLINK_ERROR_MISSING_ARCH",
+           "NVJITLINK_ERROR_INVALID_INPUT", "NVJITLINK_ERROR_PTX_COMPILE", "NVJITLINK_ERROR_NVVM_COMPILE",
+           "NVJITLINK_ERROR_INTERNAL", "NVJITLINK_ERROR_THREADPOOL", "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+           "NVJITLINK_ERROR_FINALIZE", "NVJITLINK_ERROR_NULL_INPUT", "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+           "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE", "NVJITLINK_ERROR_ARCH_MISMATCH",
+           "NVJITLINK_ERROR_OUTDATED_LIBRARY", "NVJITLINK_ERROR_MISSING_FATBIN",
+           "NVJITLINK_ERROR_UNRECOGNIZED_ARCH", "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+           "NVJITLINK_ERROR_LTO_NOT_ENABLED")
+
+_HANDLE = c_void_p  # nvJitLinkHandle
+_PROTOTYPES = {  # name (without the version) -> argument types; each returns an nvJitLinkResult
+    "Create": [POINTER(_HANDLE), c_uint32, POINTER(c_char_p)],
+    "Destroy": [POINTER(_HANDLE)],
+    "AddData": [_HANDLE, c_int, c_void_p, c_size_t, c_char_p],
+    "Complete": [_HANDLE],
+    "GetLinkedCubinSize": [_HANDLE, POINTER(c_size_t)],
+    "GetLinkedCubin": [_HANDLE, c_void_p],
+    "GetErrorLogSize": [_HANDLE, POINTER(c_size_t)],
+    "GetErrorLog": [_HANDLE, c_char_p],
+    "GetInfoLogSize": [_HANDLE, POINTER(c_size_t)],
+    "GetInfoLog": [_HANDLE, c_char_p],
+}
+
+_library: ctypes.CDLL | None = None
+_lock = _thread.allocate_lock()
+
+
+def _new_lock_in_child() -> None:
+    global _lock
+    _lock = _thread.allocate_lock()  # a parent thread loading nvJitLink at the fork would hold it forever
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
+def install_command() -> str:
+    """The pip command that adds nvJitLink to this pyctk."""
+    return f'pip install "pyctk-cu{CUDA_MAJOR}[nvjitlink]"'
+
+
+def library() -> ctypes.CDLL:
+    """libnvJitLink, loaded on first use; LibraryNotFoundError saying how to install it if absent."""
+    global _library
+    if _library is not None:
+        return _library
+    from . import loader  # imported here: `import pyctk` does not need the loader
+
+    with _lock:
+        if _library is None:
+            try:
+                loaded = loader.load_library(loader.library_spec("nvJitLink", CUDA_MAJOR))
+            except LibraryNotFoundError as error:
+                raise LibraryNotFoundError(
+                    f"pyctk links device code with nvJitLink, NVIDIA's device-code linker, which is "
+                    f"not installed. It is an optional part of pyctk: {install_command()}\n{error}"
+                ) from None
+            _library = loader.declare(ctypes.CDLL(loaded.path), {
+                f"__nvJitLink{name}{_ABI}": (c_int, argtypes) for name, argtypes in _PROTOTYPES.items()})
+    return _library
+
+
+def _function(name: str) -> ctypes._CFuncPtr:
+    return getattr(library(), f"__nvJitLink{name}{_ABI}")
+
+
+class Result(NamedTuple):
+    cubin: bytes | None  # the linked CUBIN; None when the link failed
+    info_log: str
+    error_log: str
+    failure: str         # "" on success, else what failed: "nvJitLinkComplete: NVJITLINK_ERROR_PTX_COMPILE"
+
+
+def _log(handle: c_void_p, what: str) -> str:
+    size = c_size_t()
+    if _function(f"Get{what}LogSize")(handle, byref(size)) or size.value <= 1:
+        return ""
+    text = ctypes.create_string_buffer(size.value)
+    _function(f"Get{what}Log")(handle, text)
+    return text.value.decode(errors="replace")
+
+
+def link(options: Sequence[str], inputs: Sequence[tuple[InputType, bytes, str]]) -> Result:
+    """Link ``inputs`` (type, contents, name for the logs) with nvJitLink ``options``
+    (``-arch=sm_90`` is required); the logs come back whether or not it worked.
+
+    Raises LibraryNotFoundError when nvJitLink is not installed; a failed link is a
+    Result whose ``failure`` says which step failed and how.
+    """
+    handle = _HANDLE()
+    encoded = (c_char_p * len(options))(*(option.encode() for option in options))
+    result = _function("Create")(byref(handle), len(options), encoded)
+    if result:  # no handle, so no logs: the options were wrong
+        return Result(None, "", "", f"nvJitLinkCreate({list(options)}): {_name(result)}")
+    try:
+        for kind, data, name in inputs:
+            result = _function("AddData")(handle, int(kind), data, len(data), name.encode())
+            if result:
+                return Result(None, _log(handle, "Info"), _log(handle, "Error"),
+                              f"nvJitLinkAddData({name!r}): {_name(result)}")
+        result = _function("Complete")(handle)
+        if result:
+            return Result(None, _log(handle, "Info"), _log(handle, "Error"),
+                          f"nvJitLinkComplete: {_name(result)}")
+        size = c_size_t()
+        _function("GetLinkedCubinSize")(handle, byref(size))
+        cubin = ctypes.create_string_buffer(size.value)
+        _function("GetLinkedCubin")(handle, cubin)
+        return Result(cubin.raw, _log(handle, "Info"), _log(handle, "Error"), "")
+    finally:
+        _function("Destroy")(byref(handle))
+
+
+def _name(result: int) -> str:
+    return RESULTS[result] if 0 <= result < len(RESULTS) else f"nvJitLinkResult {result}"

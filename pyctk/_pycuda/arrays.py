@@ -1,0 +1,308 @@
+"""CUDA arrays: PyCUDA's ``Array``, ``ArrayDescriptor``, ``ArrayDescriptor3D``, the helpers that
+fill one from NumPy (``matrix_to_array``, ``np_to_array``, ``make_multichannel_2d_array``) and
+the 1-D copies into and out of one (``memcpy_htoa`` ...).
+
+A CUDA array is device memory in the layout textures read fastest; kernels read it through
+a ``TextureObject`` and read and write it through a ``SurfaceObject`` (``pyctk.driver``), and
+``Memcpy2D`` / ``Memcpy3D`` copy to and from it (``set_dst_array``, ``set_src_array``).
+
+>>> import numpy as np
+>>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
+>>> array = matrix_to_array(a, "C")             # doctest: +SKIP
+>>> d = array.get_descriptor()                  # doctest: +SKIP
+>>> d.width, d.height, d.format                 # doctest: +SKIP
+(4, 3, <array_format.FLOAT: 32>)
+
+With ``order="C"`` the array's (x, y[, z]) is ``a[z, y, x]``: x runs along ``a``'s last axis;
+with ``order="F"`` it is ``a[x, y, z]``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+from ctypes import byref, c_int, c_size_t, c_uint, c_void_p
+from typing import Any
+
+import numpy as np
+
+from .._cuda import driver_api
+from .._cuda.driver_errors import LogicError
+from .copies_nd import Memcpy2D, Memcpy3D, device_address, pycuda_names
+from .memory import host_buffer
+from .streams import _Handle
+
+
+class array_format(enum.IntEnum):  # PyCUDA's name
+    """``CUarray_format``: the type of each channel of an array element."""
+
+    UNSIGNED_INT8 = 0x01
+    UNSIGNED_INT16 = 0x02
+    UNSIGNED_INT32 = 0x03
+    SIGNED_INT8 = 0x08
+    SIGNED_INT16 = 0x09
+    SIGNED_INT32 = 0x0A
+    HALF = 0x10
+    FLOAT = 0x20
+
+
+class array3d_flags(enum.IntFlag):  # PyCUDA's name
+    """``CUDA_ARRAY3D_*`` flags of ``ArrayDescriptor3D.flags``."""
+
+    LAYERED = 0x01           # depth counts 2-D layers (PyCUDA documents this name ...)
+    ARRAY3D_LAYERED = 0x01   # (... and has this one)
+    ARRAY3D_2DARRAY = 0x01   # the old name, deprecated
+    SURFACE_LDST = 0x02      # surfaces may read and write it
+    CUBEMAP = 0x04
+    TEXTURE_GATHER = 0x08
+
+
+class _Descriptor:
+    """A descriptor made empty, or with fields by PyCUDA's names: ``ArrayDescriptor(width=4, ...)``."""
+
+    def __init__(self, **fields: Any) -> None:
+        super().__init__()
+        for name, value in fields.items():
+            if name not in self.pycuda_names:
+                raise TypeError(f"{type(self).__name__} has no field {name!r}; it has "
+                                f"{', '.join(self.pycuda_names)}")
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.pycuda_names) + ")"
+
+
+# PyCUDA's attribute -> (the cuda.h field, the enum its values are).
+_DESCRIPTOR_NAMES = {"width": ("Width", None), "height": ("Height", None), "depth": ("Depth", None),
+                     "format": ("Format", array_format), "num_channels": ("NumChannels", None),
+                     "flags": ("Flags", array3d_flags)}
+
+
+@pycuda_names(_DESCRIPTOR_NAMES)
+class ArrayDescriptor(_Descriptor, ctypes.Structure):
+    """A 1-D or 2-D array's shape and element (``CUDA_ARRAY_DESCRIPTOR``): ``width``, ``height``
+    (0 for 1-D), ``format`` (an ``array_format``) and ``num_channels`` (1, 2 or 4)."""
+
+    _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Format", c_int), ("NumChannels", c_uint)]
+
+
+@pycuda_names(_DESCRIPTOR_NAMES)
+class ArrayDescriptor3D(_Descriptor, ctypes.Structure):
+    """A 3-D, layered or surface array's shape and element (``CUDA_ARRAY3D_DESCRIPTOR``):
+    ``width``, ``height``, ``depth``, ``format``, ``num_channels``, ``flags`` (``array3d_flags``)."""
+
+    _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Depth", c_size_t), ("Format", c_int),
+                ("NumChannels", c_uint), ("Flags", c_uint)]
+
+
+class Owned(_Handle):
+    """A driver object made in the current context: destroyed by ``free()`` or when garbage."""
+
+    _handle_type: type = c_void_p
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # an instance of cls
+        self = super().__new__(cls)
+        self.handle = None  # until made: __del__ then destroys nothing
+        return self
+
+    def _create(self, create: str, *arguments: Any) -> None:
+        driver_api.current_context()
+        handle = self._handle_type()
+        driver_api.call(create, byref(handle), *arguments)
+        self.handle, self._pid = handle.value, os.getpid()
+
+    def free(self) -> None:
+        """Destroy it now; a second ``free`` does nothing."""
+        handle, self.handle = self.handle, None
+        if handle:
+            driver_api.call(self._destroy, handle)
+
+    def live_handle(self) -> int:
+        """``handle``, or ValueError once freed."""
+        if not self.handle:
+            raise ValueError(f"this {type(self).__name__} was freed")
+        return self.handle
+
+
+class Array(Owned):
+    """A CUDA array (``cuArrayCreate`` / ``cuArray3DCreate``) of an ``ArrayDescriptor`` or an
+    ``ArrayDescriptor3D``; ``handle`` is its ``CUarray``.
+
+    >>> array = Array(ArrayDescriptor(width=64, height=32, format=array_format.FLOAT,
+    ...                               num_channels=1))      # doctest: +SKIP
+    """
+
+    _destroy = "cuArrayDestroy"
+
+    def __init__(self, descriptor: ArrayDescriptor | ArrayDescriptor3D) -> None:
+        if not isinstance(descriptor, (ArrayDescriptor, ArrayDescriptor3D)):
+            raise TypeError(f"Array takes an ArrayDescriptor or ArrayDescriptor3D, not "
+                            f"{type(descriptor).__name__}")
+        three_d = isinstance(descriptor, ArrayDescriptor3D)
+        self._create("cuArray3DCreate" if three_d else "cuArrayCreate", byref(descriptor))
+
+    def get_descriptor(self) -> ArrayDescriptor:
+        """The array's ``ArrayDescriptor`` (of a 1-D or 2-D array), as the driver has it."""
+        descriptor = ArrayDescriptor()
+        driver_api.call("cuArrayGetDescriptor", byref(descriptor), self.live_handle())
+        return descriptor
+
+    def get_descriptor_3d(self) -> ArrayDescriptor3D:
+        """The array's ``ArrayDescriptor3D``, as the driver has it (any array)."""
+        descriptor = ArrayDescriptor3D()
+        driver_api.call("cuArray3DGetDescriptor", byref(descriptor), self.live_handle())
+        return descriptor
+
+
+# ---------------------------------------------------------------------------
+# From NumPy.
+
+_FORMATS = {np.dtype(np.uint8): array_format.UNSIGNED_INT8,
+            np.dtype(np.uint16): array_format.UNSIGNED_INT16,
+            np.dtype(np.uint32): array_format.UNSIGNED_INT32,
+            np.dtype(np.int8): array_format.SIGNED_INT8,
+            np.dtype(np.int16): array_format.SIGNED_INT16,
+            np.dtype(np.int32): array_format.SIGNED_INT32,
+            np.dtype(np.float16): array_format.HALF,
+            np.dtype(np.float32): array_format.FLOAT}
+# Types no array format has, held as 2 or 4 int32 channels: a kernel reads them as int2 / int4
+# and rebuilds the value (__hiloint2double, __int_as_float): PyCUDA's "double hack".
+_AS_INT32 = {np.dtype(np.float64): 2, np.dtype(np.complex64): 2, np.dtype(np.complex128): 4}
+
+
+def dtype_to_array_format(dtype: Any) -> array_format:
+    """The ``array_format`` of a NumPy scalar type.
+
+    >>> dtype_to_array_format(np.float32)
+    <array_format.FLOAT: 32>
+
+    Raises TypeError for a type no CUDA array holds (float64: see ``np_to_array``).
+    """
+    try:
+        return _FORMATS[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"cannot convert dtype '{np.dtype(dtype)}' to an array format: CUDA arrays "
+                        f"hold (u)int8, (u)int16, (u)int32, float16 and float32") from None
+
+
+def _format(dtype: np.dtype, as_int32: bool) -> tuple[array_format, int]:
+    """(format, channels) of a dtype, float64 and complex as int32 channels when ``as_int32``."""
+    if as_int32 and dtype in _AS_INT32:
+        return array_format.SIGNED_INT32, _AS_INT32[dtype]
+    return dtype_to_array_format(dtype), 1
+
+
+def _rows(array: Any, order: str, dims: tuple[int, ...], what: str) -> np.ndarray:
+    """``array`` as C-contiguous rows, x along the last axis: itself for ``order="C"``, its
+    transpose for ``"F"`` (so that (x, y) is ``array[x, y]``)."""
+    if not isinstance(order, str) or order.upper() not in ("C", "F"):
+        raise LogicError(f"{what}: order must be either F or C, not {order!r}")
+    array = np.asarray(array)
+    if array.ndim not in dims:
+        raise ValueError(f"{what} takes a {' or '.join(f'{d}-D' for d in dims)} array, not "
+                         f"{array.ndim}-D (shape {array.shape})")
+    return np.ascontiguousarray(array if order.upper() == "C" else array.T)
+
+
+def _upload(rows: np.ndarray, extent: tuple[int, int, int], element: tuple[array_format, int],
+            flags: int, three_d: bool) -> Array:
+    """A new array of ``extent`` (depth, height, width) holding ``rows``."""
+    depth, height, width = extent
+    format, channels = element
+    if three_d:
+        array = Array(ArrayDescriptor3D(width=width, height=height, depth=depth, format=format,
+                                        num_channels=channels, flags=flags))
+        copy: Memcpy2D | Memcpy3D = Memcpy3D()
+        copy.src_height, copy.depth = height, depth
+    else:
+        array = Array(ArrayDescriptor(width=width, height=height, format=format, num_channels=channels))
+        copy = Memcpy2D()
+    copy.set_src_host(rows)
+    copy.set_dst_array(array)
+    copy.width_in_bytes = copy.src_pitch = rows.nbytes // (depth * height)
+    copy.height = height
+    copy()
+    return array
+
+
+def matrix_to_array(matrix: Any, order: str, allow_double_hack: bool = False) -> Array:
+    """A new 2-D ``Array`` holding ``matrix``: with ``order="C"`` ``tex2D(x, y)`` reads
+    ``matrix[y, x]``, with ``"F"`` ``matrix[x, y]``.
+
+    ``allow_double_hack``: float64 (and complex) values are held as int32 pairs (see
+    ``np_to_array``); without it they are a TypeError.
+    """
+    rows = _rows(matrix, order, (2,), "matrix_to_array")
+    return _upload(rows, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0, False)
+
+
+def np_to_array(nparray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # allowSurfaceBind: PyCUDA's name
+    """A new 2-D or 3-D ``Array`` holding ``nparray`` (the axes as ``matrix_to_array`` has them).
+
+    float64 is held as 2 int32 channels, complex64 as 2 and complex128 as 4: a kernel reads an
+    ``int2`` and rebuilds the double with ``__hiloint2double(v.y, v.x)``.
+    ``allowSurfaceBind=True`` makes an array surfaces may write (``SURFACE_LDST``); a 2-D one
+    is then a layered array of one layer, as in PyCUDA (``surf2DLayeredwrite``).
+    """
+    rows = _rows(nparray, order, (2, 3), "np_to_array")
+    flags = 0
+    if allowSurfaceBind:
+        flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if rows.ndim == 2 else 0)
+    return _upload(rows, (1,) * (3 - rows.ndim) + rows.shape, _format(rows.dtype, True), flags,
+                   allowSurfaceBind or rows.ndim == 3)
+
+
+def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
+    """A new 2-D ``Array`` of several channels: ``ndarray``'s shape is (height, width, channels)
+    for ``order="C"`` and (channels, width, height) for ``"F"`` (in that memory order).
+
+    >>> rgba = np.zeros((32, 64, 4), np.uint8)
+    >>> array = make_multichannel_2d_array(rgba, "C")     # doctest: +SKIP
+    """
+    rows = _rows(ndarray, order, (3,), "make_multichannel_2d_array")
+    height, width, channels = rows.shape
+    return _upload(rows, (1, height, width), (dtype_to_array_format(rows.dtype), channels), 0, False)
+
+
+# ---------------------------------------------------------------------------
+# 1-D copies: ``index`` is a byte offset into the array.
+
+def memcpy_htoa(array: Array, index: int, src: Any) -> None:
+    """Copy host buffer ``src`` into 1-D ``array`` from byte ``index`` on."""
+    host = host_buffer(src, writable=False)
+    driver_api.current_context()
+    driver_api.call("cuMemcpyHtoA", array.live_handle(), int(index), host.ctypes.data, host.nbytes)
+
+
+def memcpy_atoh(dest: Any, array: Array, index: int) -> None:
+    """Copy ``dest.nbytes`` bytes of 1-D ``array`` from byte ``index`` on into host buffer ``dest``."""
+    host = host_buffer(dest, writable=True)
+    driver_api.current_context()
+    driver_api.call("cuMemcpyAtoH", host.ctypes.data, array.live_handle(), int(index), host.nbytes)
+
+
+def memcpy_dtoa(array: Array, index: int, src: Any, size: int) -> None:
+    """Copy ``size`` bytes of device memory ``src`` into 1-D ``array`` from byte ``index`` on."""
+    address, _ = device_address(src, "memcpy_dtoa")
+    driver_api.current_context()
+    driver_api.call("cuMemcpyDtoA", array.live_handle(), int(index), address, int(size))
+
+
+def memcpy_atod(dest: Any, array: Array, index: int, size: int) -> None:
+    """Copy ``size`` bytes of 1-D ``array`` from byte ``index`` on into device memory ``dest``."""
+    address, _ = device_address(dest, "memcpy_atod")
+    driver_api.current_context()
+    driver_api.call("cuMemcpyAtoD", address, array.live_handle(), int(index), int(size))
+
+
+def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, size: int) -> None:
+    """Copy ``size`` bytes from 1-D array ``src`` (from byte ``src_index``) into ``dest``."""
+    driver_api.current_context()
+    driver_api.call("cuMemcpyAtoA", dest.live_handle(), int(dest_index), src.live_handle(),
+                     int(src_index), int(size))
+
+
+# PyCUDA exports the host copies under these names (its documented ones are the above).
+py_memcpy_htoa = memcpy_htoa
+py_memcpy_atoh = memcpy_atoh

@@ -1,0 +1,291 @@
+"""2-D and 3-D copies and 2-D fills: PyCUDA's ``Memcpy2D``, ``Memcpy3D``, ``Memcpy3DPeer`` and
+``memset_d2d8``/``16``/``32``.
+
+A copy object is the driver's own ``CUDA_MEMCPY2D`` / ``CUDA_MEMCPY3D`` / ``CUDA_MEMCPY3D_PEER``
+(ctypes structures laid out as cuda.h has them), zeroed when made; its fields are read and
+written under PyCUDA's names (``src_pitch``, ``width_in_bytes`` ...: one table, ``_NAMES``).
+``set_src_host`` / ``set_src_array`` / ``set_src_device`` / ``set_src_unified`` (and the
+``set_dst_*``) say where it reads and writes; calling it copies:
+
+>>> import numpy as np
+>>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
+>>> copy = Memcpy2D()
+>>> copy.set_src_host(a)
+>>> copy.set_dst_device(a_gpu)                                   # doctest: +SKIP
+>>> copy.width_in_bytes = copy.src_pitch = a.strides[0]
+>>> copy.dst_pitch, copy.height = pitch, 3
+>>> copy(aligned=True)                                           # doctest: +SKIP
+
+Pitches, offsets and widths are in bytes, heights and depths in rows and slices. Without a
+stream a copy is done when the call returns; ``copy(stream)`` enqueues it (truly
+asynchronous from page-locked host memory only). Unlike PyCUDA, a copy keeps the objects
+it reads and writes alive until it is given others.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import operator
+from ctypes import byref, c_int, c_size_t, c_uint64, c_void_p
+from typing import Any
+
+import numpy as np
+
+from .._cuda import driver_api, streams
+from .memory import device_pointer
+
+
+class memory_type(enum.IntEnum):  # PyCUDA's name
+    """``CUmemorytype``: where one side of a copy is."""
+
+    HOST = 1
+    DEVICE = 2
+    ARRAY = 3
+    UNIFIED = 4
+
+
+# PyCUDA's attribute -> (the cuda.h field, the enum its values are), for every copy structure;
+# each structure has the rows whose field it has.
+_NAMES = {
+    "src_x_in_bytes": ("srcXInBytes", None), "src_y": ("srcY", None), "src_z": ("srcZ", None),
+    "src_lod": ("srcLOD", None), "src_memory_type": ("srcMemoryType", memory_type),
+    "src_device": ("srcDevice", None), "src_pitch": ("srcPitch", None),
+    "src_height": ("srcHeight", None),
+    "dst_x_in_bytes": ("dstXInBytes", None), "dst_y": ("dstY", None), "dst_z": ("dstZ", None),
+    "dst_lod": ("dstLOD", None), "dst_memory_type": ("dstMemoryType", memory_type),
+    "dst_device": ("dstDevice", None), "dst_pitch": ("dstPitch", None),
+    "dst_height": ("dstHeight", None),
+    "width_in_bytes": ("WidthInBytes", None), "height": ("Height", None), "depth": ("Depth", None),
+}
+
+
+def _as(kind: type[enum.IntEnum] | None, value: int) -> Any:
+    """``value`` as a member of ``kind`` where it is one (0: a field not set yet stays 0)."""
+    try:
+        return kind(value) if kind else value
+    except ValueError:
+        return value
+
+
+def pycuda_names(names: dict[str, tuple[str, Any]]):
+    """A class decorator: the ctypes structure's fields also read and write under PyCUDA's names
+    (``names``: PyCUDA's name -> (field, enum or None)), those rows whose field it has."""
+    def decorate(cls: type) -> type:
+        fields = {field for field, _ in cls._fields_}
+        for name, (field, kind) in names.items():
+            if field in fields:
+                setattr(cls, name, property(
+                    lambda self, field=field, kind=kind: _as(kind, getattr(self, field)),
+                    lambda self, value, field=field: setattr(self, field, operator.index(value)),
+                    doc=f"cuda.h's {field}."))
+        cls.pycuda_names = tuple(name for name, (field, _) in names.items() if field in fields)
+        return cls
+    return decorate
+
+
+# One side of a copy in cuda.h's order, "{side}" being src or dst. A 3-D one adds Z, LOD, a
+# pointer after the array ("{slot}": reserved0/1, or the context of a peer copy) and Height.
+_SIDE_2D = [("{side}XInBytes", c_size_t), ("{side}Y", c_size_t), ("{side}MemoryType", c_int),
+            ("{side}Host", c_void_p), ("{side}Device", c_uint64), ("{side}Array", c_void_p),
+            ("{side}Pitch", c_size_t)]
+_SIDE_3D = [("{side}XInBytes", c_size_t), ("{side}Y", c_size_t), ("{side}Z", c_size_t),
+            ("{side}LOD", c_size_t), ("{side}MemoryType", c_int), ("{side}Host", c_void_p),
+            ("{side}Device", c_uint64), ("{side}Array", c_void_p), ("{slot}", c_void_p),
+            ("{side}Pitch", c_size_t), ("{side}Height", c_size_t)]
+
+
+def _fields(side: list, slots: tuple[str, str], extent: list[str]) -> list:
+    """A copy structure's ``_fields_``: the source side, the destination side, then the extent."""
+    return ([(name.format(side=s, slot=slot), kind) for s, slot in zip(("src", "dst"), slots)
+             for name, kind in side] + [(name, c_size_t) for name in extent])
+
+
+def _host_address(buffer: Any, writable: bool) -> int:
+    """The address of a host buffer's first element (any buffer: strided ones too, as in PyCUDA)."""
+    array = buffer if isinstance(buffer, np.ndarray) else np.asarray(memoryview(buffer))
+    if writable and not array.flags.writeable:
+        raise ValueError("the copy's host destination is read-only")
+    return array.ctypes.data
+
+
+def device_address(memory: Any, what: str) -> tuple[int, Any]:
+    """(address, owner) of device memory: a ``DeviceAllocation``, an int address, a GPU array."""
+    pointer = device_pointer(memory)
+    if pointer is None:
+        raise TypeError(f"{what}: {type(memory).__name__} is not device memory: pass a "
+                        f"DeviceAllocation, an int address, or a GPU array (DeviceArray, CuPy ...)")
+    return pointer.address, pointer.owner
+
+
+class _Copy:
+    """What the copy structures share: where they read and write, and the call."""
+
+    def _set(self, side: str, kind: memory_type, owner: Any, host: int | None = None,
+             device: int = 0, array: int | None = None) -> None:
+        setattr(self, f"{side}MemoryType", kind)
+        setattr(self, f"{side}Host", host)
+        setattr(self, f"{side}Device", device)
+        setattr(self, f"{side}Array", array)
+        setattr(self, f"_{side}_owner", owner)  # kept alive while the copy may use it
+
+    def set_src_host(self, buffer: Any) -> None:
+        """Read from host ``buffer`` (any buffer; its first element is the origin)."""
+        self._set("src", memory_type.HOST, buffer, host=_host_address(buffer, False))
+
+    def set_src_array(self, array: Any) -> None:
+        """Read from the CUDA ``Array`` ``array``."""
+        self._set("src", memory_type.ARRAY, array, array=array.live_handle())
+
+    def set_src_device(self, memory: Any) -> None:
+        """Read from device memory (a ``DeviceAllocation``, an int address, a GPU array)."""
+        address, owner = device_address(memory, "set_src_device")
+        self._set("src", memory_type.DEVICE, owner, device=address)
+
+    def set_src_unified(self, memory: Any) -> None:
+        """Read from memory of the unified address space: device memory or a host buffer
+        (managed or page-locked memory, say)."""
+        self._set("src", memory_type.UNIFIED, memory, device=_unified_address(memory, False))
+
+    def set_dst_host(self, buffer: Any) -> None:
+        """Write into writable host ``buffer`` (its first element is the origin)."""
+        self._set("dst", memory_type.HOST, buffer, host=_host_address(buffer, True))
+
+    def set_dst_array(self, array: Any) -> None:
+        """Write into the CUDA ``Array`` ``array``."""
+        self._set("dst", memory_type.ARRAY, array, array=array.live_handle())
+
+    def set_dst_device(self, memory: Any) -> None:
+        """Write into device memory (a ``DeviceAllocation``, an int address, a GPU array)."""
+        address, owner = device_address(memory, "set_dst_device")
+        self._set("dst", memory_type.DEVICE, owner, device=address)
+
+    def set_dst_unified(self, memory: Any) -> None:
+        """Write into memory of the unified address space (device memory or a host buffer)."""
+        self._set("dst", memory_type.UNIFIED, memory, device=_unified_address(memory, True))
+
+    def _copy(self, function: str, stream: Any) -> None:
+        driver_api.current_context()
+        if stream is None:
+            driver_api.call(function, byref(self))
+        else:
+            driver_api.call(function + "Async", byref(self), streams.handle(stream))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} " + ", ".join(f"{n}={getattr(self, n)}" for n in self.pycuda_names) + ">"
+
+
+def _unified_address(memory: Any, writable: bool) -> int:
+    pointer = device_pointer(memory)
+    return pointer.address if pointer is not None else _host_address(memory, writable)
+
+
+@pycuda_names(_NAMES)
+class Memcpy2D(_Copy, ctypes.Structure):
+    """A 2-D copy (``CUDA_MEMCPY2D``): ``height`` rows of ``width_in_bytes`` bytes, each
+    ``src_pitch`` bytes apart in the source and ``dst_pitch`` in the destination (pitches are
+    ignored for arrays), from (``src_x_in_bytes``, ``src_y``) to (``dst_x_in_bytes``, ``dst_y``).
+
+    ``copy(aligned=True)`` copies now (``aligned=False``: ``cuMemcpy2DUnaligned``, which
+    tolerates unaligned device pitches and offsets); ``copy(stream)`` enqueues it on ``stream``.
+    """
+
+    _fields_ = _fields(_SIDE_2D, ("", ""), ["WidthInBytes", "Height"])
+
+    def __call__(self, aligned: Any = True, *, stream: Any = None) -> None:
+        if not isinstance(aligned, (bool, np.bool_)):  # PyCUDA's copy(stream)
+            aligned, stream = True, aligned
+        if stream is None and not aligned:
+            self._copy("cuMemcpy2DUnaligned", None)
+        else:
+            self._copy("cuMemcpy2D", stream)
+
+
+@pycuda_names(_NAMES)
+class Memcpy3D(_Copy, ctypes.Structure):
+    """A 3-D copy (``CUDA_MEMCPY3D``): ``depth`` slices of ``height`` rows of ``width_in_bytes``
+    bytes; in host or device memory rows are ``*_pitch`` bytes apart and slices ``*_height``
+    rows apart; (``*_x_in_bytes``, ``*_y``, ``*_z``) is each side's origin.
+
+    ``copy()`` copies now; ``copy(stream)`` enqueues it on ``stream``.
+    """
+
+    _fields_ = _fields(_SIDE_3D, ("reserved0", "reserved1"), ["WidthInBytes", "Height", "Depth"])
+
+    def __call__(self, stream: Any = None) -> None:
+        self._copy("cuMemcpy3D", stream)
+
+
+@pycuda_names(_NAMES)
+class Memcpy3DPeer(_Copy, ctypes.Structure):
+    """``Memcpy3D`` between the memory of two contexts (``CUDA_MEMCPY3D_PEER``): the contexts
+    come from ``set_src_context`` / ``set_dst_context``; one not set is the current context
+    when the copy is made (PyCUDA's intent; its own code left it NULL).
+    """
+
+    _fields_ = _fields(_SIDE_3D, ("srcContext", "dstContext"), ["WidthInBytes", "Height", "Depth"])
+
+    def set_src_context(self, context: Any) -> None:
+        """The context of the source memory (a ``pyctk.driver.Context``)."""
+        self.srcContext, self._src_context = context.handle, context
+
+    def set_dst_context(self, context: Any) -> None:
+        """The context of the destination memory (a ``pyctk.driver.Context``)."""
+        self.dstContext, self._dst_context = context.handle, context
+
+    def __call__(self, stream: Any = None) -> None:
+        current = driver_api.current_context()
+        copy = Memcpy3DPeer.from_buffer_copy(self)  # this one keeps "not set" for later calls
+        copy.srcContext, copy.dstContext = self.srcContext or current, self.dstContext or current
+        copy._copy("cuMemcpy3DPeer", stream)
+
+
+# ---------------------------------------------------------------------------
+# 2-D fills: ``height`` rows of ``width`` elements, rows ``pitch`` bytes apart.
+
+def _memset_2d(bits: int, dest: Any, pitch: int, data: int, width: int, height: int,
+               stream: Any, asynchronous: bool) -> None:
+    address, _ = device_address(dest, f"memset_d2d{bits}")
+    value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
+    arguments = (address, int(pitch), value, int(width), int(height))
+    driver_api.current_context()
+    if asynchronous:
+        driver_api.call(f"cuMemsetD2D{bits}Async", *arguments, streams.handle(stream))
+    else:
+        driver_api.call(f"cuMemsetD2D{bits}", *arguments)
+
+
+def memset_d2d8(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
+    """Set ``height`` rows of ``width`` bytes, ``pitch`` bytes apart, at ``dest`` to ``data``.
+
+    >>> memset_d2d8(a_gpu, pitch, 0xFF, 100, 20)     # doctest: +SKIP
+    """
+    _memset_2d(8, dest, pitch, data, width, height, None, False)
+
+
+def memset_d2d16(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
+    """Set ``height`` rows of ``width`` 16-bit words, ``pitch`` bytes apart, to ``data``."""
+    _memset_2d(16, dest, pitch, data, width, height, None, False)
+
+
+def memset_d2d32(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
+    """Set ``height`` rows of ``width`` 32-bit words, ``pitch`` bytes apart, to ``data``."""
+    _memset_2d(32, dest, pitch, data, width, height, None, False)
+
+
+def memset_d2d8_async(dest: Any, pitch: int, data: int, width: int, height: int,
+                      stream: Any = None) -> None:
+    """``memset_d2d8`` enqueued on ``stream``."""
+    _memset_2d(8, dest, pitch, data, width, height, stream, True)
+
+
+def memset_d2d16_async(dest: Any, pitch: int, data: int, width: int, height: int,
+                       stream: Any = None) -> None:
+    """``memset_d2d16`` enqueued on ``stream``."""
+    _memset_2d(16, dest, pitch, data, width, height, stream, True)
+
+
+def memset_d2d32_async(dest: Any, pitch: int, data: int, width: int, height: int,
+                       stream: Any = None) -> None:
+    """``memset_d2d32`` enqueued on ``stream``."""
+    _memset_2d(32, dest, pitch, data, width, height, stream, True)

@@ -1,0 +1,462 @@
+"""Host memory of ``pyctk.driver`` as PyCUDA has it: NumPy arrays in page-locked, aligned,
+registered and managed memory.
+
+Each function returns an ``ndarray`` whose ``.base`` is the object that owns the memory
+(PyCUDA's classes: ``PagelockedHostAllocation``, ``AlignedHostAllocation``,
+``RegisteredHostMemory``, ``ManagedAllocation``). The memory is given back by its
+``free()`` (``unregister()`` for registered memory), or when the object is garbage, in
+the context it was made in; a second ``free()`` raises ``LogicError``, as in PyCUDA, and
+arrays over freed memory must not be used.
+
+- page-locked (``pagelocked_empty``): ``cuMemHostAlloc``; copies from and to it are truly
+  asynchronous on a stream (``memcpy_htod_async``), and the GPU's copy engines reach it
+  directly (``pyctk.matmul`` copies it in place too);
+- aligned (``aligned_empty``): ordinary host memory at a power-of-two alignment (no GPU
+  needed), e.g. for ``register_host_memory``;
+- registered (``register_host_memory``): an existing array page-locked in place;
+- managed (``managed_empty``): ``cuMemAllocManaged``, one address for host and GPU: pass the
+  array itself to a kernel, and read it on the host after ``Context.synchronize()``.
+
+>>> a = pagelocked_zeros((4, 4), np.float32)        # doctest: +SKIP
+>>> type(a.base).__name__                           # doctest: +SKIP
+'PagelockedHostAllocation'
+>>> aligned_empty(1000, np.float64).ctypes.data % 4096
+0
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import operator
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from ctypes import byref, c_uint, c_uint64, c_void_p, memset
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from .._cuda import contexts, driver_api, streams
+from .._cuda.driver_errors import Error, LogicError
+from .memory import DeviceAllocation
+
+_INVALID_VALUE, _INVALID_HANDLE = ("CUDA_ERROR_INVALID_VALUE", 1), ("CUDA_ERROR_INVALID_HANDLE", 400)
+
+
+class host_alloc_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    """``CU_MEMHOSTALLOC_*`` (cuda.h), the ``mem_flags`` of ``pagelocked_empty``."""
+
+    PORTABLE = 0x1       # page-locked for every context, not only the one it was made in
+    DEVICEMAP = 0x2      # mapped into the device's address space (get_device_pointer)
+    WRITECOMBINED = 0x4  # faster to copy to the GPU, very slow for the host to read
+
+
+class mem_host_register_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    """``CU_MEMHOSTREGISTER_*`` (cuda.h), the ``flags`` of ``register_host_memory``."""
+
+    PORTABLE = 0x1
+    DEVICEMAP = 0x2
+    IOMEMORY = 0x4
+    READ_ONLY = 0x8
+
+
+class mem_attach_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
+    """``CUmemAttach_flags`` (cuda.h): who may use managed memory (``managed_empty``, ``attach``)."""
+
+    GLOBAL = 0x1  # any stream on any device
+    HOST = 0x2    # the host only, until attached to a stream
+    SINGLE = 0x4  # one stream only (ManagedAllocation.attach)
+
+
+# ---------------------------------------------------------------------------
+# An array over memory that a Python object owns, with that object as its .base.
+
+class ArrayMemory:
+    """Memory that one NumPy array is made over; the array's ``.base``.
+
+    NumPy makes an array's base the object whose ``__array_interface__`` it read, so the
+    interface is there only while ``array_over`` makes the array (``numpy.asarray`` of the
+    object otherwise gives no view of memory that ``free()`` may take away).
+    """
+
+    _interface: dict | None = None
+
+    @property
+    def __array_interface__(self) -> dict:
+        if self._interface is None:
+            raise AttributeError("__array_interface__")
+        return self._interface
+
+    def _address(self) -> int:
+        """Where the memory starts; 0 once freed."""
+        raise NotImplementedError
+
+    def _live_address(self) -> int:
+        address = self._address()
+        if not address:
+            raise LogicError(f"this {type(self).__name__} was freed", *_INVALID_HANDLE)
+        return address
+
+
+def array_over(memory: ArrayMemory, shape: tuple[int, ...], dtype: np.dtype, order: str,
+               readonly: bool = False) -> np.ndarray:
+    """An array of ``shape``, ``dtype`` and ``order`` ("C" or "F") over ``memory``, its base."""
+    strides, step = [], dtype.itemsize
+    for extent in (shape if order == "F" else shape[::-1]):
+        strides.append(step)
+        step *= extent
+    # "descr" as the dtype itself: NumPy reads it as numpy.dtype(descr) (a list of fields
+    # would lose an aligned struct's padding).
+    memory._interface = {"shape": shape, "typestr": dtype.str, "descr": dtype,
+                         "strides": tuple(strides if order == "F" else strides[::-1]),
+                         "data": (memory._live_address(), readonly), "version": 3}
+    try:
+        return np.asarray(memory)
+    finally:
+        memory._interface = None
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    try:
+        dims = (operator.index(shape),)
+    except TypeError:
+        try:
+            dims = tuple(operator.index(extent) for extent in shape)
+        except TypeError:
+            raise TypeError(f"shape={shape!r}: give an int or a sequence of ints") from None
+    if any(extent < 0 for extent in dims):
+        raise ValueError(f"negative dimensions are not allowed: shape {dims}")
+    return dims
+
+
+def _order(order: str) -> str:
+    if order not in ("C", "F"):
+        raise LogicError(f"order={order!r}: these arrays are 'C' (row-major) or 'F' (column-major)",
+                         *_INVALID_VALUE)
+    return order
+
+
+def _order_of(array: np.ndarray) -> str:
+    """The order an ``*_like`` function copies from ``array``, as PyCUDA's do."""
+    if array.flags.c_contiguous:
+        return "C"
+    if array.flags.f_contiguous:
+        return "F"
+    raise ValueError("could not detect array order: the array is neither C- nor Fortran-contiguous "
+                     "(pass numpy.ascontiguousarray(array))")
+
+
+def new_array(make: Callable[[int], ArrayMemory], shape: int | Sequence[int], dtype: Any,
+              order: str) -> np.ndarray:
+    """An array over ``make(nbytes)``; the arguments are checked before anything is allocated."""
+    shape, dtype, order = _shape(shape), np.dtype(dtype), _order(order)
+    if dtype.subdtype is not None:  # ("f4", 3): its shape goes last, as numpy.empty does
+        dtype, inner = dtype.subdtype
+        shape += inner
+    if dtype.hasobject:
+        raise TypeError(f"dtype {dtype} holds Python objects, which have no place in memory "
+                        f"for the GPU: use a numeric or structured dtype")
+    # An empty array gets a byte: cuMemAllocManaged refuses 0 bytes, and the array has an address.
+    memory = make(max(math.prod(shape) * dtype.itemsize, 1))
+    return array_over(memory, shape, dtype, order)
+
+
+def _zeroed(array: np.ndarray) -> np.ndarray:
+    """``array`` with every byte 0, as ``numpy.zeros`` makes it (``fill(0)`` would write "0"
+    into a bytes dtype)."""
+    memset(array.ctypes.data, 0, array.nbytes)
+    return array
+
+
+class HomeContext:
+    """The calling thread's current context, where memory is made and later given back, as
+    PyCUDA does: pushed around each call, whatever is current in the thread that frees the
+    memory (a finalizer's included); not at all once it is a destroyed context that
+    ``Device.make_context`` made, which took its memory with it."""
+
+    __slots__ = ("_made", "handle")
+
+    def __init__(self) -> None:
+        self.handle = driver_api.current_context()
+        self._made = contexts.made.get(self.handle)  # None: a primary (or another library's) context
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """This context current for the ``with`` block."""
+        driver_api.call("cuCtxPushCurrent", self.handle)
+        try:
+            yield
+        finally:
+            driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
+
+    def call(self, name: str, *args: Any) -> int:
+        """The CUresult of driver function ``name`` called in this context; 0, doing nothing,
+        once the context is destroyed."""
+        if self._made is not None and not self._made.alive:
+            return 0
+        with self.active():
+            return getattr(driver_api.driver(), name)(*args)
+
+
+# ---------------------------------------------------------------------------
+# Host memory.
+
+class HostPointer(ArrayMemory):
+    """Host memory that CUDA knows (PyCUDA's ``HostPointer``, the base of the host classes)."""
+
+    _pointer, _pid, nbytes = 0, None, 0  # _pid None: never made (the driver call failed)
+    _RELEASE = ""  # the driver call that gives the memory back
+
+    def __init__(self, pointer: int, nbytes: int, home: HomeContext | None) -> None:
+        self._pointer, self.nbytes, self._home, self._pid = pointer, nbytes, home, os.getpid()
+
+    def _address(self) -> int:
+        return self._pointer
+
+    def _release(self, pointer: int) -> int:
+        return self._home.call(self._RELEASE, pointer)
+
+    def free(self) -> None:
+        """Give the memory back now; arrays over it must not be used after. A second ``free``
+        raises ``LogicError``."""
+        pointer = self._live_address()
+        self._pointer = 0
+        driver_api.check(self._release(pointer), self._RELEASE)
+
+    def __del__(self) -> None:
+        # Not in a forked child (the memory is the parent's), nor once the driver is gone.
+        if self._pointer and self._pid == os.getpid() and driver_api._driver is not None:
+            with suppress(Error):  # no one is there to tell
+                self._release(self._pointer)
+
+    def get_device_pointer(self) -> int:
+        """The address a kernel uses for this memory, which the GPU then reads and writes
+        over the bus: for memory page-locked with the ``DEVICEMAP`` flag (the driver refuses
+        others)."""
+        address = c_uint64()
+        home = self._home or HomeContext()
+        driver_api.check(home.call("cuMemHostGetDevicePointer", byref(address), self._live_address(), 0),
+                         "cuMemHostGetDevicePointer")
+        return address.value
+
+
+class PagelockedHostAllocation(HostPointer):
+    """Page-locked host memory (``cuMemHostAlloc``), the base of ``pagelocked_empty``'s arrays."""
+
+    _RELEASE = "cuMemFreeHost"
+
+    def __init__(self, nbytes: int, flags: int = 0) -> None:
+        home = HomeContext()
+        pointer = c_void_p()
+        driver_api.call("cuMemHostAlloc", byref(pointer), nbytes, int(flags))
+        super().__init__(pointer.value, nbytes, home)
+
+    def get_flags(self) -> int:
+        """The ``host_alloc_flags`` the memory was allocated with."""
+        flags = c_uint()
+        driver_api.check(self._home.call("cuMemHostGetFlags", byref(flags), self._live_address()),
+                         "cuMemHostGetFlags")
+        return flags.value
+
+
+HostAllocation = PagelockedHostAllocation  # PyCUDA's old name
+
+
+class AlignedHostAllocation(HostPointer):
+    """Ordinary host memory starting at a multiple of ``alignment`` bytes, the base of
+    ``aligned_empty``'s arrays; page-lock it with ``register_host_memory``.
+
+    The memory is NumPy's, over-allocated and rounded up to whole multiples of
+    ``alignment``: with a page alignment (the default) the array has its pages to itself,
+    which CUDA locks whole.
+    """
+
+    def __init__(self, nbytes: int, alignment: int = 4096) -> None:
+        alignment = operator.index(alignment)
+        if alignment < 1 or alignment & (alignment - 1):
+            raise LogicError(f"alignment={alignment} is not a power of two (4096, a page, is the "
+                             f"default)", *_INVALID_VALUE)
+        self._buffer = np.empty(-(-nbytes // alignment) * alignment + alignment - 1, np.uint8)
+        start = self._buffer.ctypes.data
+        super().__init__(start + -start % alignment, nbytes, None)
+
+    def _release(self, pointer: int) -> int:
+        self._buffer = None  # NumPy frees it once no array uses it
+        return 0
+
+
+class RegisteredHostMemory(HostPointer):
+    """An array's memory page-locked in place (``cuMemHostRegister``), the base of
+    ``register_host_memory``'s arrays; ``base`` is the original array."""
+
+    _RELEASE = "cuMemHostUnregister"
+
+    def __init__(self, array: np.ndarray, flags: int = 0) -> None:
+        home = HomeContext()
+        driver_api.call("cuMemHostRegister", array.ctypes.data, array.nbytes, int(flags))
+        super().__init__(array.ctypes.data, array.nbytes, home)
+        self.base = array
+
+    def unregister(self) -> None:
+        """Unlock the memory (it stays the original array's). A second call raises ``LogicError``."""
+        self.free()
+
+
+def pagelocked_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                     mem_flags: int = 0) -> np.ndarray:
+    """A new array in page-locked memory, uninitialised (``mem_flags``: ``host_alloc_flags``).
+
+    >>> a = pagelocked_empty((1024,), np.float32)            # doctest: +SKIP
+    >>> memcpy_htod_async(a_gpu, a, stream)                   # doctest: +SKIP
+    """
+    return new_array(lambda nbytes: PagelockedHostAllocation(nbytes, mem_flags), shape, dtype, order)
+
+
+def pagelocked_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                     mem_flags: int = 0) -> np.ndarray:
+    """``pagelocked_empty``, filled with zeros."""
+    return _zeroed(pagelocked_empty(shape, dtype, order, mem_flags))
+
+
+def pagelocked_empty_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
+    """``pagelocked_empty`` of ``array``'s shape, dtype and order."""
+    return pagelocked_empty(array.shape, array.dtype, _order_of(array), mem_flags)
+
+
+def pagelocked_zeros_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
+    """``pagelocked_zeros`` of ``array``'s shape, dtype and order."""
+    return _zeroed(pagelocked_empty_like(array, mem_flags))
+
+
+def aligned_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                  alignment: int = 4096) -> np.ndarray:
+    """A new array starting at a multiple of ``alignment`` bytes (a power of two), uninitialised.
+
+    >>> aligned_empty((3, 5), np.float32, alignment=64).ctypes.data % 64
+    0
+    """
+    return new_array(lambda nbytes: AlignedHostAllocation(nbytes, alignment), shape, dtype, order)
+
+
+def aligned_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                  alignment: int = 4096) -> np.ndarray:
+    """``aligned_empty``, filled with zeros."""
+    return _zeroed(aligned_empty(shape, dtype, order, alignment))
+
+
+def aligned_empty_like(array: np.ndarray, alignment: int = 4096) -> np.ndarray:
+    """``aligned_empty`` of ``array``'s shape, dtype and order."""
+    return aligned_empty(array.shape, array.dtype, _order_of(array), alignment)
+
+
+def aligned_zeros_like(array: np.ndarray, alignment: int = 4096) -> np.ndarray:
+    """``aligned_zeros`` of ``array``'s shape, dtype and order."""
+    return _zeroed(aligned_empty_like(array, alignment))
+
+
+def register_host_memory(ary: np.ndarray, flags: int = 0) -> np.ndarray:
+    """``ary``'s memory page-locked in place, as a new array over it whose ``base`` is a
+    ``RegisteredHostMemory`` (whose ``base`` is ``ary``); locked until ``unregister()`` or until
+    the returned array is garbage.
+
+    ``ary`` must be a contiguous array starting on a page (``aligned_empty`` makes one):
+    CUDA locks whole pages, and two registrations may not share one.
+
+    >>> a = register_host_memory(aligned_zeros(1 << 20, np.float64))   # doctest: +SKIP
+    """
+    if not isinstance(ary, np.ndarray):
+        raise TypeError(f"register_host_memory takes a NumPy array, not {type(ary).__name__}")
+    order = _order_of(ary)
+    page = os.sysconf("SC_PAGE_SIZE")
+    if ary.ctypes.data % page or not ary.nbytes:
+        raise ValueError(f"register_host_memory needs an array that starts on a page ({page} bytes) "
+                         f"and is not empty; this one starts at {ary.ctypes.data:#x} with "
+                         f"{ary.nbytes} bytes: make it with aligned_empty(shape, dtype)")
+    return array_over(RegisteredHostMemory(ary, flags), ary.shape, ary.dtype, order,
+                      readonly=not ary.flags.writeable)
+
+
+# ---------------------------------------------------------------------------
+# Managed memory.
+
+class ManagedAllocation(DeviceAllocation, ArrayMemory):
+    """Managed memory (``cuMemAllocManaged``): one address for the host and every GPU, the
+    base of ``managed_empty``'s arrays. A ``DeviceAllocation`` too: it goes wherever device
+    memory does. The host must not touch it while a kernel runs (CUDA gives no protection).
+    """
+
+    _pid = None  # never made: the driver call failed
+
+    def __init__(self, nbytes: int, mem_flags: int = mem_attach_flags.GLOBAL) -> None:
+        if mem_flags not in (mem_attach_flags.GLOBAL, mem_attach_flags.HOST):
+            raise ValueError(f"mem_flags={mem_flags!r}: managed memory is mem_attach_flags.GLOBAL "
+                             f"or mem_attach_flags.HOST (the driver takes no other)")
+        self._home, device = HomeContext(), driver_api.current_device()
+        pointer = c_uint64()
+        driver_api.call("cuMemAllocManaged", byref(pointer), nbytes, int(mem_flags))
+        super().__init__(SimpleNamespace(pointer=pointer.value, device=device), nbytes)
+        self._pid = os.getpid()
+
+    def _address(self) -> int:
+        return self._allocation.pointer
+
+    def get_device_pointer(self) -> int:
+        """The memory's address, for the GPU as for the host."""
+        return int(self)
+
+    def attach(self, mem_flags: int, stream: Any = None) -> None:
+        """Make the memory reachable by ``mem_flags`` (``mem_attach_flags``): ``SINGLE``, by
+        ``stream`` only; ordered on ``stream`` (None: the legacy default stream)."""
+        driver_api.current_context()
+        driver_api.call("cuStreamAttachMemAsync", streams.handle(stream), self._live_address(), 0,
+                        int(mem_flags))
+
+    def free(self) -> None:
+        """Free the memory now; arrays over it must not be used after. A second ``free`` raises
+        ``LogicError``."""
+        pointer = self._live_address()
+        self._allocation.pointer = 0
+        driver_api.check(self._home.call("cuMemFree", pointer), "cuMemFree")
+
+    def __del__(self) -> None:
+        if self._pid == os.getpid() and self._allocation.pointer and driver_api._driver is not None:
+            with suppress(Error):  # no one is there to tell
+                self._home.call("cuMemFree", self._allocation.pointer)
+
+
+def is_managed(array: np.ndarray) -> bool:
+    """Whether ``array`` is over managed memory: a ``managed_empty`` array or a view of one."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, ManagedAllocation)
+
+
+def managed_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                  mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+    """A new array in managed memory, uninitialised; pass it to a kernel as it is.
+
+    ``mem_flags`` defaults to ``GLOBAL`` (PyCUDA's default, 0, is refused by the driver).
+
+    >>> a = managed_zeros(10, np.float32)                       # doctest: +SKIP
+    >>> double(a, block=(10, 1, 1)); Context.synchronize(); a    # doctest: +SKIP
+    """
+    return new_array(lambda nbytes: ManagedAllocation(nbytes, mem_flags), shape, dtype, order)
+
+
+def managed_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
+                  mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+    """``managed_empty``, filled with zeros (by the host)."""
+    return _zeroed(managed_empty(shape, dtype, order, mem_flags))
+
+
+def managed_empty_like(array: np.ndarray, mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+    """``managed_empty`` of ``array``'s shape, dtype and order."""
+    return managed_empty(array.shape, array.dtype, _order_of(array), mem_flags)
+
+
+def managed_zeros_like(array: np.ndarray, mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+    """``managed_zeros`` of ``array``'s shape, dtype and order."""
+    return _zeroed(managed_empty_like(array, mem_flags))

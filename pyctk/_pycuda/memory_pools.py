@@ -1,0 +1,272 @@
+"""PyCUDA's memory pools (``pycuda.tools``): freed blocks kept for the next allocation of
+their size class.
+
+One pool class, ``MemoryPool``, over an allocator (a function of a byte count that returns
+a block with ``free()``), as PyCUDA's ``memory_pool`` template is:
+
+- ``DeviceMemoryPool``: device memory from ``mem_alloc`` in the context current when the pool
+  was made (made current for each new block, as PyCUDA does); ``allocate(size)`` gives a
+  ``PooledDeviceAllocation``, a ``DeviceAllocation`` that goes back to the pool;
+- ``PageLockedMemoryPool``: page-locked host memory (``PageLockedAllocator(flags)``);
+  ``allocate(shape, dtype, order="C")`` gives an ndarray whose base is a
+  ``PooledHostAllocation``.
+
+Size classes (PyCUDA's bins): a size's bin is its power of two and the 4 bits after its
+leading one, so a block is at most 1/16 larger than asked for, and each freed block serves
+every later request of its bin. ``free()`` (or garbage) returns a block to its pool,
+``free_held()`` gives the held blocks back, ``stop_holding()`` too and stops keeping them.
+
+>>> DeviceMemoryPool.bin_number(1000), DeviceMemoryPool.alloc_size(DeviceMemoryPool.bin_number(1000))
+(159, 1023)
+>>> pool = DeviceMemoryPool()                           # doctest: +SKIP
+>>> a = pool.allocate(1 << 20); a.free()                # doctest: +SKIP
+>>> pool.held_blocks, pool.active_blocks                # doctest: +SKIP
+(1, 0)
+"""
+
+from __future__ import annotations
+
+import gc
+import operator
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from .._cuda.driver_errors import LogicError, MemoryError
+from .._cuda.errors import OutOfMemoryError
+from .host_memory import ArrayMemory, HomeContext, PagelockedHostAllocation, new_array
+from .memory import DeviceAllocation, mem_alloc
+
+MANTISSA_BITS = 4  # bits after the leading one that tell a size's bin (PyCUDA's)
+_MANTISSA = (1 << MANTISSA_BITS) - 1
+
+
+def bin_number(size: int) -> int:
+    """The bin of ``size`` bytes: its power of two, then the ``MANTISSA_BITS`` after its leading one."""
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"cannot allocate a negative number of bytes ({size})")
+    exponent = max(size.bit_length() - 1, 0)
+    shift = exponent - MANTISSA_BITS
+    head = size >> shift if shift >= 0 else size << -shift
+    return exponent << MANTISSA_BITS | head & _MANTISSA
+
+
+def alloc_size(number: int) -> int:
+    """The bytes a block of bin ``number`` has: the largest size of the bin."""
+    exponent, mantissa = number >> MANTISSA_BITS, number & _MANTISSA
+    shift = exponent - MANTISSA_BITS
+    head = 1 << MANTISSA_BITS | mantissa
+    return head << shift | (1 << shift) - 1 if shift >= 0 else head >> -shift
+
+
+class MemoryPool:
+    """Blocks from ``allocator`` kept for reuse, by bin (PyCUDA's ``memory_pool``).
+
+    ``allocator(nbytes)`` returns a block with ``free()``; it raises a
+    ``pyctk.OutOfMemoryError`` when memory is short. The pool then collects garbage (pooled
+    allocations in it give their blocks back) and frees held blocks, largest first, until
+    the allocation succeeds; if none is left, ``pyctk.driver.MemoryError``.
+    """
+
+    bin_number = staticmethod(bin_number)
+    alloc_size = staticmethod(alloc_size)
+
+    def __init__(self, allocator: Callable[[int], Any]) -> None:
+        self._allocator = allocator
+        self._bins: dict[int, list[Any]] = {}  # bin -> held blocks
+        self._holding = True
+        self._held = self._active = self._managed_bytes = self._active_bytes = 0
+
+    @property
+    def held_blocks(self) -> int:
+        """Blocks freed by the program and kept for reuse."""
+        return self._held
+
+    @property
+    def active_blocks(self) -> int:
+        """Blocks in use by the program."""
+        return self._active
+
+    @property
+    def managed_bytes(self) -> int:
+        """Bytes of the blocks in use and held."""
+        return self._managed_bytes
+
+    @property
+    def active_bytes(self) -> int:
+        """Bytes the program asked for, of the blocks in use."""
+        return self._active_bytes
+
+    def take(self, size: int) -> Any:
+        """A block of ``size`` bytes or more: a held one of its bin, else a new one."""
+        number = bin_number(size)
+        block = self._pop(number)
+        if block is None:
+            block = self._allocate(number)
+        self._active += 1
+        self._active_bytes += size
+        return block
+
+    def give_back(self, block: Any, size: int) -> None:
+        """Take back a block ``take(size)`` gave: hold it, or free it after ``stop_holding``."""
+        self._active -= 1
+        self._active_bytes -= size
+        number = bin_number(size)
+        if self._holding:
+            self._bins.setdefault(number, []).append(block)
+            self._held += 1
+        else:
+            self._release(block, number)
+
+    def free_held(self) -> None:
+        """Free every held block."""
+        for number, held in self._bins.items():
+            while held:
+                self._held -= 1
+                self._release(held.pop(), number)
+
+    def stop_holding(self) -> None:
+        """Free every held block, and from now on free blocks when they are given back."""
+        self._holding = False
+        self.free_held()
+
+    def _pop(self, number: int) -> Any:
+        held = self._bins.get(number)
+        if not held:
+            return None
+        self._held -= 1
+        return held.pop()
+
+    def _release(self, block: Any, number: int) -> None:
+        self._managed_bytes -= alloc_size(number)
+        block.free()
+
+    def _new(self, nbytes: int) -> Any:
+        block = self._allocator(nbytes)
+        self._managed_bytes += nbytes
+        return block
+
+    def _allocate(self, number: int) -> Any:
+        nbytes = alloc_size(number)
+        try:
+            return self._new(nbytes)
+        except OutOfMemoryError:
+            gc.collect()  # garbage pooled allocations give their blocks back: one may be of this bin
+        block = self._pop(number)
+        while block is None:
+            try:
+                block = self._new(nbytes)
+            except OutOfMemoryError:
+                if not self._free_largest_held():
+                    raise MemoryError("memory_pool::allocate failed: out of memory - failed to free "
+                                      "memory for allocation", "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
+        return block
+
+    def _free_largest_held(self) -> bool:
+        """Free the largest held block; False if none is held."""
+        for number in sorted(self._bins, reverse=True):
+            held = self._bins[number]
+            if held:
+                self._held -= 1
+                self._release(held.pop(), number)
+                return True
+        return False
+
+
+class _Pooled:
+    """A block taken from ``pool`` for ``size`` bytes, returned by ``free()`` or when garbage."""
+
+    _block = None  # None: returned (or never taken)
+
+    def __init__(self, pool: MemoryPool, size: int) -> None:
+        self._pool, self.nbytes = pool, size
+        self._block = pool.take(size)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def free(self) -> None:
+        """Return the memory to the pool; it must not be used after. A second ``free`` raises
+        ``LogicError``, as in PyCUDA."""
+        block = self._block
+        if block is None:
+            raise LogicError(f"this {type(self).__name__} was freed", "CUDA_ERROR_INVALID_HANDLE", 400)
+        self._block = None
+        self._pool.give_back(block, self.nbytes)
+
+    def __del__(self) -> None:
+        if self._block is not None:
+            self.free()
+
+
+class PooledDeviceAllocation(_Pooled, DeviceAllocation):
+    """Device memory from a ``DeviceMemoryPool``: a ``DeviceAllocation`` (``int()`` is its
+    address; a kernel argument, a copy's source or destination ...) whose ``free()`` returns
+    it to the pool; ``len()`` is the size asked for."""
+
+    def __init__(self, pool: MemoryPool, size: int) -> None:
+        _Pooled.__init__(self, pool, size)
+        DeviceAllocation.__init__(self, self._block._allocation, size)
+
+    def free(self) -> None:
+        """Return the memory to the pool; ``int()`` then raises. A second ``free`` raises ``LogicError``."""
+        device = self.device
+        _Pooled.free(self)
+        self._allocation = SimpleNamespace(pointer=0, device=device)  # int() now says it was freed
+
+
+class DeviceMemoryPool(MemoryPool):
+    """A pool of device memory in the current context (PyCUDA's ``DeviceMemoryPool``);
+    ``allocate`` is an ``allocator=`` for code that takes one.
+
+    >>> pool = DeviceMemoryPool()                            # doctest: +SKIP
+    >>> a_gpu = pool.allocate(a.nbytes); memcpy_htod(a_gpu, a)   # doctest: +SKIP
+    """
+
+    def __init__(self) -> None:
+        super().__init__(self._new_block)
+        self._home = HomeContext()
+
+    def _new_block(self, nbytes: int) -> DeviceAllocation:
+        with self._home.active():
+            return mem_alloc(nbytes)
+
+    def allocate(self, size: int) -> PooledDeviceAllocation:
+        """``size`` bytes of device memory, from a held block if one of its bin is there."""
+        return PooledDeviceAllocation(self, size)
+
+
+class PageLockedAllocator:
+    """Page-locked host memory with ``flags`` (``host_alloc_flags``), for a ``PageLockedMemoryPool``."""
+
+    def __init__(self, flags: int = 0) -> None:
+        self.flags = flags
+
+    def __call__(self, nbytes: int) -> PagelockedHostAllocation:
+        return PagelockedHostAllocation(nbytes, self.flags)
+
+
+class PooledHostAllocation(_Pooled, ArrayMemory):
+    """Page-locked memory from a ``PageLockedMemoryPool``, the base of the array
+    ``allocate`` made; ``free()`` returns it to the pool."""
+
+    def _address(self) -> int:
+        return 0 if self._block is None else self._block._address()
+
+
+class PageLockedMemoryPool(MemoryPool):
+    """A pool of page-locked host memory (PyCUDA's ``PageLockedMemoryPool``).
+
+    >>> pool = PageLockedMemoryPool()                          # doctest: +SKIP
+    >>> a = pool.allocate((1024, 1024), np.float32)            # doctest: +SKIP
+    """
+
+    def __init__(self, allocator: PageLockedAllocator | None = None) -> None:
+        super().__init__(allocator or PageLockedAllocator())
+
+    def allocate(self, shape: int | Sequence[int], dtype: Any, order: str = "C") -> np.ndarray:
+        """A new array, uninitialised, in a held block if one of its bin is there."""
+        return new_array(lambda nbytes: PooledHostAllocation(self, nbytes), shape, dtype, order)
