@@ -14,7 +14,7 @@ pushes), not a new one: the one the CUDA runtime, PyTorch, CuPy and pyctk's own 
 A program that wants a context of its own makes one: ``pyctk.driver.Device(0).make_context()``.
 """
 
-from ._pycuda.default_context import start_primary_context
+from ._pycuda.contexts.default_context import start_primary_context
 
 context = start_primary_context()
 device = context.get_device()

@@ -12,7 +12,7 @@ device that works), pops it at exit, and gives PyCUDA's two names:
 In pyctk, ``pyctk.autoinit`` does the same.
 """
 
-from ._pycuda.default_context import start_primary_context
+from ._pycuda.contexts.default_context import start_primary_context
 
 context = start_primary_context()
 device = context.get_device()

@@ -18,11 +18,11 @@ NVRTC is optional: ``pip install "pyctk-cu12[nvrtc]"`` (or ``pyctk-cu13[nvrtc]``
 and the CUDA headers kernels include (``cuda_fp16.h``, ``cuda_bf16.h``, ``cuda/std/...``),
 which NVRTC finds with no setting. Kernels are compiled for the current GPU: SASS
 (CUBIN) when NVRTC knows its architecture, else PTX that the driver compiles; and kept
-in an on-disk cache (``pyctk._pycuda.kernel_cache``), so a later process loads them without
+in an on-disk cache (``pyctk._pycuda.compiling.kernel_cache``), so a later process loads them without
 NVRTC. ``compile`` makes CUBIN or PTX bytes for a named architecture with no GPU at all.
 
 PyCUDA's arguments keep their meaning: ``options`` are nvcc's (translated for NVRTC by
-``pyctk._pycuda.nvcc_options``: host-only ones such as ``-O3`` are dropped with a warning),
+``pyctk._pycuda.compiling.nvcc_options``: host-only ones such as ``-O3`` are dropped with a warning),
 ``DEFAULT_NVCC_FLAGS`` (``$PYCTK_DEFAULT_NVCC_FLAGS``, else ``$PYCUDA_DEFAULT_NVCC_FLAGS``)
 stands in for ``options=None``, ``arch``/``code`` are nvcc's ``-arch``/``-code``, ``keep=True``
 keeps the files, and ``nvcc`` is accepted and ignored. ``DynamicModule`` and
@@ -43,9 +43,10 @@ from ._build_config import CUDA_MAJOR
 from ._cuda import driver_api, loader, nvrtc
 from ._cuda.driver_errors import LogicError
 from ._cuda.errors import CompileError, UnsupportedError
-from ._pycuda import headers, include_scan, kernel_args, kernel_cache, nvcc_options, textures
-from ._pycuda.linking import Linker, find_stdlib, jit_input_type
-from ._pycuda.modules import Module
+from ._pycuda.compiling import headers, include_scan, kernel_cache, nvcc_options
+from ._pycuda.kernels import kernel_args, textures
+from ._pycuda.kernels.linking import Linker, find_stdlib, jit_input_type
+from ._pycuda.kernels.modules import Module
 
 __all__ = ["SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "CompileError",
            "DEFAULT_NVCC_FLAGS", "clear_cache", "nvrtc_version", "supported_archs"]
@@ -419,7 +420,7 @@ class DynamicModule:
     cuda_libdir=None)``: compile settings as for ``SourceModule`` (``nvcc`` ignored), link
     settings as for ``pyctk.driver.Linker``; code is linked for ``code``, else ``arch`` when
     it is ``'sm_XY'``, else the current GPU. ``add_stdlib`` looks in ``cuda_libdir`` if given,
-    else beside NVIDIA's CUDA runtime wheel (``pyctk._pycuda.linking.find_stdlib``).
+    else beside NVIDIA's CUDA runtime wheel (``pyctk._pycuda.kernels.linking.find_stdlib``).
     Each method returns the module, so calls chain.
 
     Sources that use each other's ``__device__`` functions or variables need

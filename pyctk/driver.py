@@ -72,31 +72,48 @@ shares its memory with all of them.
 from ._cuda.driver_errors import (ContextLostError, Error, LaunchError, LogicError, MemoryError,
                                   RuntimeError)
 from ._cuda.errors import CompileError
-from ._pycuda.arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags, array_format, dtype_to_array_format, make_multichannel_2d_array, matrix_to_array, memcpy_atoa, memcpy_atod, memcpy_atoh, memcpy_dtoa, memcpy_htoa, np_to_array, py_memcpy_atoh, py_memcpy_htoa)
-from ._pycuda.copies_nd import (Memcpy2D, Memcpy3D, Memcpy3DPeer, memory_type, memset_d2d8, memset_d2d8_async, memset_d2d16, memset_d2d16_async, memset_d2d32, memset_d2d32_async)
-from ._pycuda.devices import (Context, Device, compute_mode, ctx_flags, device_attribute, func_cache,
-                              get_driver_version, get_version, init, limit, shared_config)
-from ._pycuda.device_memory import (IPCMemoryHandle, PointerHolderBase, from_device_like, ipc_mem_flags, mem_alloc_ipc, mem_alloc_like, mem_alloc_pitch, mem_get_address_range, mem_get_ipc_handle, memcpy_peer, memcpy_peer_async)
-from ._pycuda.graphs import Graph, GraphExec, GraphNode, capture_mode, capture_status, update_capture_dependencies_flags
-from ._pycuda.memory import (DeviceAllocation, from_device, mem_alloc, mem_get_info, memcpy_dtod,
-                             memcpy_dtod_async, memcpy_dtoh, memcpy_dtoh_async, memcpy_htod,
-                             memcpy_htod_async, memset_d8, memset_d8_async, memset_d16,
-                             memset_d16_async, memset_d32, memset_d32_async, to_device)
-from ._pycuda.linking import Linker, jit_input_type, jit_option
-from ._pycuda.host_memory import (AlignedHostAllocation, HostAllocation, HostPointer,
-                                  ManagedAllocation, PagelockedHostAllocation, RegisteredHostMemory,
-                                  aligned_empty, aligned_empty_like, aligned_zeros,
-                                  aligned_zeros_like, host_alloc_flags, managed_empty,
-                                  managed_empty_like, managed_zeros, managed_zeros_like,
-                                  mem_attach_flags, mem_host_register_flags, pagelocked_empty,
-                                  pagelocked_empty_like, pagelocked_zeros, pagelocked_zeros_like,
-                                  register_host_memory)
-from ._pycuda.memory_pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
+from ._pycuda.contexts.devices import (Context, Device, compute_mode, ctx_flags, device_attribute,
+                                       func_cache, get_driver_version, get_version, init, limit,
+                                       shared_config)
+from ._pycuda.contexts.streams import Event, Stream, event_flags, stream_flags
+from ._pycuda.kernels.graphs import (Graph, GraphExec, GraphNode, capture_mode, capture_status,
+                                     update_capture_dependencies_flags)
+from ._pycuda.kernels.linking import Linker, jit_input_type, jit_option
+from ._pycuda.kernels.modules import (ArgumentHandler, Function, In, InOut, Module, Out,
+                                      function_attribute, module_from_buffer, module_from_file)
+from ._pycuda.kernels.textures import (TRSF_DISABLE_TRILINEAR_OPTIMIZATION,
+                                       TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,
+                                       TRSF_SEAMLESS_CUBEMAP, TRSF_SRGB, SurfaceObject,
+                                       SurfaceReference, TextureObject, TextureReference,
+                                       TextureReferenceError, address_mode, bind_array_to_texref,
+                                       filter_mode, matrix_to_texref, resource_type, texture_flags)
+from ._pycuda.memory.arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags,
+                                    array_format, dtype_to_array_format,
+                                    make_multichannel_2d_array, matrix_to_array, memcpy_atoa,
+                                    memcpy_atod, memcpy_atoh, memcpy_dtoa, memcpy_htoa,
+                                    np_to_array, py_memcpy_atoh, py_memcpy_htoa)
+from ._pycuda.memory.copies_nd import (Memcpy2D, Memcpy3D, Memcpy3DPeer, memory_type, memset_d2d8,
+                                       memset_d2d8_async, memset_d2d16, memset_d2d16_async,
+                                       memset_d2d32, memset_d2d32_async)
+from ._pycuda.memory.device import (DeviceAllocation, from_device, mem_alloc, mem_get_info,
+                                    memcpy_dtod, memcpy_dtod_async, memcpy_dtoh, memcpy_dtoh_async,
+                                    memcpy_htod, memcpy_htod_async, memset_d8, memset_d8_async,
+                                    memset_d16, memset_d16_async, memset_d32, memset_d32_async,
+                                    to_device)
+from ._pycuda.memory.device_extras import (IPCMemoryHandle, PointerHolderBase, from_device_like,
+                                           ipc_mem_flags, mem_alloc_ipc, mem_alloc_like,
+                                           mem_alloc_pitch, mem_get_address_range,
+                                           mem_get_ipc_handle, memcpy_peer, memcpy_peer_async)
+from ._pycuda.memory.host import (AlignedHostAllocation, HostAllocation, HostPointer,
+                                  ManagedAllocation, PagelockedHostAllocation,
+                                  RegisteredHostMemory, aligned_empty, aligned_empty_like,
+                                  aligned_zeros, aligned_zeros_like, host_alloc_flags,
+                                  managed_empty, managed_empty_like, managed_zeros,
+                                  managed_zeros_like, mem_attach_flags, mem_host_register_flags,
+                                  pagelocked_empty, pagelocked_empty_like, pagelocked_zeros,
+                                  pagelocked_zeros_like, register_host_memory)
+from ._pycuda.memory.pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
                                    PooledDeviceAllocation, PooledHostAllocation)
-from ._pycuda.modules import (ArgumentHandler, Function, In, InOut, Module, Out,
-                              function_attribute, module_from_buffer, module_from_file)
-from ._pycuda.streams import Event, Stream, event_flags, stream_flags
-from ._pycuda.textures import (TRSF_DISABLE_TRILINEAR_OPTIMIZATION, TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER, TRSF_SEAMLESS_CUBEMAP, TRSF_SRGB, SurfaceObject, SurfaceReference, TextureObject, TextureReference, TextureReferenceError, address_mode, bind_array_to_texref, filter_mode, matrix_to_texref, resource_type, texture_flags)
 
 __all__ = [
     "Context", "Device", "device_attribute", "init", "get_version", "get_driver_version",

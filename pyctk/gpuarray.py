@@ -17,6 +17,6 @@ element-wise arithmetic and the rest of the module; ``pyctk.DeviceArray`` (``pyc
 holds arrays on the GPU meanwhile.
 """
 
-from ._pycuda.vector_types import vec
+from ._pycuda.kernels.vector_types import vec
 
 __all__ = ["vec"]

@@ -22,13 +22,13 @@ A PyCUDA program runs with its import changed::
 4
 """
 
-from ._pycuda.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
-                              get_or_register_dtype, parse_c_arg, register_dtype)
-from ._pycuda.default_context import (clear_context_caches, context_dependent_memoize,
-                                      get_default_device, make_default_context)
-from ._pycuda.memory_pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
+from ._pycuda.contexts.default_context import (clear_context_caches, context_dependent_memoize,
+                                               get_default_device, make_default_context)
+from ._pycuda.contexts.occupancy import DeviceData, OccupancyRecord
+from ._pycuda.kernels.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
+                                      get_or_register_dtype, parse_c_arg, register_dtype)
+from ._pycuda.memory.pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
                                    PooledDeviceAllocation, PooledHostAllocation)
-from ._pycuda.occupancy import DeviceData, OccupancyRecord
 
 
 def bitlog2(n: int) -> int:

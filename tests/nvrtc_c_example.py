@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pyctk._pycuda import headers as _cuda_headers
+from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._cuda import loader as _loader
 from pyctk._build_config import CUDA_MAJOR
 

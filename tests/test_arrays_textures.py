@@ -24,8 +24,12 @@ import pytest
 import pyctk.driver as cuda
 from pyctk import compiler, tools
 from pyctk._cuda import driver_api
-from pyctk._pycuda import arrays, copies_nd, kernel_args, modules, textures
-from pyctk._pycuda import headers as _cuda_headers
+from pyctk._pycuda.memory import arrays
+from pyctk._pycuda.memory import copies_nd
+from pyctk._pycuda.kernels import kernel_args
+from pyctk._pycuda.kernels import modules
+from pyctk._pycuda.kernels import textures
+from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk.gpuarray import vec
 
 CUDA_H = Path(_cuda_headers.header_folders()[0].path, "cuda.h").read_text()

@@ -23,11 +23,11 @@ import pytest
 
 import pyctk
 from pyctk import compiler
-from pyctk._pycuda import headers
-from pyctk._pycuda import kernel_args as _kernel_args
+from pyctk._pycuda.compiling import headers
+from pyctk._pycuda.kernels import kernel_args as _kernel_args
 from pyctk._cuda import nvrtc as _nvrtc
 from pyctk._build_config import CUDA_MAJOR
-from pyctk._pycuda.kernel_args import Param
+from pyctk._pycuda.kernels.kernel_args import Param
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
@@ -157,7 +157,7 @@ CXX_LIBRARY_USES = {  # C++'s spelling of each: the same names, and in std
 
 @pytest.mark.parametrize("header, use", sorted({**C_LIBRARY_USES, **CXX_LIBRARY_USES}.items()))
 def test_c_library_headers_kernels_include_compile(header, use):
-    """NVRTC has none of them: pyctk ships small ones (pyctk/_pycuda/libc), searched last."""
+    """NVRTC has none of them: pyctk ships small ones (pyctk/_pycuda/compiling/libc), searched last."""
     source = f"#include <{header}>\n__global__ void k(float *x) {{ {use} }}\n"
     assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
 

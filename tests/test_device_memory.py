@@ -21,12 +21,12 @@ import pytest
 import pyctk
 import pyctk.driver as cuda
 from pyctk._cuda import driver_api as _driver_api
-from pyctk._pycuda import graphs as _graphs
-from pyctk._pycuda import headers as _headers
-from pyctk._pycuda import memory as _memory
-from pyctk._pycuda import streams as _streams
-from pyctk._pycuda.kernel_args import Param
-from pyctk._pycuda.modules import Function
+from pyctk._pycuda.kernels import graphs as _graphs
+from pyctk._pycuda.compiling import headers as _headers
+from pyctk._pycuda.memory import device as _memory
+from pyctk._pycuda.contexts import streams as _streams
+from pyctk._pycuda.kernels.kernel_args import Param
+from pyctk._pycuda.kernels.modules import Function
 
 
 def _header(name: str) -> str:
@@ -187,7 +187,7 @@ def test_constants_are_cuda_h(value, name):
 
 
 def test_device_memory_constants_are_cuda_h():
-    from pyctk._pycuda import device_memory
+    from pyctk._pycuda.memory import device_extras as device_memory
 
     header = _header("cuda.h")
     assert device_memory._IS_LEGACY_CUDA_IPC_CAPABLE == _cuda_h_value(

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from pyctk import compiler
-from pyctk._pycuda import headers as _cuda_headers
+from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._cuda import driver_api as _driver_api
-from pyctk._pycuda import kernel_cache as _kernel_cache
+from pyctk._pycuda.compiling import kernel_cache as _kernel_cache
 from pyctk._cuda import loader as _loader
 from pyctk._cuda import nvrtc as _nvrtc
 

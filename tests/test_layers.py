@@ -37,7 +37,7 @@ def planted(tmp_path: Path, module: str, line: str) -> Path:
 def test_the_checkout_keeps_the_contract():
     run = lint(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "2 kept, 0 broken" in run.stdout
+    assert "3 kept, 0 broken" in run.stdout
 
 
 def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
@@ -45,6 +45,12 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path):
     assert run.returncode != 0
     assert "pyctk._cuda is not allowed to import pyctk._matmul" in run.stdout
     assert "pyctk._cuda.fork -> pyctk._matmul.api" in run.stdout
+
+
+def test_memory_importing_kernels_breaks_pycudas_rooms(tmp_path):
+    run = lint(planted(tmp_path, "_pycuda/memory/pools.py", "from ..kernels import modules"))
+    assert run.returncode != 0
+    assert "pyctk._pycuda.memory is not allowed to import pyctk._pycuda.kernels" in run.stdout
 
 
 def test_a_circle_inside_a_layer_breaks_the_contract(tmp_path):

@@ -181,7 +181,7 @@ def test_installed_files_are_the_package_exactly():
     installed = {p.relative_to(package).as_posix() for p in package.rglob("*")
                  if p.is_file() and "__pycache__" not in p.parts}
     modules = {p.relative_to(ROOT / "pyctk").as_posix()
-               for pattern in ("*.py", "_pycuda/libc/*") for p in (ROOT / "pyctk").rglob(pattern)}
+               for pattern in ("*.py", "_pycuda/compiling/libc/*") for p in (ROOT / "pyctk").rglob(pattern)}
     modules.add("_build_config.py")
     assert installed == modules | {"py.typed", "libgpumatmul.so", "include/gpumatmul.h",
                                    "include/gpumatmul_version.h", "pkgconfig/gpumatmul.pc"}

@@ -94,7 +94,7 @@ _PROTOTYPES = {
     "cuEventSynchronize": [c_void_p],
     "cuEventQuery": [c_void_p],
     "cuEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
-    # Host memory (page-locked, registered) and managed memory (pyctk._pycuda.host_memory).
+    # Host memory (page-locked, registered) and managed memory (pyctk._pycuda.memory.host).
     "cuMemHostAlloc": [POINTER(c_void_p), c_size_t, c_uint],
     "cuMemFreeHost": [c_void_p],
     "cuMemHostGetDevicePointer": [POINTER(_DEVICE_POINTER), c_void_p, c_uint],
@@ -104,7 +104,7 @@ _PROTOTYPES = {
     "cuMemAllocManaged": [POINTER(_DEVICE_POINTER), c_size_t, c_uint],
     "cuMemFree": [_DEVICE_POINTER],
     "cuStreamAttachMemAsync": [c_void_p, _DEVICE_POINTER, c_size_t, c_uint],
-    # CUDA arrays, 2-D/3-D copies and fills, texture and surface objects (pyctk._pycuda.arrays,
+    # CUDA arrays, 2-D/3-D copies and fills, texture and surface objects (pyctk._pycuda.memory.arrays,
     # copies_nd, textures); the structures' pointers are c_void_p, handed ctypes.byref(...).
     "cuArrayCreate": [POINTER(c_void_p), c_void_p],
     "cuArray3DCreate": [POINTER(c_void_p), c_void_p],
@@ -135,7 +135,7 @@ _PROTOTYPES = {
     "cuSurfObjectCreate": [POINTER(c_uint64), c_void_p],
     "cuSurfObjectDestroy": [c_uint64],
     "cuSurfObjectGetResourceDesc": [c_void_p, c_uint64],
-    # Device memory, IPC, peer copies, stream capture and graphs (pyctk._pycuda.device_memory,
+    # Device memory, IPC, peer copies, stream capture and graphs (pyctk._pycuda.memory.device_extras,
     # graphs; the events' IPC in streams). IPC handles are 64 bytes passed by value.
     "cuMemAlloc": [POINTER(_DEVICE_POINTER), c_size_t],
     "cuMemAllocPitch": [POINTER(_DEVICE_POINTER), POINTER(c_size_t), c_size_t, c_size_t, c_uint],
@@ -162,7 +162,7 @@ _PROTOTYPES = {
     "cuGraphExecKernelNodeSetParams": [c_void_p, c_void_p, c_void_p],
     "cuGraphDebugDotPrint": [c_void_p, c_char_p, c_uint],
     # Contexts beyond the primary ones, their settings, peers; kernels' cache settings
-    # (pyctk._pycuda.devices; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
+    # (pyctk._pycuda.contexts.devices; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
     "cuDeviceGetByPCIBusId": [POINTER(c_int), c_char_p],
     "cuDeviceCanAccessPeer": [POINTER(c_int), c_int, c_int],
     "cuCtxDestroy": [c_void_p],

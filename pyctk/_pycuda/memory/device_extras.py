@@ -1,7 +1,7 @@
 """The rest of PyCUDA's device memory: allocations shaped like an array or pitched, address
 ranges, ``PointerHolderBase``, copies between devices, and memory shared with another process.
 
-``mem_alloc`` takes its memory from pyctk's stream-ordered pool (``pyctk._pycuda.memory``; in
+``mem_alloc`` takes its memory from pyctk's stream-ordered pool (``pyctk._pycuda.memory.device``; in
 a device's primary context, pyctk's default, and not in one ``Device.make_context`` made).
 ``mem_alloc_pitch`` and ``mem_alloc_ipc`` take it from the driver itself (``cuMemAllocPitch``,
 ``cuMemAlloc``, as PyCUDA's ``mem_alloc`` did), and it is freed (``cuMemFree``) by ``free()``
@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda import driver_api, streams
-from .._cuda.driver_errors import Error, LogicError
-from .devices import Context, _in_context, made_context
-from .memory import (DeviceAllocation, _contiguous_device, _enqueue, mem_alloc,
-                     memcpy_dtoh)
-from .streams import to_ipc_handle
+from ..._cuda import driver_api, streams
+from ..._cuda.driver_errors import Error, LogicError
+from ..contexts.devices import Context, _in_context, made_context
+from ..contexts.streams import to_ipc_handle
+from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 
 _PITCH_ACCESS_SIZES = (4, 8, 16)  # the ElementSizeBytes cuMemAllocPitch takes
 _IS_LEGACY_CUDA_IPC_CAPABLE = 10  # CUpointer_attribute: memory cuIpcGetMemHandle can share

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda.driver_errors import LogicError, MemoryError
-from .._cuda.errors import OutOfMemoryError
-from .host_memory import ArrayMemory, HomeContext, PagelockedHostAllocation, new_array
-from .memory import DeviceAllocation, mem_alloc
+from ..._cuda.driver_errors import LogicError, MemoryError
+from ..._cuda.errors import OutOfMemoryError
+from .device import DeviceAllocation, mem_alloc
+from .host import ArrayMemory, HomeContext, PagelockedHostAllocation, new_array
 
 MANTISSA_BITS = 4  # bits after the leading one that tell a size's bin (PyCUDA's)
 _MANTISSA = (1 << MANTISSA_BITS) - 1

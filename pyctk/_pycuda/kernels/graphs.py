@@ -33,9 +33,9 @@ from collections.abc import Sequence
 from ctypes import POINTER, byref, c_int, c_size_t, c_uint, c_uint64, c_void_p
 from typing import Any
 
-from .._cuda import driver_api, streams
+from ..._cuda import driver_api, streams
+from ..contexts.streams import Stream
 from .modules import ArgumentHandler, Function, _dimensions, _pack
-from .streams import Stream
 
 _DEBUG_DOT_VERBOSE = 1  # CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: every detail the driver has
 _LEGACY_STREAM = 1      # CU_GET_PROC_ADDRESS_LEGACY_STREAM: handle 0 is the legacy stream

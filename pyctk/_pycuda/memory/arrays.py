@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda import driver_api
-from .._cuda.driver_errors import LogicError
+from ..._cuda import driver_api
+from ..._cuda.driver_errors import LogicError
+from ..contexts.streams import _Handle
 from .copies_nd import Memcpy2D, Memcpy3D, device_address, pycuda_names
-from .memory import host_buffer
-from .streams import _Handle
+from .device import host_buffer
 
 
 class array_format(enum.IntEnum):  # PyCUDA's name

@@ -15,8 +15,8 @@ import os
 import warnings
 from typing import Any, Callable
 
-from .._cuda import driver_api
-from .._cuda.driver_errors import Error
+from ..._cuda import driver_api
+from ..._cuda.driver_errors import Error
 from .devices import Context, Device, init
 
 

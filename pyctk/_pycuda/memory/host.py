@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda import contexts, driver_api, streams
-from .._cuda.driver_errors import Error, LogicError
-from .memory import DeviceAllocation
+from ..._cuda import contexts, driver_api, streams
+from ..._cuda.driver_errors import Error, LogicError
+from .device import DeviceAllocation
 
 _INVALID_VALUE, _INVALID_HANDLE = ("CUDA_ERROR_INVALID_VALUE", 1), ("CUDA_ERROR_INVALID_HANDLE", 400)
 

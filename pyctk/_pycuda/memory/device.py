@@ -21,13 +21,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._arrays import interop
-from .._arrays.layout import is_c_contiguous
-from .._arrays.memory import allocate
-from .._cuda import contexts, cudart, driver_api, library, streams
-from .._cuda.driver_errors import MemoryError
-from .._cuda.errors import OutOfMemoryError
-from .devices import ContextAllocation, made_context
+from ..._arrays import interop
+from ..._arrays.layout import is_c_contiguous
+from ..._arrays.memory import allocate
+from ..._cuda import contexts, cudart, driver_api, library, streams
+from ..._cuda.driver_errors import MemoryError
+from ..._cuda.errors import OutOfMemoryError
+from ..contexts.devices import ContextAllocation, made_context
 
 
 class DeviceAllocation:

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda import driver_api, streams
-from .memory import device_pointer
+from ..._cuda import driver_api, streams
+from .device import device_pointer
 
 
 class memory_type(enum.IntEnum):  # PyCUDA's name

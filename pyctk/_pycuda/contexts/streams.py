@@ -12,7 +12,7 @@ import os
 from ctypes import byref, c_float, c_void_p, sizeof
 from typing import Any
 
-from .._cuda import driver_api, streams
+from ..._cuda import driver_api, streams
 
 
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._build_config import CUDA_MAJOR
-from .._cuda import loader, nvjitlink
-from .._cuda.driver_errors import LogicError
-from .._cuda.errors import LibraryNotFoundError
-from .devices import Context
+from ..._build_config import CUDA_MAJOR
+from ..._cuda import loader, nvjitlink
+from ..._cuda.driver_errors import LogicError
+from ..._cuda.errors import LibraryNotFoundError
+from ..contexts.devices import Context
 from .modules import Module, jit_option
 
 

@@ -29,7 +29,7 @@ from _thread import _local
 from ctypes import (CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_uint64, c_void_p,
                     create_string_buffer)
 
-from .._cuda import contexts, driver_api, driver_errors, library
+from ..._cuda import contexts, driver_api, driver_errors, library
 
 
 class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name

@@ -7,7 +7,7 @@ pyctk gives it (quoted names first beside the including header; the main source 
 folder, see ``pyctk._cuda.nvrtc._PROGRAM_PATH``), and reads each file found:
 
 - a file in a CUDA header wheel's folder stands for the whole wheel, whose version is in
-  the key (``pyctk._pycuda.headers``): it is not read;
+  the key (``pyctk._pycuda.compiling.headers``): it is not read;
 - any other file (``include_dirs=``) is hashed and scanned for its own includes;
 - a name found nowhere is recorded as missing (NVRTC will say so, unless the line is
   in a branch the preprocessor skips).

@@ -5,7 +5,7 @@ loading), and a ``Function`` launches in the calling thread's current context.
 
 A launch checks its arguments before anything reaches the GPU: their number and, where
 the kernel's parameters are known (every kernel pyctk compiled, and any PTX), each one's
-size and kind (``pyctk._pycuda.kernel_args``). Arguments:
+size and kind (``pyctk._pycuda.kernels.kernel_args``). Arguments:
 
 - device memory is passed as a pointer: a ``DeviceAllocation``, a ``pyctk.DeviceArray``,
   any object with ``__cuda_array_interface__`` or DLPack (CuPy, PyTorch, JAX ...), whose
@@ -27,13 +27,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._cuda import driver_api, driver_errors, streams
-from .._cuda.errors import DeviceMismatchError
+from ..._cuda import driver_api, driver_errors, streams
+from ..._cuda.errors import DeviceMismatchError
+from ..contexts.devices import named_attribute
+from ..contexts.streams import Event
+from ..memory.device import device_memory, device_pointer, host_buffer
+from ..memory.host import is_managed
 from . import kernel_args, textures, vector_types
-from .devices import named_attribute
-from .host_memory import is_managed
-from .memory import device_memory, device_pointer, host_buffer
-from .streams import Event
 
 _ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
 _NOT_FOUND = 500                                  # CUDA_ERROR_NOT_FOUND

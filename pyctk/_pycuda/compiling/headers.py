@@ -26,8 +26,8 @@ import functools
 import os
 from typing import NamedTuple, Sequence
 
-from .._build_config import CUDA_MAJOR
-from .._cuda import loader
+from ..._build_config import CUDA_MAJOR
+from ..._cuda import loader
 
 LIBC_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libc")
 

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from .._cuda import driver_api
-from .._cuda.driver_errors import LogicError
-from .._cuda.errors import CompileError
-from .arrays import Array, Owned, array_format, dtype_to_array_format
-from .copies_nd import device_address
+from ..._cuda import driver_api
+from ..._cuda.driver_errors import LogicError
+from ..._cuda.errors import CompileError
+from ..memory.arrays import Array, Owned, array_format, dtype_to_array_format
+from ..memory.copies_nd import device_address
 
 
 class address_mode(enum.IntEnum):  # PyCUDA's name

@@ -1,0 +1,1 @@
+"""What NVRTC is given: nvcc's options, the header wheels, the C library headers, the cache."""

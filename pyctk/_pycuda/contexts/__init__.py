@@ -1,0 +1,1 @@
+"""Devices, contexts, streams and events, occupancy: where work runs."""

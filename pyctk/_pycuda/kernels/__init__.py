@@ -1,0 +1,1 @@
+"""Modules, kernels and their arguments, linking, graphs, textures, C types."""
