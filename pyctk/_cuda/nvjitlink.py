@@ -17,16 +17,14 @@ b'\\x7fELF'
 
 from __future__ import annotations
 
-import _thread
 import ctypes
 import enum
-import os
 from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint32, c_void_p
 from typing import NamedTuple
 
 from .._build_config import CUDA_MAJOR
-from .errors import LibraryNotFoundError
+from .optional_library import OptionalLibrary
 
 _ABI = f"_{CUDA_MAJOR}_0"  # the versioned names every release of the major exports
 
@@ -66,43 +64,12 @@ _PROTOTYPES = {  # name (without the version) -> argument types; each returns an
     "GetInfoLog": [_HANDLE, c_char_p],
 }
 
-_library: ctypes.CDLL | None = None
-_lock = _thread.allocate_lock()
-
-
-def _new_lock_in_child() -> None:
-    global _lock
-    _lock = _thread.allocate_lock()  # a parent thread loading nvJitLink at the fork would hold it forever
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_in_child)
-
-
-def install_command() -> str:
-    """The pip command that adds nvJitLink to this pyctk."""
-    return f'pip install "pyctk-cu{CUDA_MAJOR}[nvjitlink]"'
-
-
-def library() -> ctypes.CDLL:
-    """libnvJitLink, loaded on first use; LibraryNotFoundError saying how to install it if absent."""
-    global _library
-    if _library is not None:
-        return _library
-    from . import loader  # imported here: `import pyctk` does not need the loader
-
-    with _lock:
-        if _library is None:
-            try:
-                loaded = loader.load_library(loader.library_spec("nvJitLink", CUDA_MAJOR))
-            except LibraryNotFoundError as error:
-                raise LibraryNotFoundError(
-                    f"pyctk links device code with nvJitLink, NVIDIA's device-code linker, which is "
-                    f"not installed. It is an optional part of pyctk: {install_command()}\n{error}"
-                ) from None
-            _library = loader.declare(ctypes.CDLL(loaded.path), {
-                f"__nvJitLink{name}{_ABI}": (c_int, argtypes) for name, argtypes in _PROTOTYPES.items()})
-    return _library
+# Loaded on first use: library() (LibraryNotFoundError with the pip command when absent).
+library = OptionalLibrary("nvJitLink", "links device code with nvJitLink, NVIDIA's device-code linker",
+                          "nvjitlink",
+                          {f"__nvJitLink{name}{_ABI}": (c_int, argtypes)
+                           for name, argtypes in _PROTOTYPES.items()})
+install_command = library.install_command
 
 
 def _function(name: str) -> ctypes._CFuncPtr:

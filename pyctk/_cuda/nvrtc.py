@@ -8,14 +8,12 @@ NVRTC runs on the CPU: compiling needs no GPU and no driver.
 
 from __future__ import annotations
 
-import _thread
 import ctypes
-import os
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
 from typing import NamedTuple, Sequence
 
-from .._build_config import CUDA_MAJOR
-from .errors import CompileError, LibraryNotFoundError
+from .errors import CompileError
+from .optional_library import OptionalLibrary
 
 SUCCESS, COMPILATION_FAILED = 0, 6  # nvrtcResult
 PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): error: ..."
@@ -44,42 +42,10 @@ _PROTOTYPES = {  # name -> (result type, argument types), as nvrtc.h declares th
     "nvrtcGetErrorString": (c_char_p, [_RESULT]),
 }
 
-_library: ctypes.CDLL | None = None
-_lock = _thread.allocate_lock()
-
-
-def _new_lock_in_child() -> None:
-    global _lock
-    _lock = _thread.allocate_lock()  # a parent thread loading NVRTC at the fork would hold it forever
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_in_child)
-
-
-def install_command() -> str:
-    """The pip command that adds NVRTC to this pyctk."""
-    return f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"'
-
-
-def library() -> ctypes.CDLL:
-    """libnvrtc, loaded on first use; LibraryNotFoundError saying how to install it if absent."""
-    global _library
-    if _library is not None:
-        return _library
-    from . import loader  # imported here: `import pyctk` does not need the loader
-
-    with _lock:
-        if _library is None:
-            try:
-                loaded = loader.load_library(loader.library_spec("nvrtc", CUDA_MAJOR))
-            except LibraryNotFoundError as error:
-                raise LibraryNotFoundError(
-                    f"pyctk compiles kernels with NVRTC, the CUDA run-time compiler, which is not "
-                    f"installed. It is an optional part of pyctk: {install_command()}\n{error}"
-                ) from None
-            _library = loader.declare(ctypes.CDLL(loaded.path), _PROTOTYPES)
-    return _library
+# Loaded on first use: library() (LibraryNotFoundError with the pip command when absent).
+library = OptionalLibrary("nvrtc", "compiles kernels with NVRTC, the CUDA run-time compiler", "nvrtc",
+                          _PROTOTYPES)
+install_command = library.install_command
 
 
 def _check(result: int, what: str) -> None:
