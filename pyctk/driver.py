@@ -113,7 +113,7 @@ from ._pycuda.memory.host import (AlignedHostAllocation, HostAllocation, HostPoi
                                   pagelocked_empty, pagelocked_empty_like, pagelocked_zeros,
                                   pagelocked_zeros_like, register_host_memory)
 from ._pycuda.memory.pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
-                                   PooledDeviceAllocation, PooledHostAllocation)
+                                   PooledDeviceAllocation, PooledHostAllocation, bitlog2)
 
 __all__ = [
     "Context", "Device", "device_attribute", "init", "get_version", "get_driver_version",
@@ -130,6 +130,7 @@ __all__ = [
     "Linker", "jit_input_type", "jit_option",
     "Array", "ArrayDescriptor", "ArrayDescriptor3D", "array_format", "array3d_flags", "dtype_to_array_format", "matrix_to_array", "np_to_array", "make_multichannel_2d_array", "memcpy_htoa", "memcpy_atoh", "py_memcpy_htoa", "py_memcpy_atoh", "memcpy_dtoa", "memcpy_atod", "memcpy_atoa", "Memcpy2D", "Memcpy3D", "Memcpy3DPeer", "memory_type", "memset_d2d8", "memset_d2d16", "memset_d2d32", "memset_d2d8_async", "memset_d2d16_async", "memset_d2d32_async", "TextureObject", "SurfaceObject", "address_mode", "filter_mode", "resource_type", "texture_flags", "TRSF_READ_AS_INTEGER", "TRSF_NORMALIZED_COORDINATES", "TRSF_SRGB", "TRSF_DISABLE_TRILINEAR_OPTIMIZATION", "TRSF_SEAMLESS_CUBEMAP", "TextureReference", "SurfaceReference", "TextureReferenceError", "matrix_to_texref", "bind_array_to_texref",
     "HostPointer", "PagelockedHostAllocation", "HostAllocation", "AlignedHostAllocation", "RegisteredHostMemory", "ManagedAllocation", "host_alloc_flags", "mem_host_register_flags", "mem_attach_flags", "pagelocked_empty", "pagelocked_zeros", "pagelocked_empty_like", "pagelocked_zeros_like", "aligned_empty", "aligned_zeros", "aligned_empty_like", "aligned_zeros_like", "managed_empty", "managed_zeros", "managed_empty_like", "managed_zeros_like", "register_host_memory",
-    "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation", "PooledHostAllocation",
+    "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation",
+    "PooledHostAllocation", "bitlog2",
     "mem_alloc_like", "mem_alloc_pitch", "mem_alloc_ipc", "mem_get_address_range", "from_device_like", "PointerHolderBase", "memcpy_peer", "memcpy_peer_async", "ipc_mem_flags", "mem_get_ipc_handle", "IPCMemoryHandle", "Graph", "GraphNode", "GraphExec", "capture_mode", "capture_status", "update_capture_dependencies_flags",
 ]

@@ -28,15 +28,7 @@ from ._pycuda.contexts.occupancy import DeviceData, OccupancyRecord
 from ._pycuda.kernels.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
                                       get_or_register_dtype, parse_c_arg, register_dtype)
 from ._pycuda.memory.pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
-                                   PooledDeviceAllocation, PooledHostAllocation)
-
-
-def bitlog2(n: int) -> int:
-    """The integer part of log2(``n``), for ``n`` >= 1: ``bitlog2(17) == 4``."""
-    if n < 1:
-        raise ValueError(f"bitlog2 needs a positive integer, not {n}")
-    return int(n).bit_length() - 1
-
+                                   PooledDeviceAllocation, PooledHostAllocation, bitlog2)
 
 __all__ = [
     "dtype_to_ctype", "get_or_register_dtype", "register_dtype", "parse_c_arg", "get_arg_type",
@@ -44,5 +36,6 @@ __all__ = [
     "make_default_context", "get_default_device", "context_dependent_memoize",
     "clear_context_caches", "bitlog2",
     "DeviceData", "OccupancyRecord",
-    "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation", "PooledHostAllocation",
+    "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation",
+    "PooledHostAllocation",
 ]

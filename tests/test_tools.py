@@ -83,6 +83,7 @@ def test_parse_c_arg_errors(declaration, match):
 
 def test_bitlog2():
     assert [tools.bitlog2(n) for n in (1, 2, 3, 16, 17, 2**40 + 1)] == [0, 1, 1, 4, 4, 40]
+    assert cuda.bitlog2 is tools.bitlog2  # PyCUDA has it in pycuda.driver too
     with pytest.raises(ValueError, match="positive"):
         tools.bitlog2(0)
 

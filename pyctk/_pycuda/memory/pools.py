@@ -43,12 +43,19 @@ MANTISSA_BITS = 4  # bits after the leading one that tell a size's bin (PyCUDA's
 _MANTISSA = (1 << MANTISSA_BITS) - 1
 
 
+def bitlog2(n: int) -> int:
+    """The integer part of log2(``n``), for ``n`` >= 1: ``bitlog2(17) == 4`` (a size's power of two)."""
+    if n < 1:
+        raise ValueError(f"bitlog2 needs a positive integer, not {n}")
+    return int(n).bit_length() - 1
+
+
 def bin_number(size: int) -> int:
     """The bin of ``size`` bytes: its power of two, then the ``MANTISSA_BITS`` after its leading one."""
     size = operator.index(size)
     if size < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({size})")
-    exponent = max(size.bit_length() - 1, 0)
+    exponent = bitlog2(size) if size else 0
     shift = exponent - MANTISSA_BITS
     head = size >> shift if shift >= 0 else size << -shift
     return exponent << MANTISSA_BITS | head & _MANTISSA
