@@ -152,3 +152,37 @@ def run_loader(expression: str, cwd: Path, *, search_path: Sequence[os.PathLike 
     assert done.returncode == 0, f"child failed:\n{done.stderr}"
     out = json.loads(done.stdout.splitlines()[-1])
     return Run(out["value"], out["maps"], done.stderr)
+
+
+_MISSING = """
+import json
+import pyctk, pyctk.compiler, pyctk.driver
+from pyctk._cuda import loader as _loader
+from pyctk._cuda.errors import LibraryNotFoundError
+real, dlopen = _loader.load_library, _loader._dlopen
+_loader.load_library = lambda spec, search_path=None, environ=None: (
+    real(spec, [{empty!r}], {{}}) if spec.name == {name!r} else real(spec, search_path, environ))
+def no_system_copy(path):
+    if "/" not in path:
+        raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
+    return dlopen(path)
+_loader._dlopen = no_system_copy
+try:
+    {call}
+except LibraryNotFoundError as error:
+    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError), "after": {after}}}))
+"""
+
+
+def without_library(name: str, empty: Path, call: str, after: str = "None") -> dict[str, Any]:
+    """Run ``call`` (one line of Python, pyctk imported) in a fresh process whose loader finds
+    the library ``name`` nowhere: pip's layout is the empty folder ``empty`` and the dynamic
+    linker's own search (a toolkit in its path) finds nothing, while the other libraries load as
+    ever. Returns the LibraryNotFoundError's message, whether it is an OSError, and the value of
+    ``after`` (an expression) evaluated once it was raised."""
+    script = _MISSING.format(empty=str(empty), name=name, call=call, after=after)
+    environment = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=empty.parent, env=environment, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout, done.stderr
+    return json.loads(done.stdout)

@@ -10,13 +10,10 @@ loader's real search, in a fresh process, over an empty layout).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -28,6 +25,8 @@ from pyctk._pycuda.kernels import kernel_args as _kernel_args
 from pyctk._cuda import nvrtc as _nvrtc
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._pycuda.kernels.kernel_args import Param
+
+import loader_fakes
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
@@ -274,39 +273,15 @@ def test_missing_nvrtc_names_the_pip_command(tmp_path):
     too. The other libraries load as ever, so pyctk.info() gets as far as asking for NVRTC."""
     empty = tmp_path / "site-packages"
     empty.mkdir()
-    script = f"""
-import json, sys
-from pyctk import compiler
-from pyctk._cuda import loader as _loader
-from pyctk._cuda.errors import LibraryNotFoundError
-real, dlopen = _loader.load_library, _loader._dlopen
-_loader.load_library = lambda spec, search_path=None, environ=None: (
-    real(spec, [{str(empty)!r}], {{}}) if spec.name == "nvrtc" else real(spec, search_path, environ))
-def no_system_copy(path):
-    if "/" not in path:
-        raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
-    return dlopen(path)
-_loader._dlopen = no_system_copy
-import pyctk
-try:
-    compiler.compile("__global__ void k() {{}}", arch="sm_80", cache_dir=False)
-except LibraryNotFoundError as error:
-    report = pyctk.info()
-    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError),
-                      "info": [report["runtime_version"], report["nvrtc_version"]]}}))
-"""
-    environment = {k: v for k, v in os.environ.items()  # no other way to a CUDA library
-                   if k not in ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                          env=environment, timeout=120)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    result = loader_fakes.without_library(
+        "nvrtc", empty, 'pyctk.compiler.compile("__global__ void k() {}", arch="sm_80", cache_dir=False)',
+        after='[pyctk.info()["runtime_version"], pyctk.info()["nvrtc_version"]]')
     message = result["message"]
     assert result["oserror"]
     assert f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"' in message
     assert "NVRTC, the CUDA run-time compiler, which is not installed" in message
     assert f"{empty}/" in message and "libnvrtc.so" in message and "not there" in message
-    runtime, nvrtc = result["info"]  # pyctk.info() loaded the runtime, and found no NVRTC
+    runtime, nvrtc = result["after"]  # pyctk.info() loaded the runtime, and found no NVRTC
     assert runtime is not None and nvrtc is None
 
 

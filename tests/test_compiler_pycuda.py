@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import inspect
-import json
 import os
 import re
 import shutil
@@ -36,6 +35,8 @@ from pyctk._pycuda.compiling import headers as _headers
 from pyctk._pycuda.kernels import linking as _linking
 from pyctk._pycuda.kernels import modules as _modules
 from pyctk._pycuda.compiling import nvcc_options as _nvcc_options
+
+import loader_fakes
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
@@ -368,30 +369,7 @@ def test_missing_nvjitlink_names_the_pip_commands(tmp_path):
     loaded there), the dynamic linker's own search made to find nothing too."""
     empty = tmp_path / "site-packages"
     empty.mkdir()
-    script = f"""
-import json
-from pyctk._cuda import loader as _loader
-from pyctk._cuda.errors import LibraryNotFoundError
-import pyctk.driver as cuda
-real, dlopen = _loader.load_library, _loader._dlopen
-_loader.load_library = lambda spec, search_path=None, environ=None: (
-    real(spec, [{str(empty)!r}], {{}}) if spec.name == "nvJitLink" else real(spec, search_path, environ))
-def no_system_copy(path):
-    if "/" not in path:
-        raise OSError(path + ": not found by the dynamic linker (this test's empty system)")
-    return dlopen(path)
-_loader._dlopen = no_system_copy
-try:
-    cuda.Linker(arch="sm_80")
-except LibraryNotFoundError as error:
-    print(json.dumps({{"message": str(error), "oserror": isinstance(error, OSError)}}))
-"""
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "PYCTK_DEBUG_LOAD")}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                          env=environment, timeout=120, check=False)
-    assert done.returncode == 0 and done.stdout, done.stderr
-    result = json.loads(done.stdout)
+    result = loader_fakes.without_library("nvJitLink", empty, 'pyctk.driver.Linker(arch="sm_80")')
     message = result["message"]
     assert result["oserror"]
     assert f'pip install "pyctk-cu{CUDA_MAJOR}[nvjitlink]"' in message

@@ -21,6 +21,8 @@ import pyctk.driver as cuda
 from pyctk import compiler
 from pyctk.compiler import DynamicModule, DynamicSourceModule, SourceModule
 
+from test_compiler_pycuda import HELPERS, KERNELS
+
 pytestmark = pytest.mark.gpu
 
 ARCH_SEEN = """
@@ -28,13 +30,6 @@ __device__ int arch_seen = __CUDA_ARCH__;
 __global__ void twice(float *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] *= 2;
-}"""
-HELPERS = "__device__ float scale(float x) { return 3.0f * x; }\n__device__ int calls;\n"
-KERNELS = """__device__ float scale(float x);
-extern __device__ int calls;
-__global__ void apply(float *x, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) { x[i] = scale(x[i]); atomicAdd(&calls, 1); }
 }"""
 DYNAMIC = """
 __global__ void child(int *x, int n) {
