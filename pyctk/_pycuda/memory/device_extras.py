@@ -116,7 +116,7 @@ def mem_alloc_pitch(width: int, height: int, access_size: int) -> tuple[DeviceAl
 
     >>> a_gpu, pitch = mem_alloc_pitch(columns * 4, rows, 4)   # a float32 matrix  # doctest: +SKIP
     """
-    width, height, access_size = (operator.index(v) for v in (width, height, access_size))
+    width, height, access_size = [operator.index(v) for v in (width, height, access_size)]
     if width < 0 or height < 0:
         raise ValueError(f"mem_alloc_pitch: width={width} and height={height} must not be negative")
     if access_size not in _PITCH_ACCESS_SIZES:

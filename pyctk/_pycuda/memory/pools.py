@@ -161,7 +161,8 @@ class MemoryPool:
         try:
             return self._new(nbytes)
         except OutOfMemoryError:
-            gc.collect()  # garbage pooled allocations give their blocks back: one may be of this bin
+            for _ in range(3):  # garbage pooled allocations give their blocks back: one may be of
+                gc.collect()    # this bin (PyPy frees an array's base collections after it)
         block = self._pop(number)
         while block is None:
             try:
