@@ -96,6 +96,7 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     MAX_THREADS_PER_BLOCK = 32
     OVERRIDE_DIRECTIVE_VALUES = 33
     SPLIT_COMPILE = 34
+    BINARY_LOADER_THREAD_COUNT = 35  # (CUDA 13)
 
 
 # Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),
