@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from ctypes import c_void_p
 from typing import Iterator
 
-from . import cudart, driver_api, driver_errors, fork, library, status
+from . import cudart, fork, library, status
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
 _arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
@@ -34,6 +34,8 @@ made: dict[int, object] = {}
 def refuse_made_context() -> None:
     """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
     CUDA context is one ``made`` holds."""
+    from . import driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
+                                             # and `import pyctk` does not need them (~2 ms)
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
     if current.value in made:
