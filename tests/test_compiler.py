@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk import compiler
+from pyctk._pycuda.kernels import source_modules as compiler
 from pyctk._pycuda.compiling import headers
 from pyctk._pycuda.kernels import kernel_args as _kernel_args
 from pyctk._cuda import nvrtc as _nvrtc

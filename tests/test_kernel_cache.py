@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pyctk import compiler
+from pyctk._pycuda.kernels import source_modules as compiler
 from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._cuda import driver_api as _driver_api
 from pyctk._pycuda.compiling import kernel_cache as _kernel_cache
@@ -127,7 +127,7 @@ def test_driver_is_part_of_the_key_for_ptx_made_for_a_gpu(tmp_path, compiles, mo
 def test_nvrtc_identity_needs_no_nvrtc_and_follows_the_file(tmp_path, monkeypatch):
     here = compiler._nvrtc_identity()  # NVRTC is loaded in this process by now
     _nvrtc.version()
-    fresh = subprocess.run([sys.executable, "-c", "from pyctk import compiler; "
+    fresh = subprocess.run([sys.executable, "-c", "from pyctk._pycuda.kernels import source_modules as compiler; "
                             "from pyctk._cuda import loader; print(compiler._nvrtc_identity()); "
                             "print([l.name for l in loader.loaded_libraries()])"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.splitlines()
