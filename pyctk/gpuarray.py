@@ -1,22 +1,47 @@
-"""The part of PyCUDA's ``pycuda.gpuarray`` that is here so far: ``vec``, CUDA's vector types.
+"""PyCUDA's ``pycuda.gpuarray``: NumPy-like arrays on the GPU, with no CUDA toolkit.
 
->>> from pyctk.gpuarray import vec            # was: from pycuda.gpuarray import vec
->>> vec.float3.itemsize, vec.make_int2(1, 2)["y"]
-(12, array(2, dtype=int32))
+>>> import numpy as np
+>>> from pyctk import gpuarray                  # was: import pycuda.gpuarray as gpuarray
+>>> a = gpuarray.to_gpu(np.arange(4, dtype=np.float32))      # doctest: +SKIP
+>>> (2 * a + 1).get()                                         # doctest: +SKIP
+array([1., 3., 5., 7.], dtype=float32)
+>>> gpuarray.sum(a).get(), gpuarray.dot(a, a).get()           # doctest: +SKIP
+(array(6., dtype=float32), array(14., dtype=float32))
 
-``vec.float3`` is the NumPy dtype of CUDA's ``float3`` (fields ``x``, ``y``, ``z``, packed as
-in PyCUDA), ``vec.make_float3(x, y, z)`` a 0-d array of one, which a kernel takes by value for
-a ``float3`` parameter (``Function.__call__`` and prepared calls, with ``vec.float3`` among
-``prepare``'s types); arrays of them copy to and from device memory as any NumPy array.
-``pyctk.tools.dtype_to_ctype(vec.float3)`` is ``"float3"``. Every type of PyCUDA's ``vec``:
-char, uchar, short, ushort, int, uint, long, ulong and float with 1 to 4 fields; longlong,
-ulonglong and double with 1 or 2.
+``GPUArray`` holds memory, shape, dtype and strides; views (``a[1:, ::2]``, ``reshape``,
+``T``) share memory; ``get``/``set`` copy to and from the host. Arithmetic, comparisons,
+``cumath``'s functions and the reductions run kernels that pyctk writes and NVRTC compiles
+on first use (``pip install "pyctk-cu12[nvrtc]"``), kept in the kernel cache, so a later
+process compiles nothing. Kernels run asynchronously on the legacy default stream (or
+``stream=``), as in PyCUDA.
 
-Not here yet (a later issue): ``GPUArray`` itself, with ``to_gpu``, ``empty``, ``zeros``, the
-element-wise arithmetic and the rest of the module; ``pyctk.DeviceArray`` (``pyctk.asarray``)
-holds arrays on the GPU meanwhile.
+Where pyctk departs from PyCUDA, it is to give NumPy's answer where PyCUDA gives another
+or none: mixed-dtype results follow NumPy's promotion (``int32 / int32`` is float64,
+comparisons give bool, sums widen small integers as ``numpy.sum`` does), operands
+broadcast, non-contiguous arrays work everywhere (copied first where a kernel needs
+contiguous memory), and ``GPUArray`` has ``sum``, ``max``, ``min``, ``dot`` methods and
+``@`` (``pyctk.matmul``). GPU arrays of other libraries (CuPy, PyTorch, JAX,
+``pyctk.DeviceArray``) are operands as they are, and ``asarray``/``from_dlpack`` wrap them
+without a copy; a GPUArray exports ``__cuda_array_interface__`` and ``__dlpack__``.
 """
 
+from ._pycuda.gpuarrays.arithmetic import (if_positive, logical_and, logical_not, logical_or, maximum, minimum,
+                                           where)
+from ._pycuda.gpuarrays.array import GPUArray
+from ._pycuda.gpuarrays.creation import (arange, asarray, concatenate, empty, empty_like, from_dlpack, full,
+                                         multi_put, multi_take, multi_take_put, ones, ones_like, reshape, stack,
+                                         take, to_gpu, to_gpu_async, transpose, zeros, zeros_like)
+from ._pycuda.gpuarrays.launching import splay
+from ._pycuda.gpuarrays.reductions import all_ as all  # noqa: A004 - PyCUDA's names
+from ._pycuda.gpuarrays.reductions import any_ as any  # noqa: A004
+from ._pycuda.gpuarrays.reductions import dot, subset_dot, subset_max, subset_min, subset_sum
+from ._pycuda.gpuarrays.reductions import max_ as max  # noqa: A004
+from ._pycuda.gpuarrays.reductions import min_ as min  # noqa: A004
+from ._pycuda.gpuarrays.reductions import sum_ as sum  # noqa: A004
 from ._pycuda.kernels.vector_types import vec
 
-__all__ = ["vec"]
+__all__ = ["GPUArray", "if_positive", "logical_and", "logical_not", "logical_or", "maximum", "minimum",
+           "where", "all", "any", "dot", "max", "min", "subset_dot", "subset_max", "subset_min",
+           "subset_sum", "sum", "arange", "asarray", "concatenate", "empty", "empty_like", "from_dlpack", "full",
+           "multi_put", "multi_take", "multi_take_put", "ones", "ones_like", "reshape", "splay", "stack",
+           "take", "to_gpu", "to_gpu_async", "transpose", "vec", "zeros", "zeros_like"]

@@ -99,11 +99,15 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     nbytes = int(nbytes)
     if nbytes < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+    return allocation_on(nbytes, driver_api.current_device())
+
+
+def allocation_on(nbytes: int, device: int) -> DeviceAllocation:
+    """``mem_alloc`` on ``device``, known already (GPUArray's results), for the legacy stream."""
     try:
-        allocation = device_memory(nbytes, driver_api.current_device(), 0)
+        return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
-    return DeviceAllocation(allocation, nbytes)
 
 
 def device_memory(nbytes: int, device: int, stream: int) -> Any:

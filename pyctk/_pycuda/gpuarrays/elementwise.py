@@ -1,0 +1,237 @@
+"""PyCUDA's ``ElementwiseKernel``: a C expression run for each element ``i`` of arrays.
+
+``ElementwiseKernel("float a, float *x, float *y, float *z", "z[i] = a*x[i] + y[i]")``
+writes a kernel that loops ``i`` over the elements of its first array argument with a
+grid-wide stride, compiles it with NVRTC on first call (through the kernel cache: a later
+process compiles nothing) and launches it. ``operation`` sees the parameters, ``i``
+(``size_t``) and ``n`` (the element count; with ``range=``/``slice=``, ``start``, ``stop``,
+``step`` and a ``long i`` instead), as in PyCUDA; ``preamble``, ``loop_prep`` and
+``after_loop`` go where PyCUDA puts them.
+
+Array arguments are PyCUDA ``GPUArray``s or any contiguous GPU array (CuPy, PyTorch, JAX,
+``pyctk.DeviceArray``: the CUDA Array Interface or DLPack); scalars are converted to their
+parameter's C type. Calls are asynchronous, on ``stream`` (None: the legacy default stream).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..._arrays import interop
+from ..kernels import textures
+from ..kernels.c_types import Argument, ScalarArg, VectorArg, dtype_to_ctype, parse_c_arg
+from ..kernels.vector_types import struct_value
+from .launching import Kernel, geometry, stream_handle
+
+_COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"  # pyctk's, over cuda::std::complex (CCCL)
+
+
+def parse_arguments(arguments: str | Sequence[Argument]) -> list[Argument]:
+    """The parameters of a C parameter list (``"float a, float *x"``), or a list of
+    ``VectorArg``/``ScalarArg`` as it is."""
+    if isinstance(arguments, str):
+        return [parse_c_arg(a) for a in arguments.split(",") if a.strip()]
+    arguments = list(arguments)
+    if not all(isinstance(a, Argument) for a in arguments):
+        raise TypeError("arguments must be a C parameter list ('float *x, float a') or a list of "
+                        "pyctk.tools.VectorArg / ScalarArg")
+    return arguments
+
+
+def needs_complex(*texts: str, dtypes: Sequence[np.dtype] = ()) -> bool:
+    """Whether generated source needs the complex header: a complex dtype, or source that names it."""
+    return any(d.kind == "c" for d in dtypes) or any("complex" in t for t in texts)
+
+
+def source(arguments: Sequence[Argument], operation: str, name: str, preamble: str = "",
+           loop_prep: str = "", after_loop: str = "", use_range: bool = False) -> str:
+    """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride)."""
+    header = _COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
+    params = ", ".join([*(a.declarator() for a in arguments),
+                        *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"])])
+    if use_range:
+        loop = ("long i;\n  for (i = start + (long) (cta_start + tid) * step; step < 0 ? i > stop : i < stop; "
+                "i += (long) total_threads * step)")
+    else:
+        loop = "size_t i;\n  for (i = cta_start + tid; i < n; i += total_threads)"
+    return (f"{header}{preamble}\n"
+            f'extern "C" __global__ void {name}({params})\n{{\n'
+            f"  unsigned tid = threadIdx.x;\n"
+            f"  unsigned total_threads = gridDim.x * blockDim.x;\n"
+            f"  unsigned cta_start = blockDim.x * blockIdx.x;\n"
+            f"  {loop_prep};\n"
+            f"  {loop}\n  {{\n    {operation};\n  }}\n"
+            f"  {after_loop};\n}}\n")
+
+
+def vector_pointer(argument: Any, what: str) -> tuple[int, int]:
+    """(address, element count) of an array argument, which must be contiguous: a GPUArray
+    (``ptr``, ``size``, ``flags.forc``) or another library's GPU array."""
+    try:
+        address, size, contiguous = argument.ptr, argument.size, argument.flags.forc
+    except AttributeError:
+        operand = interop.device_operand(argument)
+        if operand is None:
+            raise TypeError(f"{what} is {type(argument).__name__}, not an array in GPU memory: "
+                            f"copy it there first (pyctk.gpuarray.to_gpu(x))") from None
+        size = int(np.prod(operand.shape))
+        address = operand.pointer
+        contiguous = _compact(operand.shape, operand.strides, operand.dtype.itemsize)
+    if not contiguous:
+        raise RuntimeError(f"only contiguous arrays may be used as arguments to this operation "
+                           f"({what}): make a copy first (x.copy())")
+    return int(address or 0), size
+
+
+def _compact(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
+    """Whether C- or Fortran-ordered strides describe the array (for a foreign operand)."""
+    def ordered(axes: Sequence[int]) -> bool:
+        expected = itemsize
+        for axis in axes:
+            if shape[axis] != 1 and strides[axis] != expected:
+                return False
+            expected *= shape[axis]
+        return True
+    return 0 in shape or ordered(range(len(shape) - 1, -1, -1)) or ordered(range(len(shape)))
+
+
+def scalar_packer(argument: Argument) -> Any:
+    """How a value of ``argument`` is given to ``struct``: complex numbers and structs as bytes."""
+    dtype = argument.dtype
+    if isinstance(argument, VectorArg):
+        return None
+    if dtype.kind == "c":
+        return lambda value, t=dtype.type: t(value).tobytes()
+    if dtype.kind == "V":
+        return lambda value, size=dtype.itemsize: struct_value(size, value).tobytes()
+    return None
+
+
+def struct_code(argument: Argument) -> str:
+    """The ``struct`` code a launch packs ``argument`` with."""
+    if isinstance(argument, VectorArg):
+        return "P"
+    if argument.dtype.kind in "cV":
+        return f"{argument.dtype.itemsize}s"
+    return argument.dtype.char
+
+
+_python_range = range  # (ElementwiseKernel.__call__'s range= hides it)
+
+
+class ElementwiseKernel:
+    """A kernel that runs ``operation`` for each ``i`` (PyCUDA's ``ElementwiseKernel``).
+
+    Parameters
+    ----------
+    arguments : str or list of VectorArg / ScalarArg
+        The kernel's parameters, e.g. ``"float a, float *x, float *y"``; at least one array.
+    operation : str
+        C code for element ``i``, e.g. ``"y[i] = a * x[i]"``.
+    name : str
+        The kernel's name.
+    keep, options
+        As for ``pyctk.compiler.SourceModule`` (``options=None``: ``DEFAULT_NVCC_FLAGS``).
+    preamble, loop_prep, after_loop : str
+        Code before the kernel, before the loop, after it.
+
+    Calling it, ``kernel(*args, range=None, slice=None, stream=None)``, launches over the
+    first array argument's elements, or ``range`` (a ``slice``/``range`` with its step) or
+    ``slice`` (Python's slice of the first array's indices); it returns at once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyctk import gpuarray
+    >>> lin_comb = ElementwiseKernel("float a, float *x, float b, float *y, float *z",
+    ...                              "z[i] = a*x[i] + b*y[i]", "linear_combination")
+    >>> x = gpuarray.to_gpu(np.ones(5, np.float32))                # doctest: +SKIP
+    >>> z = gpuarray.empty_like(x)                                 # doctest: +SKIP
+    >>> lin_comb(2, x, 3, x, z)                                    # doctest: +SKIP
+    >>> z.get()                                                    # doctest: +SKIP
+    array([5., 5., 5., 5., 5.], dtype=float32)
+    """
+
+    def __init__(self, arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
+                 keep: bool = False, options: Sequence[str] | None = None, **kwargs: Any) -> None:
+        unknown = set(kwargs) - {"preamble", "loop_prep", "after_loop"}
+        if unknown:
+            raise TypeError(f"ElementwiseKernel got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+        self.arguments = parse_arguments(arguments)
+        if not any(isinstance(a, VectorArg) for a in self.arguments):
+            raise ValueError("ElementwiseKernel needs at least one array (pointer) argument, "
+                             "whose size sets the number of elements")
+        self.operation, self.name, self.keep, self.options = operation, name, keep, options
+        self.preamble = kwargs.get("preamble", "")
+        self.loop_prep, self.after_loop = kwargs.get("loop_prep", ""), kwargs.get("after_loop", "")
+        self._kernels: dict[bool, Kernel] = {}
+        self._packers = [scalar_packer(a) for a in self.arguments]
+        self._first_vector = next(k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg))
+
+    def kernel(self, use_range: bool = False) -> Kernel:
+        """The plain kernel (over ``n``), or the one over ``range`` (``use_range``)."""
+        kernel = self._kernels.get(use_range)
+        if kernel is None:
+            text = source(self.arguments, self.operation, self.name, self.preamble, self.loop_prep,
+                          self.after_loop, use_range)
+            codes = [struct_code(a) for a in self.arguments] + (["l", "l", "l"] if use_range else ["Q"])
+            kernel = self._kernels[use_range] = Kernel(text, self.name, codes, self.options)
+        return kernel
+
+    def __call__(self, *args: Any, range: Any = None, slice: Any = None, stream: Any = None,  # noqa: A002
+                 **kwargs: Any) -> None:
+        if kwargs:
+            raise TypeError(f"ElementwiseKernel call got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        if range is not None and slice is not None:
+            raise TypeError("pass range= or slice=, not both")
+        if len(args) < len(self.arguments):
+            raise TypeError(f"{self.name}() takes {len(self.arguments)} arguments, got {len(args)}")
+        values = []
+        for index, (argument, packer) in enumerate(zip(self.arguments, self._packers)):
+            value = args[index]
+            if isinstance(argument, VectorArg):
+                address, size = vector_pointer(value, f"{self.name}() argument {index} ({argument.name})")
+                if index == self._first_vector:
+                    n = size
+                values.append(address)
+            else:
+                values.append(value if packer is None else packer(value))
+        handle = stream_handle(stream)
+        if slice is not None:
+            range = _indices(slice, n)
+        if range is None:
+            if n:
+                blocks, threads = geometry(n)
+                self.kernel(False)(blocks, threads, handle, *values, n)
+            return
+        start, stop, step = range.start or 0, range.stop, range.step
+        if step is None or stop is None:
+            raise ValueError("range= needs its stop and step, e.g. range=slice(0, n, 1)")
+        count = len(_python_range(start, stop, step))
+        if count:
+            blocks, threads = geometry(count)
+            self.kernel(True)(blocks, threads, handle, *values, start, stop, step)
+
+    def get_texref(self, name: str, use_range: bool = False) -> Any:
+        """Texture references are gone from CUDA 12 (PyCUDA's ``get_texref``): raises
+        ``TextureReferenceError``, naming texture objects."""
+        raise textures.references_removed(f"get_texref({name!r})")
+
+
+def _indices(python_slice: Any, n: int) -> Any:
+    """``slice=`` as the range of the first array's indices it selects (negative ones count from the end)."""
+    if not isinstance(python_slice, slice):
+        raise TypeError(f"slice= takes a slice, not {type(python_slice).__name__}")
+    return slice(*python_slice.indices(n))
+
+
+def get_elwise_module_source(arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
+                             preamble: str = "", loop_prep: str = "", after_loop: str = "",
+                             use_range: bool = False) -> str:
+    """The source ``ElementwiseKernel`` compiles (for reading, or ``SourceModule(..., no_extern_c=True)``)."""
+    return source(parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, use_range)
+
+
+__all__ = ["ElementwiseKernel", "ScalarArg", "VectorArg", "dtype_to_ctype", "get_elwise_module_source"]

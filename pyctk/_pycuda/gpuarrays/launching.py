@@ -1,0 +1,132 @@
+"""Generated kernels: compiled once per process, launched at the cost of one driver call.
+
+A ``Kernel`` is one kernel of CUDA source Python wrote (``pyctk.gpuarray``'s arithmetic, ``ElementwiseKernel``,
+``ReductionKernel``, scans, random numbers), with its parameters' types fixed. It is compiled
+by NVRTC on first use through the on-disk cache (``source_modules.SourceModule``), so a
+second process loads it without NVRTC; the loaded module is kept for the process, keyed by
+its source and options (a library module serves every context: ``cuLibraryLoadData``), and
+shared by the kernels of one source.
+
+A launch packs the arguments with one precompiled ``struct.Struct`` into a buffer of the
+calling thread (the driver copies parameters during ``cuLaunchKernel``, and ctypes lets go of
+the GIL during the call, so a buffer per thread) and calls ``cuLaunchKernel``: PyCUDA's
+``Function.__call__`` checks and converts each argument instead, which costs more than the
+launch itself for a small array.
+
+Geometry. Element-wise kernels loop over ``i`` with a grid-wide stride (PyCUDA's form, which
+its users' ``operation`` strings assume), launched as ``geometry(n)``: blocks of
+``THREADS`` threads, enough to cover ``n`` up to ``BLOCKS_PER_SM`` blocks per multiprocessor,
+a whole number of waves of a full GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+import threading
+from typing import Any, Sequence
+
+from ..._cuda import driver_api, streams
+from ..kernels import source_modules
+
+THREADS = 256       # threads per block of element-wise kernels
+BLOCKS_PER_SM = 32  # most blocks per multiprocessor a launch asks for; the loop does the rest
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
+
+
+@functools.lru_cache(maxsize=None)
+def multiprocessor_count(device: int) -> int:
+    """How many multiprocessors ``device`` has."""
+    return driver_api.query_int("cuDeviceGetAttribute", 16, device)  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+
+
+def geometry(n: int, device: int = 0) -> tuple[int, int]:
+    """(blocks, threads per block) of an element-wise launch over ``n`` elements."""
+    blocks = min(-(-n // THREADS), BLOCKS_PER_SM * multiprocessor_count(device))
+    return max(blocks, 1), THREADS
+
+
+def splay(n: int, dev: Any = None) -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """PyCUDA's ``gpuarray.splay``: ``((blocks, 1), (threads, 1, 1))`` for a kernel that loops
+    over ``n`` elements with a grid-wide stride: a warp per block while there are few
+    elements, then up to 32 blocks a multiprocessor, then up to 128 threads a block."""
+    device = driver_api.current_device() if dev is None else int(dev)
+    warp, most_threads, most_blocks = 32, 128, 4 * 8 * multiprocessor_count(device)
+    warps = max(1, -(-n // warp))
+    if warps <= most_blocks:
+        return (warps, 1), (warp, 1, 1)
+    threads = min(most_threads, -(-warps // most_blocks) * warp)
+    return (most_blocks, 1), (threads, 1, 1)
+
+
+class Kernel:
+    """One ``__global__`` function ``name`` of ``source`` whose parameters have the ``struct``
+    codes ``codes`` (``"P"`` a pointer, ``"Q"`` a size, ``"f"`` a float, ``"8s"`` 8 bytes ...).
+
+    ``kernel(blocks, threads, stream, *args, shared=0)`` launches it; ``args`` are ints for
+    pointers and numbers (or bytes) for the rest, as ``struct`` packs them.
+    """
+
+    def __init__(self, source: str, name: str, codes: Sequence[str], options: Sequence[str] | None = None) -> None:
+        self.source, self.name = source, name
+        self.options = None if options is None else tuple(options)
+        self._format = struct.Struct("@" + "".join(codes))
+        self._offsets = [struct.calcsize("@" + "".join(codes[:k + 1])) - struct.calcsize("@" + codes[k])
+                         for k in range(len(codes))]
+        self._handle = 0
+        self._buffers = threading.local()
+
+    @property
+    def handle(self) -> int:
+        """The loaded kernel (``CUkernel``), compiled or read from the cache on first use."""
+        if not self._handle:
+            self._handle = self.function.handle
+        return self._handle
+
+    @property
+    def function(self) -> Any:
+        """The loaded kernel as a ``pyctk.driver.Function`` (its attributes, ``max_threads_per_block`` ...)."""
+        return loaded_module(self.source, self.options).get_function(self.name)
+
+    def _buffer(self) -> tuple[Any, Any]:
+        try:
+            return self._buffers.values
+        except AttributeError:
+            data = ctypes.create_string_buffer(max(self._format.size, 1))
+            base = ctypes.addressof(data)
+            pointers = (ctypes.c_void_p * len(self._offsets))(*(base + o for o in self._offsets))
+            self._buffers.values = data, pointers
+            return data, pointers
+
+    def __call__(self, blocks: int, threads: int, stream: int, *args: Any, shared: int = 0) -> None:
+        handle = self._handle or self.handle
+        data, pointers = self._buffer()
+        self._format.pack_into(data, 0, *args)
+        launch = driver_api.driver().cuLaunchKernel
+        result = launch(handle, blocks, 1, 1, threads, 1, 1, shared, stream, pointers, None)
+        if result == _INVALID_CONTEXT:  # the first launch of a thread: make the context current
+            driver_api.current_context()
+            result = launch(handle, blocks, 1, 1, threads, 1, 1, shared, stream, pointers, None)
+        if result:
+            driver_api.check(result, f"launching the generated kernel {self.name} with {blocks} "
+                                     f"blocks of {threads} threads")
+
+
+@functools.lru_cache(maxsize=None)  # loaded for the rest of the process
+def loaded_module(source: str, options: tuple[str, ...] | None = None) -> Any:
+    """The module of ``source`` (C++ as it is: kernels declare ``extern "C"``), compiled or read
+    from the cache once per process; every ``Kernel`` of one source shares it."""
+    return source_modules.SourceModule(source, options=None if options is None else list(options),
+                                       no_extern_c=True)
+
+
+def stream_handle(stream: Any) -> int:
+    """The handle of PyCUDA's ``stream=``: None is the legacy default stream (0)."""
+    return 0 if stream is None else streams.handle(stream)
+
+
+def refuse_unknown(what: str, keywords: dict[str, Any]) -> None:
+    """PyCUDA's TypeError for keyword arguments a call does not take."""
+    if keywords:
+        raise TypeError(f"{what} got unexpected keyword arguments: {', '.join(sorted(keywords))}")

@@ -1,0 +1,539 @@
+"""PyCUDA's ``ReductionKernel`` and the reductions of ``pyctk.gpuarray``: ``sum``, ``dot``,
+``max``, ``min``, ``any``, ``all`` and their ``subset_`` forms.
+
+``ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+arguments="float *x, float *y")`` writes a kernel that maps each index ``i`` of its first
+array argument through ``map_expr`` and folds the results with ``reduce_expr``; calling it
+returns a 0-d GPUArray. It is compiled by NVRTC on first call, through the kernel cache.
+
+How it runs. Stage 1 launches one wave: as many blocks as the GPU holds at once (``_wave``:
+the same work for every block, so no block waits for a second wave). Each thread folds its
+elements, a grid-wide stride apart, into a register, ``UNROLL`` loads in flight;
+the block folds its threads' values with warp shuffles (any type: structs and complex
+numbers are shuffled as 32-bit words, so no ``volatile`` operators are needed) and writes
+one partial value; stage 2, one block, folds the partials into the result. A small input is
+one block of stage 1, writing the result itself. The folding order interleaves elements, so
+``reduce_expr`` must be associative and commutative (as PyCUDA's, which folds likewise).
+
+Unlike PyCUDA: an empty input gives ``neutral`` (NumPy's sum of nothing is 0); ``sum``
+widens small integers and bool as ``numpy.sum`` does; ``max``/``min`` propagate NaN as
+NumPy's do; non-contiguous arrays are reduced through a contiguous copy.
+
+This module takes arrays as arguments and makes its results with ``x._new``: it does not
+import ``array`` (which imports it).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import string
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..._cuda import driver_api
+from ..kernels.c_types import Argument, VectorArg, dtype_to_ctype
+from .elementwise import scalar_packer, needs_complex, parse_arguments, struct_code, vector_pointer
+from .launching import Kernel, multiprocessor_count, stream_handle
+
+THREADS = 256      # threads per block, both stages
+MIN_BLOCKS = 4     # blocks per multiprocessor __launch_bounds__ asks room for (at most 64 registers)
+UNROLL = 8         # elements each thread loads before folding them: loads in flight
+SMALL = 2 * UNROLL * THREADS  # most elements one block takes on alone (then stage 1 is the result)
+_NUM_REGS = 4                       # CU_FUNC_ATTRIBUTE_NUM_REGS
+_THREADS_PER_SM, _REGISTERS_PER_SM = 39, 82  # CU_DEVICE_ATTRIBUTE_MAX_{THREADS,REGISTERS}_PER_MULTIPROCESSOR
+
+_COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"
+
+# What both stages share: the types, the user's preamble, a shuffle of any type, a block's fold.
+_COMMON = string.Template(r"""${header}${preamble}
+typedef ${out_type} out_type;
+
+// reduce_expr as a function: each of a and b evaluated once, whatever the expression repeats
+// (a warp shuffle in b that ran on only some lanes, as "a > b ? a : b" would, hangs the warp).
+__device__ __forceinline__ out_type REDUCE(const out_type &a, const out_type &b) { return (${reduce_expr}); }
+
+// A warp shuffle of any type (structs, complex numbers, bool): its bytes as 32-bit words.
+template <typename T>
+__device__ __forceinline__ T pyctk_shfl_down(const T &value, unsigned delta)
+{
+  unsigned words[(sizeof(T) + 3) / 4] = {};
+  memcpy(words, &value, sizeof(T));
+#pragma unroll
+  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)
+    words[k] = __shfl_down_sync(0xffffffffu, words[k], delta);
+  T result(value);
+  memcpy(&result, words, sizeof(T));
+  return result;
+}
+
+// The fold of the block's threads' values (in thread 0): shuffles within each warp, then
+// the warps' values through shared memory kept as raw bytes (no constructors run there).
+__device__ __forceinline__ out_type pyctk_block_reduce(out_type acc)
+{
+  __shared__ unsigned long long partials[(${warps} * sizeof(out_type) + 7) / 8];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (unsigned delta = 16; delta > 0; delta /= 2)
+    acc = REDUCE(acc, pyctk_shfl_down(acc, delta));
+  if (lane == 0)
+    memcpy((char *) partials + warp * sizeof(out_type), &acc, sizeof(out_type));
+  __syncthreads();
+  if (warp == 0) {
+    out_type value(${neutral});
+    if (lane < ${warps})
+      memcpy(&value, (const char *) partials + lane * sizeof(out_type), sizeof(out_type));
+#pragma unroll
+    for (unsigned delta = ${warps} / 2; delta > 0; delta /= 2)
+      value = REDUCE(value, pyctk_shfl_down(value, delta));
+    acc = value;
+  }
+  return acc;
+}
+""")
+
+# One stage: each thread folds elements pyctk_j, pyctk_j + stride, ... (element i of
+# map_expr is ``index``), UNROLL at a time, then the block folds and writes its value.
+_STAGE = string.Template(r"""
+extern "C" __global__ void __launch_bounds__(${threads}, ${blocks_per_sm})
+${name}(out_type *pyctk_out, ${parameters}unsigned long n)
+{
+  const size_t pyctk_stride = (size_t) gridDim.x * ${threads};
+  size_t pyctk_j = (size_t) blockIdx.x * ${threads} + threadIdx.x;
+  out_type pyctk_acc(${neutral});
+  for (; pyctk_j + (${unroll} - 1) * pyctk_stride < n; pyctk_j += ${unroll} * pyctk_stride) {
+#pragma unroll
+    for (unsigned pyctk_u = 0; pyctk_u < ${unroll}; ++pyctk_u) {
+      ${index}(pyctk_j + pyctk_u * pyctk_stride);
+      const out_type pyctk_value(${map_expr});
+      pyctk_acc = REDUCE(pyctk_acc, pyctk_value);
+    }
+  }
+  for (; pyctk_j < n; pyctk_j += pyctk_stride) {
+    ${index}(pyctk_j);
+    const out_type pyctk_value(${map_expr});
+    pyctk_acc = REDUCE(pyctk_acc, pyctk_value);
+  }
+  pyctk_acc = pyctk_block_reduce(pyctk_acc);
+  if (threadIdx.x == 0)
+    pyctk_out[blockIdx.x] = pyctk_acc;
+}
+""")
+
+# How element i is named in map_expr: PyCUDA's size_t, or (range=/slice=) an index of the range.
+_INDEX = {False: ("", "const size_t i = "), True: ("long start, long step, ", "const long i = start + step * (long) ")}
+
+
+@functools.lru_cache(maxsize=None)
+def _wave(kernel: Kernel, device: int) -> int:
+    """How many blocks of ``kernel`` (THREADS threads each) ``device`` runs at once: its
+    multiprocessors times what one holds, by threads and by registers (allocated per warp
+    in units of 256)."""
+    registers = driver_api.query_int("cuKernelGetAttribute", _NUM_REGS, kernel.handle, device)
+    per_warp = -(-registers * 32 // 256) * 256
+    threads = driver_api.query_int("cuDeviceGetAttribute", _THREADS_PER_SM, device)
+    file = driver_api.query_int("cuDeviceGetAttribute", _REGISTERS_PER_SM, device)
+    per_sm = min(threads // THREADS, file // (per_warp * (THREADS // 32)))
+    return max(per_sm, 1) * multiprocessor_count(device)
+
+
+def temporary(like: Any, shape: tuple[int, ...], dtype: np.dtype, allocator: Any = None) -> Any:
+    """A new array of ``shape`` on ``like``'s device, from ``allocator`` (default: ``like``'s)."""
+    if allocator is None:
+        return like._new(shape, dtype)
+    return type(like)(shape, dtype, allocator)
+
+
+class ReductionKernel:
+    """A kernel that maps each element and folds the results (PyCUDA's ``ReductionKernel``).
+
+    Parameters
+    ----------
+    dtype_out : dtype
+        The type of the fold and of the result; a struct dtype registered with
+        ``pyctk.tools.get_or_register_dtype`` works too.
+    neutral : str
+        A C expression of ``dtype_out``, the neutral element of ``reduce_expr`` (``"0"``);
+        what an empty input gives.
+    reduce_expr : str
+        A C expression in ``a`` and ``b`` (``"a+b"``), associative and commutative.
+    map_expr : str, optional
+        A C expression in ``i`` over ``arguments`` (``"x[i]*y[i]"``), converted to
+        ``dtype_out``; default ``"in[i]"``, which needs an argument named ``in``.
+    arguments : str or list of VectorArg / ScalarArg
+        The kernel's parameters (``"float *x, float *y"``): at least one array; the first
+        array's size is the number of elements ``n`` (visible in ``map_expr``).
+    name, keep, options, preamble
+        The kernels are ``<name>_stage1`` and ``<name>_stage2``; ``options`` go to NVRTC
+        (None: ``DEFAULT_NVCC_FLAGS``); ``keep`` is accepted for PyCUDA's sake; ``preamble``
+        is code before the kernels (helper functions, structs).
+    allocator : callable, optional
+        Where results and temporaries come from (PyCUDA documents it here); a call's
+        ``allocator=`` overrides it, and without either, the first array's allocator.
+
+    Calling it, ``kernel(*args, stream=None, out=None, allocator=None, kernel_wrapper=None,
+    range=None, slice=None)``, returns a 0-d GPUArray of ``dtype_out`` (or ``out``, a
+    one-element array of that dtype: a 0-d view such as ``sums[3]`` too), asynchronously on
+    ``stream``. ``range`` (a slice or range with a stop) or ``slice`` (of the first array's
+    indices) folds those ``i`` only. ``kernel_wrapper(kernel)`` wraps each launch, called
+    as ``launch(blocks, threads, stream_handle, *args)``. Array arguments are GPUArrays
+    (non-contiguous ones are copied first) or other libraries' contiguous GPU arrays; when
+    the first array is another library's, ``out=`` must be a GPUArray to hold the result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyctk import gpuarray
+    >>> dot = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b",
+    ...                       map_expr="x[i]*y[i]", arguments="float *x, float *y")
+    >>> x = gpuarray.to_gpu(np.arange(400, dtype=np.float32))      # doctest: +SKIP
+    >>> dot(x, x).get()                                            # doctest: +SKIP
+    array(21253400., dtype=float32)
+    """
+
+    def __init__(self, dtype_out: Any, neutral: Any, reduce_expr: str, map_expr: str | None = None,
+                 arguments: str | Sequence[Argument] | None = None, name: str = "reduce_kernel",
+                 keep: bool = False, options: Sequence[str] | None = None, preamble: str = "",
+                 allocator: Any = None) -> None:
+        if arguments is None:
+            raise ValueError("ReductionKernel needs arguments=, a C parameter list such as 'float *in'")
+        self.dtype_out = np.dtype(dtype_out)
+        self.arguments = parse_arguments(arguments)
+        vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
+        if not vectors:
+            raise ValueError("ReductionKernel needs at least one array (pointer) argument, whose "
+                             "size sets the number of elements")
+        if map_expr is None:
+            if not any(a.name == "in" and isinstance(a, VectorArg) for a in self.arguments):
+                raise ValueError("without map_expr, ReductionKernel reduces in[i]: name an array "
+                                 "argument 'in' ('float *in'), or pass map_expr")
+            map_expr = "in[i]"
+        self.neutral, self.reduce_expr, self.map_expr = str(neutral), reduce_expr, map_expr
+        self.name, self.keep, self.options = name, keep, options
+        self.preamble, self.allocator = preamble, allocator
+        self._first_vector = vectors[0]
+        self._is_vector = [isinstance(a, VectorArg) for a in self.arguments]
+        self._packers = [scalar_packer(a) for a in self.arguments]
+        codes = [struct_code(a) for a in self.arguments]
+        self._codes = {False: ["P", *codes, "Q"], True: ["P", *codes, "l", "l", "Q"]}
+        self._stage2 = Kernel(self.source(False), f"{name}_stage2", ["P", "P", *codes, "Q"], options)
+        self._stage1 = {False: Kernel(self._stage2.source, f"{name}_stage1", self._codes[False], options)}
+
+    def source(self, use_range: bool = False) -> str:
+        """The CUDA source of both stages (stage 1 over ``range=`` with ``use_range``)."""
+        dtypes = [self.dtype_out, *(a.dtype for a in self.arguments)]
+        complex_ = needs_complex(self.neutral, self.reduce_expr, self.map_expr, self.preamble, dtypes=dtypes)
+        common = _COMMON.substitute(header=_COMPLEX_HEADER if complex_ else "", reduce_expr=self.reduce_expr,
+                                    out_type=dtype_to_ctype(self.dtype_out), preamble=self.preamble,
+                                    warps=THREADS // 32, neutral=self.neutral)
+        declared = "".join(f"{a.declarator()}, " for a in self.arguments)
+        range_parameters, index = _INDEX[use_range]
+        stage1 = self._stage(f"{self.name}_stage1", declared + range_parameters, index, self.map_expr)
+        stage2 = self._stage(f"{self.name}_stage2", f"const out_type *pycuda_reduction_inp, {declared}",
+                             _INDEX[False][1], "pycuda_reduction_inp[i]")
+        return common + stage1 + stage2
+
+    def _stage(self, name: str, parameters: str, index: str, map_expr: str) -> str:
+        return _STAGE.substitute(name=name, parameters=parameters, index=index, map_expr=map_expr,
+                                 neutral=self.neutral, threads=THREADS, blocks_per_sm=MIN_BLOCKS,
+                                 unroll=UNROLL)
+
+    def _stage1_kernel(self, use_range: bool) -> Kernel:
+        kernel = self._stage1.get(use_range)
+        if kernel is None:
+            kernel = self._stage1[use_range] = Kernel(self.source(use_range), f"{self.name}_stage1",
+                                                      self._codes[use_range], self.options)
+        return kernel
+
+    def __call__(self, *args: Any, stream: Any = None, out: Any = None, allocator: Any = None,
+                 kernel_wrapper: Callable[[Any], Any] | None = None, range: Any = None,  # noqa: A002
+                 slice: Any = None) -> Any:  # noqa: A002
+        if range is not None and slice is not None:
+            raise TypeError("pass range= or slice=, not both")
+        if len(args) < len(self.arguments):
+            raise TypeError(f"{self.name}() takes {len(self.arguments)} arguments, got {len(args)}")
+        values, keep = [], []  # keep: contiguous copies, alive until launched
+        for index, (is_vector, packer) in enumerate(zip(self._is_vector, self._packers)):
+            value = args[index]
+            if is_vector:
+                if hasattr(value, "_contiguous"):  # a GPUArray: through a copy if it has gaps
+                    value = value._contiguous()
+                    keep.append(value)
+                address, size = vector_pointer(value, f"{self.name}() argument {index} "
+                                                      f"({self.arguments[index].name})")
+                if index == self._first_vector:
+                    first, n = value, size
+                values.append(address)
+            else:
+                values.append(value if packer is None else packer(value))
+        like = first if hasattr(first, "_new") else out
+        if not hasattr(like, "_new"):
+            raise TypeError(f"{self.name}(): the first array argument is a {type(first).__name__}, "
+                            f"not a GPUArray: pass out= a GPUArray of dtype {self.dtype_out} to hold "
+                            f"the result (gpuarray.empty((), dtype))")
+        allocator = self.allocator if allocator is None else allocator
+        if out is None:
+            out = temporary(like, (), self.dtype_out, allocator)
+        else:
+            if out.dtype != self.dtype_out:
+                raise ValueError(f"out has dtype {out.dtype}, not the kernel's dtype_out {self.dtype_out}")
+            if out.size == 0:
+                raise ValueError("out is empty: it must have one element for the result")
+        result = vector_pointer(out, "out")[0]
+
+        use_range = range is not None or slice is not None
+        if use_range:
+            range = builtins.slice(*slice.indices(n)) if slice is not None else range
+            if range.stop is None:
+                raise ValueError("range= needs its stop, e.g. range=slice(0, n, 1)")
+            start, step = range.start or 0, 1 if range.step is None else range.step
+            n = len(builtins.range(start, range.stop, step))
+            values += [start, step]
+        stage1, stage2 = self._stage1_kernel(use_range), self._stage2
+        blocks = min(-(-n // SMALL), _wave(stage1, like.device)) if n > SMALL else 1
+        if kernel_wrapper is not None:
+            stage1, stage2 = kernel_wrapper(stage1), kernel_wrapper(stage2)
+        handle = stream_handle(stream)
+        arguments = values[:len(self.arguments)]
+        if n == 0:  # stage 2 over no partials writes the neutral value
+            stage2(1, THREADS, handle, result, 0, *arguments, 0)
+            return out
+        if blocks == 1:
+            stage1(1, THREADS, handle, result, *values, n)
+            return out
+        partials = temporary(like, (blocks,), self.dtype_out, allocator)
+        stage1(blocks, THREADS, handle, partials.ptr, *values, n)
+        stage2(1, THREADS, handle, result, partials.ptr, *arguments, blocks)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# pyctk.gpuarray's reductions: one row each (neutral, reduce_expr, the element i of the
+# inputs, the inputs' names); a subset form reads element lookup_tbl[i] instead.
+_OPERATIONS = {
+    "sum": ("0", "a+b", "in[{i}]", ("in",)),
+    "dot": ("0", "a+b", "(out_type) a[{i}] * (out_type) b[{i}]", ("a", "b")),  # no conjugate, as PyCUDA
+    "any": ("false", "a || b", "in[{i}] != ({in_type}) 0", ("in",)),
+    "all": ("true", "a && b", "in[{i}] != ({in_type}) 0", ("in",)),
+    "max": (None, "(a > b || a != a) ? a : b", "in[{i}]", ("in",)),  # NaN wins, as in NumPy's max
+    "min": (None, "(a < b || a != a) ? a : b", "in[{i}]", ("in",)),
+}
+_EXTREME_NAMES = {"max": "maximum", "min": "minimum"}  # NumPy's, for its empty-array message
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin(operation: str, dtype_out: np.dtype, inputs: tuple[np.dtype, ...],
+             subset: np.dtype | None = None) -> ReductionKernel:
+    """The ReductionKernel of ``operation`` over arrays of ``inputs`` (indexed through an
+    array of ``subset`` indices, if given), folding in ``dtype_out``."""
+    neutral, reduce_expr, element, names = _OPERATIONS[operation]
+    if neutral is None:  # max, min
+        if dtype_out.kind not in "iuf":
+            raise TypeError(f"{operation} of {dtype_out} arrays is not supported (PyCUDA's max and min "
+                            f"take integer and floating-point arrays)")
+        neutral = _extreme_neutral(operation, dtype_out)
+    if operation in ("sum", "dot") and dtype_out.kind != "c" and any(d.kind == "c" for d in inputs):
+        raise TypeError(f"{operation} of complex arrays into {dtype_out} would drop the imaginary "
+                        f"parts: pass a complex dtype, or take .real first")
+    parameters = [f"const {dtype_to_ctype(d)} *{name}" for name, d in zip(names, inputs)]
+    if subset is not None:
+        if subset.kind not in "iu":
+            raise TypeError(f"subset must be an array of integer indices, not {subset}")
+        parameters.insert(0, f"const {dtype_to_ctype(subset)} *lookup_tbl")  # first: it sets n
+    map_expr = element.format(i="i" if subset is None else "lookup_tbl[i]", in_type=dtype_to_ctype(inputs[0]))
+    name = f"pyctk_{'subset_' if subset is not None else ''}{operation}"
+    return ReductionKernel(dtype_out, neutral, reduce_expr, map_expr, ", ".join(parameters), name=name)
+
+
+def _extreme_neutral(what: str, dtype: np.dtype) -> str:
+    """The C literal that no element beats: -inf for a float max, the dtype's least int ..."""
+    if dtype.kind == "f":  # (INFINITY needs a header; this is the bits of a double's +inf)
+        return f"{'-' if what == 'max' else ''}__longlong_as_double(0x7ff0000000000000LL)"
+    info = np.iinfo(dtype)
+    value = int(info.min if what == "max" else info.max)
+    return f"{value}ULL" if value >= 0 else f"(-{-value - 1}LL - 1)"  # (no literal is negative in C)
+
+
+@functools.lru_cache(maxsize=None)
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    return np.sum(np.zeros(1, dtype)).dtype
+
+
+@functools.lru_cache(maxsize=None)
+def _result_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    return np.result_type(a, b)
+
+
+def _gpu(x: Any, what: str) -> Any:
+    if not hasattr(x, "_contiguous"):
+        raise TypeError(f"{what} is a {type(x).__name__}, not a GPUArray: make one first "
+                        f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)")
+    return x
+
+
+def _c_order(x: Any, what: str) -> Any:
+    """``x``, or a copy, with its elements in C order (element ``k`` of the flat array is ``k``)."""
+    x = _gpu(x, what)
+    return x if x.flags.c_contiguous else x.ravel()
+
+
+def _paired(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` with their elements in the same memory order, as ``dot`` pairs them."""
+    a, b = _gpu(a, "a"), _gpu(b, "b")
+    if a.size != b.size:
+        raise ValueError(f"dot needs arrays of the same size, not shapes {a.shape} and {b.shape}")
+    if a.shape == b.shape and ((a.flags.c_contiguous and b.flags.c_contiguous)
+                               or (a.flags.f_contiguous and b.flags.f_contiguous)):
+        return a, b
+    return _c_order(a, "a"), _c_order(b, "b")
+
+
+def _check_extreme(what: str, x: Any) -> None:
+    if what not in _EXTREME_NAMES:
+        raise ValueError(f"what must be 'max' or 'min', not {what!r}")
+    if x.size == 0:
+        raise ValueError(f"zero-size array to reduction operation {_EXTREME_NAMES[what]} which has no identity")
+
+
+def sum_(x: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
+    """The sum of the elements of GPUArray ``x``: a 0-d array (PyCUDA's ``gpuarray.sum``).
+
+    The default ``dtype`` is NumPy's: ``numpy.sum``'s result type, so bool and integers
+    narrower than 64 bits sum in int64 (uint64 for unsigned ones). PyCUDA sums in
+    ``x.dtype`` (an int8 sum wraps at 127); pass ``dtype=x.dtype`` for that.
+
+    >>> sum_(gpuarray.to_gpu(np.arange(5, dtype=np.int8))).get()   # doctest: +SKIP
+    array(10)
+    """
+    x = _gpu(x, "x")
+    dtype_out = _sum_dtype(x.dtype) if dtype is None else np.dtype(dtype)
+    return _builtin("sum", dtype_out, (x.dtype,))(x, stream=stream, allocator=allocator)
+
+
+def subset_sum(subset: Any, a: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
+    """The sum of ``a.flat[subset]`` (``subset``: a GPUArray of integer indices, not checked
+    against ``a``'s size): a 0-d array; the default ``dtype`` as for ``sum_``."""
+    a = _c_order(a, "a")
+    dtype_out = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
+    subset = _gpu(subset, "subset")
+    return _builtin("sum", dtype_out, (a.dtype,), subset.dtype)(subset, a, stream=stream, allocator=allocator)
+
+
+def dot(a: Any, b: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
+    """The sum of ``a * b`` over their elements (no complex conjugate, as PyCUDA's
+    ``gpuarray.dot``): a 0-d array of ``dtype`` (default NumPy's ``result_type(a, b)``).
+    The products are taken in ``dtype``.
+
+    >>> x = gpuarray.to_gpu(np.arange(4.0))                      # doctest: +SKIP
+    >>> dot(x, x).get()                                           # doctest: +SKIP
+    array(14.)
+    """
+    a, b = _paired(a, b)
+    dtype_out = _result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
+    return _builtin("dot", dtype_out, (a.dtype, b.dtype))(a, b, stream=stream, allocator=allocator)
+
+
+def subset_dot(subset: Any, a: Any, b: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
+    """``dot`` over the elements ``subset`` (integer indices into both arrays' flat C order)."""
+    a, b = _c_order(a, "a"), _c_order(b, "b")
+    dtype_out = _result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
+    subset = _gpu(subset, "subset")
+    kernel = _builtin("dot", dtype_out, (a.dtype, b.dtype), subset.dtype)
+    return kernel(subset, a, b, stream=stream, allocator=allocator)
+
+
+def extreme(what: str, x: Any, stream: Any = None) -> Any:
+    """The largest (``what="max"``) or smallest (``"min"``) element of ``x``: a 0-d array of
+    its dtype (PyCUDA's ``gpuarray.max``/``min``). NaN if any element is NaN, as NumPy's;
+    TypeError for bool and complex arrays, as PyCUDA; ValueError for an empty one, as NumPy.
+    """
+    x = _gpu(x, "x")
+    _check_extreme(what, x)
+    return _builtin(what, x.dtype, (x.dtype,))(x, stream=stream)
+
+
+def subset_extreme(what: str, subset: Any, a: Any, stream: Any = None) -> Any:
+    """``extreme`` over ``a.flat[subset]`` (PyCUDA's ``subset_max``/``subset_min``)."""
+    subset = _gpu(subset, "subset")
+    _check_extreme(what, subset)
+    a = _c_order(a, "a")
+    return _builtin(what, a.dtype, (a.dtype,), subset.dtype)(subset, a, stream=stream)
+
+
+def max_(x: Any, stream: Any = None) -> Any:
+    """PyCUDA's ``gpuarray.max``: ``extreme("max", x, stream)``."""
+    return extreme("max", x, stream)
+
+
+def min_(x: Any, stream: Any = None) -> Any:
+    """PyCUDA's ``gpuarray.min``: ``extreme("min", x, stream)``."""
+    return extreme("min", x, stream)
+
+
+def subset_max(subset: Any, a: Any, stream: Any = None) -> Any:
+    """PyCUDA's ``gpuarray.subset_max``: ``subset_extreme("max", subset, a, stream)``."""
+    return subset_extreme("max", subset, a, stream)
+
+
+def subset_min(subset: Any, a: Any, stream: Any = None) -> Any:
+    """PyCUDA's ``gpuarray.subset_min``: ``subset_extreme("min", subset, a, stream)``."""
+    return subset_extreme("min", subset, a, stream)
+
+
+def any_(x: Any, stream: Any = None, allocator: Any = None) -> Any:
+    """Whether any element of ``x`` is nonzero (NaN counts): a 0-d bool array."""
+    x = _gpu(x, "x")
+    return _builtin("any", np.dtype(bool), (x.dtype,))(x, stream=stream, allocator=allocator)
+
+
+def all_(x: Any, stream: Any = None, allocator: Any = None) -> Any:
+    """Whether every element of ``x`` is nonzero (True for an empty array): a 0-d bool array."""
+    x = _gpu(x, "x")
+    return _builtin("all", np.dtype(bool), (x.dtype,))(x, stream=stream, allocator=allocator)
+
+
+# PyCUDA's factories (pycuda.reduction): the same kernels, each made once.
+def get_sum_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
+    """The kernel of ``sum`` (``dtype_out`` None: ``dtype_in``, PyCUDA's default)."""
+    return _builtin("sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
+
+
+def get_subset_sum_kernel(dtype_out: Any, dtype_subset: Any, dtype_in: Any) -> ReductionKernel:
+    """The kernel of ``subset_sum``: arguments ``(subset, in)``."""
+    return _builtin("sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),),
+                    np.dtype(dtype_subset))
+
+
+def get_dot_kernel(dtype_out: Any, dtype_a: Any, dtype_b: Any) -> ReductionKernel:
+    """The kernel of ``dot``: arguments ``(a, b)``."""
+    return _builtin("dot", np.dtype(dtype_out), (np.dtype(dtype_a), np.dtype(dtype_b)))
+
+
+def get_subset_dot_kernel(dtype_out: Any, dtype_subset: Any, dtype_a: Any = None,
+                          dtype_b: Any = None) -> ReductionKernel:
+    """The kernel of ``subset_dot``: arguments ``(subset, a, b)`` (missing dtypes as PyCUDA's)."""
+    dtype_a = dtype_out if dtype_a is None else dtype_a
+    dtype_b = dtype_a if dtype_b is None else dtype_b
+    dtype_out = dtype_a if dtype_out is None else dtype_out
+    return _builtin("dot", np.dtype(dtype_out), (np.dtype(dtype_a), np.dtype(dtype_b)), np.dtype(dtype_subset))
+
+
+def get_any_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
+    """The kernel of ``any`` (``dtype_out``: bool, as ``gpuarray.any`` asks; None is bool too)."""
+    return _builtin("any", np.dtype(bool if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
+
+
+def get_all_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
+    """The kernel of ``all`` (``dtype_out``: bool, as ``gpuarray.all`` asks; None is bool too)."""
+    return _builtin("all", np.dtype(bool if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
+
+
+def get_minmax_kernel(what: str, dtype: Any) -> ReductionKernel:
+    """The kernel of ``max``/``min`` (``what``)."""
+    return _builtin(what, np.dtype(dtype), (np.dtype(dtype),))
+
+
+def get_subset_minmax_kernel(what: str, dtype: Any, dtype_subset: Any) -> ReductionKernel:
+    """The kernel of ``subset_max``/``subset_min``: arguments ``(subset, in)``."""
+    return _builtin(what, np.dtype(dtype), (np.dtype(dtype),), np.dtype(dtype_subset))
