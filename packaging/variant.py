@@ -28,6 +28,7 @@ CU13 = {
     '"nvidia-cuda-nvrtc-cu12>=12.0,<13"': '"nvidia-cuda-nvrtc>=13.0,<14"',  # the nvrtc extra
     '"nvidia-cuda-cccl-cu12>=12.3,<13"': '"nvidia-cuda-cccl>=13.0,<14"',    # the nvrtc extra
     '"nvidia-nvjitlink-cu12>=12.0,<13"': '"nvidia-nvjitlink>=13.0,<14"',    # the nvjitlink extra
+    '"nvidia-curand-cu12>=10.3,<11"': '"nvidia-curand>=10.4,<11"',          # the curand extra
     '"-Dcuda=cu12"': '"-Dcuda=cu13"',
     '"Environment :: GPU :: NVIDIA CUDA :: 12"': '"Environment :: GPU :: NVIDIA CUDA :: 13"',
 }

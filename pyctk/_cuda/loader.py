@@ -57,16 +57,19 @@ _WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
         "cublas": "nvidia/cublas/lib",
         "nvrtc": "nvidia/cuda_nvrtc/lib",
         "nvJitLink": "nvidia/nvjitlink/lib",
+        "curand": "nvidia/curand/lib",
     },
-    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink"), "nvidia/cu13/lib"),
+    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"),
+                                 "nvidia/cu13/lib"),
     ("win32", 12): {
         "cudart": "nvidia/cuda_runtime/bin",
         "cublasLt": "nvidia/cublas/bin",
         "cublas": "nvidia/cublas/bin",
         "nvrtc": "nvidia/cuda_nvrtc/bin",
         "nvJitLink": "nvidia/nvjitlink/bin",
+        "curand": "nvidia/curand/bin",
     },
-    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink"),
+    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"),
                                  "nvidia/cu13/bin/x86_64"),
 }
 
@@ -74,7 +77,14 @@ _WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
 _TOOLKIT_DIRS = {"linux": ("lib64", "lib"), "win32": ("bin", "bin/x64")}
 
 
+# Libraries numbered by their own major, not CUDA's: cuRAND 10 ships with CUDA 12 and 13
+# (libcurand.so.10, curand64_10.dll), its wheels versioned 10.3.x (CUDA 12) and 10.4.x (CUDA 13).
+_OWN_MAJORS = {"curand": 10}
+_OWN_VERSIONS = {"nvidia-curand-cu12": ">=10.3,<11", "nvidia-curand": ">=10.4,<11"}
+
+
 def _file_name(name: str, major: int, os_name: str) -> str:
+    major = _OWN_MAJORS.get(name, major)
     if os_name == "win32":  # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll
         return {"nvrtc": f"nvrtc64_{major}0_0.dll",
                 "nvJitLink": f"nvJitLink_{major}0_0.dll"}.get(name, f"{name}64_{major}.dll")
@@ -85,9 +95,10 @@ def _file_name(name: str, major: int, os_name: str) -> str:
 _PIP_NAMES = {
     12: {"cudart": "nvidia-cuda-runtime-cu12", "cublasLt": "nvidia-cublas-cu12",
          "cublas": "nvidia-cublas-cu12", "nvrtc": "nvidia-cuda-nvrtc-cu12",
-         "nvJitLink": "nvidia-nvjitlink-cu12"},
+         "nvJitLink": "nvidia-nvjitlink-cu12", "curand": "nvidia-curand-cu12"},
     13: {"cudart": "nvidia-cuda-runtime", "cublasLt": "nvidia-cublas",
-         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc", "nvJitLink": "nvidia-nvjitlink"},
+         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc", "nvJitLink": "nvidia-nvjitlink",
+         "curand": "nvidia-curand"},
 }
 
 # Load order: a library comes after what it needs (cuBLAS needs cuBLASLt;
@@ -106,7 +117,12 @@ class LibrarySpec:
 
     @property
     def pip_install(self) -> str:
-        return f'pip install "{self.pip_name}>={self.major},<{self.major + 1}"'
+        return f'pip install "{pip_requirement(self.pip_name, self.major)}"'
+
+
+def pip_requirement(pip_name: str, major: int) -> str:
+    """``pip_name`` with the versions of its wheel that belong to CUDA ``major``."""
+    return pip_name + _OWN_VERSIONS.get(pip_name, f">={major},<{major + 1}")
 
 
 def current_os() -> str:
@@ -114,7 +130,7 @@ def current_os() -> str:
 
 
 def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySpec:
-    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink") of CUDA
+    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand") of CUDA
     ``major`` is called and where it lives."""
     os_name = os_name or current_os()
     try:

@@ -2,7 +2,8 @@
 
 ``cuda_fp16.h``, ``cuda_bf16.h`` and the rest of the runtime's device headers ship in the
 runtime wheel pyctk already requires; ``cuda/std/...``, ``cuda/...``, ``cub`` and ``nv/target``
-in the CCCL wheel that ``pyctk-cuN[nvrtc]`` adds. Their folders are found on ``sys.path``
+in the CCCL wheel that ``pyctk-cuN[nvrtc]`` adds; ``curand_kernel.h`` (cuRAND's device API)
+in the cuRAND wheel that ``pyctk-cuN[curand]`` adds. Their folders are found on ``sys.path``
 in the loader's order (``pyctk._cuda.loader.site_dirs``: the active environment first) and
 passed to NVRTC as include paths, so ``#include <cuda_fp16.h>`` works with no toolkit.
 
@@ -35,9 +36,12 @@ LIBC_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libc")
 # proves it is there, the pip distribution that ships it).
 HEADER_WHEELS = {
     12: [("nvidia/cuda_runtime/include", "cuda_fp16.h", "nvidia-cuda-runtime-cu12"),
-         ("nvidia/cuda_cccl/include", "cuda/std/type_traits", "nvidia-cuda-cccl-cu12")],
+         ("nvidia/cuda_cccl/include", "cuda/std/type_traits", "nvidia-cuda-cccl-cu12"),
+         ("nvidia/curand/include", "curand_kernel.h", "nvidia-curand-cu12")],
+    # cuRAND's headers share the runtime's folder: a row of their own keys the cache on their wheel.
     13: [("nvidia/cu13/include", "cuda_fp16.h", "nvidia-cuda-runtime"),
-         ("nvidia/cu13/include/cccl", "cuda/std/type_traits", "nvidia-cuda-cccl")],
+         ("nvidia/cu13/include/cccl", "cuda/std/type_traits", "nvidia-cuda-cccl"),
+         ("nvidia/cu13/include", "curand_kernel.h", "nvidia-curand")],
 }
 
 
@@ -66,7 +70,7 @@ def _find(major: int, search_path: tuple[str, ...] | None) -> tuple[list[HeaderF
                 found.append(HeaderFolder(path, pip_name, _distribution(site, pip_name)))
                 break
         else:
-            missing.append(f'{probe} ({pip_name}: pip install "{pip_name}>={major},<{major + 1}")')
+            missing.append(f'{probe} ({pip_name}: pip install "{loader.pip_requirement(pip_name, major)}")')
     return found, missing
 
 
