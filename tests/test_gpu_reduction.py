@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import pyctk.driver as cuda
 from pyctk import gpuarray, reduction, scan, tools
+from test_reduction import MINMAX_PREAMBLE
 
 pytestmark = pytest.mark.gpu
 
@@ -201,24 +202,6 @@ def test_reduction_kernel_as_pycudas_documentation():
     for i in range(10):
         assert red(rows[i], out=a_sum[i]) is not None
     np.testing.assert_allclose(a_sum.get(), host.sum(axis=1), rtol=1e-5)
-
-
-MINMAX_PREAMBLE = """
-struct minmax_collector
-{
-    float cur_min;
-    float cur_max;
-    __device__ minmax_collector() { }
-    __device__ minmax_collector(float cmin, float cmax) : cur_min(cmin), cur_max(cmax) { }
-    __device__ minmax_collector(minmax_collector const &src) : cur_min(src.cur_min), cur_max(src.cur_max) { }
-    __device__ minmax_collector(minmax_collector const volatile &src)
-    : cur_min(src.cur_min), cur_max(src.cur_max) { }
-    __device__ minmax_collector volatile &operator=(minmax_collector const &src) volatile
-    { cur_min = src.cur_min; cur_max = src.cur_max; return *this; }
-};
-__device__ minmax_collector agg_mmc(minmax_collector a, minmax_collector b)
-{ return minmax_collector(fminf(a.cur_min, b.cur_min), fmaxf(a.cur_max, b.cur_max)); }
-"""
 
 
 @pytest.mark.parametrize("size", [0, 1, 20000, 10**6 + 1])

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._arrays import device_array, dlpack, interop
-from ..._arrays.layout import contiguous_strides
+from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
 from ..memory.device import allocation_on, mem_alloc
@@ -38,23 +38,12 @@ class ArrayFlags:
     __slots__ = ("c_contiguous", "f_contiguous", "forc")  # (read-only by convention: arrays share them)
 
     def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> None:
-        self.c_contiguous = _ordered(shape, strides, itemsize, reversed(range(len(shape))))
-        self.f_contiguous = _ordered(shape, strides, itemsize, range(len(shape)))
+        self.c_contiguous = is_c_contiguous(shape, strides, itemsize)
+        self.f_contiguous = is_c_contiguous(shape[::-1], strides[::-1], itemsize)
         self.forc = self.c_contiguous or self.f_contiguous
 
     def __repr__(self) -> str:
         return f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
-
-
-def _ordered(shape: Sequence[int], strides: Sequence[int], itemsize: int, axes: Any) -> bool:
-    if 0 in shape:
-        return True
-    expected = itemsize
-    for axis in axes:
-        if shape[axis] != 1 and strides[axis] != expected:
-            return False
-        expected *= shape[axis]
-    return True
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

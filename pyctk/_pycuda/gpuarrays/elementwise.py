@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._arrays import interop
+from ..._arrays.layout import is_c_contiguous
 from ..kernels import textures
 from ..kernels.c_types import Argument, ScalarArg, VectorArg, dtype_to_ctype, parse_c_arg
 from ..kernels.vector_types import struct_value
@@ -78,23 +79,12 @@ def vector_pointer(argument: Any, what: str) -> tuple[int, int]:
                             f"copy it there first (pyctk.gpuarray.to_gpu(x))") from None
         size = int(np.prod(operand.shape))
         address = operand.pointer
-        contiguous = _compact(operand.shape, operand.strides, operand.dtype.itemsize)
+        itemsize, shape, strides = operand.dtype.itemsize, operand.shape, operand.strides
+        contiguous = is_c_contiguous(shape, strides, itemsize) or is_c_contiguous(shape[::-1], strides[::-1], itemsize)
     if not contiguous:
         raise RuntimeError(f"only contiguous arrays may be used as arguments to this operation "
                            f"({what}): make a copy first (x.copy())")
     return int(address or 0), size
-
-
-def _compact(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
-    """Whether C- or Fortran-ordered strides describe the array (for a foreign operand)."""
-    def ordered(axes: Sequence[int]) -> bool:
-        expected = itemsize
-        for axis in axes:
-            if shape[axis] != 1 and strides[axis] != expected:
-                return False
-            expected *= shape[axis]
-        return True
-    return 0 in shape or ordered(range(len(shape) - 1, -1, -1)) or ordered(range(len(shape)))
 
 
 def scalar_packer(argument: Argument) -> Any:
