@@ -201,9 +201,12 @@ def test_scalar_dtypes_are_numpys_both_ways(device, op):
     for dtype in DTYPES:
         a = np.ones(2, dtype)
         x = device.put(a)
+        # (NumPy before 2.3 gives array ** scalar a fast path of its own for exponents such as 1
+        # and 2, which keeps float32 where the ufunc, np.power, promotes: the ufunc is the rule.)
+        host = np.power if op == "**" else function
         for scalar in SCALARS:
-            assert outcome(function, x, scalar) == outcome(function, a, scalar), (dtype, scalar)
-            assert outcome(function, scalar, x) == outcome(function, scalar, a), (scalar, dtype)
+            assert outcome(function, x, scalar) == outcome(host, a, scalar), (dtype, scalar)
+            assert outcome(function, scalar, x) == outcome(host, scalar, a), (scalar, dtype)
 
 
 @pytest.mark.parametrize("op", list(IN_PLACE))
