@@ -44,7 +44,7 @@ from ..._matmul.api import matmul as _matmul
 from ..contexts.streams import Event
 from ..kernels.c_types import dtype_to_ctype
 from . import copying
-from .elementwise import needs_complex
+from .elementwise import COMPLEX_HEADER, needs_complex
 from .launching import Kernel, geometry, stream_handle
 
 Rule = Callable[[tuple], tuple]  # operands' dtypes (Python types: weak scalars) -> (loop inputs, outputs)
@@ -451,7 +451,7 @@ def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
             f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
             f"{''.join(loads)}"
             f"    {statement};\n  }}\n}}\n")
-    header = "#include <pycuda-complex.hpp>\n" if is_complex else ""
+    header = COMPLEX_HEADER if is_complex else ""
     return header + _helpers(body, is_complex) + layout + body, name, codes
 
 

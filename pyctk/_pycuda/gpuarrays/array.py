@@ -27,7 +27,7 @@ from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
 from ..memory.device import allocation_on, mem_alloc
-from ..memory.host import pagelocked_empty
+from ..memory.host import pagelocked_empty, shape_tuple
 from . import arithmetic, copying, reductions
 from .launching import splay, stream_handle
 
@@ -44,20 +44,6 @@ class ArrayFlags:
 
     def __repr__(self) -> str:
         return f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, np.ndarray) and shape.ndim == 0:
-        shape = int(shape)
-    if isinstance(shape, numbers.Integral):
-        shape = (shape,)
-    try:
-        result = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be an int or a sequence of ints, not {shape!r}") from None
-    if any(s < 0 for s in result):
-        raise ValueError(f"negative dimensions are not allowed: {result}")
-    return result
 
 
 def f_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
@@ -101,7 +87,7 @@ class GPUArray:
 
     def __init__(self, shape: Any, dtype: Any, allocator: Any = None, base: Any = None,
                  gpudata: Any = None, strides: Sequence[int] | None = None, order: str = "C") -> None:
-        self.shape = _shape(shape)
+        self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
         itemsize = self.dtype.itemsize
@@ -310,9 +296,7 @@ class GPUArray:
 
     def copy(self) -> GPUArray:
         """A new array with this one's contents, contiguous in its axis order."""
-        result = self._new_like_me()
-        result._assign(self, 0)
-        return result
+        return self._copy_in("K")
 
     def _assign(self, source: GPUArray, stream: int) -> None:
         """Copy ``source`` (same shape and dtype, any strides) into this array on ``stream``."""
@@ -345,6 +329,7 @@ class GPUArray:
         return source._view(shape, strides)
 
     def _copy_in(self, order: str) -> GPUArray:
+        """A copy laid out as ``order`` ("K": this array's axis order, "C", "F")."""
         copy = self._new_like_me(order=order)
         copy._assign(self, 0)
         return copy

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..._cuda import driver_api
 from ..kernels.c_types import dtype_to_ctype
-from .elementwise import needs_complex
+from .elementwise import COMPLEX_HEADER, needs_complex
 from .launching import Kernel, geometry
 
 MAX_AXES = 32  # NumPy's limit is 64; a copy of more axes than this raises ValueError
@@ -112,7 +112,7 @@ def _conversion(to: np.dtype, frm: np.dtype) -> str:
 @functools.lru_cache(maxsize=None)
 def _cast_kernel(to: np.dtype, frm: np.dtype) -> Kernel:
     name = f"pyctk_cast_{to.str[1:]}_{frm.str[1:]}"
-    header = "#include <pycuda-complex.hpp>\n" if needs_complex(dtypes=[to, frm]) else ""
+    header = COMPLEX_HEADER if needs_complex(dtypes=[to, frm]) else ""
     source = (f"{header}"
               f'extern "C" __global__ void {name}({dtype_to_ctype(to)} *dst, const {dtype_to_ctype(frm)} *src, '
               f"unsigned long n)\n{{\n"

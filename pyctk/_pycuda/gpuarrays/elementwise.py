@@ -26,7 +26,7 @@ from ..kernels.c_types import Argument, ScalarArg, VectorArg, dtype_to_ctype, pa
 from ..kernels.vector_types import struct_value
 from .launching import Kernel, geometry, stream_handle
 
-_COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"  # pyctk's, over cuda::std::complex (CCCL)
+COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"  # pyctk's, over cuda::std::complex (CCCL)
 
 
 def parse_arguments(arguments: str | Sequence[Argument]) -> list[Argument]:
@@ -49,7 +49,7 @@ def needs_complex(*texts: str, dtypes: Sequence[np.dtype] = ()) -> bool:
 def source(arguments: Sequence[Argument], operation: str, name: str, preamble: str = "",
            loop_prep: str = "", after_loop: str = "", use_range: bool = False) -> str:
     """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride)."""
-    header = _COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
+    header = COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
     params = ", ".join([*(a.declarator() for a in arguments),
                         *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"])])
     if use_range:
@@ -65,6 +65,21 @@ def source(arguments: Sequence[Argument], operation: str, name: str, preamble: s
             f"  {loop_prep};\n"
             f"  {loop}\n  {{\n    {operation};\n  }}\n"
             f"  {after_loop};\n}}\n")
+
+
+def warp_shuffle(direction: str) -> str:
+    """C++ of ``pyctk_shfl_<direction>(value, delta)`` (``"down"`` or ``"up"``): a warp shuffle
+    of any type (structs, complex numbers, bool), its bytes moved as 32-bit words."""
+    return ("template <typename T>\n"
+            f"__device__ __forceinline__ T pyctk_shfl_{direction}(const T &value, unsigned delta)\n{{\n"
+            "  unsigned words[(sizeof(T) + 3) / 4] = {};\n"
+            "  memcpy(words, &value, sizeof(T));\n"
+            "#pragma unroll\n"
+            "  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)\n"
+            f"    words[k] = __shfl_{direction}_sync(0xffffffffu, words[k], delta);\n"
+            "  T result(value);\n"
+            "  memcpy(&result, words, sizeof(T));\n"
+            "  return result;\n}\n")
 
 
 def vector_pointer(argument: Any, what: str) -> tuple[int, int]:

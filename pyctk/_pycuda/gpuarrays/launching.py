@@ -124,9 +124,3 @@ def loaded_module(source: str, options: tuple[str, ...] | None = None) -> Any:
 def stream_handle(stream: Any) -> int:
     """The handle of PyCUDA's ``stream=``: None is the legacy default stream (0)."""
     return 0 if stream is None else streams.handle(stream)
-
-
-def refuse_unknown(what: str, keywords: dict[str, Any]) -> None:
-    """PyCUDA's TypeError for keyword arguments a call does not take."""
-    if keywords:
-        raise TypeError(f"{what} got unexpected keyword arguments: {', '.join(sorted(keywords))}")

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..._cuda import driver_api
 from ..kernels.c_types import Argument, VectorArg, dtype_to_ctype
-from .elementwise import scalar_packer, needs_complex, parse_arguments, struct_code, vector_pointer
+from .elementwise import (COMPLEX_HEADER, needs_complex, parse_arguments, scalar_packer, struct_code,
+                          vector_pointer, warp_shuffle)
 from .launching import Kernel, multiprocessor_count, stream_handle
 
 THREADS = 256      # threads per block, both stages
@@ -46,7 +47,6 @@ SMALL = 2 * UNROLL * THREADS  # most elements one block takes on alone (then sta
 _NUM_REGS = 4                       # CU_FUNC_ATTRIBUTE_NUM_REGS
 _THREADS_PER_SM, _REGISTERS_PER_SM = 39, 82  # CU_DEVICE_ATTRIBUTE_MAX_{THREADS,REGISTERS}_PER_MULTIPROCESSOR
 
-_COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"
 
 # What both stages share: the types, the user's preamble, a shuffle of any type, a block's fold.
 _COMMON = string.Template(r"""${header}${preamble}
@@ -56,20 +56,7 @@ typedef ${out_type} out_type;
 // (a warp shuffle in b that ran on only some lanes, as "a > b ? a : b" would, hangs the warp).
 __device__ __forceinline__ out_type REDUCE(const out_type &a, const out_type &b) { return (${reduce_expr}); }
 
-// A warp shuffle of any type (structs, complex numbers, bool): its bytes as 32-bit words.
-template <typename T>
-__device__ __forceinline__ T pyctk_shfl_down(const T &value, unsigned delta)
-{
-  unsigned words[(sizeof(T) + 3) / 4] = {};
-  memcpy(words, &value, sizeof(T));
-#pragma unroll
-  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)
-    words[k] = __shfl_down_sync(0xffffffffu, words[k], delta);
-  T result(value);
-  memcpy(&result, words, sizeof(T));
-  return result;
-}
-
+${shuffle}
 // The fold of the block's threads' values (in thread 0): shuffles within each warp, then
 // the warps' values through shared memory kept as raw bytes (no constructors run there).
 __device__ __forceinline__ out_type pyctk_block_reduce(out_type acc)
@@ -226,7 +213,7 @@ class ReductionKernel:
         """The CUDA source of both stages (stage 1 over ``range=`` with ``use_range``)."""
         dtypes = [self.dtype_out, *(a.dtype for a in self.arguments)]
         complex_ = needs_complex(self.neutral, self.reduce_expr, self.map_expr, self.preamble, dtypes=dtypes)
-        common = _COMMON.substitute(header=_COMPLEX_HEADER if complex_ else "", reduce_expr=self.reduce_expr,
+        common = _COMMON.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("down"), reduce_expr=self.reduce_expr,
                                     out_type=dtype_to_ctype(self.dtype_out), preamble=self.preamble,
                                     warps=THREADS // 32, neutral=self.neutral)
         declared = "".join(f"{a.declarator()}, " for a in self.arguments)

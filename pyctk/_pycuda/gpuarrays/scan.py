@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..kernels.c_types import dtype_to_ctype
-from .elementwise import needs_complex
+from .elementwise import COMPLEX_HEADER, needs_complex, warp_shuffle
 from .launching import Kernel, stream_handle
 from .reductions import temporary
 
@@ -32,7 +32,6 @@ THREADS = 256  # threads per block
 ROUNDS = 8     # elements per thread in a tile
 TILE = THREADS * ROUNDS
 
-_COMPLEX_HEADER = "#include <pycuda-complex.hpp>\n"
 
 # One kernel, three uses: with tile_sums, each tile's fold (output not written); with
 # output, each tile's scan, from offsets (what precedes each tile) when given.
@@ -41,20 +40,7 @@ _SOURCE = string.Template(r"""${header}#define SCAN(a, b) (${scan_expr})
 ${neutral}${preamble}
 typedef ${scan_type} scan_type;
 
-// A warp shuffle of any type (structs, complex numbers): its bytes as 32-bit words.
-template <typename T>
-__device__ __forceinline__ T pyctk_shfl_up(const T &value, unsigned delta)
-{
-  unsigned words[(sizeof(T) + 3) / 4] = {};
-  memcpy(words, &value, sizeof(T));
-#pragma unroll
-  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)
-    words[k] = __shfl_up_sync(0xffffffffu, words[k], delta);
-  T result(value);
-  memcpy(&result, words, sizeof(T));
-  return result;
-}
-
+${shuffle}
 extern "C" __global__ void __launch_bounds__(${threads})
 ${name}(const scan_type *input, scan_type *output, scan_type *tile_sums, const scan_type *offsets,
         unsigned long n)
@@ -151,7 +137,7 @@ class _ScanKernelBase:
         """The CUDA source of the scan's kernel."""
         complex_ = needs_complex(self.scan_expr, self.neutral or "", self.preamble, dtypes=[self.dtype])
         neutral = f"#define PYCTK_NEUTRAL ({self.neutral})\n" if self.exclusive else ""
-        return _SOURCE.substitute(header=_COMPLEX_HEADER if complex_ else "", scan_expr=self.scan_expr,
+        return _SOURCE.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("up"), scan_expr=self.scan_expr,
                                   exclusive=int(self.exclusive), neutral=neutral, preamble=self.preamble,
                                   scan_type=dtype_to_ctype(self.dtype), name=f"{self.name_prefix}_scan_tiles",
                                   threads=THREADS, warps=THREADS // 32, rounds=ROUNDS, tile=TILE)

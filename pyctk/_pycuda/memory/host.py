@@ -118,7 +118,7 @@ def array_over(memory: ArrayMemory, shape: tuple[int, ...], dtype: np.dtype, ord
         memory._interface = None
 
 
-def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+def shape_tuple(shape: int | Sequence[int]) -> tuple[int, ...]:
     try:
         dims = (operator.index(shape),)
     except TypeError:
@@ -151,7 +151,7 @@ def _order_of(array: np.ndarray) -> str:
 def new_array(make: Callable[[int], ArrayMemory], shape: int | Sequence[int], dtype: Any,
               order: str) -> np.ndarray:
     """An array over ``make(nbytes)``; the arguments are checked before anything is allocated."""
-    shape, dtype, order = _shape(shape), np.dtype(dtype), _order(order)
+    shape, dtype, order = shape_tuple(shape), np.dtype(dtype), _order(order)
     if dtype.subdtype is not None:  # ("f4", 3): its shape goes last, as numpy.empty does
         dtype, inner = dtype.subdtype
         shape += inner
