@@ -193,7 +193,7 @@ def test_merged_axes_describe_the_same_copy(data):
     host = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     source = host.transpose(data.draw(st.permutations(range(len(shape))))) if shape else host
     destination = np.zeros(source.shape, np.int64)
-    lengths, to, frm = copying.merged_axes(source.shape, destination.strides, source.strides)
+    lengths, (to, frm) = copying.merged_axes(source.shape, [destination.strides, source.strides])
     # Walk the merged axes as the kernel does: every element lands where NumPy puts it.
     flat_src, flat_dst = source.ravel(order="K"), destination.reshape(-1)
     base_src = source.__array_interface__["data"][0] - host.__array_interface__["data"][0]

@@ -593,25 +593,6 @@ def _apart(operand: Any, out: Any, shape: tuple[int, ...], template: Any, handle
     return copy
 
 
-def _merged(shape: tuple[int, ...], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
-    """The same element-wise walk over fewer axes: in the memory order of the first array
-    (outermost first), length-1 axes dropped, an axis merged into the one before it where
-    every array steps over both as one (stride * length == outer stride)."""
-    axes = sorted((a for a in range(len(shape)) if shape[a] != 1), key=lambda a: -abs(strides[0][a]))
-    lengths: list[int] = []
-    merged: list[list[int]] = [[] for _ in strides]
-    for axis in axes:
-        if lengths and all(m[-1] == s[axis] * shape[axis] for m, s in zip(merged, strides)):
-            lengths[-1] *= shape[axis]
-            for m, s in zip(merged, strides):
-                m[-1] = s[axis]
-        else:
-            lengths.append(shape[axis])
-            for m, s in zip(merged, strides):
-                m.append(s[axis])
-    return lengths, merged
-
-
 def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tuple[int, ...], n: int,
             handle: int) -> None:
     """Launch ``plan``'s kernel over ``n`` elements: the contiguous one where every array
@@ -631,7 +612,7 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
             plan.contiguous(blocks, threads, handle, *values, n)
             return
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
-    lengths, merged = _merged(shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts])
+    lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts])
     for slot, layout in zip(range(len(outputs)), layouts):
         values[slot] = layout[0]
     for slot, layout in zip(plan.slots, layouts[len(outputs):]):

@@ -3,7 +3,8 @@
 - ``copy_strided``: any layout to any layout of the same shape and item size (views with
   steps, negative strides, transposes, broadcast sources with zero strides), one kernel per
   item size and number of axes, after axes that both sides step through together are
-  merged (a contiguous copy is one axis: a plain ``cuMemcpy``);
+  merged (``merged_axes``, which arithmetic's kernels use too; a contiguous copy is one
+  axis: a plain ``cuMemcpy``);
 - ``cast``: contiguous ``src`` converted element by element into contiguous ``dst`` of another
   dtype, with NumPy's conversions (complex to real keeps the real part, to bool is ``!= 0``);
 - ``fill``: ``value`` into every element of contiguous memory (``cuMemsetD8/16/32`` when
@@ -58,22 +59,24 @@ def _strided_kernel(itemsize: int, axes: int) -> Kernel:
     return Kernel(source, name, ["P", "P", f"{24 * axes}s", "Q"])
 
 
-def merged_axes(shape: Sequence[int], dst: Sequence[int], src: Sequence[int]
-                ) -> tuple[list[int], list[int], list[int]]:
-    """The same copy over fewer axes: length-1 axes dropped, and an axis merged into the one
-    before it wherever both sides step over it as one (stride * length == outer stride)."""
-    merged: tuple[list[int], list[int], list[int]] = ([], [], [])
-    for length, d, s in zip(shape, dst, src):
-        if length == 1:
-            continue
-        if merged[0] and merged[1][-1] == d * length and merged[2][-1] == s * length:
-            merged[0][-1] *= length
-            merged[1][-1], merged[2][-1] = d, s
+def merged_axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
+    """The same element-wise walk over several arrays of one ``shape`` (their byte ``strides``)
+    over fewer axes: in the memory order of the first array (outermost first), length-1 axes
+    dropped, an axis merged into the one before it where every array steps over both as one
+    (stride * length == outer stride)."""
+    axes = sorted((a for a in range(len(shape)) if shape[a] != 1), key=lambda a: -abs(strides[0][a]))
+    lengths: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for axis in axes:
+        if lengths and all(m[-1] == s[axis] * shape[axis] for m, s in zip(merged, strides)):
+            lengths[-1] *= shape[axis]
+            for m, s in zip(merged, strides):
+                m[-1] = s[axis]
         else:
-            merged[0].append(length)
-            merged[1].append(d)
-            merged[2].append(s)
-    return merged
+            lengths.append(shape[axis])
+            for m, s in zip(merged, strides):
+                m.append(s[axis])
+    return lengths, merged
 
 
 def copy_strided(dst: int, dst_strides: Sequence[int], src: int, src_strides: Sequence[int],
@@ -82,7 +85,7 @@ def copy_strided(dst: int, dst_strides: Sequence[int], src: int, src_strides: Se
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if n == 0:
         return
-    lengths, to, frm = merged_axes(shape, dst_strides, src_strides)
+    lengths, (to, frm) = merged_axes(shape, [dst_strides, src_strides])
     if not lengths or (len(lengths) == 1 and to[0] == frm[0] == itemsize):
         driver_api.call("cuMemcpyDtoDAsync", dst, src, n * itemsize, stream)
         return
