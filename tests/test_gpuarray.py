@@ -7,6 +7,10 @@ checked here against a NumPy array of the same shape and strides."""
 
 from __future__ import annotations
 
+import ctypes
+import threading
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -281,6 +285,38 @@ def test_elementwise_bad_calls_fail_before_the_gpu():
         kernel(1.0, gpuarray.GPUArray(4, np.float32, gpudata=BASE), range=slice(0, 4, 1), slice=slice(4))
     with pytest.raises(TypeError, match="unexpected"):
         kernel(1.0, gpuarray.GPUArray(4, np.float32, gpudata=BASE), block=(1, 1, 1))
+
+
+class LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig, which cuLaunchKernelEx reads."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
+
+
+def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads_them(monkeypatch):
+    # A parameter list with every alignment: the driver copies parameter k from params[k].
+    codes = ["B", "P", "f", "Q", "d", "8s", "i", "Q"]
+    readers = [ctypes.c_ubyte, ctypes.c_void_p, ctypes.c_float, ctypes.c_uint64, ctypes.c_double,
+               ctypes.c_char * 8, ctypes.c_int, ctypes.c_uint64]
+    values = [7, 0xDEADBEEF000, 1.5, 2**40 + 3, -2.25, b"\x01\x02\x03\x04\x05\x06\x07\x08", -9, 5]
+    launches = []
+
+    def launch(config, kernel, params, extra):
+        seen = LaunchConfig.from_address(config)
+        arguments = [reader.from_address(params[k]) for k, reader in enumerate(readers)]
+        launches.append((tuple(seen.grid), tuple(seen.block), seen.shared, seen.stream, seen.attribute_count,
+                         kernel, extra, [a.raw if isinstance(a, ctypes.Array) else a.value for a in arguments]))
+        return 0
+
+    monkeypatch.setattr(launching.driver_api, "_driver", SimpleNamespace(cuLaunchKernelEx=launch))
+    kernel = launching.Kernel("(source)", "every_alignment", codes)
+    kernel._handle = 0x1234
+    kernel(40, 256, 0x5678, *values, shared=96)
+    worker = threading.Thread(target=kernel, args=(3, 64, 0, *values))  # a buffer of its own
+    worker.start()
+    worker.join()
+    assert launches == [((40, 1, 1), (256, 1, 1), 96, 0x5678, 0, 0x1234, None, values),
+                        ((3, 1, 1), (64, 1, 1), 0, None, 0, 0x1234, None, values)]
 
 
 @pytest.mark.parametrize("n, expected", [

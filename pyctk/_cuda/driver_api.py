@@ -189,6 +189,8 @@ _PROTOTYPES = {
     # A CUkernel passed as the CUfunction launches in the current context.
     "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
                        c_void_p, c_void_p, c_void_p],
+    # (config: a CUlaunchConfig, kernel, kernelParams, extra): the generated kernels' launch
+    "cuLaunchKernelEx": [c_void_p, c_void_p, c_void_p, c_void_p],
 }
 
 NOT_READY = 600  # CUDA_ERROR_NOT_READY: a query's "not yet", not a failure

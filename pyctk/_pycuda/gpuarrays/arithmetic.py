@@ -593,19 +593,25 @@ def _apart(operand: Any, out: Any, shape: tuple[int, ...], template: Any, handle
     return copy
 
 
+def _same_order(flags: Any, contiguous: Any) -> bool:
+    """Whether an array of ``flags`` is contiguous in the memory order of a contiguous array."""
+    return flags.c_contiguous if contiguous.c_contiguous else flags.f_contiguous
+
+
 def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tuple[int, ...], n: int,
             handle: int) -> None:
     """Launch ``plan``'s kernel over ``n`` elements: the contiguous one where every array
     walks its memory in order with the outputs, else a strided one."""
     blocks, threads = geometry(n)
     values = [*map(_POINTER, outputs), *arguments]  # the kernel's parameters, in order
-    flags = outputs[0].flags
-    c_order = flags.c_contiguous
-    if c_order or flags.f_contiguous:
+    first = outputs[0]
+    if first.flags.forc:
+        strides = first.strides
         for slot in plan.slots:
             array = values[slot]
-            if (type(array) not in _array_types or array.shape != shape
-                    or not (array.flags.c_contiguous if c_order else array.flags.f_contiguous)):
+            # the output's strides: its layout (the usual case); else the same memory order
+            if type(array) not in _array_types or array.shape != shape or (
+                    array.strides != strides and not _same_order(array.flags, first.flags)):
                 break
             values[slot] = array.ptr
         else:

@@ -7,11 +7,13 @@ second process loads it without NVRTC; the loaded module is kept for the process
 its source and options (a library module serves every context: ``cuLibraryLoadData``), and
 shared by the kernels of one source.
 
-A launch packs the arguments with one precompiled ``struct.Struct`` into a buffer of the
-calling thread (the driver copies parameters during ``cuLaunchKernel``, and ctypes lets go of
-the GIL during the call, so a buffer per thread) and calls ``cuLaunchKernel``: PyCUDA's
-``Function.__call__`` checks and converts each argument instead, which costs more than the
-launch itself for a small array.
+A launch packs the launch's geometry (a ``CUlaunchConfig``) and the arguments with one
+precompiled ``struct.Struct`` into a buffer of the calling thread (the driver copies them
+during the call, and ctypes lets go of the GIL during it, so a buffer per thread) and calls
+``cuLaunchKernelEx``: four arguments for ctypes to convert where ``cuLaunchKernel`` takes
+eleven, which was a fifth of a small operation's host time. PyCUDA's ``Function.__call__``
+checks and converts each argument instead, which costs more than the launch itself for a
+small array.
 
 Geometry. Element-wise kernels loop over ``i`` with a grid-wide stride (PyCUDA's form, which
 its users' ``operation`` strings assume), launched as ``geometry(n)``: blocks of
@@ -33,6 +35,9 @@ from ..kernels import source_modules
 THREADS = 256       # threads per block of element-wise kernels
 BLOCKS_PER_SM = 32  # most blocks per multiprocessor a launch asks for; the loop does the rest
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
+# CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
+# and their count (none); padded to 8 bytes so that the arguments follow as they would alone.
+_CONFIG = "7I4xPPI4x"
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,6 +46,7 @@ def multiprocessor_count(device: int) -> int:
     return driver_api.query_int("cuDeviceGetAttribute", 16, device)  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 
 
+@functools.lru_cache(maxsize=4096)  # a small operation's launch asks it once per call
 def geometry(n: int, device: int = 0) -> tuple[int, int]:
     """(blocks, threads per block) of an element-wise launch over ``n`` elements."""
     blocks = min(-(-n // THREADS), BLOCKS_PER_SM * multiprocessor_count(device))
@@ -71,9 +77,11 @@ class Kernel:
     def __init__(self, source: str, name: str, codes: Sequence[str], options: Sequence[str] | None = None) -> None:
         self.source, self.name = source, name
         self.options = None if options is None else tuple(options)
-        self._format = struct.Struct("@" + "".join(codes))
-        self._offsets = [struct.calcsize("@" + "".join(codes[:k + 1])) - struct.calcsize("@" + codes[k])
-                         for k in range(len(codes))]
+        formats = [_CONFIG + "".join(codes[:k]) for k in range(len(codes) + 1)]
+        self._format = struct.Struct("@" + formats[-1])
+        # where each argument starts: after the ones before it, aligned as C aligns it
+        self._offsets = [struct.calcsize("@" + before + code) - struct.calcsize("@" + code)
+                         for before, code in zip(formats, codes)]
         self._handle = 0
         self._buffers = threading.local()
 
@@ -89,26 +97,27 @@ class Kernel:
         """The loaded kernel as a ``pyctk.driver.Function`` (its attributes, ``max_threads_per_block`` ...)."""
         return loaded_module(self.source, self.options).get_function(self.name)
 
-    def _buffer(self) -> tuple[Any, Any]:
-        try:
-            return self._buffers.values
-        except AttributeError:
-            data = ctypes.create_string_buffer(max(self._format.size, 1))
-            base = ctypes.addressof(data)
-            pointers = (ctypes.c_void_p * len(self._offsets))(*(base + o for o in self._offsets))
-            self._buffers.values = data, pointers
-            return data, pointers
+    def _buffer(self) -> tuple[Any, int, Any, Any]:
+        """A new buffer for the calling thread: (buffer, its address: the CUlaunchConfig, the
+        arguments' addresses, the driver's cuLaunchKernelEx)."""
+        data = ctypes.create_string_buffer(self._format.size)
+        base = ctypes.addressof(data)
+        pointers = (ctypes.c_void_p * max(len(self._offsets), 1))(*(base + o for o in self._offsets))
+        self._buffers.values = data, base, pointers, driver_api.driver().cuLaunchKernelEx
+        return self._buffers.values
 
     def __call__(self, blocks: int, threads: int, stream: int, *args: Any, shared: int = 0) -> None:
         handle = self._handle or self.handle
-        data, pointers = self._buffer()
-        self._format.pack_into(data, 0, *args)
-        launch = driver_api.driver().cuLaunchKernel
-        result = launch(handle, blocks, 1, 1, threads, 1, 1, shared, stream, pointers, None)
+        try:
+            data, config, pointers, launch = self._buffers.values
+        except AttributeError:  # the thread's first launch of this kernel
+            data, config, pointers, launch = self._buffer()
+        self._format.pack_into(data, 0, blocks, 1, 1, threads, 1, 1, shared, stream, 0, 0, *args)
+        result = launch(config, handle, pointers, None)
         if result == _INVALID_CONTEXT:  # the first launch of a thread: make the context current
             driver_api.current_context()
-            result = launch(handle, blocks, 1, 1, threads, 1, 1, shared, stream, pointers, None)
-        if result:
+            result = launch(config, handle, pointers, None)
+        if result:  # (check asks driver(): in a child forked after CUDA started, its clear error)
             driver_api.check(result, f"launching the generated kernel {self.name} with {blocks} "
                                      f"blocks of {threads} threads")
 
