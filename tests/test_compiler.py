@@ -129,6 +129,23 @@ def test_user_headers(tmp_path, monkeypatch):
         compiler.compile(source, arch="sm_80")  # ... not even in the working directory
 
 
+def test_a_header_of_a_wheel_not_installed_names_the_pip_command(monkeypatch):
+    # NVRTC says "cannot open source file" (CUDA 12 and 13 alike); the error adds which
+    # header wheel is missing and the command that installs it.
+    runtime, cccl = headers.HEADER_WHEELS[CUDA_MAJOR][:2]
+    monkeypatch.setitem(headers.HEADER_WHEELS, CUDA_MAJOR, [runtime, ("not/installed", *cccl[1:])])
+    headers._find.cache_clear()
+    try:
+        with pytest.raises(compiler.CompileError) as error:
+            compiler.compile("#include <cuda/std/complex>\n__global__ void k() {}\n", arch="sm_80",
+                             cache_dir=False)
+    finally:
+        monkeypatch.undo()
+        headers._find.cache_clear()
+    assert "open source file \"cuda/std/complex\"" in error.value.log
+    assert f"CUDA headers not installed: cuda/std/type_traits ({cccl[2]}: pip install" in str(error.value)
+
+
 C_LIBRARY_USES = {  # header: a use of what kernels take from it
     "stdio.h": 'printf("%d\\n", threadIdx.x);',
     "stdlib.h": "int *p = (int *)malloc(4); free(p);",

@@ -229,7 +229,7 @@ def _compile(text: str, plan: _Plan, common: list[str], name_expressions: list[s
         output = nvrtc.compile_program(text, options, name_expressions, target.startswith("sm_"))
     except CompileError as error:
         missing = headers.missing_headers()
-        if "could not open source file" in error.log and missing:
+        if "open source file" in error.log and missing:  # NVRTC: "cannot open source file"
             raise CompileError(f"{error}\nCUDA headers not installed: {'; '.join(missing)}",
                                error.log, error.options) from None
         textures.explain_references(error)  # texture<...> references: CUDA 12 removed them
