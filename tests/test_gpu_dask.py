@@ -113,7 +113,7 @@ def gpu_count() -> int:
     return len(pyctk.info()["devices"])
 
 
-@pytest.mark.skipif("gpu_count() < 2", reason="one GPU: the two-GPU test runs on a machine with two")
+@pytest.mark.skipif("gpu_count() < 2", reason="fewer than two GPUs: the two-GPU test runs on a machine with two")
 def test_each_gpu_its_own_worker_under_dask_cuda():
     # dask-cuda's LocalCUDACluster starts a worker per GPU, each with CUDA_VISIBLE_DEVICES
     # listing its own GPU first: pyctk's GPU 0 there is that GPU.
