@@ -20,6 +20,7 @@ import dask.array as da
 from distributed import Client, LocalCluster, wait
 
 import pyctk.dask
+from pyctk._cuda import cudart as _cudart
 from pyctk._dask import chunking
 
 pytestmark = pytest.mark.gpu
@@ -109,14 +110,12 @@ def test_blocks_of_the_suggested_size(client):
     np.testing.assert_array_equal(z.compute(), a @ a.T)  # integers below 2^24: exact
 
 
-def gpu_count() -> int:
-    return len(pyctk.info()["devices"])
-
-
-@pytest.mark.skipif("gpu_count() < 2", reason="fewer than two GPUs: the two-GPU test runs on a machine with two")
 def test_each_gpu_its_own_worker_under_dask_cuda():
     # dask-cuda's LocalCUDACluster starts a worker per GPU, each with CUDA_VISIBLE_DEVICES
     # listing its own GPU first: pyctk's GPU 0 there is that GPU.
+    gpus = _cudart.device_count()
+    if gpus < 2:
+        pytest.skip("fewer than two GPUs: the two-GPU test runs on a machine with two")
     dask_cuda = pytest.importorskip("dask_cuda", reason="dask-cuda is optional (pip install dask-cuda)")
     import os
 
@@ -125,7 +124,7 @@ def test_each_gpu_its_own_worker_under_dask_cuda():
     with dask_cuda.LocalCUDACluster(threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as cuda_client:
         firsts = cuda_client.run(lambda: os.environ["CUDA_VISIBLE_DEVICES"].split(",")[0])
-        assert len(firsts) == gpu_count() and len(set(firsts.values())) == gpu_count()
+        assert len(firsts) == gpus and len(set(firsts.values())) == gpus
         z = pyctk.dask.matmul(da.from_array(a, chunks=(1024, 3000)), da.from_array(b, chunks=(3000, 2048)))
         # the row blocks dealt to the workers (Dask alone may keep them on one: they share a source)
         workers = [list(firsts)[i % len(firsts)] for i in range(4)]
