@@ -1,8 +1,8 @@
 """Benchmark pyctk.dask.matmul on a local cluster against pyctk.matmul on the whole arrays.
 
-    python benchmarks/dask.py [--n 65536] [--workers 2] [--repeats 2] [--json FILE] [--plots DIR]
-    python benchmarks/dask.py --cluster cuda [--n 65536]    # a worker per GPU (dask-cuda)
-    python benchmarks/dask.py --from-json FILE [--plots DIR]       # table and plot again
+    python benchmarks/dask_matmul.py [--n 65536] [--workers 2] [--repeats 2] [--json FILE] [--plots DIR]
+    python benchmarks/dask_matmul.py --cluster cuda [--n 65536]    # a worker per GPU (dask-cuda)
+    python benchmarks/dask_matmul.py --from-json FILE [--plots DIR]       # table and plot again
 
 Issue 27's target: an n x n by n x n float32 product (n = 65536 by default: 16 GiB per
 operand, about 11 s at an H100's 51 TFLOP/s) through Dask within 15% of the same product
@@ -47,24 +47,21 @@ the plot into benchmarks/plots/dask-overhead-<cluster>.png (--plots): seconds pe
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from gpuarray import gpu_slug  # benchmarks/gpuarray.py: this folder is first on sys.path
 
 HERE = Path(__file__).resolve().parent
-# This file is dask.py, and Python puts its folder first on sys.path, where `import dask`
-# would find it: take the folder off (the workers, spawned, inherit sys.path).
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
-
 TARGET_OVERHEAD = 0.15            # issue 27: Dask at most 15% slower than "whole" ...
 TARGET_ROW = "dask-persist"       # ... from host operands to a host result, as "whole" (see above)
 SAMPLES = (0, 1, 7, 4099)         # rows and columns (and the last of each) checked exactly
@@ -166,7 +163,11 @@ def whole_child(n: int, repeats: int, devices: str | None) -> dict:
 def whole_row(n: int, repeats: int, cluster: str) -> dict:
     command = [sys.executable, __file__, "--whole-child", "--n", str(n), "--repeats", str(repeats),
                "--cluster", cluster]
-    found = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    child = subprocess.run(command, capture_output=True, text=True)
+    if child.returncode:  # its own message (no GPU, say), not a traceback of this process
+        raise SystemExit(child.stderr.strip().splitlines()[-1] if child.stderr.strip() else
+                         f"the whole-product process exited {child.returncode}")
+    found = json.loads(child.stdout)
     return {"kind": "whole", **found}
 
 
@@ -324,12 +325,6 @@ def measure(n: int, cluster: str, workers: int, repeats: int,
 
 # ---------------------------------------------------------------------------
 # Report: a table, a plot.
-
-def gpu_slug(name: str) -> str:
-    """A short name for a GPU, for file names: "NVIDIA H100 80GB HBM3" -> "h100"."""
-    words = [w for w in re.split(r"[\s\-_]+", name.lower()) if w and w != "nvidia"]
-    return next((w for w in words if re.search(r"\d", w)), "-".join(words) or "gpu")
-
 
 def print_table(data: dict) -> None:
     print(f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
