@@ -285,9 +285,12 @@ def test_elementwise_more_than_four_billion_elements_in_range_form():
     assert a.get()[0] == 3
 
 
-def test_too_large_an_array_raises_pycudas_memory_error():
+def test_too_large_an_array_raises_pycudas_memory_error_and_holds_no_memory():
     free, _ = cuda.mem_get_info()
     with pytest.raises(cuda.MemoryError, match="out of memory"):
         gpuarray.empty((free // 4 + (1 << 30),), np.float32)
+    # the pool gave back what it mapped while trying (it had kept the whole GPU, so that
+    # other processes could not even start CUDA)
+    assert cuda.mem_get_info()[0] >= free - (256 << 20)
     a = gpuarray.to_gpu(np.ones(3))  # the GPU is still usable
     assert a.get().sum() == 3

@@ -525,8 +525,10 @@ GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *cons
  * stream) once the allocation is reached in stream order, and by other streams
  * after they synchronise with it. `bytes` == 0 gives NULL. Statuses: SUCCESS;
  * INVALID_ARGUMENT if `context` or `pointer` is NULL; OUT_OF_MEMORY (*pointer
- * is NULL); CUDA. The calling thread's current device is unchanged. Threads:
- * any. */
+ * is NULL; the pool has then given the driver back all the memory no
+ * allocation uses, the kept free memory included, so that a request for more
+ * than the GPU has holds none of it); CUDA. The calling thread's current device
+ * is unchanged. Threads: any. */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *context, size_t bytes,
                                                       void *stream, void **pointer);
 

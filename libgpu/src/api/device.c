@@ -35,8 +35,7 @@ gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *ctx, const gpumatm
     *c = NULL;
     if ((status = prepare(&g, ctx, desc, a, b, NULL, 1)) || g.c_bytes == 0) return status;
     if ((status = enter_device(ctx->device, &previous))) return status;
-    status = check_cuda(cudaMallocFromPoolAsync(c, (size_t)g.c_bytes, ctx->pool,
-                                                (cudaStream_t)stream),
+    status = check_cuda(pool_alloc(ctx, (size_t)g.c_bytes, (cudaStream_t)stream, c),
                         "cudaMallocFromPoolAsync");
     if (status == GPUMATMUL_SUCCESS) {
         g.c = *c;

@@ -119,6 +119,12 @@ gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle);
 
 /* ---- Workspaces from the context's pool (memory.c) ---- */
 
+/* cudaMallocFromPoolAsync from the context's pool; where it runs out of memory,
+ * the pool is trimmed back to the memory in use (what the attempt mapped would
+ * otherwise stay with the pool) and the error cleared. Every allocation of the
+ * library goes through it. */
+cudaError_t pool_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream, void **pointer);
+
 /* `bytes` of device memory from the context's pool, ordered on `stream`, for
  * work enqueued there. OUT_OF_MEMORY, naming `purpose`, if the pool cannot
  * give them. */

@@ -4,6 +4,18 @@
 
 #include "core/core.h"
 
+cudaError_t pool_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream, void **pointer) {
+    const cudaError_t error = cudaMallocFromPoolAsync(pointer, bytes, ctx->pool, stream);
+    if (error == cudaErrorMemoryAllocation) {
+        /* The pool keeps what it mapped while trying (it keeps everything: core.h),
+         * so a request for more than the GPU has would go on holding the whole GPU,
+         * from other processes too: give back what no allocation uses. */
+        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
+        cudaMemPoolTrimTo(ctx->pool, 0);
+    }
+    return error;
+}
+
 gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *ctx, size_t bytes, void *stream,
                                         void **pointer) {
     int previous;
@@ -14,7 +26,7 @@ gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *ctx, size_t bytes, vo
     if (bytes == 0) return GPUMATMUL_SUCCESS;
     /* The legacy stream (NULL) is the current device's: so switch first. */
     if ((status = enter_device(ctx->device, &previous))) return status;
-    status = check_cuda(cudaMallocFromPoolAsync(pointer, bytes, ctx->pool, (cudaStream_t)stream),
+    status = check_cuda(pool_alloc(ctx, bytes, (cudaStream_t)stream, pointer),
                         "cudaMallocFromPoolAsync");
     if (status) *pointer = NULL;
     return leave_device(previous, status);
@@ -33,7 +45,7 @@ gpumatmul_status gpumatmul_device_free(gpumatmul_context *ctx, void *pointer, vo
 gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream,
                                  const char *purpose, void **workspace) {
     char what[96];
-    const cudaError_t error = cudaMallocFromPoolAsync(workspace, bytes, ctx->pool, stream);
+    const cudaError_t error = pool_alloc(ctx, bytes, stream, workspace);
     if (error == cudaSuccess) return GPUMATMUL_SUCCESS;
     snprintf(what, sizeof what, "cudaMallocFromPoolAsync (%s)", purpose);
     return check_cuda(error, what);

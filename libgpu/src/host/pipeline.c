@@ -507,11 +507,9 @@ static gpumatmul_status allocate_tiles(struct pipeline *q, const struct plan *p)
     q->a.count = p->a_slots, q->b.count = p->b_slots, q->a.current = q->b.current = 0;
     for (i = 0; i < count && !status; ++i)
         if (bytes[i])
-            status = check_cuda(cudaMallocFromPoolAsync(pointers[i], (size_t)bytes[i],
-                                                        q->ctx->pool, q->compute),
+            status = check_cuda(pool_alloc(q->ctx, (size_t)bytes[i], q->compute, pointers[i]),
                                 "cudaMallocFromPoolAsync");
     if (status) {
-        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
         free_tiles(q, p, &status);
         return status;
     }
