@@ -327,3 +327,32 @@ def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads
 def test_splay_is_pycudas(n, expected, monkeypatch):
     monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
     assert gpuarray.splay(n, dev=0) == expected
+
+
+@pytest.mark.parametrize("n, family, expected", [
+    (1, "own", (1, 256)), (257, "own", (2, 256)), (256 * 256 * 132, "own", (256 * 132, 256)),
+    (10 ** 12, "own", (256 * 132, 256)),                      # then the loop does the rest
+    (1, "user", (1, 128)), (2**28, "user", (2**21, 128)),     # a thread an element
+    (2**40, "user", (2**31 - 1, 128)),                        # up to the largest grid
+])
+def test_each_kernel_family_launches_in_its_geometry(n, family, expected, monkeypatch):
+    monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
+    launching.geometry.cache_clear()
+    try:
+        assert launching.geometry(n, family=family) == expected
+    finally:
+        launching.geometry.cache_clear()
+
+
+def test_an_elementwise_kernel_launches_in_the_user_geometry(monkeypatch):
+    launches = []
+    monkeypatch.setattr(launching.Kernel, "__call__", lambda kernel, *args, **kwargs: launches.append(args[:2]))
+    monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
+    launching.geometry.cache_clear()
+    kernel = elementwise.ElementwiseKernel("float *x", "x[i] = 1")
+    try:
+        kernel(gpuarray.GPUArray(1000, np.float32, gpudata=BASE))
+        kernel(gpuarray.GPUArray(1000, np.float32, gpudata=BASE), range=slice(0, 1000, 2))
+    finally:
+        launching.geometry.cache_clear()
+    assert launches == [(8, 128), (4, 128)]

@@ -208,7 +208,7 @@ class ElementwiseKernel:
             range = _indices(slice, n)
         if range is None:
             if n:
-                blocks, threads = geometry(n)
+                blocks, threads = geometry(n, family="user")
                 self.kernel(False)(blocks, threads, handle, *values, n)
             return
         start, stop, step = range.start or 0, range.stop, range.step
@@ -216,7 +216,7 @@ class ElementwiseKernel:
             raise ValueError("range= needs its stop and step, e.g. range=slice(0, n, 1)")
         count = len(_python_range(start, stop, step))
         if count:
-            blocks, threads = geometry(count)
+            blocks, threads = geometry(count, family="user")
             self.kernel(True)(blocks, threads, handle, *values, start, stop, step)
 
     def get_texref(self, name: str, use_range: bool = False) -> Any:

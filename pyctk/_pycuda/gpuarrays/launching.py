@@ -16,9 +16,9 @@ checks and converts each argument instead, which costs more than the launch itse
 small array.
 
 Geometry. Element-wise kernels loop over ``i`` with a grid-wide stride (PyCUDA's form, which
-its users' ``operation`` strings assume), launched as ``geometry(n)``: blocks of
-``THREADS`` threads, enough to cover ``n`` up to ``BLOCKS_PER_SM`` blocks per multiprocessor,
-a whole number of waves of a full GPU.
+its users' ``operation`` strings assume), launched as ``geometry(n, family=...)``: one row of
+``GEOMETRIES`` per kernel family, blocks of its ``threads``, enough to cover ``n`` up to its
+``blocks_per_sm`` blocks per multiprocessor (None: a thread per element).
 """
 
 from __future__ import annotations
@@ -27,13 +27,26 @@ import ctypes
 import functools
 import struct
 import threading
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ..._cuda import driver_api, streams
 from ..kernels import source_modules
 
-THREADS = 256       # threads per block of element-wise kernels
-BLOCKS_PER_SM = 32  # most blocks per multiprocessor a launch asks for; the loop does the rest
+MOST_BLOCKS = 2**31 - 1  # the largest grid (x) a launch may ask for; the loop does the rest
+
+
+class Geometry(NamedTuple):
+    """How a family of element-wise kernels covers ``n`` elements: blocks of ``threads``
+    threads, at most ``blocks_per_sm`` of them per multiprocessor (None: a thread per element)."""
+    threads: int
+    blocks_per_sm: int | None
+
+
+# Measured on an H100, 2^28 float32 (benchmarks/NOTES.md, "Element-wise geometry"): pyctk's
+# own kernels (arithmetic, copies, fills) run fastest in 256 blocks of 256 a multiprocessor,
+# a user's ElementwiseKernel (a*b+c) at a thread an element in blocks of 128, CuPy's geometry;
+# each is 2-10% slower in the other's.
+GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None)}
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
 # CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
 # and their count (none); padded to 8 bytes so that the arguments follow as they would alone.
@@ -47,10 +60,13 @@ def multiprocessor_count(device: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)  # a small operation's launch asks it once per call
-def geometry(n: int, device: int = 0) -> tuple[int, int]:
-    """(blocks, threads per block) of an element-wise launch over ``n`` elements."""
-    blocks = min(-(-n // THREADS), BLOCKS_PER_SM * multiprocessor_count(device))
-    return max(blocks, 1), THREADS
+def geometry(n: int, device: int = 0, family: str = "own") -> tuple[int, int]:
+    """(blocks, threads per block) of a launch of ``family``'s kernel over ``n`` elements."""
+    threads, blocks_per_sm = GEOMETRIES[family]
+    blocks = -(-n // threads)
+    if blocks_per_sm is not None:
+        blocks = min(blocks, blocks_per_sm * multiprocessor_count(device))
+    return max(min(blocks, MOST_BLOCKS), 1), threads
 
 
 def splay(n: int, dev: Any = None) -> tuple[tuple[int, int], tuple[int, int, int]]:
