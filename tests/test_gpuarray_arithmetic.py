@@ -362,9 +362,9 @@ def test_complex_pow_and_mixed_comparisons_are_in_the_source():
     power = arithmetic._Plan(arithmetic.BINARY["**"], (DTYPES[11], DTYPES[11]), None).contiguous.source
     assert "pyctk_cpow" in power and "#include <pycuda-complex.hpp>" in power
     less = arithmetic._Plan(arithmetic.BINARY["<"], (np.dtype(np.int64), np.dtype(np.uint64)), None)
-    assert "const long v0" in less.contiguous.source and "const unsigned long v1" in less.contiguous.source
+    assert "long v0[ELEMENTS]" in less.contiguous.source and "unsigned long v1[ELEMENTS]" in less.contiguous.source
     sin = arithmetic._Plan(cumath._operation("sin"), (np.dtype(np.float32),), None).contiguous.source
-    assert "sinf(v0)" in sin and "complex" not in sin
+    assert "sinf(v0[u])" in sin and "complex" not in sin
 
 
 # --- layouts, by their results ---------------------------------------------------------------
@@ -650,3 +650,20 @@ def test_operations_need_a_gpuarray_and_out_must_be_one(device):
         arithmetic.maximum(1, 2)
     with pytest.raises(TypeError, match="out must be a GPUArray"):
         arithmetic.maximum(x, 1, out=np.zeros(2))
+
+
+def test_a_contiguous_kernel_loads_its_elements_before_it_stores_any():
+    # Four elements a thread, every load first: the loads need not wait for a store (NOTES, step 5).
+    source = arithmetic._Plan(arithmetic.BINARY["+"], (np.dtype(np.float32), float), None).contiguous.source
+    loads, stores = source.index("v0[u] = a0[i];"), source.index("o0[i] = v0[u] + v1;")
+    assert f"ELEMENTS = {arithmetic.ELEMENTS}" in source and loads < stores
+    assert arithmetic.ELEMENTS > 1
+
+
+def test_a_contiguous_launch_covers_the_elements_a_thread_takes(device, monkeypatch):
+    asked = []
+    monkeypatch.setattr(arithmetic, "geometry", lambda n: asked.append(n) or (1, 1))
+    x = device.put(np.arange(1001, dtype=np.float32))
+    np.testing.assert_array_equal(device.read(x + x), 2 * np.arange(1001, dtype=np.float32))
+    np.testing.assert_array_equal(device.read(x[::2] + 1), np.arange(0, 1001, 2, dtype=np.float32) + 1)
+    assert asked == [-(-1001 // arithmetic.ELEMENTS), 501]  # contiguous: ELEMENTS a thread; strided: one

@@ -413,7 +413,7 @@ def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
         if is_array:
             params.append(f"const char *a{j}" if strided else f"const {ctype} *a{j}")
             load = f"*(const {ctype} *) (a{j} + off[{array}])" if strided else f"a{j}[i]"
-            loads.append(f"    const {loop_ctype} v{j} = {_converted(load, param, loop)};\n")
+            loads.append((loop_ctype, f"v{j}", _converted(load, param, loop)))
             codes.append("P")
             array += 1
         else:
@@ -423,8 +423,9 @@ def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
     first = inputs[0][1]
     template = operation.template_for(first.kind)
     names = {f"o{k}": lvalue for k, lvalue in enumerate(lvalues)}
-    expression = template.format(*[f"v{j}" for j in range(len(inputs))], f="f" if first == np.float32 else "",
-                                 **names)
+    # contiguous: an array's value is element u of the thread's ELEMENTS, loaded before any store
+    values = [f"v{j}" if strided or not is_array else f"v{j}[u]" for j, (_, _, is_array) in enumerate(inputs)]
+    expression = template.format(*values, f="f" if first == np.float32 else "", **names)
     statement = (expression if len(outputs) > 1
                  else f"{lvalues[0]} = {_converted(expression, results[0], outputs[0])}")
     layout = ""
@@ -433,26 +434,58 @@ def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
         layout = f"struct {name}_layout {{ long shape[{axes}]; long strides[{arrays}][{axes}]; }};\n"
         params.append(f"{name}_layout l")
         codes.append(f"{8 * axes * (1 + arrays)}s")
-        loads.insert(0, f"    {index} rest = ({index}) i;\n"
-                        f"    long off[{arrays}] = {{}};\n"
-                        f"#pragma unroll\n"
-                        f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
-                        f"      const long k = (long) (rest % ({index}) l.shape[axis]);\n"
-                        f"      rest /= ({index}) l.shape[axis];\n"
-                        f"#pragma unroll\n"
-                        f"      for (int j = 0; j < {arrays}; ++j) off[j] += k * l.strides[j][axis];\n"
-                        f"    }}\n")
+        offsets = (f"    {index} rest = ({index}) i;\n"
+                   f"    long off[{arrays}] = {{}};\n"
+                   f"#pragma unroll\n"
+                   f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
+                   f"      const long k = (long) (rest % ({index}) l.shape[axis]);\n"
+                   f"      rest /= ({index}) l.shape[axis];\n"
+                   f"#pragma unroll\n"
+                   f"      for (int j = 0; j < {arrays}; ++j) off[j] += k * l.strides[j][axis];\n"
+                   f"    }}\n")
     codes.append("Q")
     dtypes = [d for param, loop, _ in inputs for d in (param, loop)] + [*results, *outputs]
     is_complex = needs_complex(dtypes=dtypes)
-    body = (f'extern "C" __global__ void {name}({", ".join(params)}, unsigned long n)\n{{\n'
-            f"{''.join(scalars)}"
-            f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-            f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
-            f"{''.join(loads)}"
-            f"    {statement};\n  }}\n}}\n")
+    head = f'extern "C" __global__ void {name}({", ".join(params)}, unsigned long n)\n{{\n{"".join(scalars)}'
+    if strided:
+        body = (f"{head}"
+                f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+                f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
+                f"{offsets}"
+                + "".join(f"    const {ctype} {value} = {load};\n" for ctype, value, load in loads) +
+                f"    {statement};\n  }}\n}}\n")
+    else:
+        body = head + _elements_loop(loads, statement)
     header = COMPLEX_HEADER if is_complex else ""
     return header + _helpers(body, is_complex) + layout + body, name, codes
+
+
+ELEMENTS = 4  # elements a thread takes at a time in a contiguous kernel, all loaded before any store
+
+
+def _elements_loop(loads: list[tuple[str, str, str]], statement: str) -> str:
+    """The contiguous kernel's loop: ELEMENTS elements a thread, blockDim apart, every load
+    before any store. Its loads need not wait for the previous element's store (the compiler
+    may not move them past it: the output may be an input, element for element), which keeps
+    enough bytes in flight for an H200's memory (benchmarks/NOTES.md, step 5). Operands that
+    overlap the output otherwise were copied first (``_apart``), so the order changes nothing."""
+    declared = "".join(f"    {ctype} {value}[ELEMENTS];\n" for ctype, value, _ in loads)
+    assigned = " ".join(f"{value}[u] = {load};" for _, value, load in loads)
+    return (f"  enum {{ ELEMENTS = {ELEMENTS} }};\n"
+            f"  const size_t step = (size_t) gridDim.x * blockDim.x * ELEMENTS;\n"
+            f"  for (size_t first = blockIdx.x * (size_t) blockDim.x * ELEMENTS + threadIdx.x; first < n;\n"
+            f"       first += step) {{\n"
+            + declared +
+            f"#pragma unroll\n"
+            f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
+            f"      const size_t i = first + (size_t) u * blockDim.x;\n"
+            f"      if (i < n) {{ {assigned} }}\n"
+            f"    }}\n"
+            f"#pragma unroll\n"
+            f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
+            f"      const size_t i = first + (size_t) u * blockDim.x;\n"
+            f"      if (i < n) {{ {statement}; }}\n"
+            f"    }}\n  }}\n}}\n")
 
 
 def _converted(expression: str, source: np.dtype, target: np.dtype) -> str:
@@ -602,7 +635,6 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
             handle: int) -> None:
     """Launch ``plan``'s kernel over ``n`` elements: the contiguous one where every array
     walks its memory in order with the outputs, else a strided one."""
-    blocks, threads = geometry(n)
     values = [*map(_POINTER, outputs), *arguments]  # the kernel's parameters, in order
     first = outputs[0]
     if first.flags.forc:
@@ -615,7 +647,7 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
                 break
             values[slot] = array.ptr
         else:
-            plan.contiguous(blocks, threads, handle, *values, n)
+            plan.contiguous(*geometry(-(-n // ELEMENTS)), handle, *values, n)  # ELEMENTS a thread
             return
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
     lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts])
@@ -624,12 +656,13 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
     for slot, layout in zip(plan.slots, layouts[len(outputs):]):
         values[slot] = layout[0]
     if len(lengths) <= 1 and all(not m or m[0] == layout[3] for m, layout in zip(merged, layouts)):
-        plan.contiguous(blocks, threads, handle, *values, n)
+        plan.contiguous(*geometry(-(-n // ELEMENTS)), handle, *values, n)
         return
     if len(lengths) > copying.MAX_AXES:
         raise ValueError(f"an operation over {len(lengths)} axes that cannot be merged; pyctk takes up to "
                          f"{copying.MAX_AXES}: make an operand contiguous first (x.copy())")
     layout = np.array([lengths, *merged], dtype=np.int64).tobytes()
+    blocks, threads = geometry(n)
     plan.strided(len(lengths), n >= 2**32)(blocks, threads, handle, *values, layout, n)
 
 
