@@ -42,10 +42,10 @@ class Geometry(NamedTuple):
     blocks_per_sm: int | None
 
 
-# Measured on an H100, 2^28 float32 (benchmarks/NOTES.md, "Element-wise geometry"): pyctk's
-# own kernels (arithmetic, copies, fills) run fastest in 256 blocks of 256 a multiprocessor,
-# a user's ElementwiseKernel (a*b+c) at a thread an element in blocks of 128, CuPy's geometry;
-# each is 2-10% slower in the other's.
+# Measured on an H100, 2^28 float32 (benchmarks/NOTES.md, gpuarray step 4): the arithmetic's
+# kernels ran fastest in 256 blocks of 256 a multiprocessor, a user's ElementwiseKernel (a*b+c)
+# at a thread an element in blocks of 128, CuPy's geometry; each 2-10% slower in the other's.
+# (Copies and fills take the "own" row unmeasured; on an H200 the grid moved neither kernel.)
 GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None)}
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
 # CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
