@@ -119,10 +119,11 @@ gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle);
 
 /* ---- Workspaces from the context's pool (memory.c) ---- */
 
-/* cudaMallocFromPoolAsync from the context's pool; where it runs out of memory,
- * the pool is trimmed back to the memory in use (what the attempt mapped would
- * otherwise stay with the pool) and the error cleared. Every allocation of the
- * library goes through it. */
+/* cudaMallocFromPoolAsync from the context's pool. On failure the error is
+ * returned and cleared as the thread's last error; where it ran out of memory,
+ * the pool is also trimmed back to the memory in use (what the attempt mapped
+ * would otherwise stay with the pool). Every allocation of the library goes
+ * through it. */
 cudaError_t pool_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream, void **pointer);
 
 /* `bytes` of device memory from the context's pool, ordered on `stream`, for

@@ -6,13 +6,16 @@
 
 cudaError_t pool_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream, void **pointer) {
     const cudaError_t error = cudaMallocFromPoolAsync(pointer, bytes, ctx->pool, stream);
-    if (error == cudaErrorMemoryAllocation) {
+    if (error == cudaSuccess) return error;
+    /* The error is returned here; left as the thread's last error, it would be
+     * reported again by the next launch check, as that launch's. (A sticky error
+     * stays whatever is done: cudaGetLastError cannot clear it.) */
+    cudaGetLastError();
+    if (error == cudaErrorMemoryAllocation)
         /* The pool keeps what it mapped while trying (it keeps everything: core.h),
          * so a request for more than the GPU has would go on holding the whole GPU,
          * from other processes too: give back what no allocation uses. */
-        cudaGetLastError(); /* an allocation failure is not sticky: clear it */
         cudaMemPoolTrimTo(ctx->pool, 0);
-    }
     return error;
 }
 
