@@ -23,17 +23,10 @@ import pyctk.driver as cuda
 from pyctk import gpuarray
 from pyctk._pycuda.gpuarrays import arithmetic, cumath
 
+from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
+
 pytestmark = pytest.mark.gpu
 
-DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                np.uint32, np.uint64, np.float32, np.float64, np.complex64, np.complex128)]
-OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-             "**": operator.pow, "//": operator.floordiv, "%": operator.mod, "&": operator.and_,
-             "|": operator.or_, "^": operator.xor, "==": operator.eq, "!=": operator.ne,
-             "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-IN_PLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
-            "**": operator.ipow, "//": operator.ifloordiv, "%": operator.imod, "&": operator.iand,
-            "|": operator.ior, "^": operator.ixor}
 SCALARS = [True, 3, -2, 2.5, 1.5j, np.int8(3), np.uint16(2), np.int64(-3), np.float32(0.75),
            np.float64(-1.25), np.complex64(1 - 2j), np.array(2.0)]
 

@@ -27,16 +27,9 @@ from pyctk import gpuarray
 from pyctk._pycuda.gpuarrays import arithmetic, copying, cumath, launching
 from pyctk._pycuda.kernels import source_modules
 
+from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
+
 BASE = 1 << 24  # the made-up device address of Device's memory
-DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                np.uint32, np.uint64, np.float32, np.float64, np.complex64, np.complex128)]
-OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-             "**": operator.pow, "//": operator.floordiv, "%": operator.mod, "&": operator.and_,
-             "|": operator.or_, "^": operator.xor, "==": operator.eq, "!=": operator.ne,
-             "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-IN_PLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
-            "**": operator.ipow, "//": operator.ifloordiv, "%": operator.imod, "&": operator.iand,
-            "|": operator.ior, "^": operator.ixor}
 SCALARS = [True, 1, 1.0, 1j, np.int8(1), np.uint16(1), np.int64(1), np.uint64(1), np.float32(1),
            np.float64(1), np.complex64(1), np.array(1.0)]
 # What NumPy computes for each Operation's name (the emulated kernels' arithmetic).
