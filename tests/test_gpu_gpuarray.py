@@ -271,6 +271,27 @@ def test_elementwise_kernel_range_slice_and_stream():
     assert sizes.get()[0] == 37
 
 
+def test_elementwise_kernel_on_arrays_apart_in_place_and_overlapping_views():
+    # Arrays apart run the __restrict__ build, in its own grid; an array passed twice and
+    # overlapping views run the source as written: each gives NumPy's answer.
+    n = 3 * 2**20 + 5  # past one wave of either grid, and not a multiple of a block
+    x, y = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+    x_gpu, y_gpu, z_gpu = gpuarray.to_gpu(x), gpuarray.to_gpu(y), gpuarray.empty(n, np.float32)
+    multiply_add = ElementwiseKernel("float *x, float *y, float *z", "z[i] = x[i] * y[i] + z[i]", "multiply_add")
+    z_gpu.fill(1)
+    multiply_add(x_gpu, y_gpu, z_gpu)
+    np.testing.assert_allclose(z_gpu.get(), x * y + 1, rtol=1e-6)
+    multiply_add(x_gpu, y_gpu, x_gpu)  # x is also the output
+    np.testing.assert_allclose(x_gpu.get(), x * y + x, rtol=1e-6)
+    both = gpuarray.to_gpu(np.arange(2 * n, dtype=np.float32))
+    # overlapping views, of which only the halves apart are read and written
+    multiply_add(both[:n], y_gpu, both[n // 2:n // 2 + n], range=slice(0, n // 2, 1))
+    expected = np.arange(2 * n, dtype=np.float32)
+    expected[n // 2:2 * (n // 2)] += expected[:n // 2] * y[:n // 2]
+    np.testing.assert_allclose(both.get(), expected, rtol=1e-6)
+    assert set(multiply_add._kernels) == {(False, True), (False, False), (True, False)}
+
+
 def test_elementwise_complex_arguments():
     z = gpuarray.to_gpu(np.array([1 + 1j, 2 - 1j], np.complex64))
     ElementwiseKernel("pycuda::complex<float> a, pycuda::complex<float> *z", "z[i] = a * z[i]")(2j, z)

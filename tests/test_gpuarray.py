@@ -19,6 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 from pyctk import elementwise, gpuarray
 from pyctk._pycuda.gpuarrays import copying, launching
+from pyctk._pycuda.gpuarrays.elementwise import apart
 from pyctk._pycuda.gpuarrays.array import compact_strides
 from pyctk._pycuda.kernels import source_modules
 
@@ -344,15 +345,38 @@ def test_each_kernel_family_launches_in_its_geometry(n, family, expected, monkey
         launching.geometry.cache_clear()
 
 
-def test_an_elementwise_kernel_launches_in_the_user_geometry(monkeypatch):
+def test_an_elementwise_kernel_launches_its_restrict_build_where_the_arrays_are_apart(monkeypatch):
     launches = []
-    monkeypatch.setattr(launching.Kernel, "__call__", lambda kernel, *args, **kwargs: launches.append(args[:2]))
+    monkeypatch.setattr(launching.Kernel, "__call__",
+                        lambda kernel, *args, **kwargs: launches.append(("__restrict__" in kernel.source, *args[:2])))
     monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
     launching.geometry.cache_clear()
-    kernel = elementwise.ElementwiseKernel("float *x", "x[i] = 1")
+    kernel = elementwise.ElementwiseKernel("float *x, float *y", "y[i] = x[i]")
+    x = gpuarray.GPUArray(1000, np.float32, gpudata=BASE)
+    y = gpuarray.GPUArray(1000, np.float32, gpudata=BASE + 4000)  # just past x
     try:
-        kernel(gpuarray.GPUArray(1000, np.float32, gpudata=BASE))
-        kernel(gpuarray.GPUArray(1000, np.float32, gpudata=BASE), range=slice(0, 1000, 2))
+        kernel(x, y)
+        kernel(x, y, range=slice(0, 1000, 2))
+        kernel(x, x)                                               # in place: the source as written
+        kernel(x, gpuarray.GPUArray(1000, np.float32, gpudata=BASE + 3996), range=slice(0, 1000, 2))
     finally:
         launching.geometry.cache_clear()
-    assert launches == [(8, 128), (4, 128)]
+    assert launches == [(True, 4, 256), (True, 2, 256), (False, 8, 128), (False, 4, 128)]
+
+
+@pytest.mark.parametrize("spans, expected", [
+    ([(100, 40)], True), ([(100, 40), (140, 8)], True), ([(140, 8), (100, 40)], True),
+    ([(100, 40), (139, 8)], False), ([(100, 40), (100, 40)], False), ([(100, 40), (120, 4)], False),
+    ([(100, 40), (120, 0)], True),                                  # an empty array reaches nothing
+    ([(0, 8), (200, 8), (8, 192)], True), ([(0, 8), (200, 8), (8, 193)], False),
+])
+def test_apart_is_pairwise_disjoint_byte_ranges(spans, expected):
+    assert apart(spans) is expected
+
+
+def test_the_restrict_build_declares_every_pointer_restrict_and_compiles():
+    kernel = elementwise.ElementwiseKernel("float a, float *x, double *y", "y[i] = a * x[i]", "axpy")
+    source = kernel.kernel(restrict=True).source
+    assert "axpy(float a, float *__restrict__ x, double *__restrict__ y, unsigned long n)" in source
+    assert "__restrict__" not in kernel.kernel().source
+    assert compile_for_sm90(kernel.kernel(restrict=True))[:4] == b"\x7fELF"

@@ -47,10 +47,12 @@ def needs_complex(*texts: str, dtypes: Sequence[np.dtype] = ()) -> bool:
 
 
 def source(arguments: Sequence[Argument], operation: str, name: str, preamble: str = "",
-           loop_prep: str = "", after_loop: str = "", use_range: bool = False) -> str:
-    """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride)."""
+           loop_prep: str = "", after_loop: str = "", use_range: bool = False,
+           restrict: bool = False) -> str:
+    """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride); ``restrict``: its
+    pointers declared ``__restrict__``, for calls whose arrays do not overlap (``apart``)."""
     header = COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
-    params = ", ".join([*(a.declarator() for a in arguments),
+    params = ", ".join([*(a.declarator(restrict) for a in arguments),
                         *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"])])
     if use_range:
         loop = ("long i;\n  for (i = start + (long) (cta_start + tid) * step; step < 0 ? i > stop : i < stop; "
@@ -82,11 +84,12 @@ def warp_shuffle(direction: str) -> str:
             "  return result;\n}\n")
 
 
-def vector_pointer(argument: Any, what: str) -> tuple[int, int]:
-    """(address, element count) of an array argument, which must be contiguous: a GPUArray
-    (``ptr``, ``size``, ``flags.forc``) or another library's GPU array."""
+def vector_pointer(argument: Any, what: str) -> tuple[int, int, int]:
+    """(address, element count, bytes) of an array argument, which must be contiguous: a
+    GPUArray (``ptr``, ``size``, ``nbytes``, ``flags.forc``) or another library's GPU array."""
     try:
-        address, size, contiguous = argument.ptr, argument.size, argument.flags.forc
+        address, size, nbytes = argument.ptr, argument.size, argument.nbytes
+        contiguous = argument.flags.forc
     except AttributeError:
         operand = interop.device_operand(argument)
         if operand is None:
@@ -96,10 +99,19 @@ def vector_pointer(argument: Any, what: str) -> tuple[int, int]:
         address = operand.pointer
         itemsize, shape, strides = operand.dtype.itemsize, operand.shape, operand.strides
         contiguous = is_c_contiguous(shape, strides, itemsize) or is_c_contiguous(shape[::-1], strides[::-1], itemsize)
+        nbytes = size * itemsize
     if not contiguous:
         raise RuntimeError(f"only contiguous arrays may be used as arguments to this operation "
                            f"({what}): make a copy first (x.copy())")
-    return int(address or 0), size
+    return int(address or 0), size, nbytes
+
+
+def apart(spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether the byte ranges ``(address, bytes)`` of a call's arrays are pairwise disjoint
+    (empty ones overlap nothing): then no array's stores reach another's loads, and the
+    kernel's pointers may be ``__restrict__``. The same array twice is not apart."""
+    ordered = sorted((address, address + nbytes) for address, nbytes in spans if nbytes)
+    return all(end <= start for (_, end), (start, _) in zip(ordered, ordered[1:]))
 
 
 def scalar_packer(argument: Argument) -> Any:
@@ -144,7 +156,10 @@ class ElementwiseKernel:
 
     Calling it, ``kernel(*args, range=None, slice=None, stream=None)``, launches over the
     first array argument's elements, or ``range`` (a ``slice``/``range`` with its step) or
-    ``slice`` (Python's slice of the first array's indices); it returns at once.
+    ``slice`` (Python's slice of the first array's indices); it returns at once. A call
+    whose arrays' memory does not overlap runs a second build of the source, its pointers
+    ``__restrict__`` (the loads of one element need not wait for another's store); a call
+    that passes one array twice, or overlapping views, runs the source as written.
 
     Examples
     --------
@@ -171,18 +186,20 @@ class ElementwiseKernel:
         self.operation, self.name, self.keep, self.options = operation, name, keep, options
         self.preamble = kwargs.get("preamble", "")
         self.loop_prep, self.after_loop = kwargs.get("loop_prep", ""), kwargs.get("after_loop", "")
-        self._kernels: dict[bool, Kernel] = {}
+        self._kernels: dict[tuple[bool, bool], Kernel] = {}
         self._packers = [scalar_packer(a) for a in self.arguments]
         self._first_vector = next(k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg))
 
-    def kernel(self, use_range: bool = False) -> Kernel:
-        """The plain kernel (over ``n``), or the one over ``range`` (``use_range``)."""
-        kernel = self._kernels.get(use_range)
+    def kernel(self, use_range: bool = False, restrict: bool = False) -> Kernel:
+        """The kernel over ``n``, or over ``range`` (``use_range``); with ``restrict``, the build
+        whose pointers are ``__restrict__``, for calls whose arrays are ``apart``. Each is
+        compiled (or read from the cache) when a call first needs it."""
+        kernel = self._kernels.get((use_range, restrict))
         if kernel is None:
             text = source(self.arguments, self.operation, self.name, self.preamble, self.loop_prep,
-                          self.after_loop, use_range)
+                          self.after_loop, use_range, restrict)
             codes = [struct_code(a) for a in self.arguments] + (["l", "l", "l"] if use_range else ["Q"])
-            kernel = self._kernels[use_range] = Kernel(text, self.name, codes, self.options)
+            kernel = self._kernels[(use_range, restrict)] = Kernel(text, self.name, codes, self.options)
         return kernel
 
     def __call__(self, *args: Any, range: Any = None, slice: Any = None, stream: Any = None,  # noqa: A002
@@ -193,31 +210,36 @@ class ElementwiseKernel:
             raise TypeError("pass range= or slice=, not both")
         if len(args) < len(self.arguments):
             raise TypeError(f"{self.name}() takes {len(self.arguments)} arguments, got {len(args)}")
-        values = []
+        values, spans = [], []
         for index, (argument, packer) in enumerate(zip(self.arguments, self._packers)):
             value = args[index]
             if isinstance(argument, VectorArg):
-                address, size = vector_pointer(value, f"{self.name}() argument {index} ({argument.name})")
+                address, size, nbytes = vector_pointer(value, f"{self.name}() argument {index} ({argument.name})")
                 if index == self._first_vector:
                     n = size
                 values.append(address)
+                spans.append((address, nbytes))
             else:
                 values.append(value if packer is None else packer(value))
         handle = stream_handle(stream)
+        # Arrays apart take the __restrict__ build in its own grid (GEOMETRIES); others, such
+        # as x passed as input and output, the plain one, whose stores may reach its loads.
+        restrict = apart(spans)
+        family = "user_apart" if restrict else "user"
         if slice is not None:
             range = _indices(slice, n)
         if range is None:
             if n:
-                blocks, threads = geometry(n, family="user")
-                self.kernel(False)(blocks, threads, handle, *values, n)
+                blocks, threads = geometry(n, family=family)
+                self.kernel(False, restrict)(blocks, threads, handle, *values, n)
             return
         start, stop, step = range.start or 0, range.stop, range.step
         if step is None or stop is None:
             raise ValueError("range= needs its stop and step, e.g. range=slice(0, n, 1)")
         count = len(_python_range(start, stop, step))
         if count:
-            blocks, threads = geometry(count, family="user")
-            self.kernel(True)(blocks, threads, handle, *values, start, stop, step)
+            blocks, threads = geometry(count, family=family)
+            self.kernel(True, restrict)(blocks, threads, handle, *values, start, stop, step)
 
     def get_texref(self, name: str, use_range: bool = False) -> Any:
         """Texture references are gone from CUDA 12 (PyCUDA's ``get_texref``): raises

@@ -45,8 +45,11 @@ class Geometry(NamedTuple):
 # Measured on an H100, 2^28 float32 (benchmarks/NOTES.md, gpuarray step 4): the arithmetic's
 # kernels ran fastest in 256 blocks of 256 a multiprocessor, a user's ElementwiseKernel (a*b+c)
 # at a thread an element in blocks of 128, CuPy's geometry; each 2-10% slower in the other's.
-# (Copies and fills take the "own" row unmeasured; on an H200 the grid moved neither kernel.)
-GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None)}
+# (Copies and fills take the "own" row unmeasured.) On an H200 no grid helped a kernel whose
+# loads wait for the last iteration's store; its __restrict__ build, for arrays apart, ran at
+# 99% of copy in 256 blocks of 256 a multiprocessor in a probe (step 5), hence "user_apart".
+GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None),
+              "user_apart": Geometry(256, 256)}
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
 # CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
 # and their count (none); padded to 8 bytes so that the arguments follow as they would alone.

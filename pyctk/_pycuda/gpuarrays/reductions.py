@@ -249,7 +249,7 @@ class ReductionKernel:
                 if hasattr(value, "_contiguous"):  # a GPUArray: through a copy if it has gaps
                     value = value._contiguous()
                     keep.append(value)
-                address, size = vector_pointer(value, f"{self.name}() argument {index} "
+                address, size, _ = vector_pointer(value, f"{self.name}() argument {index} "
                                                       f"({self.arguments[index].name})")
                 if index == self._first_vector:
                     first, n = value, size

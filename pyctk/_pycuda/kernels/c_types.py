@@ -112,8 +112,10 @@ class VectorArg(Argument):
 
     struct_char = "P"
 
-    def declarator(self) -> str:
-        return f"{dtype_to_ctype(self.dtype)} *{self.name}"
+    def declarator(self, restrict: bool = False) -> str:
+        """The C declaration; ``restrict``: promise that no other parameter reaches its memory
+        (``__restrict__``), which lets the compiler load ahead of the kernel's stores."""
+        return f"{dtype_to_ctype(self.dtype)} *{'__restrict__ ' if restrict else ''}{self.name}"
 
 
 class ScalarArg(Argument):
@@ -123,7 +125,8 @@ class ScalarArg(Argument):
     def struct_char(self) -> str:
         return f"{self.dtype.itemsize}s" if self.dtype.kind == "V" else self.dtype.char
 
-    def declarator(self) -> str:
+    def declarator(self, restrict: bool = False) -> str:
+        """The C declaration (``restrict`` is for pointers: a value aliases nothing)."""
         return f"{dtype_to_ctype(self.dtype)} {self.name}"
 
 
