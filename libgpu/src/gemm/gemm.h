@@ -2,8 +2,9 @@
  * kernel registry (tables.c, auto_table.c), the kernel image and its kernels
  * (images.c), and the product itself: the dispatch among cuBLAS and the kernels
  * (multiply.c), a kernel's launches (launch.c), cuBLAS (cublas.c), split k
- * (split_k.c), operands repacked for k-major kernels (repack.c), and copies
- * with casts of any arrays (convert.c). Builds on core/; calls nothing above. */
+ * (split_k.c), operands repacked for k-major kernels (repack.c), complex
+ * products as real ones (complex_real.c), and copies with casts of any arrays
+ * (convert.c). Builds on core/; calls nothing above. */
 #ifndef GPUMATMUL_GEMM_H
 #define GPUMATMUL_GEMM_H
 
@@ -147,6 +148,9 @@ struct kernels {
     CUfunction reduce[DTYPE_COUNT];
     CUfunction transpose; /* gemm_transpose_b32, for repack.c */
     CUfunction convert;   /* for convert.c */
+    /* expand[d]: complex_expand_<suffix> for each complex dtype of complex_plans
+     * (complex_real.c), NULL elsewhere. */
+    CUfunction expand[DTYPE_COUNT];
 };
 
 /* Loads the image that fits ctx's device, which must be current, and looks up
@@ -239,6 +243,33 @@ int repackable(const struct gemm *g);
  * cannot give the workspace. */
 gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                cudaStream_t stream);
+
+/* ---- Complex products as one real product (complex_real.c) ---- */
+
+/* A complex case that runs as a real product of its parts: `dtype` at
+ * `precision` as `real_dtype` at `real_precision`. */
+struct complex_plan {
+    gpumatmul_dtype dtype;
+    gpumatmul_precision precision;
+    gpumatmul_dtype real_dtype;
+    gpumatmul_precision real_precision;
+};
+#define COMPLEX_PLAN_COUNT 3
+extern const struct complex_plan complex_plans[COMPLEX_PLAN_COUNT];
+
+/* Whether complex_real_gemm runs g: a case of complex_plans, of shape class
+ * SHAPE_MEDIUM or larger, B within the expansion's grid, and the workspace
+ * (B expanded, twice its size, and A's copy if A is transposed) within
+ * g->workspace_max. */
+int complex_as_real(const struct gemm *g);
+
+/* g (complex, k > 0) as one real product on the kernels of its real dtype:
+ * B expanded into a workspace from the context's pool (and A copied there if
+ * it is transposed), then the real product through multiply, the workspace
+ * freed after, all on `stream`. OUT_OF_MEMORY if the pool cannot give the
+ * workspace. */
+gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker,
+                                   const struct gemm *g, cudaStream_t stream);
 
 /* ---- Split k (split_k.c) ---- */
 

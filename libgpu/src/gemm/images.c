@@ -47,22 +47,33 @@ gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *
     return GPUMATMUL_SUCCESS;
 }
 
-/* The split-k reductions of the dtypes some family may split, the transpose
+/* The split-k reductions of the dtypes some family may split, the expansions
+ * of the complex dtypes complex_real.c runs as real ones, the transpose
  * repack.c launches and convert.c's copy. */
 static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) {
-    unsigned split = 0;
-    int f, d;
+    unsigned split = 0, complex_dtypes = 0;
+    int f, d, i;
     gpumatmul_status status;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) split |= kernel_families[f].split_dtypes;
+    for (i = 0; i < COMPLEX_PLAN_COUNT; ++i) complex_dtypes |= 1u << complex_plans[i].dtype;
     for (d = 0; d < DTYPE_COUNT; ++d) {
         char symbol[64];
-        if (!((split >> d) & 1u)) continue;
-        snprintf(symbol, sizeof symbol, "gemm_reduce_%s", dtype_infos[d].kernel_suffix);
-        if ((status = check_driver(&ctx->driver,
-                                   ctx->driver.module_get_function(&k->reduce[d], k->module,
-                                                                   symbol),
-                                   symbol)))
-            return status;
+        if ((split >> d) & 1u) {
+            snprintf(symbol, sizeof symbol, "gemm_reduce_%s", dtype_infos[d].kernel_suffix);
+            if ((status = check_driver(&ctx->driver,
+                                       ctx->driver.module_get_function(&k->reduce[d], k->module,
+                                                                       symbol),
+                                       symbol)))
+                return status;
+        }
+        if ((complex_dtypes >> d) & 1u) {
+            snprintf(symbol, sizeof symbol, "complex_expand_%s", dtype_infos[d].kernel_suffix);
+            if ((status = check_driver(&ctx->driver,
+                                       ctx->driver.module_get_function(&k->expand[d], k->module,
+                                                                       symbol),
+                                       symbol)))
+                return status;
+        }
     }
     if ((status = check_driver(&ctx->driver,
                                ctx->driver.module_get_function(&k->transpose, k->module,

@@ -1,6 +1,7 @@
-/* One GPU's product: cuBLAS or a kernel family (maybe with split k, or with
- * operands repacked for a k-major kernel), as the registry, AUTO's table and the
- * operands' layouts say; and k == 0, which writes zeros. */
+/* One GPU's product: cuBLAS or a kernel family (maybe with split k, with
+ * operands repacked for a k-major kernel, or for a complex product as a real
+ * one), as the registry, AUTO's table and the operands' layouts say; and
+ * k == 0, which writes zeros. */
 #include "gemm/gemm.h"
 
 /* Whether the stored matrices' rows follow one another at the same pitch, so
@@ -50,6 +51,9 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
         const int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch,
                                               layouts | 1u << PARAMS_TMA_K_MAJOR, shapes);
         int64_t splits;
+        /* A complex product large enough: one real product (complex_real.c). */
+        if (complex_as_real(g) && (!g->automatic || f == g->family))
+            return complex_real_gemm(ctx, worker, g, stream);
         if (k_major != f && kernel_families[k_major].params == PARAMS_TMA_K_MAJOR &&
             repackable(g) && (!g->automatic || k_major == g->family))
             return repacked_gemm(ctx, g, k_major, stream);
