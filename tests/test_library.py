@@ -192,7 +192,7 @@ FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"
 DTYPE_NAMES = [name[len("GPUMATMUL_"):].lower() for name in released_constants("gpumatmul_dtype")]
 COMPUTES = {
     "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
-    "tf32": {"tiled": {"float32"}, "cublas": {"float32", "complex64"}},
+    "tf32": {"tiled": {"float32", "complex64"}, "cublas": {"float32", "complex64"}},
     "fp16_accumulate": {"tiled": set(), "cublas": {"float16"}},
 }
 

@@ -103,7 +103,7 @@ def test_unknown_backend_or_precision_names_the_choices(name, value, choices, no
 @pytest.mark.parametrize("dtype, keywords, names", [
     (np.int32, {"backend": "cublas"}, "tiled"),       # cuBLAS has no integer products
     (np.bool_, {"backend": "cublas"}, "tiled"),
-    (np.complex64, {"precision": "tf32", "backend": "tiled"}, "cublas"),
+    (np.float16, {"precision": "fp16_accumulate", "backend": "tiled"}, "cublas"),
     (np.float64, {"precision": "tf32"}, None),        # TF32 is for float32 and complex64 only
     (np.float32, {"precision": "fp16_accumulate"}, None),
 ])

@@ -143,14 +143,16 @@ typedef enum gpumatmul_precision {
     /* Every product and sum in the dtype's own precision (FLOAT16 and BFLOAT16:
      * in float32, rounded once at the end), as NumPy computes. */
     GPUMATMUL_PRECISION_HIGHEST = 0,
-    /* FLOAT32 and COMPLEX64 only (TILED: FLOAT32 only): products on TF32
-     * tensor cores (operands rounded to 10 mantissa bits, sums in float32).
-     * Relative error about 1e-3 instead of 1e-6; several times faster on Ampere
-     * and newer. TF32 allows the shortcut without asking for it: the TILED
-     * backend takes it on compute capability 9.0 (operands 16-byte aligned with
-     * pitches of whole 16 bytes where they are contiguous along k; the others
-     * it first transposes into a workspace from the context's pool), and
-     * otherwise computes in full float32 on compute capability 7.0 and newer. */
+    /* FLOAT32 and COMPLEX64 only: products on TF32 tensor cores (operands
+     * rounded to 10 mantissa bits, sums in float32). Relative error about 1e-3
+     * instead of 1e-6; several times faster on Ampere and newer. TF32 allows
+     * the shortcut without asking for it: the TILED backend takes it on
+     * compute capability 9.0 (operands 16-byte aligned with pitches of whole
+     * 16 bytes where they are contiguous along k; the others it first
+     * transposes into a workspace from the context's pool; COMPLEX64 from
+     * m * n * k * batch_count above 512^3, as one FLOAT32 product of its parts
+     * with B expanded into such a workspace), and otherwise computes in full
+     * float32 on compute capability 7.0 and newer. */
     GPUMATMUL_PRECISION_TF32 = 1,
     /* FLOAT16 only, cuBLAS only: sums in float16 too. Relative error about 1e-2
      * for k in the thousands, and overflow above 65504; faster on tensor cores. */

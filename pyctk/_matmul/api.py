@@ -77,7 +77,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
         float32). ``"tf32"`` (float32 and complex64) multiplies on TF32
         tensor cores: relative error about 1e-3, several times faster (the
-        tiled backend: float32, on an H100; elsewhere in full float32).
+        tiled backend: on an H100, float32, and complex64 products of more
+        than 512**3 multiply-adds; elsewhere in full float32).
         ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
     axes : list, optional
         Where the matrices are, as numpy.matmul's (a gufunc's) ``axes=``: a

@@ -71,12 +71,12 @@ static void check_tables(void) {
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT16,
                                      GPUMATMUL_PRECISION_FP16_ACCUMULATE) == GPUMATMUL_SUCCESS,
           "cublas multiplies float16 with float16 sums");
-    check(fails_with(gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_COMPLEX64,
+    check(fails_with(gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_COMPLEX128,
                                                 GPUMATMUL_PRECISION_TF32),
                      GPUMATMUL_ERROR_NOT_SUPPORTED,
-                     "precision tf32 applies to float32 with the tiled backend; float32 and "
-                     "complex64 with the cublas backend"),
-          "tiled has no complex64 tf32, and the message says where tf32 applies");
+                     "precision tf32 applies to float32 and complex64 with the tiled backend; "
+                     "float32 and complex64 with the cublas backend"),
+          "tiled has no complex128 tf32, and the message says where tf32 applies");
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
                                      GPUMATMUL_PRECISION_TF32) == GPUMATMUL_SUCCESS,
           "auto multiplies float32 in tf32 (with cuBLAS)");
@@ -153,10 +153,10 @@ static void check_arguments(gpumatmul_context *ctx) {
     check(fails_with(MATMUL(cublas, GPUMATMUL_INT32, highest, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0),
                      GPUMATMUL_ERROR_NOT_SUPPORTED, "cublas backend does not multiply int32"),
           "cublas refuses int32");
-    check(fails_with(MATMUL(tiled, GPUMATMUL_COMPLEX64, GPUMATMUL_PRECISION_TF32, 2, 2, 2, 1, 2, 0,
-                            2, 0, 2, 0),
+    check(fails_with(MATMUL(tiled, GPUMATMUL_COMPLEX128, GPUMATMUL_PRECISION_TF32, 2, 2, 2, 1, 2,
+                            0, 2, 0, 2, 0),
                      GPUMATMUL_ERROR_NOT_SUPPORTED, "tf32"),
-          "tiled refuses complex64 in tf32");
+          "tiled refuses complex128 in tf32");
     check(fails_with(MATMUL(any, (gpumatmul_dtype)99, highest, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0),
                      GPUMATMUL_ERROR_INVALID_ARGUMENT, "dtype 99"),
           "a dtype outside the enum is rejected");

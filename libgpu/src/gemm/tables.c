@@ -89,6 +89,11 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
      GEMM_SIMT_MIN_ARCH, ANY_ARCH, ONLY(GPUMATMUL_FLOAT32),
      HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, ONLY(GPUMATMUL_FLOAT32),
      ALL_SHAPES},
+    /* gemm_tiled.cu for complex64 at precision TF32, exactly (which TF32 allows):
+     * the products too small to run as one float32 product on TF32 tensor cores
+     * (complex_real.c), and those whose workspace does not fit. */
+    {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
+     ONLY(GPUMATMUL_COMPLEX64), ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
