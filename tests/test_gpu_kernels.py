@@ -2,11 +2,13 @@
 tile (the float32, float64 and float16/bfloat16 kernels tile C by 128 x 256, 128 x 64 and
 128 x 256, k by 16 or 32), each transpose pair, pointers off 16-byte alignment, odd row
 pitches, strided and broadcast batches. C is poisoned with NaN first: every element must be
-written, and nothing past n. Compared with NumPy in float64 on the same (rounded) operands.
-Tiny float32 products (up to 32^3 multiply-adds, at either precision) take the plain tiled
-kernel rather than gemm_simt: SHAPES and the batches have products on both sides of that line.
-Float32 products whose grid leaves multiprocessors idle take split k (libgpu/src/gemm/split_k.c):
-its cases are at the end."""
+written, and nothing past n. Compared with NumPy in float64 (complex128) on the same (rounded)
+operands. Tiny float32 products (up to 32^3 multiply-adds, at either precision) take the plain
+tiled kernel rather than gemm_simt: SHAPES and the batches have products on both sides of that
+line. Float32 products whose grid leaves multiprocessors idle take split k
+(libgpu/src/gemm/split_k.c): its cases come after the others. Complex products of more than
+512^3 multiply-adds run as one real product (libgpu/src/gemm/complex_real.c), the smaller ones
+on the complex kernels: SHAPES are all small, the complex cases at the end are large."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pytest
 import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
+from pyctk._matmul import options as _host_options
 
 from cuda_runtime import DeviceBuffer, check, cudart
 
@@ -29,7 +32,8 @@ except ImportError:  # pragma: no cover - ml_dtypes comes with the test extra
 pytestmark = pytest.mark.gpu
 
 # dtype: (gpumatmul_dtype, relative Frobenius tolerance)
-DTYPES = {np.float32: (0, 1e-5), np.float64: (1, 1e-12), np.float16: (2, 2e-3)}
+DTYPES = {np.float32: (0, 1e-5), np.float64: (1, 1e-12), np.float16: (2, 2e-3),
+          np.complex64: (4, 1e-5), np.complex128: (5, 1e-12)}
 if bfloat16 is not None:
     DTYPES[bfloat16] = (3, 1.6e-2)
 
@@ -45,6 +49,14 @@ def stored(flat, offset, rows, cols, ld):
                                            (ld * flat.itemsize, flat.itemsize))
 
 
+def random_values(rng, count, dtype):
+    """`count` standard normal values; complex ones with both parts drawn (neither zero)."""
+    values = rng.standard_normal(count)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(count)
+    return values.astype(dtype)
+
+
 def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False,
                   seed=0, precision=0, tolerance=None):
     """C[z] = op(A[z]) op(B[z]) on the device, with A, B and C each `shift` elements past an
@@ -57,8 +69,8 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
     b_rows, b_cols = (n, k) if trans_b else (k, n)
     lda, ldb, ldc = a_cols + pad, b_cols + pad, n + pad
     stride_a, stride_b, stride_c = a_rows * lda + pad, 0 if broadcast_b else b_rows * ldb, m * ldc
-    a = rng.standard_normal(shift + batch * stride_a).astype(dtype)
-    b = rng.standard_normal(shift + max(batch * stride_b, b_rows * ldb)).astype(dtype)
+    a = random_values(rng, shift + batch * stride_a, dtype)
+    b = random_values(rng, shift + max(batch * stride_b, b_rows * ldb), dtype)
     c = np.full(shift + batch * stride_c, np.nan, dtype)
     size = a.itemsize
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
@@ -69,11 +81,12 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
                       stride_b, at(dc), ldc, stride_c, None)
         c = dc.to_array(c.shape, dtype)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
     for z in range(batch):
-        op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda).astype(np.float64)
-        op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb).astype(np.float64)
+        op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda).astype(wide)
+        op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb).astype(wide)
         expected = (op_a.T if trans_a else op_a) @ (op_b.T if trans_b else op_b)
-        result = stored(c, shift + z * stride_c, m, ldc, ldc).astype(np.float64)
+        result = stored(c, shift + z * stride_c, m, ldc, ldc).astype(wide)
         assert not np.isnan(result[:, :n]).any(), f"matrix {z}: elements left unwritten"
         assert np.isnan(result[:, n:]).all(), f"matrix {z}: the padding past n was written"
         scale = np.linalg.norm(expected) or 1.0
@@ -242,6 +255,149 @@ def test_split_k_without_memory_for_its_workspace_is_out_of_memory(splits_here):
                 check(runtime.cudaFree(fillers.pop()), "cudaFree")
             _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
             np.testing.assert_array_equal(dc.to_array((m, n), np.float32), np.full((m, n), k))
+    finally:
+        for pointer in fillers:
+            runtime.cudaFree(pointer)
+        _library.call("gpumatmul_destroy", context)
+
+
+# ---- Complex products as one real product (libgpu/src/gemm/complex_real.c) ----
+#
+# From SHAPE_MEDIUM (m * n * k * batch > 512^3) a complex product runs as one real product:
+# A's real view (A copied untransposed first when it is stored transposed) times B expanded
+# into E^T in a workspace, on gemm_simt, TF32 wgmma or gemm_dmma. The smaller ones keep the
+# complex kernel (DTYPES' cases above). Every case here is above the line.
+
+COMPLEX = [np.complex64, np.complex128]
+# 520 x 600 x 520: the brief's example; 129 x 1031 x 1031: every size off the tiles, odd k
+# (E^T's rows padded to 16 bytes); 1100 x 70 x 2001: a thin C, a long k.
+COMPLEX_SHAPES = [(520, 600, 520), (129, 1031, 1031), (1100, 70, 2001)]
+
+
+def is_large(m, n, k, batch=1):
+    return m * n * k * batch > 512**3
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", COMPLEX_SHAPES)
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_as_one_real_product_every_transpose(dtype, m, n, k, trans_a, trans_b):
+    """Aligned operands (the real view's pitches whole 16 bytes where lda is even), then
+    pointers off 16 bytes and odd pitches, which the real kernels read element by element."""
+    assert is_large(m, n, k)
+    for shift, pad, seed in ((0, 0, m), (1, 3, n), (2, 1, k)):
+        check_product(dtype, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: np.dtype(d).name)
+def test_complex_as_one_real_product_batches(dtype, broadcast_b):
+    """Strided batches (odd strides: check_product pads them), and B broadcast (stride 0:
+    expanded once for every matrix of the batch)."""
+    for m, n, k, trans_a, trans_b, batch, shift, pad, seed in (
+            (300, 260, 600, 0, 1, 3, 0, 4, 14), (130, 300, 520, 1, 0, 7, 1, 0, 15),
+            (200, 210, 330, 1, 1, 11, 2, 3, 16)):
+        assert is_large(m, n, k, batch)
+        check_product(dtype, m, n, k, trans_a, trans_b, batch=batch, shift=shift, pad=pad,
+                      broadcast_b=broadcast_b, seed=seed)
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (32, 32, 32), (200, 260, 36)] + COMPLEX_SHAPES)
+def test_complex64_tf32(m, n, k, trans_a, trans_b):
+    """complex64 at precision TF32: the small products on the complex kernel (exactly), the
+    large ones as one float32 product at TF32 (on an H100 TF32 wgmma for operands TMA
+    describes: aligned, even lda; the others in full float32)."""
+    for shift, pad, seed in ((0, 0, m), (4, 4, n), (1, 3, k)):
+        check_product(np.complex64, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed,
+                      precision=1, tolerance=1e-2)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+def test_complex64_tf32_batches(broadcast_b):
+    assert is_large(136, 264, 1300, 3) and is_large(64, 512, 1100, 5)
+    check_product(np.complex64, 136, 264, 1300, 0, 0, batch=3, pad=4, broadcast_b=broadcast_b,
+                  precision=1, tolerance=1e-2, seed=17)
+    check_product(np.complex64, 64, 512, 1100, 1, 1, batch=5, broadcast_b=broadcast_b,
+                  precision=1, tolerance=1e-2, seed=18)
+
+
+def compute_capability() -> str:
+    return pyctk.info()["devices"][0]["compute_capability"]
+
+
+def relative_error(result, a, b):
+    expected = a.astype(np.complex128) @ b.astype(np.complex128)
+    return np.linalg.norm(result - expected) / np.linalg.norm(expected)
+
+
+def test_complex64_tf32_runs_on_tf32_tensor_cores_from_shape_medium():
+    """On an H100 a large complex64 product at TF32 has TF32's errors (the float32 product ran
+    on TF32 wgmma); a small one is exact (the complex kernel). Elsewhere both are exact."""
+    rng = np.random.default_rng(19)
+    errors = {}
+    for m, n, k in ((64, 64, 64), (520, 600, 520)):
+        a = random_values(rng, m * k, np.complex64).reshape(m, k)
+        b_t = random_values(rng, n * k, np.complex64).reshape(n, k)
+        result = pyctk.matmul(a, b_t.T, backend="tiled", precision="tf32")
+        errors[is_large(m, n, k)] = relative_error(result, a, b_t.T)
+    assert errors[False] <= 1e-5, errors
+    if compute_capability() == "9.0":
+        assert 10 * errors[False] < errors[True] < 1e-2, errors
+    else:
+        assert errors[True] <= 1e-5, errors
+
+
+def test_complex_workspace_beyond_the_limit_takes_the_complex_kernel(monkeypatch):
+    """Host operands under PYCTK_DEVICE_MEMORY_LIMIT: 1024^3 complex64 streams in 4 tiles of
+    256 rows (16 MiB of tiles); B's expansion, 16 MiB, fits a 40 MiB limit beside them but not
+    a 24 MiB one (workspace_max: what the tiles leave), where the complex kernel computes the
+    tiles instead, exactly although TF32 was asked for. On an H100 the TF32 errors show which
+    ran; elsewhere both are exact."""
+    rng = np.random.default_rng(20)
+    a = random_values(rng, 1024 * 1024, np.complex64).reshape(1024, 1024)
+    b = random_values(rng, 1024 * 1024, np.complex64).reshape(1024, 1024)
+    errors = {}
+    for limit in ("24M", "40M"):
+        monkeypatch.setenv(_host_options.LIMIT_VARIABLE, limit)
+        errors[limit] = relative_error(pyctk.matmul(a, b, backend="tiled", precision="tf32"),
+                                       a, b)
+    assert errors["24M"] <= 1e-5, errors
+    if compute_capability() == "9.0":
+        assert 10 * errors["24M"] < errors["40M"] < 1e-2, errors
+    else:
+        assert errors["40M"] <= 1e-5, errors
+
+
+def test_complex_without_memory_for_its_workspace_is_out_of_memory():
+    """As split k's: a context of its own (an empty pool) and the rest of the GPU's memory
+    taken: the product fails with OutOfMemoryError naming the workspace; with the memory back,
+    it computes."""
+    m = n = k = 1024
+    runtime = cudart()
+    context, fillers = ctypes.c_void_p(), []
+    _library.call("gpumatmul_create", ctypes.byref(context), 0)
+    try:
+        with DeviceBuffer.from_array(np.full((m, k), 1 + 1j, np.complex64)) as da, \
+                DeviceBuffer.from_array(np.full((k, n), 1 + 2j, np.complex64)) as db, \
+                DeviceBuffer(m * n * 8) as dc:
+            arguments = (context, 1, 4, 0, 0, 0, m, n, k, 1, da.pointer, k, 0, db.pointer, n,
+                         0, dc.pointer, n, 0, None)
+            for size in (256 << 20, 1 << 20):  # take what is free
+                while True:
+                    pointer = ctypes.c_void_p()
+                    if runtime.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(size)):
+                        break
+                    fillers.append(pointer)
+            runtime.cudaGetLastError()
+            with pytest.raises(pyctk.OutOfMemoryError, match="complex product's real operands"):
+                _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+            while fillers:
+                check(runtime.cudaFree(fillers.pop()), "cudaFree")
+            _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+            # (1 + i)(1 + 2i) = -1 + 3i, k times: exact in float32.
+            np.testing.assert_array_equal(dc.to_array((m, n), np.complex64),
+                                          np.full((m, n), k * (-1 + 3j), np.complex64))
     finally:
         for pointer in fillers:
             runtime.cudaFree(pointer)
