@@ -4,8 +4,9 @@
                                 [--json results.json] [--quick]
     python benchmarks/plot.py results.json              # the PNG plots (needs matplotlib)
 
-Every row has kind, backend, dtype, n, seconds and tflops (2 n^3 flops over seconds; None
-where the row times no product of its own); some kinds add fields, named below.
+Every row has kind, backend, dtype, n, seconds and tflops (2 n^3 flops over seconds, 8 n^3 for
+complex dtypes; None where the row times no product of its own); some kinds add fields, named
+below.
 
 - "device": operands already on the GPU (allocated through PyTorch), device time (CUDA
   events) around gpumatmul_matmul_device per backend ("tiled", "cublas") and around
@@ -80,7 +81,8 @@ import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
-DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}  # gpumatmul_dtype
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpumatmul_dtype
+               "complex64": 4, "complex128": 5}
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
@@ -111,8 +113,9 @@ def note(text: str) -> None:
 
 def row(kind: str, backend: str, dtype: str, n: int, seconds: float, **extra) -> dict:
     """One result of an n x n by n x n product: the fields every row has, then ``extra``."""
+    flops = (8 if MODES.get(dtype, (dtype,))[0].startswith("complex") else 2) * n**3
     return {"kind": kind, "backend": backend, "dtype": dtype, "n": n, "seconds": seconds,
-            "tflops": 2 * n**3 / seconds / 1e12, **extra}
+            "tflops": flops / seconds / 1e12, **extra}
 
 
 # ---------------------------------------------------------------------------
@@ -214,8 +217,9 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 
 # Device-row "dtypes" that are a precision mode: (operand dtype, gpumatmul_precision, B
 # transposed). TF32 twice: a @ b, and a @ b.T, the layout the tiled backend's TF32 kernel
-# reads as it is (a @ b it reads after transposing B).
-MODES = {"tf32": ("float32", 1, 0), "tf32-abt": ("float32", 1, 1)}
+# reads as it is (a @ b it reads after transposing B); complex64 at TF32 (the tiled backend:
+# one float32 product at TF32, B expanded into the layout that kernel reads).
+MODES = {"tf32": ("float32", 1, 0), "tf32-abt": ("float32", 1, 1), "c64-tf32": ("complex64", 1, 0)}
 
 
 def device_rows(sizes, dtypes, repeats):
