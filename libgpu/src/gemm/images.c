@@ -47,42 +47,43 @@ gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *
     return GPUMATMUL_SUCCESS;
 }
 
+/* The kernel `symbol` of ctx's module into *function. */
+static gpumatmul_status load_kernel(gpumatmul_context *ctx, struct kernels *k, CUfunction *function,
+                                    const char *symbol) {
+    return check_driver(&ctx->driver, ctx->driver.module_get_function(function, k->module, symbol),
+                        symbol);
+}
+
+/* prefix + the dtype's kernel_suffix into functions[d], for each dtype d whose
+ * bit `dtypes` sets. */
+static gpumatmul_status load_per_dtype(gpumatmul_context *ctx, struct kernels *k,
+                                       CUfunction functions[DTYPE_COUNT], const char *prefix,
+                                       unsigned dtypes) {
+    int d;
+    gpumatmul_status status;
+    for (d = 0; d < DTYPE_COUNT; ++d) {
+        char symbol[64];
+        if (!((dtypes >> d) & 1u)) continue;
+        snprintf(symbol, sizeof symbol, "%s%s", prefix, dtype_infos[d].kernel_suffix);
+        if ((status = load_kernel(ctx, k, &functions[d], symbol))) return status;
+    }
+    return GPUMATMUL_SUCCESS;
+}
+
 /* The split-k reductions of the dtypes some family may split, the expansions
  * of the complex dtypes complex_real.c runs as real ones, the transpose
  * repack.c launches and convert.c's copy. */
 static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) {
     unsigned split = 0, complex_dtypes = 0;
-    int f, d, i;
+    int f, i;
     gpumatmul_status status;
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) split |= kernel_families[f].split_dtypes;
     for (i = 0; i < COMPLEX_PLAN_COUNT; ++i) complex_dtypes |= 1u << complex_plans[i].dtype;
-    for (d = 0; d < DTYPE_COUNT; ++d) {
-        char symbol[64];
-        if ((split >> d) & 1u) {
-            snprintf(symbol, sizeof symbol, "gemm_reduce_%s", dtype_infos[d].kernel_suffix);
-            if ((status = check_driver(&ctx->driver,
-                                       ctx->driver.module_get_function(&k->reduce[d], k->module,
-                                                                       symbol),
-                                       symbol)))
-                return status;
-        }
-        if ((complex_dtypes >> d) & 1u) {
-            snprintf(symbol, sizeof symbol, "complex_expand_%s", dtype_infos[d].kernel_suffix);
-            if ((status = check_driver(&ctx->driver,
-                                       ctx->driver.module_get_function(&k->expand[d], k->module,
-                                                                       symbol),
-                                       symbol)))
-                return status;
-        }
-    }
-    if ((status = check_driver(&ctx->driver,
-                               ctx->driver.module_get_function(&k->transpose, k->module,
-                                                               "gemm_transpose_b32"),
-                               "gemm_transpose_b32")))
+    if ((status = load_per_dtype(ctx, k, k->reduce, "gemm_reduce_", split)) ||
+        (status = load_per_dtype(ctx, k, k->expand, "complex_expand_", complex_dtypes)) ||
+        (status = load_kernel(ctx, k, &k->transpose, "gemm_transpose_b32")))
         return status;
-    return check_driver(&ctx->driver,
-                        ctx->driver.module_get_function(&k->convert, k->module, "convert"),
-                        "convert");
+    return load_kernel(ctx, k, &k->convert, "convert");
 }
 
 /* Every family's kernels, with the dynamic shared memory beyond 48 KiB that a
@@ -90,27 +91,23 @@ static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) 
 static gpumatmul_status load_families(gpumatmul_context *ctx, struct kernels *k) {
     int f, d;
     gpumatmul_status status;
-    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
-        for (d = 0; d < DTYPE_COUNT; ++d) {
-            char symbol[64];
-            if (!((kernel_families[f].dtypes >> d) & 1u)) continue;
-            snprintf(symbol, sizeof symbol, "%s%s", kernel_families[f].prefix,
-                     dtype_infos[d].kernel_suffix);
-            if ((status = check_driver(&ctx->driver,
-                                       ctx->driver.module_get_function(&k->family[f][d],
-                                                                       k->module, symbol),
-                                       symbol)))
-                return status;
-            if (kernel_families[f].shared_bytes > 48 * 1024 &&
-                kernel_family_runs_on(f, kernel_images[k->image_index].arch) &&
+    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) {
+        const struct kernel_family *family = &kernel_families[f];
+        if ((status = load_per_dtype(ctx, k, k->family[f], family->prefix, family->dtypes)))
+            return status;
+        if (family->shared_bytes <= 48 * 1024 ||
+            !kernel_family_runs_on(f, kernel_images[k->image_index].arch))
+            continue;
+        for (d = 0; d < DTYPE_COUNT; ++d)
+            if (((family->dtypes >> d) & 1u) &&
                 (status = check_driver(&ctx->driver,
                                        ctx->driver.func_set_attribute(
                                            k->family[f][d],
                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           (int)kernel_families[f].shared_bytes),
-                                       symbol)))
+                                           (int)family->shared_bytes),
+                                       "cuFuncSetAttribute")))
                 return status;
-        }
+    }
     return GPUMATMUL_SUCCESS;
 }
 
