@@ -12,7 +12,8 @@ kernels win a class where they are faster at both of its sizes. TF32 is measured
 the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS under AUTO).
 
 --write rewrites libgpu/src/gemm/auto_table.c: one row for this GPU's kernel image architecture per
-dtype and precision, with the classes the kernels won (rows of other architectures are kept).
+dtype and precision measured, with the classes the kernels won (the other rows are kept);
+--cases measures only the cases named (e.g. --cases "complex64 tf32").
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ CASES = [
     ("float16", "GPUMATMUL_FLOAT16", "float16", "GPUMATMUL_PRECISION_HIGHEST", 0),
     ("bfloat16", "GPUMATMUL_BFLOAT16", "bfloat16", "GPUMATMUL_PRECISION_HIGHEST", 0),
     ("complex64", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("complex64 tf32", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_TF32", 0),
     ("complex128", "GPUMATMUL_COMPLEX128", "complex128", "GPUMATMUL_PRECISION_HIGHEST", 0),
 ]
 CODES = {"GPUMATMUL_FLOAT32": 0, "GPUMATMUL_FLOAT64": 1, "GPUMATMUL_FLOAT16": 2,
@@ -69,11 +71,14 @@ def seconds_per_call(run) -> float:
     return statistics.median(burst(calls) for _ in range(BURSTS))
 
 
-def measure() -> list[dict]:
+def measure(cases: list[str] | None = None) -> list[dict]:
+    """Both backends' times for each of CASES (those named in ``cases``, if given)."""
     import torch  # the operands: PyTorch's device tensors
     context = _contexts.context(0)
     rows = []
     for name, dtype, torch_dtype, precision, trans_b in CASES:
+        if cases and name not in cases:
+            continue
         for shape_class, sizes in CLASSES.items():
             for n in sizes:
                 a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, torch_dtype))
@@ -103,11 +108,13 @@ def winners(rows: list[dict]) -> dict[tuple[str, str], list[str]]:
 
 
 def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], table: Path = TABLE) -> None:
-    """The table (auto_table.c) with this architecture's rows replaced by `won`."""
+    """The table (auto_table.c) with this architecture's rows of the measured dtypes and
+    precisions replaced by `won`."""
     kept = []
     if table.exists():
         kept = [row for row in re.findall(r"^    \{\d+, [^}]*\},$", table.read_text(), re.M | re.S)
-                if not row.startswith(f"    {{{arch}, ")]
+                if not any(row.startswith(f"    {{{arch}, {dtype}, {precision},")
+                           for dtype, precision in won)]
     rows = [f"    {{{arch}, {dtype}, {precision},\n     {' | '.join(f'1u << {c}' for c in classes) or '0'}}},"
             for (dtype, precision), classes in won.items()]
     today = datetime.date.today().isoformat()
@@ -126,10 +133,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/gemm/auto_table.c")
     parser.add_argument("--json", default="auto-table.json")
+    parser.add_argument("--cases", nargs="+", choices=[case[0] for case in CASES],
+                        help="only these cases (the table's other rows are kept)")
     args = parser.parse_args()
     device = pyctk.info()["devices"][0]
     arch, gpu = device["kernel_image"]["arch"], device["name"]
-    rows = measure()
+    rows = measure(args.cases)
     won = winners(rows)
     for (dtype, precision), classes in won.items():
         print(f"{dtype:22} {precision:28} kernels faster on: {', '.join(classes) or '-'}")

@@ -50,6 +50,12 @@ def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path)
     assert ("{90, GPUMATMUL_FLOAT16, GPUMATMUL_PRECISION_HIGHEST,\n"
             "     1u << SHAPE_TINY | 1u << SHAPE_SMALL},") in text
     assert text.count("{90,") == 1 and "H100 (sm_90)" in text
+    # a run of some cases (--cases) replaces their rows only
+    auto_table.write_table(90, "H200", {("GPUMATMUL_COMPLEX64", "GPUMATMUL_PRECISION_TF32"):
+                                        ["SHAPE_LARGE"]}, table)
+    text = table.read_text()
+    assert text.count("{90,") == 2 and "{90, GPUMATMUL_FLOAT16," in text
+    assert "{90, GPUMATMUL_COMPLEX64, GPUMATMUL_PRECISION_TF32,\n     1u << SHAPE_LARGE}," in text
 
 
 def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
