@@ -66,6 +66,19 @@ __device__ __forceinline__ void copy_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
 }
 
+// Loads the four 8x8 16-bit matrices whose rows start at the addresses the
+// lanes give (lane 8 j + r: row r of matrix j), transposed or not.
+template <bool TRANSPOSE>
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *row) {
+    const unsigned at = (unsigned)__cvta_generic_to_shared(row);
+    if (TRANSPOSE)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+}
+
 // One operand of a tensor-core kernel, streamed slab by slab into a ring in
 // shared memory: X(i, kk) = x[i * i_stride + kk * k_stride], i along M (A) or
 // N (B), each slab ROWS x BK. I_CONTIGUOUS (i_stride == 1) slabs are stored

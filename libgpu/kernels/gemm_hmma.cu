@@ -19,19 +19,6 @@
 
 #if __CUDA_ARCH__ >= 800
 
-// Loads the four 8x8 16-bit matrices whose rows start at the addresses the
-// lanes give (lane 8 j + r: row r of matrix j), transposed or not.
-template <bool TRANSPOSE>
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *row) {
-    const unsigned at = (unsigned)__cvta_generic_to_shared(row);
-    if (TRANSPOSE)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
-}
-
 // c += a @ b for one 16 x 8 x 16 piece of S (f16_bits or bf16_bits) with
 // float32 sums, fragments as PTX lays them out. An element type is one row:
 // its PTX name.

@@ -10,11 +10,12 @@
 #define GEMM_TRANSPOSE_TILE 32
 #define GEMM_TRANSPOSE_ROWS 8
 
-/* The one parameter of gemm_transpose_b32, passed by value; every field is 8
- * bytes, as in struct gemm_args. Matrix z of the batch, rows x cols 4-byte
- * elements at in + z * in_batch_stride with rows ld apart, is written
- * transposed (cols x rows) at out + z * out_batch_stride, rows out_ld apart.
- * Strides count elements. */
+/* The one parameter of gemm_transpose_b8 and gemm_transpose_b32 (1- and
+ * 4-byte elements), passed by value; every field is 8 bytes, as in struct
+ * gemm_args. Matrix z of the batch, rows x cols elements at
+ * in + z * in_batch_stride with rows ld apart, is written transposed
+ * (cols x rows) at out + z * out_batch_stride, rows out_ld apart. Strides
+ * count elements. */
 struct transpose_args {
     long long rows, cols;
     const void *in;

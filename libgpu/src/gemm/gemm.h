@@ -66,6 +66,9 @@ enum kernel_params {
     PARAMS_TMA,
     /* ... and that are both contiguous along k. */
     PARAMS_TMA_K_MAJOR,
+    /* struct gemm_args, for operands that are both contiguous along k (A not
+     * transposed, B transposed), of any alignment. */
+    PARAMS_K_MAJOR,
 };
 struct kernel_family {
     gpumatmul_backend backend; /* the backend value that selects it */
@@ -135,6 +138,10 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
 
 /* ---- The loaded kernels (images.c) ---- */
 
+/* The element sizes repack.c transposes (defined there), gemm_transpose_b<8 x size> each. */
+#define TRANSPOSE_SIZE_COUNT 2
+extern const size_t transpose_sizes[TRANSPOSE_SIZE_COUNT];
+
 /* What gpumatmul_create loads for a context's device: the image that fits it
  * and every registered kernel of that image. Only read after that: shared by
  * every thread. */
@@ -146,7 +153,7 @@ struct kernels {
     /* reduce[d]: gemm_reduce_<suffix> for each dtype some family may split
      * (split_dtypes), NULL elsewhere. */
     CUfunction reduce[DTYPE_COUNT];
-    CUfunction transpose; /* gemm_transpose_b32, for repack.c */
+    CUfunction transpose[TRANSPOSE_SIZE_COUNT]; /* by transpose_sizes, for repack.c */
     CUfunction convert;   /* for convert.c */
     /* expand[d]: complex_expand_<suffix> for each complex dtype of complex_plans
      * (complex_real.c), NULL elsewhere. */
@@ -232,12 +239,17 @@ gpumatmul_status convert_array(gpumatmul_context *ctx, const gpumatmul_array_des
 
 /* ---- Operands repacked for k-major kernels (repack.c) ---- */
 
-/* Whether repacked_gemm can run g on a PARAMS_TMA_K_MAJOR family: 4-byte
- * elements; an operand that is not contiguous along k within the transpose's
- * grid, its copy within g->workspace_max; one that is, described by TMA. */
-int repackable(const struct gemm *g);
+/* Whether family f takes operands contiguous along k only
+ * (PARAMS_TMA_K_MAJOR or PARAMS_K_MAJOR), those repacked_gemm gives it. */
+int takes_k_major(int f);
 
-/* g on family f (PARAMS_TMA_K_MAJOR) with each operand that is not contiguous
+/* Whether repacked_gemm can run g on family f (takes_k_major): elements of a
+ * size in transpose_sizes; an operand that is not contiguous along k within
+ * the transpose's grid, its copy within g->workspace_max; one that is, for
+ * PARAMS_TMA_K_MAJOR, described by TMA. */
+int repackable(const struct gemm *g, int f);
+
+/* g on family f (takes_k_major) with each operand that is not contiguous
  * along k first transposed into a workspace from the context's pool (rows of
  * whole 16 bytes), freed after, all on `stream`. OUT_OF_MEMORY if the pool
  * cannot give the workspace. */

@@ -80,9 +80,13 @@ static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) 
     for (f = 0; f < KERNEL_FAMILY_COUNT; ++f) split |= kernel_families[f].split_dtypes;
     for (i = 0; i < COMPLEX_PLAN_COUNT; ++i) complex_dtypes |= 1u << complex_plans[i].dtype;
     if ((status = load_per_dtype(ctx, k, k->reduce, "gemm_reduce_", split)) ||
-        (status = load_per_dtype(ctx, k, k->expand, "complex_expand_", complex_dtypes)) ||
-        (status = load_kernel(ctx, k, &k->transpose, "gemm_transpose_b32")))
+        (status = load_per_dtype(ctx, k, k->expand, "complex_expand_", complex_dtypes)))
         return status;
+    for (i = 0; i < TRANSPOSE_SIZE_COUNT; ++i) {
+        char symbol[32];
+        snprintf(symbol, sizeof symbol, "gemm_transpose_b%d", 8 * (int)transpose_sizes[i]);
+        if ((status = load_kernel(ctx, k, &k->transpose[i], symbol))) return status;
+    }
     return load_kernel(ctx, k, &k->convert, "convert");
 }
 

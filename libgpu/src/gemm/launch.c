@@ -73,7 +73,8 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                              cudaStream_t stream) {
     const struct kernel_family *family = &kernel_families[f];
-    const int tensor_maps = family->params != PARAMS_GEMM_ARGS; /* struct gemm_tma_args */
+    const int tensor_maps = /* struct gemm_tma_args */
+        family->params == PARAMS_TMA || family->params == PARAMS_TMA_K_MAJOR;
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t rows_per_launch = max_grid_x * family->tile_m;
     const int64_t cols_per_launch = max_grid_y * family->tile_n;

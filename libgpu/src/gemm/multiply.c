@@ -11,12 +11,13 @@ static int contiguous(const struct layout *l, int64_t batch) {
 }
 
 /* The kernel_params whose families take g's operands, as bits: every family
- * takes gemm_args; TMA families take operands TMA describes, the k-major ones
- * only those that are contiguous along k (A not transposed, B transposed). */
-static unsigned tma_layouts(const struct gemm *g) {
-    const unsigned any = 1u << PARAMS_GEMM_ARGS;
-    if (!tma_describes(g, g->a, &g->la) || !tma_describes(g, g->b, &g->lb)) return any;
-    return any | 1u << PARAMS_TMA | (!g->trans_a && g->trans_b) << PARAMS_TMA_K_MAJOR;
+ * takes gemm_args; the k-major ones only operands that are contiguous along k
+ * (A not transposed, B transposed); TMA families only operands TMA describes. */
+static unsigned operand_layouts(const struct gemm *g) {
+    const unsigned k_major = !g->trans_a && g->trans_b;
+    const unsigned plain = 1u << PARAMS_GEMM_ARGS | k_major << PARAMS_K_MAJOR;
+    if (!tma_describes(g, g->a, &g->la) || !tma_describes(g, g->b, &g->lb)) return plain;
+    return plain | 1u << PARAMS_TMA | k_major << PARAMS_TMA_K_MAJOR;
 }
 
 /* k == 0 on the device: C is zeros (an empty sum, as in NumPy). */
@@ -45,17 +46,18 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
         /* The first row whose params suit the operands; for AUTO, cuBLAS if that
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
         const int arch = kernels_arch(ctx);
-        const unsigned layouts = tma_layouts(g), shapes = shape_bit(g);
+        const unsigned layouts = operand_layouts(g), shapes = shape_bit(g);
         const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts, shapes);
         /* A family that takes k-major operands only, and would take these repacked. */
-        const int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch,
-                                              layouts | 1u << PARAMS_TMA_K_MAJOR, shapes);
+        const int k_major = kernel_family_for(
+            g->backend, g->dtype, g->precision, arch,
+            layouts | 1u << PARAMS_TMA_K_MAJOR | 1u << PARAMS_K_MAJOR, shapes);
         int64_t splits;
         /* A complex product large enough: one real product (complex_real.c). */
         if (complex_as_real(g) && (!g->automatic || f == g->family))
             return complex_real_gemm(ctx, worker, g, stream);
-        if (k_major != f && kernel_families[k_major].params == PARAMS_TMA_K_MAJOR &&
-            repackable(g) && (!g->automatic || k_major == g->family))
+        if (k_major != f && takes_k_major(k_major) && repackable(g, k_major) &&
+            (!g->automatic || k_major == g->family))
             return repacked_gemm(ctx, g, k_major, stream);
         if (!g->automatic || f == g->family)
             return (splits = k_splits(ctx, g, f)) > 1 ? split_k_gemm(ctx, g, f, splits, stream)

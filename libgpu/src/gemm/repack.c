@@ -1,14 +1,30 @@
 /* Operands repacked for the kernels that read k-major operands only
- * (PARAMS_TMA_K_MAJOR: TF32 wgmma, which cannot transpose): an operand that is
- * contiguous along M or N is transposed into a workspace from the context's
- * pool, so that a @ b runs on TF32 tensor cores as a @ b.T does, instead of in
- * full float32. The copy costs a read and a write of the operand: a few
- * percent of the product from n = 4096 up (benchmarks/NOTES.md, step 7). */
+ * (takes_k_major): TF32 wgmma (PARAMS_TMA_K_MAJOR), which cannot transpose,
+ * and gemm_imma (PARAMS_K_MAJOR), whose byte fragments ldmatrix cannot
+ * transpose. An operand that is contiguous along M or N is transposed into a
+ * workspace from the context's pool, so that a @ b runs on tensor cores as
+ * a @ b.T does, instead of on a kernel for every layout. The copy costs a
+ * read and a write of the operand: a few percent of the product from n = 4096
+ * up (benchmarks/NOTES.md, step 7). */
 #include "gemm/gemm.h"
 #include "gemm_transpose.h"
 
-/* The copies' rows: whole 16-byte pieces of 4-byte elements, as TMA wants. */
-static int64_t packed_ld(int64_t k) { return (k + 3) / 4 * 4; }
+const size_t transpose_sizes[TRANSPOSE_SIZE_COUNT] = {1, 4};
+
+/* The index in transpose_sizes of `size`; -1 if no transpose moves it. */
+static int transpose_index(size_t size) {
+    int i;
+    for (i = 0; i < TRANSPOSE_SIZE_COUNT; ++i)
+        if (transpose_sizes[i] == size) return i;
+    return -1;
+}
+
+/* The copies' rows: whole 16-byte pieces, as TMA and gemm_imma's 16-byte
+ * copies want. */
+static int64_t packed_ld(int64_t k, size_t size) {
+    const int64_t piece = 16 / (int64_t)size;
+    return (k + piece - 1) / piece * piece;
+}
 
 /* One operand: X(i, kk) for i < rows (M for A, N for B), stored as `l` at
  * `data`, contiguous along k or not. */
@@ -26,23 +42,32 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
 
 /* Elements of x's k-major copy (0 if it needs none). */
 static int64_t copy_elements(const struct gemm *g, const struct operand *x) {
-    return x->k_major ? 0 : stored_count(x->l, g->batch) * x->rows * packed_ld(g->k);
+    return x->k_major ? 0
+                      : stored_count(x->l, g->batch) * x->rows *
+                            packed_ld(g->k, dtype_infos[g->dtype].size);
 }
 
-int repackable(const struct gemm *g) {
+int takes_k_major(int f) {
+    return kernel_families[f].params == PARAMS_TMA_K_MAJOR ||
+           kernel_families[f].params == PARAMS_K_MAJOR;
+}
+
+int repackable(const struct gemm *g, int f) {
+    const size_t size = dtype_infos[g->dtype].size;
     struct operand x[2];
     int64_t elements = 0;
     int i;
-    if (dtype_infos[g->dtype].size != 4) return 0;
+    if (transpose_index(size) < 0) return 0;
     operands_of(g, x);
     for (i = 0; i < 2; ++i) {
         /* The transpose's grid has a block row per TILE stored rows (k of them). */
-        if (x[i].k_major ? !tma_describes(g, x[i].data, x[i].l)
+        if (x[i].k_major ? kernel_families[f].params == PARAMS_TMA_K_MAJOR &&
+                               !tma_describes(g, x[i].data, x[i].l)
                          : g->k > (int64_t)65535 * GEMM_TRANSPOSE_TILE)
             return 0;
         elements += copy_elements(g, &x[i]);
     }
-    return elements > 0 && elements <= g->workspace_max / 4;
+    return elements > 0 && elements <= g->workspace_max / (int64_t)size;
 }
 
 /* x transposed into `copy` (k-major, rows packed_ld(k) apart), and the layout
@@ -50,29 +75,31 @@ int repackable(const struct gemm *g) {
 static gpumatmul_status transpose(gpumatmul_context *ctx, const struct gemm *g,
                                   const struct operand *x, void *copy, struct layout *copy_layout,
                                   cudaStream_t stream) {
-    const int64_t ld = packed_ld(g->k), stored = stored_count(x->l, g->batch);
+    const size_t size = dtype_infos[g->dtype].size;
+    const int64_t ld = packed_ld(g->k, size), stored = stored_count(x->l, g->batch);
     const int64_t tile = GEMM_TRANSPOSE_TILE, max_grid_z = 65535;
     int64_t z;
     *copy_layout = (struct layout){x->rows, g->k, ld, stored == 1 ? 0 : x->rows * ld};
     /* As stored, x is k rows of `rows` elements: the copy is `rows` rows of k. */
     for (z = 0; z < stored; z += max_grid_z) {
         const struct transpose_args args = {
-            .rows = g->k, .cols = x->rows, .in = at(x->data, z * x->l->stride, 4),
+            .rows = g->k, .cols = x->rows, .in = at(x->data, z * x->l->stride, size),
             .ld = x->l->ld, .in_batch_stride = x->l->stride,
-            .out = at(copy, z * x->rows * ld, 4), .out_ld = ld, .out_batch_stride = x->rows * ld};
+            .out = at(copy, z * x->rows * ld, size), .out_ld = ld, .out_batch_stride = x->rows * ld};
         void *params[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
-            ctx->kernels->transpose, (unsigned)((x->rows + tile - 1) / tile),
+            ctx->kernels->transpose[transpose_index(size)], (unsigned)((x->rows + tile - 1) / tile),
             (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, max_grid_z),
             GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params, NULL);
         if (result != CUDA_SUCCESS)
-            return check_driver(&ctx->driver, result, "cuLaunchKernel (gemm_transpose_b32)");
+            return check_driver(&ctx->driver, result, "cuLaunchKernel (gemm_transpose)");
     }
     return GPUMATMUL_SUCCESS;
 }
 
 gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                cudaStream_t stream) {
+    const size_t size = dtype_infos[g->dtype].size;
     struct operand x[2];
     struct gemm packed = *g;
     void *workspace, *copy;
@@ -80,14 +107,14 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     int i;
     gpumatmul_status status;
     operands_of(g, x);
-    bytes = 4 * (copy_elements(g, &x[0]) + copy_elements(g, &x[1]));
+    bytes = (int64_t)size * (copy_elements(g, &x[0]) + copy_elements(g, &x[1]));
     if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "k-major copies", &workspace)))
         return status;
     for (copy = workspace, i = 0; i < 2 && !status; ++i) {
         if (x[i].k_major) continue;
         status = transpose(ctx, g, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
         *(i == 0 ? &packed.a : &packed.b) = copy;
-        copy = at(copy, copy_elements(g, &x[i]), 4);
+        copy = at(copy, copy_elements(g, &x[i]), size);
     }
     packed.trans_a = 0, packed.trans_b = 1; /* both contiguous along k now */
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);
