@@ -90,7 +90,7 @@ struct kernel_family {
      * the tiny products, which gemm_simt's large blocks finish later). */
     unsigned shapes;
 };
-#define KERNEL_FAMILY_COUNT 8
+#define KERNEL_FAMILY_COUNT 9
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image

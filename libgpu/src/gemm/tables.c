@@ -7,6 +7,7 @@
 #include "gemm/gemm.h"
 #include "gemm_dmma.h"
 #include "gemm_hmma.h"
+#include "gemm_imma.h"
 #include "gemm_simt.h"
 #include "gemm_tiled.h"
 #include "gemm_wgmma.h"
@@ -94,6 +95,13 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
      * (complex_real.c), and those whose workspace does not fit. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ONLY(GPUMATMUL_COMPLEX64), ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
+    /* gemm_imma.cu: int8, uint8 and bool on integer tensor cores, for operands
+     * contiguous along k (repack.c transposes the others). Not the tiny
+     * products: one gemm_tiled launch finishes those sooner than a transpose
+     * and a 128 x 128 block with 80 KiB of shared memory. */
+    {TILED, "gemm_imma_", GEMM_IMMA_M, GEMM_IMMA_N, GEMM_IMMA_THREADS, GEMM_IMMA_SHARED_BYTES, 80,
+     ANY_ARCH, ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
+     PARAMS_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
