@@ -16,13 +16,19 @@ __device__ __forceinline__ void gemm_transpose(const transpose_args &p) {
     const index_t z = blockIdx.z, row0 = (index_t)blockIdx.y * TILE, col0 = (index_t)blockIdx.x * TILE;
     const T *in = (const T *)p.in + z * p.in_batch_stride;
     T *out = (T *)p.out + z * p.out_batch_stride;
-    for (int r = threadIdx.y; r < TILE; r += GEMM_TRANSPOSE_ROWS)
+#pragma unroll
+    for (int step = 0; step < TILE / GEMM_TRANSPOSE_ROWS; ++step) {
+        const int r = threadIdx.y + step * GEMM_TRANSPOSE_ROWS;
         if (row0 + r < p.rows && col0 + threadIdx.x < p.cols)
             tile[r][threadIdx.x] = in[(row0 + r) * p.ld + col0 + threadIdx.x];
+    }
     __syncthreads();
-    for (int c = threadIdx.y; c < TILE; c += GEMM_TRANSPOSE_ROWS)
+#pragma unroll
+    for (int step = 0; step < TILE / GEMM_TRANSPOSE_ROWS; ++step) {
+        const int c = threadIdx.y + step * GEMM_TRANSPOSE_ROWS;
         if (col0 + c < p.cols && row0 + threadIdx.x < p.rows)
             out[(col0 + c) * p.out_ld + row0 + threadIdx.x] = tile[threadIdx.x][c];
+    }
 }
 
 // One entry point per element size, gemm_transpose_b<bits>: the sizes of
