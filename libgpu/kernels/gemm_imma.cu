@@ -45,10 +45,12 @@ __device__ __forceinline__ void mma_16x8x32(int (&c)[4], const unsigned (&a)[4],
 #undef MMA_16X8X32
 }
 
-// The stored byte of a sum: its low byte, or for bool whether it is non-zero.
+// The stored bytes of two sums, first in the low byte: each sum's low byte, or
+// for bool whether it is non-zero (its sums are not negative, so at most 1).
 template <bool BOOL>
-__device__ __forceinline__ unsigned stored_byte(int sum) {
-    return BOOL ? sum != 0 : (unsigned)sum & 0xffu;
+__device__ __forceinline__ unsigned short stored_pair(int x, int y) {
+    if (BOOL) x = min(x, 1), y = min(y, 1);
+    return (unsigned short)__byte_perm(x, y, 0x0040);
 }
 
 template <bool BOOL, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N>
@@ -128,8 +130,7 @@ __device__ void gemm_imma(const gemm_args &p) {
             for (int j = 0; j < TILES_N; ++j)
                 *(unsigned short *)&tile[(m_warp + i * 16 + h * 8 + group) * C_PITCH + n_warp +
                                          j * 8 + quad * 2] =
-                    (unsigned short)(stored_byte<BOOL>(acc[i][j][2 * h]) |
-                                     stored_byte<BOOL>(acc[i][j][2 * h + 1]) << 8);
+                    stored_pair<BOOL>(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
     __syncthreads();
     store_tile<S, BM, BN, C_PITCH, THREADS>(threadIdx.x, tile,
                                             (S *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0,
