@@ -11,7 +11,11 @@ below.
 - "device": operands already on the GPU (allocated through PyTorch), device time (CUDA
   events) around gpumatmul_matmul_device per backend ("tiled", "cublas") and around
   torch.matmul on the same tensors (TF32 off); warm-up call, median of --repeats. Run for
-  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time.
+  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time. int8, uint8
+  and bool (--dtypes int8 uint8 bool: full-range random values, bools half true) have the
+  tiled backend alone, beside "cupy" (cupy.matmul on the same memory, NumPy's product, where
+  CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not NumPy's
+  product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per product.
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
   "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
   10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
@@ -82,7 +86,10 @@ from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpumatmul_dtype
-               "complex64": 4, "complex128": 5}
+               "complex64": 4, "complex128": 5, "int8": 6, "uint8": 10, "bool": 14}
+# Device-row dtypes with no NumPy-exact product in cuBLAS or torch.matmul: the tiled backend
+# alone (gemm_imma on sm_80 and newer), beside the peers of integer_peers.
+INTEGERS = ("int8", "uint8", "bool")
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
@@ -222,9 +229,36 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 MODES = {"tf32": ("float32", 1, 0), "tf32-abt": ("float32", 1, 1), "c64-tf32": ("complex64", 1, 0)}
 
 
+def device_operand(torch, n: int, dtype: str):
+    """An n x n operand on the GPU: standard normal values, or integers over the dtype's whole
+    range, or bools half true."""
+    if dtype == "bool":
+        return torch.rand(n, n, device="cuda") < 0.5
+    if dtype in INTEGERS:
+        info = torch.iinfo(getattr(torch, dtype))
+        return torch.randint(info.min, info.max + 1, (n, n), device="cuda", dtype=getattr(torch, dtype))
+    return torch.randn(n, n, device="cuda", dtype=getattr(torch, dtype))
+
+
+def integer_peers(torch, dtype: str, a, b, c) -> dict:
+    """The peers of an integer or bool device row: torch.matmul has no integer product on the
+    GPU, torch._int_mm has int8 x int8 -> int32; cupy.matmul computes NumPy's product."""
+    peers = {}
+    if dtype == "int8" and hasattr(torch, "_int_mm"):
+        peers["torch-int_mm"] = lambda: torch._int_mm(a, b)
+    try:
+        import cupy
+    except ImportError:
+        note(f"CuPy not installed: no cupy {dtype} device rows")
+        return peers
+    ca, cb, cc = (cupy.asarray(t) for t in (a, b, c))
+    peers["cupy"] = lambda: cupy.matmul(ca, cb, out=cc)
+    return peers
+
+
 def device_rows(sizes, dtypes, repeats):
     """The GEMM alone: gpumatmul_matmul_strided_batched_device per backend and torch.matmul on
-    torch's tensors."""
+    torch's tensors (integer_peers for int8, uint8 and bool)."""
     try:
         import torch
     except ImportError:
@@ -235,18 +269,28 @@ def device_rows(sizes, dtypes, repeats):
     for dtype in dtypes:
         operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
         torch.backends.cuda.matmul.allow_tf32 = precision == 1
+        backends = {"tiled": BACKEND_CODES["tiled"]} if operand in INTEGERS else BACKEND_CODES
         for n in sizes:
-            a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, operand)) for _ in range(2))
+            a, b = (device_operand(torch, n, operand) for _ in range(2))
             c = torch.empty_like(a)
             runs = {
                 backend: (lambda code=code: _library.call(
                     "gpumatmul_matmul_strided_batched_device", context, code, DTYPE_CODES[operand],
                     precision, 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n, 0,
                     c.data_ptr(), n, 0, None))
-                for backend, code in BACKEND_CODES.items()}
-            runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)
+                for backend, code in backends.items()}
+            if operand in INTEGERS:
+                runs.update(integer_peers(torch, operand, a, b, c))
+            else:
+                runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)
             for name, run in runs.items():
-                run()
+                try:
+                    run()
+                except Exception as error:  # a peer without this dtype; pyctk's own must run
+                    if name in backends:
+                        raise
+                    note(f"{name} does not multiply {dtype}: {error}")
+                    continue
                 torch.cuda.synchronize()
                 times = []
                 for _ in range(repeats):

@@ -8,7 +8,8 @@ tiled kernel rather than gemm_simt: SHAPES and the batches have products on both
 line. Float32 products whose grid leaves multiprocessors idle take split k
 (libgpu/src/gemm/split_k.c): its cases come after the others. Complex products of more than
 512^3 multiply-adds run as one real product (libgpu/src/gemm/complex_real.c), the smaller ones
-on the complex kernels: SHAPES are all small, the complex cases at the end are large."""
+on the complex kernels: SHAPES are all small, the complex cases at the end are large. int8,
+uint8 and bool (on integer tensor cores from sm_80: gemm_imma) are compared exactly, last."""
 
 from __future__ import annotations
 
@@ -402,3 +403,136 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
         for pointer in fillers:
             runtime.cudaFree(pointer)
         _library.call("gpumatmul_destroy", context)
+
+
+# ---- int8, uint8 and bool: exact, on integer tensor cores from sm_80 (gemm_imma) ----
+#
+# NumPy's integer product wraps modulo 2^8 and its boolean one is an OR of ANDs: the result
+# must be NumPy's to the bit. gemm_imma reads operands contiguous along k (A as stored,
+# B transposed); repack.c transposes the others into a workspace first, so every transpose
+# pair takes a different path. Products of at most 32^3 multiply-adds (SHAPE_TINY) stay on
+# gemm_tiled: (1, 1, 1) is the one here.
+
+INTEGER = {np.int8: 6, np.uint8: 10, np.bool_: 14}
+POISON = 0x5A  # C's bytes before the product: not a bool, and must stay so past n
+
+
+def integer_values(rng, count, dtype, k):
+    """`count` values over the dtype's whole range, a tenth of them its extremes; bools true
+    with a probability that leaves about half of C's elements true for this k."""
+    if dtype is np.bool_:
+        return rng.random(count) < min(0.5, np.sqrt(0.7 / k))
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, count, endpoint=True)
+    extremes = rng.random(count) < 0.1
+    values[extremes] = rng.choice([info.min, info.max, info.min + 1, info.max - 1],
+                                  int(extremes.sum()))
+    return values.astype(dtype)
+
+
+def numpy_product(op_a, op_b, dtype):
+    """NumPy's product of the two operands, computed without its slow small-integer loops:
+    int64 sums wrapped to the dtype (as NumPy's own int8 matmul wraps), or for bool whether
+    the count of true pairs is non-zero (any non-zero byte is true, as in NumPy)."""
+    if dtype is np.bool_:
+        return (op_a.view(np.uint8) != 0).astype(np.int64) @ (op_b.view(np.uint8) != 0) != 0
+    return (op_a.astype(np.int64) @ op_b.astype(np.int64)).astype(dtype)
+
+
+def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
+                broadcast_b=False, seed=0, values=None):
+    """check_product for int8, uint8 and bool, asserting C equal to NumPy's product.
+    `values(rng, count)`, if given, makes the operands' elements."""
+    code = INTEGER[dtype]
+    rng = np.random.default_rng(seed)
+    values = values or (lambda rng, count: integer_values(rng, count, dtype, k))
+    a_rows, a_cols = (k, m) if trans_a else (m, k)
+    b_rows, b_cols = (n, k) if trans_b else (k, n)
+    lda, ldb, ldc = a_cols + pad, b_cols + pad, n + pad
+    stride_a, stride_b, stride_c = a_rows * lda + pad, 0 if broadcast_b else b_rows * ldb, m * ldc
+    a = values(rng, shift + batch * stride_a)
+    b = values(rng, shift + max(batch * stride_b, b_rows * ldb))
+    c = np.full(shift + batch * stride_c, POISON, np.uint8)
+    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
+            DeviceBuffer.from_array(c) as dc:
+        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift)
+        _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code, 0,
+                      int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
+                      stride_b, at(dc), ldc, stride_c, None)
+        c = dc.to_array(c.shape, np.uint8)
+    for z in range(batch):
+        op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda)
+        op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb)
+        expected = numpy_product(op_a.T if trans_a else op_a, op_b.T if trans_b else op_b, dtype)
+        result = stored(c, shift + z * stride_c, m, ldc, ldc)
+        np.testing.assert_array_equal(result[:, :n], expected.view(np.uint8),
+                                      err_msg=f"matrix {z}")
+        assert (result[:, n:] == POISON).all(), f"matrix {z}: the padding past n was written"
+
+
+INTEGER_SHAPES = [(1, 1, 1), (5, 3, 3000), (17, 33, 65), (64, 8, 97), (200, 264, 72),
+                  (128, 128, 64), (129, 1031, 1031), (256, 256, 4096)]
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", INTEGER_SHAPES)
+@pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
+def test_integers_exact_every_transpose(dtype, m, n, k, trans_a, trans_b):
+    check_exact(dtype, m, n, k, trans_a, trans_b, seed=m + n + k)
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 1), (0, 0), (1, 1)])
+@pytest.mark.parametrize("shift, pad", [(1, 0), (0, 1), (3, 5), (16, 12)])
+@pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
+def test_integers_off_alignment_and_odd_pitches(dtype, shift, pad, trans_a, trans_b):
+    """(0, 1): the operands reach gemm_imma as they are, byte by byte where they are not in
+    whole 16-byte pieces (all but (16, 12): aligned, rows of 112 bytes for k = 100); the other
+    pairs are repacked (one operand or both)."""
+    check_exact(dtype, 200, 300, 100, trans_a, trans_b, shift=shift, pad=pad, seed=shift + pad)
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+@pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
+def test_integers_strided_and_broadcast_batches(dtype, broadcast_b):
+    check_exact(dtype, 150, 170, 190, 0, 1, batch=3, pad=4, broadcast_b=broadcast_b, seed=5)
+    check_exact(dtype, 130, 140, 192, 0, 1, batch=3, broadcast_b=broadcast_b, seed=8)  # aligned
+    check_exact(dtype, 33, 300, 65, 1, 0, batch=4, shift=1, broadcast_b=broadcast_b, seed=6)
+    check_exact(dtype, 16, 16, 16, 0, 0, batch=9, pad=3, broadcast_b=broadcast_b, seed=7)
+
+
+def constant(value, dtype):
+    return lambda rng, count: np.full(count, value, dtype)
+
+
+@pytest.mark.parametrize("dtype, value, k", [
+    (np.int8, -128, 1 << 18),        # 2^14 k = 2^32: wraps to 0 (saturating would give 0xff)
+    (np.int8, 127, (1 << 18) + 3),   # 16129 k past 2^31: low byte 3
+    (np.uint8, 255, (1 << 18) + 5),  # (-1)^2 k as s8: low byte 5
+    (np.uint8, 128, 1 << 18),        # as s8 -128: 2^32, 0
+])
+def test_integer_sums_past_32_bits_wrap_as_numpy(dtype, value, k):
+    """The s32 sums pass 2^31 (or reach 2^32): mma without .satfinite wraps them, and the low
+    byte is NumPy's wrapped int8 / uint8 product."""
+    check_exact(dtype, 16, 16, k, 0, 1, values=constant(value, dtype))
+    check_exact(dtype, 20, 24, k, 1, 0, values=constant(value, dtype), seed=1)
+
+
+@pytest.mark.parametrize("byte", [1, 255])
+def test_bool_many_true_pairs_stay_true(byte):
+    """All of k true: the sum of the bytes' products is k (or 65025 k for bytes of 255, past
+    2^31, where .satfinite stops it rather than let it wrap); C is true everywhere. Bytes
+    other than 0 and 1 are true, as NumPy and gemm_tiled_bool read them."""
+    ones = lambda rng, count: np.full(count, byte, np.uint8).view(np.bool_)
+    check_exact(np.bool_, 16, 24, 1 << 17, 0, 1, values=ones)
+    check_exact(np.bool_, 130, 40, 5000, 1, 0, values=ones, seed=1)
+
+
+@pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
+def test_integers_from_host_arrays(dtype):
+    """pyctk.matmul on host arrays (the host pipeline's tiles, then multiply) is NumPy's."""
+    rng = np.random.default_rng(21)
+    a = integer_values(rng, 300 * 500, dtype, 500).reshape(300, 500)
+    b = integer_values(rng, 500 * 260, dtype, 500).reshape(500, 260)
+    np.testing.assert_array_equal(pyctk.matmul(a, b, backend="tiled"), np.matmul(a, b))
+    np.testing.assert_array_equal(pyctk.matmul(a, b.T.copy().T, backend="tiled"),
+                                  np.matmul(a, b))
