@@ -430,19 +430,11 @@ def integer_values(rng, count, dtype, k):
     return values.astype(dtype)
 
 
-def numpy_product(op_a, op_b, dtype):
-    """NumPy's product of the two operands, computed without its slow small-integer loops:
-    int64 sums wrapped to the dtype (as NumPy's own int8 matmul wraps), or for bool whether
-    the count of true pairs is non-zero (any non-zero byte is true, as in NumPy)."""
-    if dtype is np.bool_:
-        return (op_a.view(np.uint8) != 0).astype(np.int64) @ (op_b.view(np.uint8) != 0) != 0
-    return (op_a.astype(np.int64) @ op_b.astype(np.int64)).astype(dtype)
-
-
 def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
                 broadcast_b=False, seed=0, values=None):
-    """check_product for int8, uint8 and bool, asserting C equal to NumPy's product.
-    `values(rng, count)`, if given, makes the operands' elements."""
+    """check_product for int8, uint8 and bool, asserting C equal to numpy.matmul's product
+    (which wraps int8 and uint8 sums, as the int64 product cast to the dtype does, and reads
+    any non-zero bool byte as true). `values(rng, count)`, if given, makes the elements."""
     code = INTEGER[dtype]
     rng = np.random.default_rng(seed)
     values = values or (lambda rng, count: integer_values(rng, count, dtype, k))
@@ -463,7 +455,7 @@ def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
     for z in range(batch):
         op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda)
         op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb)
-        expected = numpy_product(op_a.T if trans_a else op_a, op_b.T if trans_b else op_b, dtype)
+        expected = np.matmul(op_a.T if trans_a else op_a, op_b.T if trans_b else op_b)
         result = stored(c, shift + z * stride_c, m, ldc, ldc)
         np.testing.assert_array_equal(result[:, :n], expected.view(np.uint8),
                                       err_msg=f"matrix {z}")
