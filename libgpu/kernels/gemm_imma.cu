@@ -46,7 +46,7 @@ __device__ __forceinline__ void mma_16x8x32(int (&c)[4], const unsigned (&a)[4],
 }
 
 // The stored bytes of two sums, first in the low byte: each sum's low byte, or
-// for bool whether it is non-zero (its sums are not negative, so at most 1).
+// for bool whether it is non-zero (min(sum, 1): bool's sums are not negative).
 template <bool BOOL>
 __device__ __forceinline__ unsigned short stored_pair(int x, int y) {
     if (BOOL) x = min(x, 1), y = min(y, 1);
@@ -60,7 +60,8 @@ __device__ void gemm_imma(const gemm_args &p) {
     constexpr int TILES_M = BM / WARPS_M / 16, TILES_N = BN / WARPS_N / 8;
     static_assert(TILES_M * 16 * WARPS_M == BM && TILES_N * 8 * WARPS_N == BN, "warp tiling");
     static_assert(TILES_N % 2 == 0 && BK % MMA_K == 0, "B fragments load in pairs of tiles");
-    // Both slabs row-major: A(i, kk) = a[i * a_row_stride + kk], B(kk, j) = b[j * b_col_stride + kk].
+    // Both slabs row-major: A(i, kk) = a[i * a_row_stride + kk] and
+    // B(kk, j) = b[j * b_col_stride + kk].
     typedef async_operand<S, BM, BK, THREADS, false, 0, GEMM_IMMA_PAD> a_operand;
     typedef async_operand<S, BN, BK, THREADS, false, 0, GEMM_IMMA_PAD> b_operand;
     extern __shared__ __align__(16) unsigned char imma_shared[];

@@ -98,7 +98,7 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     /* gemm_imma.cu: int8, uint8 and bool on integer tensor cores, for operands
      * contiguous along k (repack.c transposes the others). Not the tiny
      * products: one gemm_tiled launch finishes those sooner than a transpose
-     * and a 128 x 128 block with 60 KiB of shared memory. */
+     * and a 128 x 128 block with 80 KiB of shared memory. */
     {TILED, "gemm_imma_", GEMM_IMMA_M, GEMM_IMMA_N, GEMM_IMMA_THREADS, GEMM_IMMA_SHARED_BYTES, 80,
      ANY_ARCH, ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
      PARAMS_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
