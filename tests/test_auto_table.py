@@ -58,12 +58,18 @@ def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path)
     assert "{90, GPUMATMUL_COMPLEX64, GPUMATMUL_PRECISION_TF32,\n     1u << SHAPE_LARGE}," in text
 
 
+# Every measurement the table holds, in the order they were written: the whole table on an
+# H100, then complex64 at TF32 (--cases) on an H200.
+MEASUREMENTS = ["auto-table-h100-cu13.json", "auto-table-h200-cu13-complex64-tf32.json"]
+
+
 def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
-    measurements = json.loads((ROOT / "benchmarks" / "auto-table-h100-cu13.json").read_text())
     table = tmp_path / "auto_table.c"
     table.write_text((ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text())
-    auto_table.write_table(measurements["arch"], measurements["gpu"],
-                           auto_table.winners(measurements["rows"]), table)
+    for name in MEASUREMENTS:
+        measurements = json.loads((ROOT / "benchmarks" / name).read_text())
+        auto_table.write_table(measurements["arch"], measurements["gpu"],
+                               auto_table.winners(measurements["rows"]), table)
     written, library = table.read_text(), (ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text()
     rows = lambda text: text[text.index("auto_choices[] = {"):]  # the header has the date
     assert rows(written) == rows(library)

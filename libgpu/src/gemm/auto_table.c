@@ -1,6 +1,6 @@
 /* Where backend AUTO takes pyctk's kernels over cuBLAS: written by
- * `python benchmarks/auto_table.py --write`, last on NVIDIA H100 80GB HBM3 (sm_90),
- * 2026-11-24. A row per kernel image architecture, dtype and precision
+ * `python benchmarks/auto_table.py --write`, last on NVIDIA H200 (sm_90),
+ * 2026-11-28. A row per kernel image architecture, dtype and precision
  * measured; `classes` has the shape classes where the kernels were faster
  * at both sizes measured (gemm/gemm.h: shape_class). Unmeasured: cuBLAS. */
 #include "gemm/gemm.h"
@@ -20,5 +20,7 @@ const struct auto_choice auto_choices[] = {
      1u << SHAPE_TINY},
     {90, GPUMATMUL_COMPLEX128, GPUMATMUL_PRECISION_HIGHEST,
      1u << SHAPE_TINY},
+    {90, GPUMATMUL_COMPLEX64, GPUMATMUL_PRECISION_TF32,
+     1u << SHAPE_TINY | 1u << SHAPE_MEDIUM | 1u << SHAPE_LARGE},
 };
 const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);
