@@ -584,6 +584,37 @@ def test_torch_reader_leaves_the_rest_to_the_protocols(gpu_pointers):
     assert _interop.device_operand(sparse).strides == (4,)  # read through its interface
 
 
+def test_torch_key_stands_for_what_the_reader_reads_and_only_that(gpu_pointers):
+    x = TorchTensorLike((3, 4), (1, 3), "torch.float16", device=1)
+    _interop.device_operand(x)  # the reader learns the dtype; the key reader only asks
+    assert _interop.key_reader(type(x)) is _interop._torch_key
+    assert _interop._torch_key(x) == (0x7000, 1, ("torch.float16", "torch.strided", (3, 4), (1, 3), 1))
+    for other in (TorchTensorLike((3, 4), (1, 3), "torch.float16", is_cuda=False, device=-1),
+                  TorchTensorLike((3, 4), (1, 3), "torch.float16", requires_grad=True),
+                  TorchTensorLike((3, 4), (1, 3), "torch.bfloat16"),  # not learnt yet
+                  TorchTensorLike((2,), (1,), layout="torch.sparse_coo")):
+        assert _interop._torch_key(other) is None
+    conjugated = TorchTensorLike((3, 4), (1, 3), "torch.float16")
+    conjugated.is_conj = lambda: True
+    assert _interop._torch_key(conjugated) is None
+    assert _interop.key_reader(np.ndarray) is None
+
+
+def test_a_repeat_of_torch_tensors_runs_the_plan_kept_by_their_key(gpu_pointers, monkeypatch):
+    from pyctk._matmul import repeat
+
+    class Kept:
+        def run(self, *args):
+            return args
+
+    x, y = TorchTensorLike((3, 4), (4, 1)), TorchTensorLike((4, 2), (2, 1))
+    _interop.device_operand(x)
+    layout = lambda t: (t.dtype, t.layout, t.shape, t.stride(), 1)
+    monkeypatch.setattr(repeat, "_device", {(layout(x), layout(y), 0, ("same_kind",)): Kept()})
+    assert repeat.run(x, y, None, ("same_kind",)) == (1, 0x7000, 0x7000, 0, None)
+    assert repeat.run(x, y, None, ("unsafe",)) is None  # other options: the full path
+
+
 class CupyArrayLike:
     """A CuPy array as pyctk's CuPy reader sees one (its accessors, on device 1), with the CUDA
     Array Interface CuPy gives it: the current stream, the legacy default one for CuPy's default."""

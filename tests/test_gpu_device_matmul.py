@@ -15,6 +15,7 @@ import pytest
 
 import pyctk
 from conftest import STAGES, stage_route
+from pyctk._arrays import interop
 from pyctk._cuda import library as _library
 
 pytestmark = pytest.mark.gpu
@@ -261,7 +262,27 @@ def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
         b = torch.randn(17, 9, device="cuda", generator=generator).t().contiguous().t()
         torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b,
                                    rtol=1e-5, atol=1e-4)
-    assert len(repeat._device) == 1  # made by the first call, run by the others
+    # made by the first call, kept under the operands' layouts and under torch's own key,
+    # by which the others found it
+    assert len(repeat._device) == 2
+    assert sum(isinstance(key[0][0], torch.dtype) for key in repeat._device) == 1
+
+
+def test_a_plan_kept_by_torchs_key_runs_only_tensors_of_its_layout(torch):
+    """Tensors of the same shape at other addresses, strides, dtypes or devices, or with
+    autograd, never take another layout's plan."""
+    from pyctk._matmul import repeat
+
+    repeat._device.clear()
+    a, b = torch.randn(40, 30, device="cuda"), torch.randn(30, 20, device="cuda")
+    torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b, rtol=1e-5, atol=1e-4)
+    shifted = torch.randn(41, 30, device="cuda")[1:]                 # same layout, another address
+    transposed = torch.randn(30, 40, device="cuda").t()              # same shape, other strides
+    doubled = a.double()
+    for x, y in ((shifted, b), (transposed, b), (doubled, b.double()), (a, b)):
+        torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(x, y)), x @ y, rtol=1e-5, atol=1e-4)
+    assert interop._torch_key(a.clone().requires_grad_()) is None
+    assert interop._torch_key(a.cpu()) is None
 
 
 def test_repeated_products_of_cupy_arrays_each_compute_their_own_data_after_their_stream(torch):
@@ -284,6 +305,20 @@ def test_repeated_products_of_cupy_arrays_each_compute_their_own_data_after_thei
                 c = cupy.asarray(pyctk.matmul(a, b, stream=None if stream.ptr == 0 else stream))
                 assert_close(c.get(), a.get() @ b.get())
     assert len(repeat._device) == 2  # one plan per stream, each run by the later calls
+
+
+def test_auto_takes_the_tiled_backend_for_complex64_at_tf32_from_1024_cubed():
+    """Bit for bit: on an sm_90 image (auto_table.c, measured on an H200) auto's complex64
+    product at TF32 is the tiled backend's one real product from 1024^3 up, cuBLAS's below."""
+    if pyctk.info()["devices"][0]["kernel_image"]["arch"] != 90:
+        pytest.skip("the table measures complex64 at TF32 on sm_90 images only")
+    rng = np.random.default_rng(11)
+    for n, tiled in ((1024, True), (256, False)):
+        a, b = (pyctk.asarray((rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
+                              .astype(np.complex64)) for _ in range(2))
+        auto = pyctk.matmul(a, b, precision="tf32").get()
+        chosen = pyctk.matmul(a, b, precision="tf32", backend="tiled" if tiled else "cublas").get()
+        np.testing.assert_array_equal(auto, chosen)
 
 
 def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above():

@@ -136,6 +136,19 @@ def _torch_operand(x: Any) -> DeviceOperand | None | object:
                          dtype, x.get_device(), False, x, None)  # CAI v2: no stream, as torch's
 
 
+def _torch_key(x: Any) -> tuple[int, int, tuple] | None:
+    """(pointer, device, layout) of a tensor that ``_torch_operand`` reads, its layout in
+    torch's own objects (dtype, layout, shape, element strides, device), or None where it
+    would not read it or its dtype is not known yet. Half the cost of an operand: no
+    conversions, and kept plans are looked up by it (``_matmul.repeat``)."""
+    device = x.get_device()  # -1 on the CPU
+    if device < 0 or _library_dtypes.get((x.dtype, x.layout)) is None:
+        return None
+    if x.requires_grad or x.is_conj() or x.is_neg():
+        return None
+    return x.data_ptr(), device, (x.dtype, x.layout, x.shape, x.stride(), device)
+
+
 def _torch_dtype(x: Any) -> np.dtype | None:
     """The NumPy dtype of a strided tensor's dtype ("torch.float32" -> float32), or None."""
     if str(x.layout) != "torch.strided":
@@ -172,6 +185,20 @@ _READERS = {("pyctk", "DeviceArray"): lambda x: x._operand(),
             ("cupy", "ndarray"): _cupy_operand,             # CuPy >= 13
             ("cupy._core.core", "ndarray"): _cupy_operand}  # CuPy 12
 _readers: dict[type, Any] = {}  # type -> its reader or None, found once per type
+# Readers of a layout key, where a library's own objects make one cheaper than an operand
+# (torch: converting shape and strides is most of reading a tensor).
+_KEY_READERS = {("torch", "Tensor"): _torch_key, ("torch.nn.parameter", "Parameter"): _torch_key}
+_key_readers: dict[type, Any] = {}
+
+
+def key_reader(kind: type) -> Callable[[Any], tuple[int, int, tuple] | None] | None:
+    """The reader of (pointer, device, layout key) of arrays of type ``kind``, or None where
+    there is none: a key that stands for everything a product depends on besides the data,
+    None for arrays its operand reader would not read."""
+    reader = _key_readers.get(kind, _UNKNOWN)
+    if reader is _UNKNOWN:
+        reader = _key_readers[kind] = _KEY_READERS.get((kind.__module__, kind.__qualname__))
+    return reader
 
 
 def _interface_operand(x: Any, interface: dict) -> DeviceOperand:

@@ -10,8 +10,9 @@ free). That is most of a small product's cost: about 25 us of Python on a 2-core
 otherwise, more than a 16 x 16 product takes on the GPU.
 
 NumPy arrays, DeviceArrays, and torch and CuPy arrays (read by their own accessors) are
-looked up before anything else is read (``run``); other GPU arrays once described
-(``run_described``). Kept plans are read-only, so threads share them.
+looked up before anything else is read (``run``), torch tensors by a key of torch's own
+objects (``interop.key_reader``: no shape or strides converted); other GPU arrays once
+described (``run_described``). Kept plans are read-only, so threads share them.
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
                             handle, options))
         return None if kept is None else kept.run(x1._device, x1._pointer, x2._pointer, handle,
                                                   stream)
+    key_reader = interop.key_reader(kind)
+    if key_reader is not None:  # torch: a key of its own objects, read at half the cost
+        keys = key_reader(x1), key_reader(x2)
+        if keys[0] is not None and keys[1] is not None:
+            kept = _device.get((keys[0][2], keys[1][2], handle, options))
+            if kept is not None:
+                return kept.run(keys[0][1], keys[0][0], keys[1][0], handle, stream)
     reader = interop.own_reader(kind)
     if reader is None:
         return None
@@ -127,8 +135,14 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         shape, loop = shapes.result, problem.loop
-        _keep(_device, key, _DevicePlan(plan, shape, contiguous_strides(shape, loop.itemsize), loop,
-                                        math.prod(shape) * loop.itemsize))
+        entry = _DevicePlan(plan, shape, contiguous_strides(shape, loop.itemsize), loop,
+                            math.prod(shape) * loop.itemsize)
+        _keep(_device, key, entry)
+        key_reader = interop.key_reader(type(a.owner))
+        if key_reader is not None and type(b.owner) is type(a.owner):
+            keys = key_reader(a.owner), key_reader(b.owner)
+            if keys[0] is not None and keys[1] is not None:
+                _keep(_device, (keys[0][2], keys[1][2], options.stream_handle, options.key), entry)
 
 
 def _layout(x: Any) -> tuple:
