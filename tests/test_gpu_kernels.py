@@ -13,6 +13,7 @@ uint8 and bool (on integer tensor cores from sm_80: gemm_imma) are compared exac
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 
 import numpy as np
@@ -230,35 +231,49 @@ def test_split_k_sums_in_a_fixed_order(splits_here):
                                       first)
 
 
+@contextlib.contextmanager
+def free_memory_taken():
+    """Takes what is free on the GPU (cudaMalloc of 256 MiB, then 1 MiB pieces, until it
+    fails); yields a function that gives it back, and gives back what is left at the end."""
+    runtime, fillers = cudart(), []
+
+    def give_back():
+        while fillers:
+            check(runtime.cudaFree(fillers.pop()), "cudaFree")
+
+    try:
+        for size in (256 << 20, 1 << 20):
+            while True:
+                pointer = ctypes.c_void_p()
+                if runtime.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(size)):
+                    break
+                fillers.append(pointer)
+        runtime.cudaGetLastError()  # the failure that ended the loop
+        yield give_back
+    finally:
+        for pointer in fillers:
+            runtime.cudaFree(pointer)
+
+
 def test_split_k_without_memory_for_its_workspace_is_out_of_memory(splits_here):
     """A context of its own (an empty pool) and the rest of the GPU's memory taken: the product
     fails with OutOfMemoryError naming the workspace; with the memory back, it computes."""
     m = n = k = 1024
     splits_here(m, n, k, 1)
-    runtime = cudart()
-    context, fillers = ctypes.c_void_p(), []
+    context = ctypes.c_void_p()
     _library.call("gpumatmul_create", ctypes.byref(context), 0)
     try:
         with DeviceBuffer.from_array(np.ones((m, k), np.float32)) as ones, \
                 DeviceBuffer(m * n * 4) as dc:
             arguments = (context, 1, 0, 0, 0, 0, m, n, k, 1, ones.pointer, k, 0, ones.pointer, n,
                          0, dc.pointer, n, 0, None)
-            for size in (256 << 20, 1 << 20):  # take what is free
-                while True:
-                    pointer = ctypes.c_void_p()
-                    if runtime.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(size)):
-                        break
-                    fillers.append(pointer)
-            runtime.cudaGetLastError()
-            with pytest.raises(pyctk.OutOfMemoryError, match="split-k workspace"):
+            with free_memory_taken() as give_back:
+                with pytest.raises(pyctk.OutOfMemoryError, match="split-k workspace"):
+                    _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+                give_back()
                 _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-            while fillers:
-                check(runtime.cudaFree(fillers.pop()), "cudaFree")
-            _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
             np.testing.assert_array_equal(dc.to_array((m, n), np.float32), np.full((m, n), k))
     finally:
-        for pointer in fillers:
-            runtime.cudaFree(pointer)
         _library.call("gpumatmul_destroy", context)
 
 
@@ -375,8 +390,7 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
     taken: the product fails with OutOfMemoryError naming the workspace; with the memory back,
     it computes."""
     m = n = k = 1024
-    runtime = cudart()
-    context, fillers = ctypes.c_void_p(), []
+    context = ctypes.c_void_p()
     _library.call("gpumatmul_create", ctypes.byref(context), 0)
     try:
         with DeviceBuffer.from_array(np.full((m, k), 1 + 1j, np.complex64)) as da, \
@@ -384,24 +398,15 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
                 DeviceBuffer(m * n * 8) as dc:
             arguments = (context, 1, 4, 0, 0, 0, m, n, k, 1, da.pointer, k, 0, db.pointer, n,
                          0, dc.pointer, n, 0, None)
-            for size in (256 << 20, 1 << 20):  # take what is free
-                while True:
-                    pointer = ctypes.c_void_p()
-                    if runtime.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(size)):
-                        break
-                    fillers.append(pointer)
-            runtime.cudaGetLastError()
-            with pytest.raises(pyctk.OutOfMemoryError, match="complex product's real operands"):
+            with free_memory_taken() as give_back:
+                with pytest.raises(pyctk.OutOfMemoryError, match="complex product's real operands"):
+                    _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+                give_back()
                 _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-            while fillers:
-                check(runtime.cudaFree(fillers.pop()), "cudaFree")
-            _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
             # (1 + i)(1 + 2i) = -1 + 3i, k times: exact in float32.
             np.testing.assert_array_equal(dc.to_array((m, n), np.complex64),
                                           np.full((m, n), k * (-1 + 3j), np.complex64))
     finally:
-        for pointer in fillers:
-            runtime.cudaFree(pointer)
         _library.call("gpumatmul_destroy", context)
 
 
