@@ -29,8 +29,6 @@ const struct complex_plan complex_plans[COMPLEX_PLAN_COUNT] = {
      GPUMATMUL_PRECISION_HIGHEST},
 };
 
-/* CUDA's grid limits, for the expansion's launches. */
-static const int64_t max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
 
 static const struct complex_plan *plan_of(const struct gemm *g) {
     int i;
@@ -50,8 +48,7 @@ struct workspace {
 };
 
 static int64_t packed_ld(const struct gemm *g) {
-    const int64_t per_16_bytes = 16 / (int64_t)dtype_infos[g->dtype].size;
-    return ceil_div(g->k, per_16_bytes) * per_16_bytes;
+    return whole_16_bytes(g->k, dtype_infos[g->dtype].size);
 }
 
 /* The workspace's bytes, in double as the sizes' products are: E^T is twice
@@ -76,17 +73,17 @@ static struct workspace workspace_of(const struct gemm *g) {
 int complex_as_real(const struct gemm *g) {
     const int64_t tile = COMPLEX_EXPAND_TILE;
     return plan_of(g) && shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM &&
-           g->lb.rows <= max_grid_y * tile && ceil_div(g->lb.cols, tile) <= max_grid_x &&
+           g->lb.rows <= MAX_GRID_Y * tile && ceil_div(g->lb.cols, tile) <= MAX_GRID_X &&
            workspace_bytes(g) <= (double)g->workspace_max;
 }
 
-/* E^T from B, a launch per max_grid_z stored matrices. */
+/* E^T from B, a launch per MAX_GRID_Z stored matrices. */
 static gpumatmul_status expand(gpumatmul_context *ctx, const struct gemm *g,
                                const struct workspace *w, void *e, cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t tile = COMPLEX_EXPAND_TILE, stored = stored_count(&g->lb, g->batch);
     int64_t z;
-    for (z = 0; z < stored; z += max_grid_z) {
+    for (z = 0; z < stored; z += MAX_GRID_Z) {
         const struct complex_expand_args args = {
             .rows = g->lb.rows, .cols = g->lb.cols, .in = at(g->b, z * g->lb.stride, size),
             .ld = g->lb.ld, .in_batch_stride = g->lb.stride, .out = at(e, z * w->e_matrix, size),
@@ -94,7 +91,7 @@ static gpumatmul_status expand(gpumatmul_context *ctx, const struct gemm *g,
         void *params[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
             ctx->kernels->expand[g->dtype], (unsigned)ceil_div(g->lb.cols, tile),
-            (unsigned)ceil_div(g->lb.rows, tile), (unsigned)min64(stored - z, max_grid_z),
+            (unsigned)ceil_div(g->lb.rows, tile), (unsigned)min64(stored - z, MAX_GRID_Z),
             COMPLEX_EXPAND_TILE, COMPLEX_EXPAND_ROWS, 1, 0, (CUstream)stream, params, NULL);
         if (result != CUDA_SUCCESS)
             return check_driver(&ctx->driver, result, "cuLaunchKernel (complex_expand)");

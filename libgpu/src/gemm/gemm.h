@@ -16,6 +16,19 @@
 #define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
 #define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
 
+/* CUDA's grid limits (every GPU since compute capability 3.0): the blocks of
+ * one launch along x, y and z; larger problems take several launches. */
+#define MAX_GRID_X INT64_C(2147483647)
+#define MAX_GRID_Y INT64_C(65535)
+#define MAX_GRID_Z INT64_C(65535)
+
+/* `count` elements of `size` bytes rounded up to whole 16-byte pieces: the
+ * rows of the workspaces' copies, as TMA and 16-byte copies want them. */
+static inline int64_t whole_16_bytes(int64_t count, size_t size) {
+    const int64_t piece = 16 / (int64_t)size;
+    return ceil_div(count, piece) * piece;
+}
+
 /* ---- The dtype table (tables.c): everything the library knows about a dtype ---- */
 
 /* How cuBLAS computes one dtype at one precision. */

@@ -8,9 +8,6 @@
 #include "gemm_tiled.h"
 #include "gemm_wgmma.h"
 
-/* CUDA's grid limits (every GPU since compute capability 3.0): larger
- * problems take several launches. */
-static const int64_t max_grid_x = 2147483647, max_grid_y = 65535, max_grid_z = 65535;
 
 /* TMA's limits (cuTensorMapEncodeTiled): global strides are multiples of 16
  * bytes below 2^40, addresses 16-byte aligned; and the kernels' coordinates
@@ -76,14 +73,14 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
     const int tensor_maps = /* struct gemm_tma_args */
         family->params == PARAMS_TMA || family->params == PARAMS_TMA_K_MAJOR;
     const size_t size = dtype_infos[g->dtype].size;
-    const int64_t rows_per_launch = max_grid_x * family->tile_m;
-    const int64_t cols_per_launch = max_grid_y * family->tile_n;
+    const int64_t rows_per_launch = MAX_GRID_X * family->tile_m;
+    const int64_t cols_per_launch = MAX_GRID_Y * family->tile_n;
     /* op(X)(i, j) = X[i * row_stride + j * col_stride]: a transpose swaps them. */
     const int64_t a_row = g->trans_a ? 1 : g->la.ld, a_col = g->trans_a ? g->la.ld : 1;
     const int64_t b_row = g->trans_b ? 1 : g->lb.ld, b_col = g->trans_b ? g->lb.ld : 1;
     struct gemm_tma_args tma;
     int64_t z, i, j;
-    for (z = 0; z < g->batch; z += max_grid_z)
+    for (z = 0; z < g->batch; z += MAX_GRID_Z)
         for (i = 0; i < g->m; i += rows_per_launch)
             for (j = 0; j < g->n; j += cols_per_launch) {
                 /* The sub-problem: rows i.., columns j.., batches z.. */
@@ -97,7 +94,7 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
                     .b_row_stride = b_row, .b_col_stride = b_col, .b_batch_stride = g->lb.stride,
                     .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, size),
                     .ldc = g->lc.ld, .c_batch_stride = g->lc.stride};
-                const int64_t batches = min64(g->batch - z, max_grid_z);
+                const int64_t batches = min64(g->batch - z, MAX_GRID_Z);
                 void *params[] = {tensor_maps ? (void *)&tma : (void *)&args};
                 CUresult result;
                 gpumatmul_status status;

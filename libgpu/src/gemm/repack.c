@@ -19,13 +19,6 @@ static int transpose_index(size_t size) {
     return -1;
 }
 
-/* The copies' rows: whole 16-byte pieces, as TMA and gemm_imma's 16-byte
- * copies want. */
-static int64_t packed_ld(int64_t k, size_t size) {
-    const int64_t piece = 16 / (int64_t)size;
-    return (k + piece - 1) / piece * piece;
-}
-
 /* One operand: X(i, kk) for i < rows (M for A, N for B), stored as `l` at
  * `data`, contiguous along k or not. */
 struct operand {
@@ -44,7 +37,7 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
 static int64_t copy_elements(const struct gemm *g, const struct operand *x) {
     return x->k_major ? 0
                       : stored_count(x->l, g->batch) * x->rows *
-                            packed_ld(g->k, dtype_infos[g->dtype].size);
+                            whole_16_bytes(g->k, dtype_infos[g->dtype].size);
 }
 
 int takes_k_major(int f) {
@@ -63,25 +56,25 @@ int repackable(const struct gemm *g, int f) {
         /* The transpose's grid has a block row per TILE stored rows (k of them). */
         if (x[i].k_major ? kernel_families[f].params == PARAMS_TMA_K_MAJOR &&
                                !tma_describes(g, x[i].data, x[i].l)
-                         : g->k > (int64_t)65535 * GEMM_TRANSPOSE_TILE)
+                         : g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE)
             return 0;
         elements += copy_elements(g, &x[i]);
     }
     return elements > 0 && elements <= g->workspace_max / (int64_t)size;
 }
 
-/* x transposed into `copy` (k-major, rows packed_ld(k) apart), and the layout
+/* x transposed into `copy` (k-major, rows whole_16_bytes(k) apart), and the layout
  * `copy_layout` that describes it. */
 static gpumatmul_status transpose(gpumatmul_context *ctx, const struct gemm *g,
                                   const struct operand *x, void *copy, struct layout *copy_layout,
                                   cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
-    const int64_t ld = packed_ld(g->k, size), stored = stored_count(x->l, g->batch);
-    const int64_t tile = GEMM_TRANSPOSE_TILE, max_grid_z = 65535;
+    const int64_t ld = whole_16_bytes(g->k, size), stored = stored_count(x->l, g->batch);
+    const int64_t tile = GEMM_TRANSPOSE_TILE;
     int64_t z;
     *copy_layout = (struct layout){x->rows, g->k, ld, stored == 1 ? 0 : x->rows * ld};
     /* As stored, x is k rows of `rows` elements: the copy is `rows` rows of k. */
-    for (z = 0; z < stored; z += max_grid_z) {
+    for (z = 0; z < stored; z += MAX_GRID_Z) {
         const struct transpose_args args = {
             .rows = g->k, .cols = x->rows, .in = at(x->data, z * x->l->stride, size),
             .ld = x->l->ld, .in_batch_stride = x->l->stride,
@@ -89,7 +82,7 @@ static gpumatmul_status transpose(gpumatmul_context *ctx, const struct gemm *g,
         void *params[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
             ctx->kernels->transpose[transpose_index(size)], (unsigned)((x->rows + tile - 1) / tile),
-            (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, max_grid_z),
+            (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, MAX_GRID_Z),
             GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params, NULL);
         if (result != CUDA_SUCCESS)
             return check_driver(&ctx->driver, result, "cuLaunchKernel (gemm_transpose)");

@@ -49,7 +49,7 @@ int64_t k_splits(const gpumatmul_context *ctx, const struct gemm *g, int f) {
     /* A batch as large as the GPU fills it unsplit (and bounds the products
      * below); the reduction's grid has a block row per row of C. */
     if (!((family->split_dtypes >> g->dtype) & 1u) || tiles >= multiprocessors ||
-        g->batch >= multiprocessors || g->m > 65535)
+        g->batch >= multiprocessors || g->m > MAX_GRID_Y)
         return 1;
     /* Pieces for one wave of blocks per launch (the splitting families run
      * one block per multiprocessor). */
