@@ -255,26 +255,36 @@ def free_memory_taken():
             runtime.cudaFree(pointer)
 
 
+def out_of_memory_then_computed(a, b, dtype_code, match):
+    """a @ b (C-contiguous host arrays, gpumatmul_dtype `dtype_code`) by the tiled backend in
+    a context of its own (an empty pool): with the rest of the GPU's memory taken, the call
+    raises OutOfMemoryError matching `match`; with the memory back, its result."""
+    (m, k), n = a.shape, b.shape[1]
+    context = ctypes.c_void_p()
+    _library.call("gpumatmul_create", ctypes.byref(context), 0)
+    try:
+        with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
+                DeviceBuffer(m * n * a.itemsize) as dc:
+            arguments = (context, 1, dtype_code, 0, 0, 0, m, n, k, 1, da.pointer, k, 0, db.pointer,
+                         n, 0, dc.pointer, n, 0, None)
+            with free_memory_taken() as give_back:
+                with pytest.raises(pyctk.OutOfMemoryError, match=match):
+                    _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+                give_back()
+                _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
+            return dc.to_array((m, n), a.dtype)
+    finally:
+        _library.call("gpumatmul_destroy", context)
+
+
 def test_split_k_without_memory_for_its_workspace_is_out_of_memory(splits_here):
     """A context of its own (an empty pool) and the rest of the GPU's memory taken: the product
     fails with OutOfMemoryError naming the workspace; with the memory back, it computes."""
     m = n = k = 1024
     splits_here(m, n, k, 1)
-    context = ctypes.c_void_p()
-    _library.call("gpumatmul_create", ctypes.byref(context), 0)
-    try:
-        with DeviceBuffer.from_array(np.ones((m, k), np.float32)) as ones, \
-                DeviceBuffer(m * n * 4) as dc:
-            arguments = (context, 1, 0, 0, 0, 0, m, n, k, 1, ones.pointer, k, 0, ones.pointer, n,
-                         0, dc.pointer, n, 0, None)
-            with free_memory_taken() as give_back:
-                with pytest.raises(pyctk.OutOfMemoryError, match="split-k workspace"):
-                    _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-                give_back()
-                _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-            np.testing.assert_array_equal(dc.to_array((m, n), np.float32), np.full((m, n), k))
-    finally:
-        _library.call("gpumatmul_destroy", context)
+    ones = np.ones((m, k), np.float32)
+    result = out_of_memory_then_computed(ones, ones, 0, "split-k workspace")
+    np.testing.assert_array_equal(result, np.full((m, n), k))
 
 
 # ---- Complex products as one real product (libgpu/src/gemm/complex_real.c) ----
@@ -390,24 +400,10 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
     taken: the product fails with OutOfMemoryError naming the workspace; with the memory back,
     it computes."""
     m = n = k = 1024
-    context = ctypes.c_void_p()
-    _library.call("gpumatmul_create", ctypes.byref(context), 0)
-    try:
-        with DeviceBuffer.from_array(np.full((m, k), 1 + 1j, np.complex64)) as da, \
-                DeviceBuffer.from_array(np.full((k, n), 1 + 2j, np.complex64)) as db, \
-                DeviceBuffer(m * n * 8) as dc:
-            arguments = (context, 1, 4, 0, 0, 0, m, n, k, 1, da.pointer, k, 0, db.pointer, n,
-                         0, dc.pointer, n, 0, None)
-            with free_memory_taken() as give_back:
-                with pytest.raises(pyctk.OutOfMemoryError, match="complex product's real operands"):
-                    _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-                give_back()
-                _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
-            # (1 + i)(1 + 2i) = -1 + 3i, k times: exact in float32.
-            np.testing.assert_array_equal(dc.to_array((m, n), np.complex64),
-                                          np.full((m, n), k * (-1 + 3j), np.complex64))
-    finally:
-        _library.call("gpumatmul_destroy", context)
+    a, b = np.full((m, k), 1 + 1j, np.complex64), np.full((k, n), 1 + 2j, np.complex64)
+    result = out_of_memory_then_computed(a, b, 4, "complex product's real operands")
+    # (1 + i)(1 + 2i) = -1 + 3i, k times: exact in float32.
+    np.testing.assert_array_equal(result, np.full((m, n), k * (-1 + 3j), np.complex64))
 
 
 # ---- int8, uint8 and bool: exact, on integer tensor cores from sm_80 (gemm_imma) ----
