@@ -26,8 +26,9 @@ __device__ __forceinline__ void gemm_transpose(const transpose_args &p) {
 #pragma unroll
     for (int step = 0; step < TILE / GEMM_TRANSPOSE_ROWS; ++step) {
         const int c = threadIdx.y + step * GEMM_TRANSPOSE_ROWS;
-        if (col0 + c < p.cols && row0 + threadIdx.x < p.rows)
-            out[(col0 + c) * p.out_ld + row0 + threadIdx.x] = tile[threadIdx.x][c];
+        if (col0 + c < p.cols && row0 + threadIdx.x < p.out_ld)
+            out[(col0 + c) * p.out_ld + row0 + threadIdx.x] =
+                row0 + threadIdx.x < p.rows ? tile[threadIdx.x][c] : T();
     }
 }
 

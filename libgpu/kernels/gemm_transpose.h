@@ -14,8 +14,10 @@
  * 4-byte elements), passed by value; every field is 8 bytes, as in struct
  * gemm_args. Matrix z of the batch, rows x cols elements at
  * in + z * in_batch_stride with rows ld apart, is written transposed
- * (cols x rows) at out + z * out_batch_stride, rows out_ld apart. Strides
- * count elements. */
+ * (cols x rows) at out + z * out_batch_stride, rows out_ld apart, each row's
+ * elements past `rows` up to out_ld set to zero, so that a kernel reading whole
+ * 16-byte pieces of the copy reads no uninitialized memory (out_ld rounds rows
+ * up to 16 bytes, within the grid's last tile). Strides count elements. */
 struct transpose_args {
     long long rows, cols;
     const void *in;
