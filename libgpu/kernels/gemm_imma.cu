@@ -4,7 +4,8 @@
 // layouts the instruction's fragments take; the host repacks the others,
 // libgpu/src/gemm/repack.c), row-major C, any sizes, strides and alignment.
 // The launch contract is in gemm_imma.h and gemm_tiled.h. Older GPUs get
-// empty kernels; the registry (min_arch) gives them the tiled family.
+// empty kernels, and so does Hopper (sm_90a), whose products of these types
+// gemm_wgmma.cu computes; the registry's arch ranges give neither this family.
 //
 // - int8 and uint8 share one kernel (the dtype table's suffix "u8"): NumPy's
 //   product wraps modulo 256, wrapping commutes with sums and products, and a
@@ -27,7 +28,11 @@
 #include "gemm_common.cuh"
 #include "gemm_imma.h"
 
-#if __CUDA_ARCH__ >= 800
+#if __CUDA_ARCH__ >= 800 && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define IMMA_CODE 1
+#endif
+
+#if IMMA_CODE
 
 // c += a @ b for one 16 x 8 x 32 piece, fragments as PTX lays them out:
 // s8 x s8 summed in s32, wrapping (BOOL false), or u8 x u8 summed saturating.
@@ -138,9 +143,9 @@ __device__ void gemm_imma(const gemm_args &p) {
                                             p.ldc, p.m - row0, p.n - col0);
 }
 
-#endif  // __CUDA_ARCH__ >= 800
+#endif  // IMMA_CODE
 
-#if __CUDA_ARCH__ >= 800
+#if IMMA_CODE
 #define IMMA_BODY(BOOL)                                                                    \
     gemm_imma<BOOL, GEMM_IMMA_M, GEMM_IMMA_N, GEMM_IMMA_K, GEMM_IMMA_STAGES, GEMM_IMMA_WARPS_M, \
               GEMM_IMMA_WARPS_N>(args)

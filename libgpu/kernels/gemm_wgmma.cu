@@ -1,11 +1,13 @@
-// Hopper GEMM of float16 and bfloat16 with float32 sums, and of float32 at
-// precision TF32: C[z] = op(A[z]) @ op(B[z]), row-major C, any sizes; the
-// operands' layouts must suit TMA (16-byte aligned addresses and pitches), and
-// for TF32 both be contiguous along k, the one layout TF32 wgmma reads (the host
-// checks, multiply.c's tma_layouts, and gives the others to the next family). Built only for sm_90a, the one target with wgmma and
-// setmaxnreg (embed_kernels.py compiles sm_90a in place of sm_90); every other
-// image gets empty kernels, which the registry (min_arch = max_arch = 90) never
-// selects. The launch contract is in gemm_wgmma.h.
+// Hopper GEMM of float16 and bfloat16 with float32 sums, of float32 at
+// precision TF32, and of int8, uint8 and bool with int32 sums: C[z] = op(A[z]) @
+// op(B[z]), row-major C, any sizes; the operands' layouts must suit TMA (16-byte
+// aligned addresses and pitches), and for TF32 and the 1-byte types both be
+// contiguous along k, the one layout their wgmma reads (the host checks,
+// multiply.c's operand_layouts, and repacks the others, repack.c). Built only
+// for sm_90a, the one target with wgmma and setmaxnreg (embed_kernels.py
+// compiles sm_90a in place of sm_90); every other image gets empty kernels,
+// which the registry (min_arch = max_arch = 90) never selects. The launch
+// contract is in gemm_wgmma.h.
 //
 // - A block is three warpgroups. The producer's one thread streams slabs of A
 //   and B into a ring of GEMM_WGMMA_STAGES stages with TMA, which cuts them at
@@ -13,14 +15,24 @@
 //   wgmma reads without bank conflicts. Two mbarriers a stage say "full" (the
 //   TMA's bytes arrived) and "empty" (every consumer warp is done with it).
 // - Each consumer warpgroup multiplies its 64 rows of the tile by the whole
-//   256 columns, four wgmma (64 x 256 x 32 bytes of k) a slab, its 128 float32
-//   sums in registers.
+//   256 columns, four wgmma (64 x 256 x 32 bytes of k) a slab, its 128 sums
+//   in registers.
 //   setmaxnreg moves registers from the producer (which needs few) to them.
 // - A slab is stored in its operand's own orientation: contiguous along k
 //   ("K-major": rows of 128 bytes of k) or along M/N ("MN-major": 64 x 64
 //   boxes, rows of 64 along M/N, one row per k), the two layouts wgmma's
 //   descriptors describe; 16-bit wgmma transposes the MN-major ones itself, so
 //   the four pairs of layouts are four instances of one code.
+// - The 1-byte types: int8 and uint8 share one kernel (suffix "u8"), their
+//   bytes multiplied as u8 and summed in s32 wrapping modulo 2^32, C keeping
+//   each sum's low byte (NumPy's product modulo 256: an int8's bits read as
+//   uint8 are the same modulo 256). The same kernel multiplies the byte planes
+//   of wider integers (byte_split.c), writing wider elements of C shifted and
+//   added as gemm_wgmma.h's gemm_c_update says: unsigned bytes make each
+//   plane's sum exact. bool multiplies its bytes as u8 too (any non-zero byte
+//   is true, and the product of two is positive), summed with .satfinite,
+//   which stops at INT32_MAX instead of wrapping round to zero, and keeps
+//   min(sum, 1).
 // - C leaves through shared memory (the ring, once both consumers are done) as
 //   16-byte stores (store_tile).
 
@@ -51,6 +63,29 @@ constexpr int ROW = ROW_BYTES / sizeof(S);
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(ROWS_PER_CONSUMER == 64 && BN == 256, "one consumer: wgmma m64n256");
 static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * ROW_BYTES, "gemm_wgmma.h's stage");
+
+// The 1-byte element types, as their bits: int8 and uint8 (wrapping), bool.
+struct u8_bits { unsigned char bits; };
+struct bool_bits { unsigned char bits; };
+
+// What each element type sums in, and how a sum becomes an element of C.
+template <typename S>
+struct sum_of { typedef float type; };
+template <>
+struct sum_of<u8_bits> { typedef int type; };
+template <>
+struct sum_of<bool_bits> { typedef int type; };
+template <typename S>
+using sum_t = typename sum_of<S>::type;
+
+template <typename S>
+__device__ __forceinline__ S element(S, float sum) {
+    return rounded<S>(sum);
+}
+__device__ __forceinline__ u8_bits element(u8_bits, int sum) { return {(unsigned char)sum}; }
+__device__ __forceinline__ bool_bits element(bool_bits, int sum) {
+    return {(unsigned char)min(sum, 1)};  // bool's sums are not negative
+}
 
 __device__ __forceinline__ unsigned shared_address(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -108,6 +143,10 @@ __device__ __forceinline__ void hold(float (&d)[128]) {
 #pragma unroll
     for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+__device__ __forceinline__ void hold(int (&d)[128]) {
+#pragma unroll
+    for (int i = 0; i < 128; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
 
 #define WGMMA_D_REGS \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -118,30 +157,30 @@ __device__ __forceinline__ void hold(float (&d)[128]) {
     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define WGMMA_D_OPERANDS(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define WGMMA_D_OPERANDS(d, C) \
+    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
+    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
+    C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
+    C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31]), \
+    C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), \
+    C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
+    C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
+    C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63]), \
+    C(d[64]), C(d[65]), C(d[66]), C(d[67]), C(d[68]), C(d[69]), C(d[70]), C(d[71]), \
+    C(d[72]), C(d[73]), C(d[74]), C(d[75]), C(d[76]), C(d[77]), C(d[78]), C(d[79]), \
+    C(d[80]), C(d[81]), C(d[82]), C(d[83]), C(d[84]), C(d[85]), C(d[86]), C(d[87]), \
+    C(d[88]), C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95]), \
+    C(d[96]), C(d[97]), C(d[98]), C(d[99]), C(d[100]), C(d[101]), C(d[102]), C(d[103]), \
+    C(d[104]), C(d[105]), C(d[106]), C(d[107]), C(d[108]), C(d[109]), C(d[110]), C(d[111]), \
+    C(d[112]), C(d[113]), C(d[114]), C(d[115]), C(d[116]), C(d[117]), C(d[118]), C(d[119]), \
+    C(d[120]), C(d[121]), C(d[122]), C(d[123]), C(d[124]), C(d[125]), C(d[126]), C(d[127])
 // d += A (64 x 16, descriptor a) @ B (16 x 256, descriptor b); TRANS_*: the
 // operand is MN-major.
 #define WGMMA_64x256x16(TYPE)                                                                   \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                \
                  " wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {" WGMMA_D_REGS \
                  "}, %128, %129, p, 1, 1, %131, %132;\n}\n"                                     \
-                 : WGMMA_D_OPERANDS(d)                                                          \
+                 : WGMMA_D_OPERANDS(d, "+f")                                                    \
                  : "l"(a), "l"(b), "r"(1), "n"(TRANS_A), "n"(TRANS_B))
 template <int TRANS_A, int TRANS_B>
 __device__ __forceinline__ void mma(f16_bits, float (&d)[128], unsigned long long a,
@@ -162,9 +201,29 @@ __device__ __forceinline__ void mma(float, float (&d)[128], unsigned long long a
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
                  " wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" WGMMA_D_REGS
                  "}, %128, %129, p, 1, 1;\n}\n"
-                 : WGMMA_D_OPERANDS(d)
+                 : WGMMA_D_OPERANDS(d, "+f")
                  : "l"(a), "l"(b), "r"(1));
 }
+// The 1-byte types, k-major only, as u8, sums in s32: wrapping for int8 and
+// uint8, saturating for bool.
+#define WGMMA_64x256x32_S32(TYPES)                                                            \
+    static_assert(!TRANS_A && !TRANS_B, "8-bit wgmma reads k-major operands only");            \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                              \
+                 " wgmma.mma_async.sync.aligned.m64n256k32.s32" TYPES " {" WGMMA_D_REGS        \
+                 "}, %128, %129, p;\n}\n"                                                      \
+                 : WGMMA_D_OPERANDS(d, "+r")                                                   \
+                 : "l"(a), "l"(b), "r"(1))
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void mma(u8_bits, int (&d)[128], unsigned long long a,
+                                    unsigned long long b) {
+    WGMMA_64x256x32_S32(".u8.u8");
+}
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void mma(bool_bits, int (&d)[128], unsigned long long a,
+                                    unsigned long long b) {
+    WGMMA_64x256x32_S32(".u8.u8.satfinite");
+}
+#undef WGMMA_64x256x32_S32
 
 // Where k-step kk of a slab starts, and its descriptor. K-major: rows of 128
 // bytes of k, so a step is 32 bytes along the row (the swizzle is applied to
@@ -179,12 +238,13 @@ __device__ __forceinline__ unsigned long long step(const unsigned char *slab, in
 
 // One operand's slab at k0 of rows i0 .. i0 + ROWS - 1 (along M or N): one box
 // if it is k-major, else ROWS / ROW<S> boxes of 128 bytes along M or N. The
-// maps count 16-bit words along the contiguous axis (gemm/launch.c: tma_operand).
+// maps count GEMM_WGMMA_TMA_UNIT bytes along the contiguous axis (gemm/launch.c:
+// tma_operand).
 template <typename S, bool K_MAJOR, int ROWS>
 __device__ __forceinline__ void load_slab(unsigned char *slab, const tensor_map *map, int k0,
                                           int i0, int z, unsigned long long *bar) {
     if (K_MAJOR) {
-        tma_load(slab, map, k0 * (int)(sizeof(S) / 2), i0, z, bar);
+        tma_load(slab, map, k0 * (int)(sizeof(S) / GEMM_WGMMA_TMA_UNIT(sizeof(S))), i0, z, bar);
     } else {
 #pragma unroll
         for (int h = 0; h < ROWS / ROW<S>; ++h)
@@ -210,12 +270,12 @@ __device__ __forceinline__ void produce(const gemm_tma_args &args, unsigned char
 
 // A consumer warpgroup: its 64 x 256 part of the tile, summed over every slab.
 template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
-__device__ __forceinline__ void consume(float (&d)[128], const unsigned char *ring,
+__device__ __forceinline__ void consume(sum_t<S> (&d)[128], const unsigned char *ring,
                                         unsigned long long *full, unsigned long long *empty,
                                         index_t slabs, int consumer) {
     const bool warp_leader = threadIdx.x % 32 == 0;
 #pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    for (int i = 0; i < 128; ++i) d[i] = 0;
     // Both layouts put this consumer's 64 rows of A 8 KiB into the slab.
     const int a_offset = consumer * ROWS_PER_CONSUMER * ROW_BYTES;
     for (index_t s = 0; s < slabs; ++s) {
@@ -245,6 +305,62 @@ __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");
 }
 
+// Whether the kernel of S also multiplies byte planes (gemm_c_update).
+template <typename S>
+constexpr bool WRITES_WIDE_C = false;
+template <>
+constexpr bool WRITES_WIDE_C<u8_bits> = true;
+
+// C of elements wider than a byte, as gemm_c_update says, from the tile's sums
+// in shared memory (sums[r * SUMS_PITCH + c]: the ring, which the consumers
+// are done with): each consumer thread updates elements of C, a warp's
+// consecutive ones together, WIDE_C_BATCH at a time (their loads all issued
+// before any store, so that their latencies overlap). Out of line: one loop
+// for every element size, rarely run beside the 1-byte products' own stores.
+constexpr int SUMS_PITCH = BN + 8;  // ints: a warp's pairs hit distinct banks
+constexpr int WIDE_C_BATCH = 4;
+static_assert(BM * SUMS_PITCH * 4 <= STAGES * GEMM_WGMMA_STAGE_BYTES, "the sums fit the ring");
+static_assert(BM * BN % (CONSUMER_THREADS * WIDE_C_BATCH) == 0, "whole batches");
+__device__ __forceinline__ unsigned long long load_wide(const unsigned char *e, int size) {
+    return size == 2 ? *(const unsigned short *)e
+           : size == 4 ? *(const unsigned *)e
+                       : *(const unsigned long long *)e;
+}
+__device__ __forceinline__ void store_wide(unsigned char *e, int size, unsigned long long v) {
+    if (size == 2)
+        *(unsigned short *)e = (unsigned short)v;
+    else if (size == 4)
+        *(unsigned *)e = (unsigned)v;
+    else
+        *(unsigned long long *)e = v;
+}
+__device__ __noinline__ void update_wide_c(const gemm_tma_args &args, const int *sums, index_t row0,
+                                           index_t col0, int z) {
+    const gemm_args &p = args.gemm;
+    const gemm_c_update u = args.c_update;
+    const index_t rows = min((index_t)BM, p.m - row0), cols = min((index_t)BN, p.n - col0);
+    unsigned char *const c =
+        (unsigned char *)p.c + (z * p.c_batch_stride + row0 * p.ldc + col0) * u.size;
+#pragma unroll 1
+    for (int base = threadIdx.x; base < BM * BN; base += CONSUMER_THREADS * WIDE_C_BATCH) {
+        unsigned long long old[WIDE_C_BATCH];
+#pragma unroll
+        for (int i = 0; i < WIDE_C_BATCH; ++i) {
+            const int at = base + i * CONSUMER_THREADS, r = at / BN, cc = at % BN;
+            old[i] = u.add && r < rows && cc < cols ? load_wide(c + (r * p.ldc + cc) * u.size, u.size)
+                                                    : 0;
+        }
+#pragma unroll
+        for (int i = 0; i < WIDE_C_BATCH; ++i) {
+            const int at = base + i * CONSUMER_THREADS, r = at / BN, cc = at % BN;
+            if (r < rows && cc < cols)
+                store_wide(c + (r * p.ldc + cc) * u.size, u.size,
+                           old[i] + ((unsigned long long)(unsigned)sums[r * SUMS_PITCH + cc]
+                                     << u.shift));
+        }
+    }
+}
+
 template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
 __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *ring,
                                      unsigned long long *full, unsigned long long *empty,
@@ -259,23 +375,39 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGISTERS));
-    float d[128];
+    sum_t<S> d[128];
     consume<S, A_K_MAJOR, B_K_MAJOR>(d, ring, full, empty, slabs, warpgroup);
+
 
     // Lane (group, quad) of warp w holds, for each 8 columns j, C(16 w + group
     // (+ 8), 8 j + 2 quad + {0, 1}) of its consumer's 64 rows.
     constexpr int C_PITCH = BN + 8;  // elements: a warp's pairs hit distinct banks
-    static_assert(BM * C_PITCH * 2 <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
+    static_assert(BM * C_PITCH * sizeof(S) <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
     struct pair { S x, y; };
     S *const c_tile = (S *)ring;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % GROUP_THREADS) / 32;
     const int row = warpgroup * ROWS_PER_CONSUMER + warp * 16 + lane / 4, col = 2 * (lane % 4);
     consumers_sync();  // both consumers are done reading the ring
+    if constexpr (WRITES_WIDE_C<S>) {
+        if (args.c_update.size > 1) {
+            int *const sums = (int *)ring;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                *(int2 *)&sums[row * SUMS_PITCH + 8 * j + col] = make_int2(d[4 * j], d[4 * j + 1]);
+                *(int2 *)&sums[(row + 8) * SUMS_PITCH + 8 * j + col] =
+                    make_int2(d[4 * j + 2], d[4 * j + 3]);
+            }
+            consumers_sync();
+            update_wide_c(args, sums, row0, col0, z);
+            return;
+        }
+    }
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-        *(pair *)&c_tile[row * C_PITCH + 8 * j + col] = {rounded<S>(d[4 * j]), rounded<S>(d[4 * j + 1])};
-        *(pair *)&c_tile[(row + 8) * C_PITCH + 8 * j + col] = {rounded<S>(d[4 * j + 2]),
-                                                               rounded<S>(d[4 * j + 3])};
+        *(pair *)&c_tile[row * C_PITCH + 8 * j + col] = {element(S(), d[4 * j]),
+                                                         element(S(), d[4 * j + 1])};
+        *(pair *)&c_tile[(row + 8) * C_PITCH + 8 * j + col] = {element(S(), d[4 * j + 2]),
+                                                               element(S(), d[4 * j + 3])};
     }
     consumers_sync();
     store_tile<S, BM, BN, C_PITCH, CONSUMER_THREADS>(
@@ -304,8 +436,8 @@ __device__ __forceinline__ void gemm(const gemm_tma_args &args) {
 #define WGMMA_TILE(A_K_MAJOR, B_K_MAJOR) \
     tile<S, A_K_MAJOR, B_K_MAJOR>(args, ring, full, empty, row0, col0, z)
     // The same tests as the host's tma_operand (gemm/launch.c), which made the maps.
-    if constexpr (sizeof(S) == 4) {
-        WGMMA_TILE(true, true);  // the host gives TF32 k-major operands only
+    if constexpr (sizeof(S) != 2) {
+        WGMMA_TILE(true, true);  // the host gives TF32 and 1-byte types k-major operands only
     } else if (args.gemm.a_col_stride == 1) {
         if (args.gemm.b_row_stride == 1) WGMMA_TILE(true, true); else WGMMA_TILE(true, false);
     } else {
@@ -340,4 +472,12 @@ extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
     gemm_wgmma_f32(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(float);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_u8(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::u8_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_bool(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::bool_bits);
 }

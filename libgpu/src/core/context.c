@@ -37,7 +37,8 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
         (status = get_entry_point("cuTensorMapEncodeTiled",
                                   (void **)&driver->tensor_map_encode_tiled)) ||
         (status = get_entry_point("cuPointerGetAttributes",
-                                  (void **)&driver->pointer_get_attributes)))
+                                  (void **)&driver->pointer_get_attributes)) ||
+        (status = get_entry_point("cuCtxGetCurrent", (void **)&driver->ctx_get_current)))
         return status;
     return GPUMATMUL_SUCCESS;
 }

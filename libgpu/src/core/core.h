@@ -54,6 +54,7 @@ struct driver_api {
                                         CUtensorMapFloatOOBfill oob_fill);
     CUresult (*pointer_get_attributes)(unsigned count, CUpointer_attribute *attributes,
                                        void **values, CUdeviceptr pointer);
+    CUresult (*ctx_get_current)(CUcontext *context);
 };
 
 /* What one call in flight uses alone: a cuBLAS handle (each call binds it to its

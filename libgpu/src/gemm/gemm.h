@@ -3,13 +3,16 @@
  * (images.c), and the product itself: the dispatch among cuBLAS and the kernels
  * (multiply.c), a kernel's launches (launch.c), cuBLAS (cublas.c), split k
  * (split_k.c), operands repacked for k-major kernels (repack.c), complex
- * products as real ones (complex_real.c), and copies with casts of any arrays
+ * products as real ones (complex_real.c), wider integers' products as products
+ * of their bytes (byte_split.c), and copies with casts of any arrays
  * (convert.c). Builds on core/; calls nothing above. */
 #ifndef GPUMATMUL_GEMM_H
 #define GPUMATMUL_GEMM_H
 
 #include "core/core.h"
 #include "gemm/kernel_images.h"
+#include "gemm_tiled.h"
+#include "gemm_wgmma.h" /* struct gemm_c_update */
 
 /* The enums are dense from 0, so their last value bounds the tables. */
 #define DTYPE_COUNT (GPUMATMUL_BOOL + 1)
@@ -103,7 +106,7 @@ struct kernel_family {
      * the tiny products, which gemm_simt's large blocks finish later). */
     unsigned shapes;
 };
-#define KERNEL_FAMILY_COUNT 9
+#define KERNEL_FAMILY_COUNT 11
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
@@ -115,6 +118,10 @@ extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 #define ANY_LAYOUT (~0u)
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
                       gpumatmul_precision precision, int arch, unsigned layouts, unsigned shapes);
+/* The same among the rows after row `previous`: the next choice. */
+int kernel_family_after(int previous, gpumatmul_backend backend, gpumatmul_dtype dtype,
+                        gpumatmul_precision precision, int arch, unsigned layouts,
+                        unsigned shapes);
 
 /* Whether family f has code in an image of architecture `arch`. */
 int kernel_family_runs_on(int f, int arch);
@@ -171,6 +178,7 @@ struct kernels {
     /* expand[d]: complex_expand_<suffix> for each complex dtype of complex_plans
      * (complex_real.c), NULL elsewhere. */
     CUfunction expand[DTYPE_COUNT];
+    CUfunction byte_split; /* for byte_split.c */
 };
 
 /* Loads the image that fits ctx's device, which must be current, and looks up
@@ -212,6 +220,10 @@ struct gemm {
     /* Device bytes the product may take for a workspace (split_k.c): all it
      * wants (INT64_MAX) unless the host path's budget leaves less. */
     int64_t workspace_max;
+    /* Set by byte_split.c alone (zeros elsewhere): C's elements are
+     * c_update.size bytes, not the dtype's, and written as gemm_wgmma.h's
+     * struct gemm_c_update says. */
+    struct gemm_c_update c_update;
 };
 
 /* The product on device memory of the current device, enqueued on `stream`
@@ -227,6 +239,10 @@ gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g, cudaSt
 /* Kernel family f's launches over the whole problem as it is, k > 0 (launch.c). */
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                              cudaStream_t stream);
+
+/* The TMA families' largest m, n and k: the kernels' coordinates are 32-bit,
+ * with a tile's worth of room past the end. */
+#define TMA_EXTENT_MAX (INT64_C(2147483647) - 1024)
 
 /* Whether TMA describes operand `data` (laid out as l) of g: 16-byte aligned,
  * strides of whole 16 bytes, sizes within 32-bit coordinates (launch.c). */
@@ -257,9 +273,9 @@ gpumatmul_status convert_array(gpumatmul_context *ctx, const gpumatmul_array_des
 int takes_k_major(int f);
 
 /* Whether repacked_gemm can run g on family f (takes_k_major): elements of a
- * size in transpose_sizes; an operand that is not contiguous along k within
- * the transpose's grid, its copy within g->workspace_max; one that is, for
- * PARAMS_TMA_K_MAJOR, described by TMA. */
+ * size in transpose_sizes, an operand that is not contiguous along k within
+ * the transpose's grid, and the copies (of those, and for PARAMS_TMA_K_MAJOR
+ * of those TMA cannot read) within g->workspace_max. */
 int repackable(const struct gemm *g, int f);
 
 /* g on family f (takes_k_major) with each operand that is not contiguous
@@ -295,6 +311,24 @@ int complex_as_real(const struct gemm *g);
  * workspace. */
 gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker,
                                    const struct gemm *g, cudaStream_t stream);
+
+/* ---- Wider integers as products of their bytes (byte_split.c) ---- */
+
+/* Whether byte_split_gemm runs g: a dtype of 2, 4 or 8 bytes of byte_splits,
+ * the tiled backend, a family on this image that takes 1-byte operands
+ * k-major through TMA (gemm_wgmma_u8, which writes wide C), shape class
+ * SHAPE_MEDIUM or larger, the operands within the split's grid, and the
+ * workspace (the operands' bytes, k rounded up to 16) within
+ * g->workspace_max. */
+int byte_split_runs(const gpumatmul_context *ctx, const struct gemm *g);
+
+/* g (k > 0) as products of its operands' bytes: A and B split into planes of
+ * their bytes in a workspace from the context's pool, then one 1-byte product
+ * per diagonal of byte pairs (and per chunk of k for 8-byte elements), each
+ * shifted into C, the workspace freed after, all on `stream`. OUT_OF_MEMORY
+ * if the pool cannot give the workspace. */
+gpumatmul_status byte_split_gemm(gpumatmul_context *ctx, const struct gemm *g,
+                                 cudaStream_t stream);
 
 /* ---- Split k (split_k.c) ---- */
 

@@ -72,7 +72,7 @@ static gpumatmul_status load_per_dtype(gpumatmul_context *ctx, struct kernels *k
 
 /* The split-k reductions of the dtypes some family may split, the expansions
  * of the complex dtypes complex_real.c runs as real ones, the transpose
- * repack.c launches and convert.c's copy. */
+ * repack.c launches, byte_split.c's split and convert.c's copy. */
 static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) {
     unsigned split = 0, complex_dtypes = 0;
     int f, i;
@@ -87,6 +87,7 @@ static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) 
         snprintf(symbol, sizeof symbol, "gemm_transpose_b%d", 8 * (int)transpose_sizes[i]);
         if ((status = load_kernel(ctx, k, &k->transpose[i], symbol))) return status;
     }
+    if ((status = load_kernel(ctx, k, &k->byte_split, "byte_split"))) return status;
     return load_kernel(ctx, k, &k->convert, "convert");
 }
 

@@ -10,10 +10,8 @@
 
 
 /* TMA's limits (cuTensorMapEncodeTiled): global strides are multiples of 16
- * bytes below 2^40, addresses 16-byte aligned; and the kernels' coordinates
- * are 32-bit, with a tile's worth of room past the end. */
-static const int64_t tma_alignment = 16, tma_stride_limit = (int64_t)1 << 40,
-                     tma_extent_limit = INT32_MAX - 1024;
+ * bytes below 2^40, addresses 16-byte aligned (and extents: TMA_EXTENT_MAX). */
+static const int64_t tma_alignment = 16, tma_stride_limit = (int64_t)1 << 40;
 
 /* gemm_wgmma.h's stand-in for CUtensorMap, which the kernels cannot include. */
 typedef char tensor_map_is_cutensormap[sizeof(struct tensor_map) == sizeof(CUtensorMap) ? 1 : -1];
@@ -25,7 +23,7 @@ static int tma_stride(int64_t elements, size_t size) {
 
 int tma_describes(const struct gemm *g, const void *data, const struct layout *l) {
     const size_t size = dtype_infos[g->dtype].size;
-    return g->m <= tma_extent_limit && g->n <= tma_extent_limit && g->k <= tma_extent_limit &&
+    return g->m <= TMA_EXTENT_MAX && g->n <= TMA_EXTENT_MAX && g->k <= TMA_EXTENT_MAX &&
            (uintptr_t)data % tma_alignment == 0 && tma_stride(l->ld, size) &&
            (stored_count(l, g->batch) == 1 || tma_stride(l->stride, size));
 }
@@ -43,26 +41,41 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
     const int k_major = k_stride == 1;
     const int64_t pitch = k_major ? i_stride : k_stride;
     const cuuint64_t stored = batch_stride == 0 ? 1 : (cuuint64_t)batches;
-    /* TMA moves 16-bit words whatever the dtype: the kernels only need the bytes. */
-    const cuuint64_t words = size / 2;
+    const size_t unit = GEMM_WGMMA_TMA_UNIT(size);
+    const cuuint64_t words = size / unit; /* TMA elements per element */
     const cuuint64_t dims[3] = {(cuuint64_t)(k_major ? k : rows) * words,
                                 (cuuint64_t)(k_major ? rows : k), stored};
     /* One stored matrix: any valid stride will do for the batch axis. */
     const cuuint64_t strides[2] = {(cuuint64_t)pitch * size,
                                    (cuuint64_t)(stored > 1 ? batch_stride : pitch * (int64_t)dims[1]) *
                                        size};
-    const cuuint32_t box[3] = {GEMM_WGMMA_K_BYTES / 2,
+    const cuuint32_t box[3] = {(cuuint32_t)(GEMM_WGMMA_K_BYTES / unit),
                                k_major ? (cuuint32_t)rows_per_box
                                        : (cuuint32_t)(GEMM_WGMMA_K_BYTES / size),
                                1};
     const cuuint32_t element_strides[3] = {1, 1, 1};
     return check_driver(&ctx->driver,
                         ctx->driver.tensor_map_encode_tiled(
-                            (CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, (void *)x, dims,
+                            (CUtensorMap *)map,
+                            unit == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16,
+                            3, (void *)x, dims,
                             strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                         "cuTensorMapEncodeTiled");
+}
+
+/* cuTensorMapEncodeTiled needs a context current on the calling thread, which
+ * a thread whose CUDA calls so far started no runtime may lack (cudaGetDevice
+ * does not start it; sixteen threads' first products at once met it): the
+ * device's primary context, which cudaSetDevice on the device the thread is
+ * already on makes current, as the runtime's own next call would. */
+static gpumatmul_status make_context_current(const gpumatmul_context *ctx) {
+    CUcontext current = NULL;
+    const gpumatmul_status status = check_driver(
+        &ctx->driver, ctx->driver.ctx_get_current(&current), "cuCtxGetCurrent");
+    if (status || current) return status;
+    return check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice");
 }
 
 /* Runs registry family f's kernel over the whole problem, one launch per
@@ -73,6 +86,7 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
     const int tensor_maps = /* struct gemm_tma_args */
         family->params == PARAMS_TMA || family->params == PARAMS_TMA_K_MAJOR;
     const size_t size = dtype_infos[g->dtype].size;
+    const size_t c_size = g->c_update.size ? (size_t)g->c_update.size : size;
     const int64_t rows_per_launch = MAX_GRID_X * family->tile_m;
     const int64_t cols_per_launch = MAX_GRID_Y * family->tile_n;
     /* op(X)(i, j) = X[i * row_stride + j * col_stride]: a transpose swaps them. */
@@ -80,6 +94,8 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
     const int64_t b_row = g->trans_b ? 1 : g->lb.ld, b_col = g->trans_b ? g->lb.ld : 1;
     struct gemm_tma_args tma;
     int64_t z, i, j;
+    gpumatmul_status status;
+    if (tensor_maps && (status = make_context_current(ctx))) return status;
     for (z = 0; z < g->batch; z += MAX_GRID_Z)
         for (i = 0; i < g->m; i += rows_per_launch)
             for (j = 0; j < g->n; j += cols_per_launch) {
@@ -92,14 +108,15 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
                     .a_row_stride = a_row, .a_col_stride = a_col, .a_batch_stride = g->la.stride,
                     .b = at(g->b, z * g->lb.stride + j * b_col, size),
                     .b_row_stride = b_row, .b_col_stride = b_col, .b_batch_stride = g->lb.stride,
-                    .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, size),
+                    .c = at(g->c, z * g->lc.stride + i * g->lc.ld + j, c_size),
                     .ldc = g->lc.ld, .c_batch_stride = g->lc.stride};
                 const int64_t batches = min64(g->batch - z, MAX_GRID_Z);
                 void *params[] = {tensor_maps ? (void *)&tma : (void *)&args};
                 CUresult result;
-                gpumatmul_status status;
                 if (tensor_maps) {
                     tma.gemm = args;
+                    tma.c_update = g->c_update.size ? g->c_update
+                                                    : (struct gemm_c_update){(int)size, 0, 0, 0};
                     if ((status = tma_operand(ctx, &tma.a_map, args.a, args.m, args.k, a_row, a_col,
                                               g->la.stride, batches, family->tile_m, size)) ||
                         (status = tma_operand(ctx, &tma.b_map, args.b, args.n, args.k, b_col, b_row,

@@ -48,11 +48,16 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
         const int arch = kernels_arch(ctx);
         const unsigned layouts = operand_layouts(g), shapes = shape_bit(g);
         const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts, shapes);
-        /* A family that takes k-major operands only, and would take these repacked. */
-        const int k_major = kernel_family_for(
-            g->backend, g->dtype, g->precision, arch,
-            layouts | 1u << PARAMS_TMA_K_MAJOR | 1u << PARAMS_K_MAJOR, shapes);
+        /* The first family that takes k-major operands only and would take these
+         * repacked (the next, where the copies would not fit the workspace). */
+        const unsigned any_k_major = layouts | 1u << PARAMS_TMA_K_MAJOR | 1u << PARAMS_K_MAJOR;
+        int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch, any_k_major, shapes);
         int64_t splits;
+        while (k_major >= 0 && k_major != f && takes_k_major(k_major) && !repackable(g, k_major))
+            k_major = kernel_family_after(k_major, g->backend, g->dtype, g->precision, arch,
+                                          any_k_major, shapes);
+        /* Integers of 2, 4 or 8 bytes: products of their bytes (byte_split.c). */
+        if (byte_split_runs(ctx, g)) return byte_split_gemm(ctx, g, stream);
         /* A complex product large enough: one real product (complex_real.c). */
         if (complex_as_real(g) && (!g->automatic || f == g->family))
             return complex_real_gemm(ctx, worker, g, stream);

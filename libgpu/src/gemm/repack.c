@@ -1,11 +1,13 @@
 /* Operands repacked for the kernels that read k-major operands only
- * (takes_k_major): TF32 wgmma (PARAMS_TMA_K_MAJOR), which cannot transpose,
- * and gemm_imma (PARAMS_K_MAJOR), whose byte fragments ldmatrix cannot
- * transpose. An operand that is contiguous along M or N is transposed into a
- * workspace from the context's pool, so that a @ b runs on tensor cores as
- * a @ b.T does, instead of on a kernel for every layout. The copy costs a
- * read and a write of the operand: a few percent of the product from n = 4096
- * up (benchmarks/NOTES.md, step 7). */
+ * (takes_k_major): TF32 and 1-byte wgmma (PARAMS_TMA_K_MAJOR), which cannot
+ * transpose, and gemm_imma (PARAMS_K_MAJOR), whose byte fragments ldmatrix
+ * cannot transpose. An operand that is contiguous along M or N is transposed
+ * into a workspace from the context's pool, so that a @ b runs on tensor
+ * cores as a @ b.T does, instead of on a kernel for every layout; for TMA, one
+ * contiguous along k that TMA cannot read (a pointer off 16 bytes, rows not of
+ * whole 16 bytes) is copied there as it is, its rows whole 16 bytes. A copy
+ * costs a read and a write of the operand: a few percent of the product from
+ * n = 4096 up (benchmarks/NOTES.md, step 7). */
 #include "gemm/gemm.h"
 #include "gemm_transpose.h"
 
@@ -33,11 +35,17 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
     x[1] = (struct operand){g->b, &g->lb, g->n, g->trans_b};
 }
 
-/* Elements of x's k-major copy (0 if it needs none). */
-static int64_t copy_elements(const struct gemm *g, const struct operand *x) {
-    return x->k_major ? 0
-                      : stored_count(x->l, g->batch) * x->rows *
-                            whole_16_bytes(g->k, dtype_infos[g->dtype].size);
+/* Whether family f (takes_k_major) reads x only from a copy. */
+static int needs_copy(const struct gemm *g, int f, const struct operand *x) {
+    return !x->k_major ||
+           (kernel_families[f].params == PARAMS_TMA_K_MAJOR && !tma_describes(g, x->data, x->l));
+}
+
+/* Elements of x's k-major copy for family f (0 if it needs none). */
+static int64_t copy_elements(const struct gemm *g, int f, const struct operand *x) {
+    return needs_copy(g, f, x) ? stored_count(x->l, g->batch) * x->rows *
+                                     whole_16_bytes(g->k, dtype_infos[g->dtype].size)
+                               : 0;
 }
 
 int takes_k_major(int f) {
@@ -54,25 +62,37 @@ int repackable(const struct gemm *g, int f) {
     operands_of(g, x);
     for (i = 0; i < 2; ++i) {
         /* The transpose's grid has a block row per TILE stored rows (k of them). */
-        if (x[i].k_major ? kernel_families[f].params == PARAMS_TMA_K_MAJOR &&
-                               !tma_describes(g, x[i].data, x[i].l)
-                         : g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE)
-            return 0;
-        elements += copy_elements(g, &x[i]);
+        if (!x[i].k_major && g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE) return 0;
+        elements += copy_elements(g, f, &x[i]);
     }
     return elements > 0 && elements <= g->workspace_max / (int64_t)size;
 }
 
-/* x transposed into `copy` (k-major, rows whole_16_bytes(k) apart), and the layout
- * `copy_layout` that describes it. */
-static gpumatmul_status transpose(gpumatmul_context *ctx, const struct gemm *g,
-                                  const struct operand *x, void *copy, struct layout *copy_layout,
-                                  cudaStream_t stream) {
+/* x, k-major, copied as it is into `copy` (rows ld apart) by the copy kernel. */
+static gpumatmul_status copy_aligned(gpumatmul_context *ctx, const struct gemm *g,
+                                     const struct operand *x, void *copy, int64_t ld,
+                                     cudaStream_t stream) {
+    const int64_t size = (int64_t)dtype_infos[g->dtype].size;
+    gpumatmul_array_desc src = {g->dtype, 3, {0}, {0}}, dst = {g->dtype, 3, {0}, {0}};
+    src.shape[0] = dst.shape[0] = stored_count(x->l, g->batch);
+    src.shape[1] = dst.shape[1] = x->rows;
+    src.shape[2] = dst.shape[2] = g->k;
+    src.strides[0] = x->l->stride * size, src.strides[1] = x->l->ld * size, src.strides[2] = size;
+    dst.strides[0] = x->rows * ld * size, dst.strides[1] = ld * size, dst.strides[2] = size;
+    return convert_array(ctx, &dst, copy, &src, x->data, stream);
+}
+
+/* x copied k-major into `copy` (rows whole_16_bytes(k) apart: transposed, or
+ * as it is), and the layout `copy_layout` that describes the copy. */
+static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g,
+                               const struct operand *x, void *copy, struct layout *copy_layout,
+                               cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t ld = whole_16_bytes(g->k, size), stored = stored_count(x->l, g->batch);
     const int64_t tile = GEMM_TRANSPOSE_TILE;
     int64_t z;
     *copy_layout = (struct layout){x->rows, g->k, ld, stored == 1 ? 0 : x->rows * ld};
+    if (x->k_major) return copy_aligned(ctx, g, x, copy, ld, stream);
     /* As stored, x is k rows of `rows` elements: the copy is `rows` rows of k. */
     for (z = 0; z < stored; z += MAX_GRID_Z) {
         const struct transpose_args args = {
@@ -100,14 +120,14 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     int i;
     gpumatmul_status status;
     operands_of(g, x);
-    bytes = (int64_t)size * (copy_elements(g, &x[0]) + copy_elements(g, &x[1]));
+    bytes = (int64_t)size * (copy_elements(g, f, &x[0]) + copy_elements(g, f, &x[1]));
     if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "k-major copies", &workspace)))
         return status;
     for (copy = workspace, i = 0; i < 2 && !status; ++i) {
-        if (x[i].k_major) continue;
-        status = transpose(ctx, g, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
+        if (!needs_copy(g, f, &x[i])) continue;
+        status = repack(ctx, g, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
         *(i == 0 ? &packed.a : &packed.b) = copy;
-        copy = at(copy, copy_elements(g, &x[i]), size);
+        copy = at(copy, copy_elements(g, f, &x[i]), size);
     }
     packed.trans_a = 0, packed.trans_b = 1; /* both contiguous along k now */
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);

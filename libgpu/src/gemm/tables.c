@@ -70,6 +70,12 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
      GEMM_WGMMA_SHARED_BYTES, 90, 90, ONLY(GPUMATMUL_FLOAT32), ONLY(GPUMATMUL_PRECISION_TF32),
      PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES},
+    /* ... and int8, uint8 and bool, for operands contiguous along k (repack.c
+     * transposes the others); not the tiny products, as gemm_imma. */
+    {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
+     GEMM_WGMMA_SHARED_BYTES, 90, 90,
+     ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
+     PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
     {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
      80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS,
@@ -96,12 +102,18 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ONLY(GPUMATMUL_COMPLEX64), ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
     /* gemm_imma.cu: int8, uint8 and bool on integer tensor cores, for operands
-     * contiguous along k (repack.c transposes the others). Not the tiny
-     * products: one gemm_tiled launch finishes those sooner than a transpose
-     * and a 128 x 128 block with 80 KiB of shared memory. */
-    {TILED, "gemm_imma_", GEMM_IMMA_M, GEMM_IMMA_N, GEMM_IMMA_THREADS, GEMM_IMMA_SHARED_BYTES, 80,
-     ANY_ARCH, ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
-     PARAMS_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
+     * contiguous along k (repack.c transposes the others), on every GPU from
+     * sm_80 but Hopper, whose image leaves its code out for gemm_wgmma's (which
+     * repack.c gives every layout). Not the tiny products: one gemm_tiled
+     * launch finishes those sooner than a transpose and a 128 x 128 block with
+     * 80 KiB of shared memory. */
+#define IMMA_ROW(MIN_ARCH, MAX_ARCH)                                                               \
+    {TILED, "gemm_imma_", GEMM_IMMA_M, GEMM_IMMA_N, GEMM_IMMA_THREADS, GEMM_IMMA_SHARED_BYTES,     \
+     MIN_ARCH, MAX_ARCH, ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL),      \
+     HIGHEST, PARAMS_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)}
+    IMMA_ROW(80, 89),
+    IMMA_ROW(100, ANY_ARCH),
+#undef IMMA_ROW
     /* gemm_tiled.cu: every dtype, in its own precision, every GPU. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
@@ -134,8 +146,14 @@ int kernel_family_runs_on(int f, int arch) {
 
 int kernel_family_for(gpumatmul_backend backend, gpumatmul_dtype dtype,
                       gpumatmul_precision precision, int arch, unsigned layouts, unsigned shapes) {
+    return kernel_family_after(-1, backend, dtype, precision, arch, layouts, shapes);
+}
+
+int kernel_family_after(int previous, gpumatmul_backend backend, gpumatmul_dtype dtype,
+                        gpumatmul_precision precision, int arch, unsigned layouts,
+                        unsigned shapes) {
     int f;
-    for (f = 0; f < KERNEL_FAMILY_COUNT; ++f)
+    for (f = previous + 1; f < KERNEL_FAMILY_COUNT; ++f)
         if (kernel_families[f].backend == backend && ((kernel_families[f].dtypes >> dtype) & 1u) &&
             ((kernel_families[f].precisions >> precision) & 1u) && kernel_family_runs_on(f, arch) &&
             ((layouts >> kernel_families[f].params) & 1u) && (kernel_families[f].shapes & shapes))
