@@ -147,8 +147,8 @@ def test_batches_tma_describes(dtype, broadcast_b):
 def test_tf32_layouts(m, n, k, trans_a, trans_b):
     """float32 at precision TF32 (TF32-sized errors allowed: operands keep 10 mantissa bits).
     On an H100 the TF32 kernel takes A not transposed and B transposed as they are, and the
-    other layouts after transposing them into a workspace (repack.c); operands TMA cannot
-    describe as they are (unaligned, odd pitches) compute in full float32."""
+    other layouts after transposing them into a workspace (repack.c), and operands TMA cannot
+    describe as they are (unaligned, odd pitches) after copying them there."""
     for shift, pad, seed in ((0, 0, m), (4, 4, n), (1, 3, k)):
         check_product(np.float32, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed,
                       precision=1, tolerance=1e-2)
@@ -406,15 +406,22 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
     np.testing.assert_array_equal(result, np.full((m, n), k * (-1 + 3j), np.complex64))
 
 
-# ---- int8, uint8 and bool: exact, on integer tensor cores from sm_80 (gemm_imma) ----
+# ---- int8, uint8 and bool: exact, on integer tensor cores (gemm_wgmma on sm_90, gemm_imma
+# from sm_80) ----
 #
 # NumPy's integer product wraps modulo 2^8 and its boolean one is an OR of ANDs: the result
-# must be NumPy's to the bit. gemm_imma reads operands contiguous along k (A as stored,
+# must be NumPy's to the bit. Both kernels read operands contiguous along k (A as stored,
 # B transposed); repack.c transposes the others into a workspace first, so every transpose
-# pair takes a different path. Products of at most 32^3 multiply-adds (SHAPE_TINY) stay on
-# gemm_tiled: (1, 1, 1) is the one here.
+# pair takes a different path. On an H100 or H200 gemm_wgmma reads them through TMA, and
+# repack.c also copies the operands TMA cannot read (off 16 bytes, or rows not of whole 16
+# bytes: k = 65 or 1031 here, the shifted and padded operands below) as they are, into rows
+# of whole 16 bytes; elsewhere gemm_imma reads those as they are. Products of at most 32^3
+# multiply-adds (SHAPE_TINY) stay on gemm_tiled: (1, 1, 1) is the one here.
 
 INTEGER = {np.int8: 6, np.uint8: 10, np.bool_: 14}
+WIDE_INTEGER = {np.int16: 7, np.int32: 8, np.int64: 9, np.uint16: 11, np.uint32: 12,
+                np.uint64: 13}
+CODES = {**INTEGER, **WIDE_INTEGER}
 POISON = 0x5A  # C's bytes before the product: not a bool, and must stay so past n
 
 
@@ -424,7 +431,7 @@ def integer_values(rng, count, dtype, k):
     if dtype is np.bool_:
         return rng.random(count) < min(0.5, np.sqrt(0.7 / k))
     info = np.iinfo(dtype)
-    values = rng.integers(info.min, info.max, count, endpoint=True)
+    values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
     extremes = rng.random(count) < 0.1
     values[extremes] = rng.choice([info.min, info.max, info.min + 1, info.max - 1],
                                   int(extremes.sum()))
@@ -433,10 +440,11 @@ def integer_values(rng, count, dtype, k):
 
 def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
                 broadcast_b=False, seed=0, values=None):
-    """check_product for int8, uint8 and bool, asserting C equal to numpy.matmul's product
-    (which wraps int8 and uint8 sums, as the int64 product cast to the dtype does, and reads
-    any non-zero bool byte as true). `values(rng, count)`, if given, makes the elements."""
-    code = INTEGER[dtype]
+    """check_product for integers and bool, asserting C equal to numpy.matmul's product to the
+    bit (which wraps integer sums modulo 2^bits, and reads any non-zero bool byte as true).
+    `values(rng, count)`, if given, makes the elements; `shift` counts elements."""
+    code, size = CODES[dtype], np.dtype(dtype).itemsize
+    bits = np.uint8 if size == 1 else dtype  # how C's elements are compared
     rng = np.random.default_rng(seed)
     values = values or (lambda rng, count: integer_values(rng, count, dtype, k))
     a_rows, a_cols = (k, m) if trans_a else (m, k)
@@ -445,26 +453,26 @@ def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
     stride_a, stride_b, stride_c = a_rows * lda + pad, 0 if broadcast_b else b_rows * ldb, m * ldc
     a = values(rng, shift + batch * stride_a)
     b = values(rng, shift + max(batch * stride_b, b_rows * ldb))
-    c = np.full(shift + batch * stride_c, POISON, np.uint8)
+    c = np.full((shift + batch * stride_c) * size, POISON, np.uint8)
+    poison = np.full(size, POISON, np.uint8).view(bits)[0]
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
             DeviceBuffer.from_array(c) as dc:
-        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift)
+        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
         _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code, 0,
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
                       stride_b, at(dc), ldc, stride_c, None)
-        c = dc.to_array(c.shape, np.uint8)
+        c = dc.to_array(c.shape, np.uint8).view(bits)
     for z in range(batch):
         op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda)
         op_b = stored(b, shift + z * stride_b, b_rows, b_cols, ldb)
         expected = np.matmul(op_a.T if trans_a else op_a, op_b.T if trans_b else op_b)
         result = stored(c, shift + z * stride_c, m, ldc, ldc)
-        np.testing.assert_array_equal(result[:, :n], expected.view(np.uint8),
-                                      err_msg=f"matrix {z}")
-        assert (result[:, n:] == POISON).all(), f"matrix {z}: the padding past n was written"
+        np.testing.assert_array_equal(result[:, :n], expected.view(bits), err_msg=f"matrix {z}")
+        assert (result[:, n:] == poison).all(), f"matrix {z}: the padding past n was written"
 
 
 INTEGER_SHAPES = [(1, 1, 1), (5, 3, 3000), (17, 33, 65), (64, 8, 97), (200, 264, 72),
-                  (128, 128, 64), (129, 1031, 1031), (256, 256, 4096)]
+                  (128, 128, 64), (129, 1031, 1031), (256, 256, 4096), (130, 300, 1040)]
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
@@ -479,8 +487,9 @@ def test_integers_exact_every_transpose(dtype, m, n, k, trans_a, trans_b):
 @pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
 def test_integers_off_alignment_and_odd_pitches(dtype, shift, pad, trans_a, trans_b):
     """(0, 1): the operands reach gemm_imma as they are, byte by byte where they are not in
-    whole 16-byte pieces (all but (16, 12): aligned, rows of 112 bytes for k = 100); the other
-    pairs are repacked (one operand or both)."""
+    whole 16-byte pieces (all but (16, 12): aligned, rows of 112 bytes for k = 100), and on
+    Hopper gemm_wgmma as copies in whole pieces; the other pairs are repacked (one operand or
+    both)."""
     check_exact(dtype, 200, 300, 100, trans_a, trans_b, shift=shift, pad=pad, seed=shift + pad)
 
 
@@ -504,8 +513,8 @@ def constant(value, dtype):
     (np.uint8, 128, 1 << 18),        # as s8 -128: 2^32, 0
 ])
 def test_integer_sums_past_32_bits_wrap_as_numpy(dtype, value, k):
-    """The s32 sums pass 2^31 (or reach 2^32): mma without .satfinite wraps them, and the low
-    byte is NumPy's wrapped int8 / uint8 product."""
+    """The s32 sums pass 2^31 (or reach 2^32): mma and wgmma without .satfinite wrap them, and
+    the low byte is NumPy's wrapped int8 / uint8 product."""
     check_exact(dtype, 16, 16, k, 0, 1, values=constant(value, dtype))
     check_exact(dtype, 20, 24, k, 1, 0, values=constant(value, dtype), seed=1)
 
@@ -518,6 +527,68 @@ def test_bool_many_true_pairs_stay_true(byte):
     ones = lambda rng, count: np.full(count, byte, np.uint8).view(np.bool_)
     check_exact(np.bool_, 16, 24, 1 << 17, 0, 1, values=ones)
     check_exact(np.bool_, 130, 40, 5000, 1, 0, values=ones, seed=1)
+
+
+@pytest.mark.parametrize("k", [128, 100])  # gemm_wgmma (aligned rows) and gemm_imma on Hopper
+def test_bool_bytes_other_than_one_never_cancel(k):
+    """Bytes of 1 and 255, both true: read as s8 their products would be +1 and -1 and many
+    sums zero (false); the kernels multiply bool's bytes as u8, so every sum is positive."""
+    ones = lambda rng, count: rng.choice(np.array([1, 255], np.uint8), count).view(np.bool_)
+    check_exact(np.bool_, 200, 300, k, 0, 1, values=ones)
+
+
+# ---- 2-, 4- and 8-byte integers: exact, as products of their bytes (byte_split.c) ----
+#
+# On an H100 or H200 (the 1-byte wgmma kernel), products from 512^3 multiply-adds up run as
+# one 1-byte product per diagonal of byte pairs, shifted into C; 8-byte ones per chunk of 2^13
+# of k. The shapes here are past 512^3; elsewhere they run on gemm_tiled, as the smaller ones
+# do (SHAPES above).
+
+WIDE_SHAPES = [(600, 520, 530), (530, 270, 1001), (1000, 1000, 200)]
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("m, n, k", WIDE_SHAPES)
+@pytest.mark.parametrize("dtype", list(WIDE_INTEGER), ids=lambda d: np.dtype(d).name)
+def test_wide_integers_exact_every_transpose(dtype, m, n, k, trans_a, trans_b):
+    check_exact(dtype, m, n, k, trans_a, trans_b, seed=m + n + k)
+
+
+@pytest.mark.parametrize("dtype", list(WIDE_INTEGER), ids=lambda d: np.dtype(d).name)
+def test_wide_integers_strided_broadcast_and_offset(dtype):
+    check_exact(dtype, 300, 310, 620, 0, 0, batch=3, pad=3, seed=1)
+    check_exact(dtype, 300, 310, 620, 1, 1, batch=3, broadcast_b=True, shift=1, seed=2)
+
+
+@pytest.mark.parametrize("dtype, k", [(np.int64, 2 * 8192 + 5), (np.uint64, 8192 + 16),
+                                      (np.int32, 9000), (np.uint16, 4096)])
+def test_wide_integers_every_byte_255(dtype, k):
+    """Elements with every byte 255 (-1 or the largest unsigned): each diagonal's sum of
+    byte products is as large as it gets, 255^2 (s + 1) k, which for 8-byte elements must
+    stay exact below 2^32 in each chunk of k. C is NumPy's wrapped k (or k's negation)."""
+    full = lambda rng, count: np.full(count, np.iinfo(dtype).max if np.iinfo(dtype).min == 0
+                                      else -1, dtype)
+    check_exact(dtype, 200, 300, k, 0, 1, values=full)
+    check_exact(dtype, 160, 264, k, 1, 0, values=full, seed=1)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint32], ids=lambda d: np.dtype(d).name)
+def test_wide_integers_k_past_2_to_the_17(dtype):
+    """k = 2^17 + 3: sixteen chunks of k for 8-byte elements, full-range values."""
+    check_exact(dtype, 40, 40, (1 << 17) + 3, 0, 0, seed=3)
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.uint32, np.int64], ids=lambda d: np.dtype(d).name)
+def test_wide_integers_from_host_arrays(dtype):
+    """pyctk.matmul on host arrays large enough to be split into bytes, and int8 @ uint8,
+    which NumPy computes as int16."""
+    rng = np.random.default_rng(22)
+    a = integer_values(rng, 700 * 600, dtype, 600).reshape(700, 600)
+    b = integer_values(rng, 600 * 520, dtype, 600).reshape(600, 520)
+    np.testing.assert_array_equal(pyctk.matmul(a, b, backend="tiled"), np.matmul(a, b))
+    a8 = integer_values(rng, 700 * 600, np.int8, 600).reshape(700, 600)
+    b8 = integer_values(rng, 600 * 520, np.uint8, 600).reshape(600, 520)
+    np.testing.assert_array_equal(pyctk.matmul(a8, b8), np.matmul(a8, b8))
 
 
 @pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
