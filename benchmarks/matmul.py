@@ -11,8 +11,9 @@ below.
 - "device": operands already on the GPU (allocated through PyTorch), device time (CUDA
   events) around gpumatmul_matmul_device per backend ("tiled", "cublas") and around
   torch.matmul on the same tensors (TF32 off); warm-up call, median of --repeats. Run for
-  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time. int8, uint8
-  and bool (--dtypes int8 uint8 bool: full-range random values, bools half true) have the
+  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time. Integers
+  and bool (--dtypes int8 uint8 bool int16 int32 int64: full-range random values, bools half
+  true) have the
   tiled backend alone, beside "cupy" (cupy.matmul on the same memory, NumPy's product, where
   CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not NumPy's
   product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per product.
@@ -86,10 +87,12 @@ from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpumatmul_dtype
-               "complex64": 4, "complex128": 5, "int8": 6, "uint8": 10, "bool": 14}
+               "complex64": 4, "complex128": 5, "int8": 6, "int16": 7, "int32": 8, "int64": 9,
+               "uint8": 10, "bool": 14}
 # Device-row dtypes with no NumPy-exact product in cuBLAS or torch.matmul: the tiled backend
-# alone (gemm_imma on sm_80 and newer), beside the peers of integer_peers.
-INTEGERS = ("int8", "uint8", "bool")
+# alone (the integer tensor-core kernels, and byte_split.c for 2-8 bytes), beside the peers
+# of integer_peers.
+INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
@@ -236,7 +239,8 @@ def device_operand(torch, n: int, dtype: str):
         return torch.rand(n, n, device="cuda") < 0.5
     if dtype in INTEGERS:
         info = torch.iinfo(getattr(torch, dtype))
-        return torch.randint(info.min, info.max + 1, (n, n), device="cuda", dtype=getattr(torch, dtype))
+        high = min(info.max + 1, 2**63 - 1)  # randint's bounds are int64 (exclusive high)
+        return torch.randint(info.min, high, (n, n), device="cuda", dtype=getattr(torch, dtype))
     return torch.randn(n, n, device="cuda", dtype=getattr(torch, dtype))
 
 
