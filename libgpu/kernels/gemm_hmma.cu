@@ -2,7 +2,8 @@
 // m16n8k16, sm_80 and newer; each product is exact in float32, so this is the
 // dtype's own precision): C[z] = op(A[z]) @ op(B[z]), row-major C, any sizes
 // and strides. The launch contract is in gemm_hmma.h and gemm_tiled.h. Older
-// GPUs get empty kernels; the registry (min_arch) gives them the tiled family.
+// GPUs get empty kernels, and so does Hopper (sm_90a), whose products of these
+// types gemm_wgmma.cu computes; the registry's arch ranges give neither this family.
 //
 // The pipeline is gemm_dmma.cu's: a ring of slabs filled with cp.async
 // (async_operand and multiply_slabs in gemm_common.cuh), each slab in its operand's own
@@ -17,7 +18,11 @@
 #include "gemm_common.cuh"
 #include "gemm_hmma.h"
 
-#if __CUDA_ARCH__ >= 800
+#if __CUDA_ARCH__ >= 800 && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define HMMA_CODE 1
+#endif
+
+#if HMMA_CODE
 
 // c += a @ b for one 16 x 8 x 16 piece of S (f16_bits or bf16_bits) with
 // float32 sums, fragments as PTX lays them out. An element type is one row:
@@ -136,9 +141,9 @@ __device__ void gemm_hmma(const gemm_args &p) {
 #undef HMMA_TILE
 }
 
-#endif  // __CUDA_ARCH__ >= 800
+#endif  // HMMA_CODE
 
-#if __CUDA_ARCH__ >= 800
+#if HMMA_CODE
 #define HMMA_BODY(S)                                                                       \
     gemm_hmma<S, GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_K, GEMM_HMMA_STAGES, GEMM_HMMA_WARPS_M, \
               GEMM_HMMA_WARPS_N>(args)

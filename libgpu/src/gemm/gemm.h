@@ -106,7 +106,7 @@ struct kernel_family {
      * the tiny products, which gemm_simt's large blocks finish later). */
     unsigned shapes;
 };
-#define KERNEL_FAMILY_COUNT 11
+#define KERNEL_FAMILY_COUNT 12
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
@@ -266,22 +266,22 @@ gpumatmul_status convert_array(gpumatmul_context *ctx, const gpumatmul_array_des
                                void *dst_data, const gpumatmul_array_desc *src,
                                const void *src_data, cudaStream_t stream);
 
-/* ---- Operands repacked for k-major kernels (repack.c) ---- */
+/* ---- Operands repacked for the TMA and k-major kernels (repack.c) ---- */
 
-/* Whether family f takes operands contiguous along k only
- * (PARAMS_TMA_K_MAJOR or PARAMS_K_MAJOR), those repacked_gemm gives it. */
-int takes_k_major(int f);
+/* Whether family f takes some operands only as repacked_gemm copies them: a
+ * TMA family (PARAMS_TMA, PARAMS_TMA_K_MAJOR) those TMA can read, a k-major
+ * one (PARAMS_TMA_K_MAJOR, PARAMS_K_MAJOR) those contiguous along k. */
+int takes_repacked(int f);
 
-/* Whether repacked_gemm can run g on family f (takes_k_major): elements of a
- * size in transpose_sizes, an operand that is not contiguous along k within
- * the transpose's grid, and the copies (of those, and for PARAMS_TMA_K_MAJOR
- * of those TMA cannot read) within g->workspace_max. */
+/* Whether repacked_gemm can run g on family f (takes_repacked): elements of a
+ * size in transpose_sizes where an operand must be transposed, within the
+ * transpose's grid, and the copies within g->workspace_max. */
 int repackable(const struct gemm *g, int f);
 
-/* g on family f (takes_k_major) with each operand that is not contiguous
- * along k first transposed into a workspace from the context's pool (rows of
- * whole 16 bytes), freed after, all on `stream`. OUT_OF_MEMORY if the pool
- * cannot give the workspace. */
+/* g on family f (takes_repacked) with each operand f cannot read as it is
+ * first copied into a workspace from the context's pool (rows of whole 16
+ * bytes; transposed for a k-major family), freed after, all on `stream`.
+ * OUT_OF_MEMORY if the pool cannot give the workspace. */
 gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                cudaStream_t stream);
 

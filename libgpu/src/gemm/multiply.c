@@ -48,22 +48,25 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
         const int arch = kernels_arch(ctx);
         const unsigned layouts = operand_layouts(g), shapes = shape_bit(g);
         const int f = kernel_family_for(g->backend, g->dtype, g->precision, arch, layouts, shapes);
-        /* The first family that takes k-major operands only and would take these
-         * repacked (the next, where the copies would not fit the workspace). */
-        const unsigned any_k_major = layouts | 1u << PARAMS_TMA_K_MAJOR | 1u << PARAMS_K_MAJOR;
-        int k_major = kernel_family_for(g->backend, g->dtype, g->precision, arch, any_k_major, shapes);
+        /* The first family that would take these operands repacked (repack.c;
+         * the next, where the copies would not fit the workspace). */
+        const unsigned repacked_layouts = layouts | 1u << PARAMS_TMA |
+                                          1u << PARAMS_TMA_K_MAJOR | 1u << PARAMS_K_MAJOR;
+        int repacked = kernel_family_for(g->backend, g->dtype, g->precision, arch,
+                                         repacked_layouts, shapes);
         int64_t splits;
-        while (k_major >= 0 && k_major != f && takes_k_major(k_major) && !repackable(g, k_major))
-            k_major = kernel_family_after(k_major, g->backend, g->dtype, g->precision, arch,
-                                          any_k_major, shapes);
+        while (repacked >= 0 && repacked != f && takes_repacked(repacked) &&
+               !repackable(g, repacked))
+            repacked = kernel_family_after(repacked, g->backend, g->dtype, g->precision, arch,
+                                           repacked_layouts, shapes);
         /* Integers of 2, 4 or 8 bytes: products of their bytes (byte_split.c). */
         if (byte_split_runs(ctx, g)) return byte_split_gemm(ctx, g, stream);
         /* A complex product large enough: one real product (complex_real.c). */
         if (complex_as_real(g) && (!g->automatic || f == g->family))
             return complex_real_gemm(ctx, worker, g, stream);
-        if (k_major != f && takes_k_major(k_major) && repackable(g, k_major) &&
-            (!g->automatic || k_major == g->family))
-            return repacked_gemm(ctx, g, k_major, stream);
+        if (repacked != f && takes_repacked(repacked) && repackable(g, repacked) &&
+            (!g->automatic || repacked == g->family))
+            return repacked_gemm(ctx, g, repacked, stream);
         if (!g->automatic || f == g->family)
             return (splits = k_splits(ctx, g, f)) > 1 ? split_k_gemm(ctx, g, f, splits, stream)
                                                       : kernel_gemm(ctx, g, f, stream);

@@ -1,13 +1,16 @@
-/* Operands repacked for the kernels that read k-major operands only
- * (takes_k_major): TF32 and 1-byte wgmma (PARAMS_TMA_K_MAJOR), which cannot
- * transpose, and gemm_imma (PARAMS_K_MAJOR), whose byte fragments ldmatrix
- * cannot transpose. An operand that is contiguous along M or N is transposed
- * into a workspace from the context's pool, so that a @ b runs on tensor
- * cores as a @ b.T does, instead of on a kernel for every layout; for TMA, one
- * contiguous along k that TMA cannot read (a pointer off 16 bytes, rows not of
- * whole 16 bytes) is copied there as it is, its rows whole 16 bytes. A copy
- * costs a read and a write of the operand: a few percent of the product from
- * n = 4096 up (benchmarks/NOTES.md, step 7). */
+/* Operands repacked for the kernels that cannot read them as they are
+ * (takes_repacked): the ones that read k-major operands only, TF32 and 1-byte
+ * wgmma (PARAMS_TMA_K_MAJOR), which cannot transpose, and gemm_imma
+ * (PARAMS_K_MAJOR), whose byte fragments ldmatrix cannot transpose; and the
+ * TMA ones (PARAMS_TMA, PARAMS_TMA_K_MAJOR), which read only operands TMA
+ * describes. For a k-major family an operand contiguous along M or N is
+ * transposed into a workspace from the context's pool, so that a @ b runs on
+ * tensor cores as a @ b.T does, instead of on a kernel for every layout; for
+ * a TMA family one TMA cannot read (a pointer off 16 bytes, rows not of whole
+ * 16 bytes) is copied there as it is stored, its rows whole 16 bytes. So
+ * Hopper runs every float16, bfloat16, TF32 and 1-byte product on wgmma. A
+ * copy costs a read and a write of the operand: a few percent of the product
+ * from n = 4096 up (benchmarks/NOTES.md, step 7). */
 #include "gemm/gemm.h"
 #include "gemm_transpose.h"
 
@@ -35,70 +38,90 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
     x[1] = (struct operand){g->b, &g->lb, g->n, g->trans_b};
 }
 
-/* Whether family f (takes_k_major) reads x only from a copy. */
-static int needs_copy(const struct gemm *g, int f, const struct operand *x) {
-    return !x->k_major ||
-           (kernel_families[f].params == PARAMS_TMA_K_MAJOR && !tma_describes(g, x->data, x->l));
-}
-
-/* Elements of x's k-major copy for family f (0 if it needs none). */
-static int64_t copy_elements(const struct gemm *g, int f, const struct operand *x) {
-    return needs_copy(g, f, x) ? stored_count(x->l, g->batch) * x->rows *
-                                     whole_16_bytes(g->k, dtype_infos[g->dtype].size)
-                               : 0;
-}
-
-int takes_k_major(int f) {
+static int k_major_family(int f) {
     return kernel_families[f].params == PARAMS_TMA_K_MAJOR ||
            kernel_families[f].params == PARAMS_K_MAJOR;
 }
+
+static int tma_family(int f) {
+    return kernel_families[f].params == PARAMS_TMA ||
+           kernel_families[f].params == PARAMS_TMA_K_MAJOR;
+}
+
+/* Whether family f reads x only from a copy, and whether that copy is x transposed. */
+static int needs_copy(const struct gemm *g, int f, const struct operand *x) {
+    return (k_major_family(f) && !x->k_major) ||
+           (tma_family(f) && !tma_describes(g, x->data, x->l));
+}
+static int transposes(int f, const struct operand *x) { return k_major_family(f) && !x->k_major; }
+
+/* The layout of x's copy for family f: `rows` rows of k (transposed), else as
+ * x is stored; rows of whole 16 bytes. */
+static struct layout copy_layout(const struct gemm *g, int f, const struct operand *x) {
+    const size_t size = dtype_infos[g->dtype].size;
+    const int64_t rows = transposes(f, x) ? x->rows : x->l->rows;
+    const int64_t cols = transposes(f, x) ? g->k : x->l->cols, ld = whole_16_bytes(cols, size);
+    return (struct layout){rows, cols, ld, stored_count(x->l, g->batch) == 1 ? 0 : rows * ld};
+}
+
+/* Elements of x's copy for family f (0 if it needs none). */
+static int64_t copy_elements(const struct gemm *g, int f, const struct operand *x) {
+    const struct layout l = copy_layout(g, f, x);
+    return needs_copy(g, f, x) ? stored_count(x->l, g->batch) * l.rows * l.ld : 0;
+}
+
+int takes_repacked(int f) { return k_major_family(f) || tma_family(f); }
 
 int repackable(const struct gemm *g, int f) {
     const size_t size = dtype_infos[g->dtype].size;
     struct operand x[2];
     int64_t elements = 0;
     int i;
-    if (transpose_index(size) < 0) return 0;
+    /* The copies' sizes must fit TMA's coordinates too. */
+    if (tma_family(f) && (g->m > TMA_EXTENT_MAX || g->n > TMA_EXTENT_MAX || g->k > TMA_EXTENT_MAX))
+        return 0;
     operands_of(g, x);
     for (i = 0; i < 2; ++i) {
         /* The transpose's grid has a block row per TILE stored rows (k of them). */
-        if (!x[i].k_major && g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE) return 0;
+        if (transposes(f, &x[i]) &&
+            (transpose_index(size) < 0 || g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE))
+            return 0;
         elements += copy_elements(g, f, &x[i]);
     }
     return elements > 0 && elements <= g->workspace_max / (int64_t)size;
 }
 
-/* x, k-major, copied as it is into `copy` (rows ld apart) by the copy kernel. */
-static gpumatmul_status copy_aligned(gpumatmul_context *ctx, const struct gemm *g,
-                                     const struct operand *x, void *copy, int64_t ld,
-                                     cudaStream_t stream) {
+/* x copied as it is stored into `copy`, laid out as l, by the copy kernel. */
+static gpumatmul_status copy_as_stored(gpumatmul_context *ctx, const struct gemm *g,
+                                       const struct operand *x, void *copy,
+                                       const struct layout *l, cudaStream_t stream) {
     const int64_t size = (int64_t)dtype_infos[g->dtype].size;
     gpumatmul_array_desc src = {g->dtype, 3, {0}, {0}}, dst = {g->dtype, 3, {0}, {0}};
     src.shape[0] = dst.shape[0] = stored_count(x->l, g->batch);
-    src.shape[1] = dst.shape[1] = x->rows;
-    src.shape[2] = dst.shape[2] = g->k;
+    src.shape[1] = dst.shape[1] = l->rows;
+    src.shape[2] = dst.shape[2] = l->cols;
     src.strides[0] = x->l->stride * size, src.strides[1] = x->l->ld * size, src.strides[2] = size;
-    dst.strides[0] = x->rows * ld * size, dst.strides[1] = ld * size, dst.strides[2] = size;
+    dst.strides[0] = l->rows * l->ld * size, dst.strides[1] = l->ld * size, dst.strides[2] = size;
     return convert_array(ctx, &dst, copy, &src, x->data, stream);
 }
 
-/* x copied k-major into `copy` (rows whole_16_bytes(k) apart: transposed, or
- * as it is), and the layout `copy_layout` that describes the copy. */
-static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g,
-                               const struct operand *x, void *copy, struct layout *copy_layout,
+/* x copied into `copy` for family f (transposed, or as it is), laid out as
+ * *layout. */
+static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g, int f,
+                               const struct operand *x, void *copy, struct layout *layout,
                                cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
-    const int64_t ld = whole_16_bytes(g->k, size), stored = stored_count(x->l, g->batch);
-    const int64_t tile = GEMM_TRANSPOSE_TILE;
+    const int64_t stored = stored_count(x->l, g->batch), tile = GEMM_TRANSPOSE_TILE;
     int64_t z;
-    *copy_layout = (struct layout){x->rows, g->k, ld, stored == 1 ? 0 : x->rows * ld};
-    if (x->k_major) return copy_aligned(ctx, g, x, copy, ld, stream);
+    *layout = copy_layout(g, f, x);
+    if (!transposes(f, x)) return copy_as_stored(ctx, g, x, copy, layout, stream);
     /* As stored, x is k rows of `rows` elements: the copy is `rows` rows of k. */
     for (z = 0; z < stored; z += MAX_GRID_Z) {
         const struct transpose_args args = {
             .rows = g->k, .cols = x->rows, .in = at(x->data, z * x->l->stride, size),
             .ld = x->l->ld, .in_batch_stride = x->l->stride,
-            .out = at(copy, z * x->rows * ld, size), .out_ld = ld, .out_batch_stride = x->rows * ld};
+            .out = at(copy, z * x->rows * layout->ld, size), .out_ld = layout->ld,
+            .out_batch_stride = x->rows * layout->ld};
         void *params[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
             ctx->kernels->transpose[transpose_index(size)], (unsigned)((x->rows + tile - 1) / tile),
@@ -121,15 +144,15 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     gpumatmul_status status;
     operands_of(g, x);
     bytes = (int64_t)size * (copy_elements(g, f, &x[0]) + copy_elements(g, f, &x[1]));
-    if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "k-major copies", &workspace)))
+    if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "repacked operands", &workspace)))
         return status;
     for (copy = workspace, i = 0; i < 2 && !status; ++i) {
         if (!needs_copy(g, f, &x[i])) continue;
-        status = repack(ctx, g, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
+        status = repack(ctx, g, f, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
         *(i == 0 ? &packed.a : &packed.b) = copy;
         copy = at(copy, copy_elements(g, f, &x[i]), size);
     }
-    packed.trans_a = 0, packed.trans_b = 1; /* both contiguous along k now */
+    if (k_major_family(f)) packed.trans_a = 0, packed.trans_b = 1; /* both along k now */
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);
     return workspace_free(workspace, stream, status);
 }

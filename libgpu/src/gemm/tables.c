@@ -76,10 +76,16 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
      GEMM_WGMMA_SHARED_BYTES, 90, 90,
      ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
      PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
-    /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32. */
-    {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,
-     80, ANY_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST, PARAMS_GEMM_ARGS,
-     0, ALL_SHAPES},
+    /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32, on
+     * every GPU from sm_80 but Hopper, whose image leaves its code out for
+     * gemm_wgmma's (which repack.c gives every operand). */
+#define HMMA_ROW(MIN_ARCH, MAX_ARCH)                                                               \
+    {TILED, "gemm_hmma_", GEMM_HMMA_M, GEMM_HMMA_N, GEMM_HMMA_THREADS, GEMM_HMMA_SHARED_BYTES,     \
+     MIN_ARCH, MAX_ARCH, ONLY(GPUMATMUL_FLOAT16) | ONLY(GPUMATMUL_BFLOAT16), HIGHEST,              \
+     PARAMS_GEMM_ARGS, 0, ALL_SHAPES}
+    HMMA_ROW(80, 89),
+    HMMA_ROW(100, ANY_ARCH),
+#undef HMMA_ROW
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
      ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
