@@ -86,6 +86,14 @@ enum kernel_params {
      * transposed, B transposed), of any alignment. */
     PARAMS_K_MAJOR,
 };
+/* Whether kernels of these params read their operands through TMA
+ * (struct gemm_tma_args), and whether they take k-major operands only. */
+static inline int params_read_tma(enum kernel_params p) {
+    return p == PARAMS_TMA || p == PARAMS_TMA_K_MAJOR;
+}
+static inline int params_k_major_only(enum kernel_params p) {
+    return p == PARAMS_TMA_K_MAJOR || p == PARAMS_K_MAJOR;
+}
 struct kernel_family {
     gpumatmul_backend backend; /* the backend value that selects it */
     const char *prefix;        /* e.g. "gemm_tiled_" */

@@ -83,8 +83,7 @@ static gpumatmul_status make_context_current(const gpumatmul_context *ctx) {
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                              cudaStream_t stream) {
     const struct kernel_family *family = &kernel_families[f];
-    const int tensor_maps = /* struct gemm_tma_args */
-        family->params == PARAMS_TMA || family->params == PARAMS_TMA_K_MAJOR;
+    const int tensor_maps = params_read_tma(family->params); /* struct gemm_tma_args */
     const size_t size = dtype_infos[g->dtype].size;
     const size_t c_size = g->c_update.size ? (size_t)g->c_update.size : size;
     const int64_t rows_per_launch = MAX_GRID_X * family->tile_m;

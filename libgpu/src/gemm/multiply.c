@@ -42,6 +42,8 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
                           cudaStream_t stream) {
     gpumatmul_status status;
     if (g->k == 0) return zero_device_c(g, stream);
+    /* Integers of 2, 4 or 8 bytes: products of their bytes (byte_split.c). */
+    if (byte_split_runs(ctx, g)) return byte_split_gemm(ctx, g, stream);
     if (g->backend != GPUMATMUL_BACKEND_CUBLAS) {
         /* The first row whose params suit the operands; for AUTO, cuBLAS if that
          * is not the row measured (benchmarks/auto_table.py), one for other layouts. */
@@ -59,8 +61,6 @@ gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const s
                !repackable(g, repacked))
             repacked = kernel_family_after(repacked, g->backend, g->dtype, g->precision, arch,
                                            repacked_layouts, shapes);
-        /* Integers of 2, 4 or 8 bytes: products of their bytes (byte_split.c). */
-        if (byte_split_runs(ctx, g)) return byte_split_gemm(ctx, g, stream);
         /* A complex product large enough: one real product (complex_real.c). */
         if (complex_as_real(g) && (!g->automatic || f == g->family))
             return complex_real_gemm(ctx, worker, g, stream);

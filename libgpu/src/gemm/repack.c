@@ -38,15 +38,8 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
     x[1] = (struct operand){g->b, &g->lb, g->n, g->trans_b};
 }
 
-static int k_major_family(int f) {
-    return kernel_families[f].params == PARAMS_TMA_K_MAJOR ||
-           kernel_families[f].params == PARAMS_K_MAJOR;
-}
-
-static int tma_family(int f) {
-    return kernel_families[f].params == PARAMS_TMA ||
-           kernel_families[f].params == PARAMS_TMA_K_MAJOR;
-}
+static int k_major_family(int f) { return params_k_major_only(kernel_families[f].params); }
+static int tma_family(int f) { return params_read_tma(kernel_families[f].params); }
 
 /* Whether family f reads x only from a copy, and whether that copy is x transposed. */
 static int needs_copy(const struct gemm *g, int f, const struct operand *x) {
