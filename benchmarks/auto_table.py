@@ -5,8 +5,8 @@
 For every dtype and precision both backends compute, times
 gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
 products of device operands (PyTorch's), two sizes per shape class (libgpu/src/gemm/gemm.h:
-shape_class): 16 and 32 (tiny), 128 and 512 (small), 1024 and 2048 (medium), 4096 and 8192
-(large). Each time is a burst of calls between CUDA events divided by the calls, so the host's
+shape_class): 16 and 32 (tiny), 48 and 64 (very small), 128 and 512 (small), 1024 and 2048
+(medium), 4096 and 8192 (large). Each time is a burst of calls between CUDA events divided by the calls, so the host's
 cost of a call counts where it dominates (tiny products), then the median of the bursts. The
 kernels win a class where they are faster at both of its sizes. TF32 is measured on a @ b.T,
 the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS under AUTO).
@@ -32,7 +32,8 @@ from pyctk._cuda import library as _library
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "libgpu" / "src" / "gemm" / "auto_table.c"
 
-CLASSES = {"SHAPE_TINY": (16, 32), "SHAPE_SMALL": (128, 512), "SHAPE_MEDIUM": (1024, 2048),
+CLASSES = {"SHAPE_TINY": (16, 32), "SHAPE_VERY_SMALL": (48, 64), "SHAPE_SMALL": (128, 512),
+           "SHAPE_MEDIUM": (1024, 2048),
            "SHAPE_LARGE": (4096, 8192)}
 # (name, gpumatmul_dtype, torch dtype, gpumatmul_precision, B transposed)
 CASES = [

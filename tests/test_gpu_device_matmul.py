@@ -323,15 +323,16 @@ def test_auto_takes_the_tiled_backend_for_complex64_at_tf32_from_1024_cubed():
 
 def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above():
     """Bit for bit: auto's result is the tiled kernel's where the measured table says so
-    (libgpu/src/gemm/auto_table.c: on an H100, float32 products of m n k batch up to 32^3) and
-    cuBLAS's otherwise (the two round differently); unmeasured GPUs get cuBLAS."""
+    (libgpu/src/gemm/auto_table.c: on an H100 or H200, float32 products of m n k batch up to
+    64^3) and cuBLAS's otherwise (the two round differently); unmeasured GPUs get cuBLAS."""
     rng = np.random.default_rng(9)
     measured = pyctk.info()["devices"][0]["kernel_image"]["arch"] == 90
     differ = 0
     for m, n, k, batch, tiny in ((16, 16, 16, (), True), (32, 7, 32, (), True),
-                                 (32, 32, 32, (), True), (33, 32, 32, (), False),
-                                 (16, 16, 16, (2,), True), (16, 16, 16, (9,), False),
-                                 (64, 64, 64, (), False)):
+                                 (33, 32, 32, (), True), (16, 16, 16, (9,), True),
+                                 (64, 64, 64, (), True), (65, 64, 64, (), False),
+                                 (16, 16, 16, (2,), True), (16, 16, 16, (65,), False),
+                                 (128, 128, 128, (), False)):
         a = pyctk.asarray(rng.standard_normal((*batch, m, k)).astype(np.float32))
         b = pyctk.asarray(rng.standard_normal((k, n)).astype(np.float32))
         auto, tiled, cublas = (pyctk.matmul(a, b, backend=name).get()

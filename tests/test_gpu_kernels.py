@@ -3,7 +3,7 @@ tile (the float32, float64 and float16/bfloat16 kernels tile C by 128 x 256, 128
 128 x 256, k by 16 or 32), each transpose pair, pointers off 16-byte alignment, odd row
 pitches, strided and broadcast batches. C is poisoned with NaN first: every element must be
 written, and nothing past n. Compared with NumPy in float64 (complex128) on the same (rounded)
-operands. Tiny float32 products (up to 32^3 multiply-adds, at either precision) take the plain
+operands. Tiny float32 products (up to 64^3 multiply-adds, at either precision) take the plain
 tiled kernel rather than gemm_simt: SHAPES and the batches have products on both sides of that
 line. Float32 products whose grid leaves multiprocessors idle take split k
 (libgpu/src/gemm/split_k.c): its cases come after the others. Complex products of more than

@@ -57,9 +57,9 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
         ``"tiled"`` pyctk's own kernels (every dtype), ``"auto"`` whichever
         of the two measured faster for the GPU, dtype, precision and size
-        (the table ``benchmarks/auto_table.py`` writes: on an H100, the
-        kernels for tiny products and for float16/bfloat16 up to 512^3;
-        complex64 at precision "tf32" from 1024^3 up),
+        (the table ``benchmarks/auto_table.py`` writes: on an H100 or H200,
+        the kernels up to 64^3 multiply-adds (complex128 32^3), float16 and
+        bfloat16 up to 512^3, complex64 at precision "tf32" from 1024^3 up),
         else cuBLAS where it computes the dtype, else the tiled kernels.
     stream : None, int or stream object, optional
         For GPU operands, the CUDA stream to enqueue the product on (after

@@ -56,8 +56,19 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
 /* ---- Shape classes (tables.c) ----
  *
  * Products by size, for the kernel registry's rows and AUTO's measurements: a
- * class is m * n * k * batch_count of at most 32^3, 512^3, 2048^3, or more. */
-enum shape_class { SHAPE_TINY, SHAPE_SMALL, SHAPE_MEDIUM, SHAPE_LARGE, SHAPE_CLASS_COUNT };
+ * class is m * n * k * batch_count of at most 32^3, 64^3, 512^3, 2048^3, or
+ * more. Up to 64^3 a call costs the host more than the GPU's work, and a
+ * kernel launch (4 to 5 us on an H200's host) half a cuBLAS call (13 us): the
+ * kernels win there, but complex128's from 32^3 on (benchmarks/NOTES.md,
+ * step 13), hence two classes. */
+enum shape_class {
+    SHAPE_TINY,
+    SHAPE_VERY_SMALL,
+    SHAPE_SMALL,
+    SHAPE_MEDIUM,
+    SHAPE_LARGE,
+    SHAPE_CLASS_COUNT
+};
 enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch);
 #define ALL_SHAPES ((1u << SHAPE_CLASS_COUNT) - 1)
 

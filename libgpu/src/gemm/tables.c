@@ -89,13 +89,13 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     /* gemm_dmma.cu: float64 on FP64 tensor cores. */
     {TILED, "gemm_dmma_", GEMM_DMMA_M, GEMM_DMMA_N, GEMM_DMMA_THREADS, GEMM_DMMA_SHARED_BYTES, 80,
      ANY_ARCH, ONLY(GPUMATMUL_FLOAT64), HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
-    /* gemm_tiled.cu for tiny float32 products, at either precision (it computes
-     * exactly, which TF32 allows): a block of gemm_simt computes all of its
-     * 128 x 256 tile, and a 16 x 16 product from host memory took 16 us a call
-     * with it, 13 us with gemm_tiled. */
+    /* gemm_tiled.cu for float32 products up to 64^3, at either precision (it
+     * computes exactly, which TF32 allows): a block of gemm_simt computes all of
+     * its 128 x 256 tile, and a 16 x 16 product from host memory took 16 us a
+     * call with it, 13 us with gemm_tiled. */
     {TILED, "gemm_tiled_", GEMM_TILED_M, GEMM_TILED_N, GEMM_TILED_THREADS, 0, 0, ANY_ARCH,
      ONLY(GPUMATMUL_FLOAT32), HIGHEST | ONLY(GPUMATMUL_PRECISION_TF32), PARAMS_GEMM_ARGS, 0,
-     ONLY(SHAPE_TINY)},
+     ONLY(SHAPE_TINY) | ONLY(SHAPE_VERY_SMALL)},
     /* gemm_simt.cu: float32 on CUDA cores; at precision TF32 too, for what the
      * TF32 kernel does not take (TF32 allows the shortcut, it does not ask for it). */
     {TILED, "gemm_simt_", GEMM_SIMT_M, GEMM_SIMT_N, GEMM_SIMT_THREADS, GEMM_SIMT_SHARED_BYTES,
@@ -170,7 +170,8 @@ int kernel_family_after(int previous, gpumatmul_backend backend, gpumatmul_dtype
 enum shape_class shape_class(int64_t m, int64_t n, int64_t k, int64_t batch) {
     /* In double: the product of four 64-bit sizes may pass INT64_MAX. */
     const double work = (double)m * (double)n * (double)k * (double)batch;
-    return work <= 32.0 * 32 * 32      ? SHAPE_TINY
+    return work <= 32.0 * 32 * 32        ? SHAPE_TINY
+           : work <= 64.0 * 64 * 64     ? SHAPE_VERY_SMALL
            : work <= 512.0 * 512 * 512 ? SHAPE_SMALL
            : work <= 2048.0 * 2048 * 2048 ? SHAPE_MEDIUM
                                           : SHAPE_LARGE;
