@@ -157,6 +157,40 @@ def test_in_place_with_scalars_and_overlaps():
         x += 1.5
 
 
+def test_operations_on_layouts_met_before_are_launched_as_kept_and_stay_numpys(monkeypatch):
+    """An operation into a new result on operands of layouts it met before runs as it was
+    launched then (arithmetic._kept), without planning again: the same results as NumPy; a
+    view of the same shape, other dtypes, an F-ordered operand are other layouts; a scalar
+    that no longer fits the loop's dtype gets NumPy's answer (OverflowError, or a comparison
+    that holds everywhere), not a kept launch's."""
+    x, y = sample(np.dtype(np.float32), (6, 8), 1), sample(np.dtype(np.float32), (6, 8), 2)
+    small = sample(np.dtype(np.int8), (6, 8), 3)
+    a, b, s = gpuarray.to_gpu(x), gpuarray.to_gpu(y), gpuarray.to_gpu(small)
+    first = {"a + b": (lambda: a + b, x + y), "a * 2.0": (lambda: a * 2.0, x * 2.0),
+             "2 - a": (lambda: 2 - a, 2 - x), "s + 100": (lambda: s + 100, small + 100),
+             "s < 100": (lambda: s < 100, small < 100)}
+    for compute, want in first.values():
+        assert_numpys(compute(), want)
+    kept = dict(arithmetic._kept)
+    assert len(kept) >= len(first), "the operations above were not kept"
+
+    def planned(*args):
+        raise AssertionError("planned and launched again: the kept launch did not run")
+    monkeypatch.setattr(arithmetic, "_launch", planned)
+    for compute, want in first.values():
+        assert_numpys(compute(), want)
+    monkeypatch.undo()
+
+    f = gpuarray.to_gpu(np.asfortranarray(y))
+    others = [(lambda: a[:, ::2] + b[:, ::2], x[:, ::2] + y[:, ::2]), (lambda: a + f, x + y),
+              (lambda: a.astype(np.float64) + b, x.astype(np.float64) + y),
+              (lambda: s < 1000, small < 1000)]
+    for compute, want in others:
+        assert_numpys(compute(), want)
+    with pytest.raises(OverflowError):
+        s + 1000
+
+
 def test_zero_d_and_empty_operands():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     x, s = gpuarray.to_gpu(a), gpuarray.to_gpu(np.array(2.5, np.float32))

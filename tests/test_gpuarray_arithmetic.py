@@ -145,7 +145,8 @@ class Device:
 
 @pytest.fixture
 def device(monkeypatch):
-    """Device, with arithmetic's plans started afresh (so that every kernel is known to it)."""
+    """Device, with arithmetic's plans and kept launches started afresh (so that every kernel
+    is known to it)."""
     dev = Device()
     install(monkeypatch, dev)
     return dev
@@ -162,6 +163,7 @@ def install(patch, device: Device) -> None:
 
     patch.setattr(arithmetic, "_kernel", registering)
     patch.setattr(arithmetic, "_plans", {})
+    patch.setattr(arithmetic, "_kept", {})
     patch.setattr(arithmetic, "geometry", lambda n: (1, 1))
     patch.setattr(launching.Kernel, "__call__", lambda kernel, *args, **kwargs: device.launch(kernel, *args, **kwargs))
     patch.setattr(copying, "copy_strided", device.copy_strided)
@@ -490,6 +492,28 @@ def test_a_small_operation_is_one_lookup_and_one_launch(device):
     assert len(device.launched) == launched + 9
     assert set(device.launched[launched:]) == {"pyctk_add_f4_f4_to_f4", "pyctk_multiply_f4_sf4_to_f4",
                                                "pyctk_multiply_sf4_f4_to_f4"}
+
+
+def test_layouts_met_before_are_launched_as_kept_with_numpys_results(device, monkeypatch):
+    """The second a + b on operands of the same layouts skips planning (its launch was kept);
+    other layouts, a scalar past the loop's dtype and another library's array do not."""
+    a, b = np.arange(12, dtype=np.float32).reshape(3, 4), np.ones((3, 4), np.float32)
+    small = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+    x, y, s = device.put(a), device.put(b), device.put(small)
+    x + y, 2 - x, s < 100, s + 100
+    assert len(arithmetic._kept) == 4
+
+    def planned(*args):
+        raise AssertionError("planned again")
+    with monkeypatch.context() as patch:
+        patch.setattr(arithmetic, "_operands", planned)
+        np.testing.assert_array_equal(device.read(x + y), a + b)
+        np.testing.assert_array_equal(device.read(2 - x), 2 - a)
+        np.testing.assert_array_equal(device.read(s + 100), small + 100)
+    np.testing.assert_array_equal(device.read(x[:, ::2] + y[:, ::2]), a[:, ::2] + b[:, ::2])
+    np.testing.assert_array_equal(device.read(s < 1000), small < 1000)  # NumPy: every one
+    with pytest.raises(OverflowError):
+        s + 1000
 
 
 # --- the functions, on Device ------------------------------------------------------------------

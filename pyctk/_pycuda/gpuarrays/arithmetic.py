@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -518,6 +518,12 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
     ``out`` it cannot cast to, ValueError for shapes that do not broadcast, OverflowError
     for Python ints out of bounds, TypeError for host arrays.
     """
+    layouts = _layouts(operation, values) if out is None and stream is None and allocator is None else None
+    if layouts is not None:
+        kept = _kept.get(layouts)
+        result = None if kept is None else kept.run(values)
+        if result is not None:
+            return result
     handle = 0 if stream is None else stream_handle(stream)
     keys, operands, template = _operands(values, handle)
     if out is not None and not _is_gpuarray(out):
@@ -552,9 +558,71 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
         for index in plan.arrays:
             arguments[index] = _apart(operands[index], out, shape, template, handle)
     n = outputs[0].size
-    if n:
-        _launch(plan, outputs, arguments, shape, n, handle)
+    grid = _launch(plan, outputs, arguments, shape, n, handle) if n else None
+    if grid and layouts is not None and operands is values and shape == template.shape:
+        if len(_kept) >= _KEPT:
+            _kept.clear()
+        _kept[layouts] = _Kept(plan, _index_of(template, values), *grid, n)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+# -- kept launches -----------------------------------------------------------------------------
+#
+# An operation on new results whose operands have layouts met before (GPUArrays of the same types,
+# dtypes, shapes and strides, scalars of the same types), launched then as one contiguous kernel,
+# is launched as it was: what ``apply`` decided is a function of those layouts alone, and deciding
+# it again was 8-10% of a small operation's host time (a + b on 1000 float32: 4.1 us against 3.8
+# on a 2-core host with the driver's launch stubbed out; benchmarks/NOTES.md, step 13).
+
+_KEPT = 1024  # layouts kept: past this they start again
+
+
+class _Kept(NamedTuple):
+    plan: _Plan
+    template: int  # the index of the operand results are made like
+    blocks: int
+    threads: int
+    n: int
+
+    def run(self, values: Sequence[Any]) -> Any:
+        """``apply``'s result for ``values`` of these layouts, or None where a scalar does not
+        fit the loop's dtype (``apply`` says what NumPy does then)."""
+        plan, arguments = self.plan, list(values)
+        try:
+            for index, convert in plan.scalars:
+                arguments[index] = convert(values[index])
+        except OverflowError:
+            return None
+        for index in plan.arrays:
+            arguments[index] = values[index].ptr
+        template = values[self.template]
+        outputs = [template._new_like_me(dtype) for dtype in plan.outputs]
+        plan.contiguous(self.blocks, self.threads, 0, *map(_POINTER, outputs), *arguments, self.n)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+_kept: dict[tuple, _Kept] = {}
+
+
+def _index_of(array: Any, values: Sequence[Any]) -> int:
+    """Where ``array`` itself is in ``values`` (``list.index`` would compare arrays by value)."""
+    return next(index for index, value in enumerate(values) if value is array)
+
+
+def _layouts(operation: Operation, values: Sequence[Any]) -> tuple | None:
+    """``_kept``'s key of ``operation`` on ``values``: each GPUArray's type, dtype, shape and
+    strides, each scalar's type; None where another operand (another library's array, a 0-d
+    host array) leaves it to ``apply``."""
+    key = [operation]
+    for value in values:
+        kind = type(value)
+        if kind in _array_types:
+            key += kind, value.dtype, value.shape, value.strides
+        elif kind in _SCALARS or issubclass(kind, np.generic):
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
 
 
 def _new(template: Any, shape: tuple[int, ...], dtype: np.dtype, allocator: Any) -> Any:
@@ -632,9 +700,11 @@ def _same_order(flags: Any, contiguous: Any) -> bool:
 
 
 def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tuple[int, ...], n: int,
-            handle: int) -> None:
+            handle: int) -> tuple[int, int] | None:
     """Launch ``plan``'s kernel over ``n`` elements: the contiguous one where every array
-    walks its memory in order with the outputs, else a strided one."""
+    walks its memory in order with the outputs, else a strided one. The grid (blocks,
+    threads) where it was the contiguous one for the arrays' layouts as they are (not
+    merged), else None."""
     values = [*map(_POINTER, outputs), *arguments]  # the kernel's parameters, in order
     first = outputs[0]
     if first.flags.forc:
@@ -647,8 +717,9 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
                 break
             values[slot] = array.ptr
         else:
-            plan.contiguous(*geometry(-(-n // ELEMENTS)), handle, *values, n)  # ELEMENTS a thread
-            return
+            grid = geometry(-(-n // ELEMENTS))  # ELEMENTS a thread
+            plan.contiguous(*grid, handle, *values, n)
+            return grid
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
     lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts])
     for slot, layout in zip(range(len(outputs)), layouts):
@@ -657,13 +728,14 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
         values[slot] = layout[0]
     if len(lengths) <= 1 and all(not m or m[0] == layout[3] for m, layout in zip(merged, layouts)):
         plan.contiguous(*geometry(-(-n // ELEMENTS)), handle, *values, n)
-        return
+        return None
     if len(lengths) > copying.MAX_AXES:
         raise ValueError(f"an operation over {len(lengths)} axes that cannot be merged; pyctk takes up to "
                          f"{copying.MAX_AXES}: make an operand contiguous first (x.copy())")
     layout = np.array([lengths, *merged], dtype=np.int64).tobytes()
     blocks, threads = geometry(n)
     plan.strided(len(lengths), n >= 2**32)(blocks, threads, handle, *values, layout, n)
+    return None
 
 
 # -- PyCUDA's functions ----------------------------------------------------------------------

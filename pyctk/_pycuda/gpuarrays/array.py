@@ -15,6 +15,8 @@ contiguous one first (``copying.copy_strided``), as NumPy would compute.
 
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 import operator
 import warnings
@@ -44,6 +46,12 @@ class ArrayFlags:
 
     def __repr__(self) -> str:
         return f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : {self.f_contiguous}"
+
+
+@functools.lru_cache(maxsize=1024)  # arrays of one layout share their flags: made once
+def array_flags(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> ArrayFlags:
+    """The ``ArrayFlags`` of a layout."""
+    return ArrayFlags(shape, strides, itemsize)
 
 
 def f_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
@@ -89,15 +97,16 @@ class GPUArray:
                  gpudata: Any = None, strides: Sequence[int] | None = None, order: str = "C") -> None:
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.size = math.prod(self.shape)
         itemsize = self.dtype.itemsize
         if strides is None:
             if order not in ("C", "F"):
                 raise ValueError(f"order must be 'C' or 'F', not {order!r}")
-            strides = (contiguous_strides if order == "C" else f_strides)(self.shape, itemsize)
-        self.strides = tuple(int(s) for s in strides)
-        if len(self.strides) != len(self.shape):
-            raise ValueError(f"strides {self.strides} do not match shape {self.shape}")
+            self.strides = (contiguous_strides if order == "C" else f_strides)(self.shape, itemsize)
+        else:
+            self.strides = tuple(map(operator.index, strides))
+            if len(self.strides) != len(self.shape):
+                raise ValueError(f"strides {self.strides} do not match shape {self.shape}")
         self.allocator = mem_alloc if allocator is None else allocator
         self.base = base
         if gpudata is None:
@@ -106,7 +115,7 @@ class GPUArray:
                                  "the array allocates its own memory")
             gpudata = self._allocate(self.nbytes) if self.size else None
         self.gpudata = gpudata
-        self.flags = ArrayFlags(self.shape, self.strides, itemsize)
+        self.flags = array_flags(self.shape, self.strides, itemsize)
         self._device_index: int | None = getattr(gpudata, "device", None)
 
     def _allocate(self, nbytes: int) -> Any:
@@ -141,7 +150,8 @@ class GPUArray:
     @property
     def ptr(self) -> int:
         """The device address of the first element (0 for an empty array)."""
-        return 0 if self.gpudata is None else int(self.gpudata)
+        gpudata = self.gpudata
+        return 0 if gpudata is None else int(gpudata)
 
     @property
     def device(self) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._arrays import interop
 from ..kernels.c_types import dtype_to_ctype
-from .array import GPUArray, compact_strides, f_strides, wrap
+from .array import GPUArray, wrap
 from .launching import Kernel, geometry, stream_handle
 
 
@@ -64,17 +64,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, allocator: Any = None, 
 def empty_like(other_ary: GPUArray, dtype: Any = None, order: str = "K") -> GPUArray:
     """A new array of ``other_ary``'s shape (and dtype, allocator), laid out as ``order`` says:
     "K" keeps its axis order, "A" is F for a Fortran array else C, "C", "F"."""
-    dtype = other_ary.dtype if dtype is None else np.dtype(dtype)
     if order == "A":
         order = "F" if other_ary.flags.f_contiguous and not other_ary.flags.c_contiguous else "C"
-    if order == "K":
-        strides = compact_strides(other_ary.shape, other_ary.strides, dtype.itemsize) \
-            if not other_ary.flags.c_contiguous else None
-        return other_ary._new(other_ary.shape, dtype, strides)
-    if order not in ("C", "F"):
+    if order not in ("K", "C", "F"):
         raise ValueError(f"order must be one of 'K', 'A', 'C', 'F', not {order!r}")
-    return other_ary._new(other_ary.shape, dtype, None if order == "C" else
-                          f_strides(other_ary.shape, dtype.itemsize))
+    return other_ary._new_like_me(dtype, order)
 
 
 def zeros_like(other_ary: GPUArray, dtype: Any = None, order: str = "K") -> GPUArray:

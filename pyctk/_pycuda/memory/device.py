@@ -48,9 +48,10 @@ class DeviceAllocation:
         self._allocation, self.nbytes = allocation, nbytes
 
     def __int__(self) -> int:
-        if not self._allocation.pointer and self.nbytes:
+        pointer = self._allocation.pointer
+        if not pointer and self.nbytes:
             raise ValueError("this DeviceAllocation was freed")
-        return self._allocation.pointer
+        return pointer
 
     __index__ = __int__  # numpy.uintp(allocation) and ctypes take it too
 
@@ -104,8 +105,9 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
 
 def allocation_on(nbytes: int, device: int) -> DeviceAllocation:
     """``mem_alloc`` on ``device``, known already (GPUArray's results), for the legacy stream."""
-    try:
-        return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
+    try:  # (pyctk's pool straight away while no made context can be current: every result's path)
+        memory = allocate(nbytes, device, 0) if not contexts.made else device_memory(nbytes, device, 0)
+        return DeviceAllocation(memory, nbytes)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
 
