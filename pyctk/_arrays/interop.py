@@ -141,12 +141,12 @@ def _torch_key(x: Any) -> tuple[int, int, tuple] | None:
     torch's own objects (dtype, layout, shape, element strides, device), or None where it
     would not read it or its dtype is not known yet. Half the cost of an operand: no
     conversions, and kept plans are looked up by it (``_matmul.repeat``)."""
-    device = x.get_device()  # -1 on the CPU
-    if device < 0 or _library_dtypes.get((x.dtype, x.layout)) is None:
+    device, dtype, layout = x.get_device(), x.dtype, x.layout  # device -1 on the CPU
+    if device < 0 or _library_dtypes.get((dtype, layout)) is None:
         return None
     if x.requires_grad or x.is_conj() or x.is_neg():
         return None
-    return x.data_ptr(), device, (x.dtype, x.layout, x.shape, x.stride(), device)
+    return x.data_ptr(), device, (dtype, layout, x.shape, x.stride(), device)
 
 
 def _torch_dtype(x: Any) -> np.dtype | None:
