@@ -27,7 +27,10 @@ skipped with a note, printed and kept in the JSON's "notes"). Four kinds of row:
   and `a * 2.0`): time.perf_counter over --calls calls in a loop and one synchronisation,
   after WARMUP_CALLS calls, best of --percall-repeats; each library in a fresh process of its
   own (this script with --percall-child), since a process that has run the others' large
-  operations, or imported them, slows every library's small calls.
+  operations, or imported them, slows every library's small calls. The libraries' processes
+  run in turn, --percall-rounds times over (the host's speed drifts by more than the
+  libraries differ: runs on one machine moved by 30%), and a row has the median of its
+  rounds, with "least_seconds", "most_seconds" and "rounds".
 - "first-call": a fresh Python (in an empty folder) whose first GPU kernel is an
   ElementwiseKernel over 1000 elements: "import_seconds" for importing the library after
   NumPy, "seconds" for the kernel's first call (building it, compiling or loading it, the
@@ -96,9 +99,9 @@ TARGET_WORDS: dict[str, Callable[[Any], str]] = {  # field -> the words of its T
 # The defaults, and --quick: a check, in well under a minute, that every row runs.
 SETTINGS = {
     "full": {"n": 1 << 28, "repeats": 20, "small_n": 1000, "calls": 5000, "percall_repeats": 5,
-             "runs": 3},
+             "percall_rounds": 5, "runs": 3},
     "quick": {"n": 1 << 24, "repeats": 5, "small_n": 1000, "calls": 500, "percall_repeats": 3,
-              "runs": 1},
+              "percall_rounds": 1, "runs": 1},
 }
 
 NOTES: list[str] = []
@@ -297,20 +300,25 @@ def per_call_seconds(library_name: str, n: int, calls: int, repeats: int) -> dic
     return seconds
 
 
-def per_call_rows(libraries: list[str], n: int, calls: int, repeats: int) -> list[dict]:
-    """The "per-call" rows: each library's per_call_seconds in a fresh process."""
-    rows = []
-    for name in libraries:
-        done = subprocess.run([sys.executable, __file__, "--percall-child", name, "--small-n", str(n),
-                               "--calls", str(calls), "--percall-repeats", str(repeats)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode:
-            note(f"per-call {name}: the fresh process failed: {done.stderr.strip()[-300:]}")
-            continue
-        for operation, seconds in json.loads(done.stdout.splitlines()[-1]).items():
-            rows.append({"kind": "per-call", "library": name, "operation": operation, "dtype": "float32",
-                         "n": n, "seconds": seconds, "calls": calls})
-    return rows
+def per_call_rows(libraries: list[str], n: int, calls: int, repeats: int, rounds: int) -> list[dict]:
+    """The "per-call" rows: each library's per_call_seconds in a fresh process, the libraries
+    in turn, ``rounds`` times over; a row has the median of its rounds (and their least and
+    most), so that the host's drift during the run falls on every library alike."""
+    seconds: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for name in libraries:
+            done = subprocess.run([sys.executable, __file__, "--percall-child", name, "--small-n", str(n),
+                                   "--calls", str(calls), "--percall-repeats", str(repeats)],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode:
+                note(f"per-call {name}: the fresh process failed: {done.stderr.strip()[-300:]}")
+                continue
+            for operation, value in json.loads(done.stdout.splitlines()[-1]).items():
+                seconds.setdefault((name, operation), []).append(value)
+    return [{"kind": "per-call", "library": name, "operation": operation, "dtype": "float32", "n": n,
+             "seconds": statistics.median(values), "least_seconds": min(values),
+             "most_seconds": max(values), "rounds": len(values), "calls": calls}
+            for (name, operation), values in seconds.items()]
 
 
 # ---------------------------------------------------------------------------
@@ -565,7 +573,8 @@ def measure(config: dict) -> dict:
     device = report["devices"][0]["name"]
     libraries = available_libraries()
     rows = bandwidth_rows(libraries, config["n"], config["repeats"])
-    rows += per_call_rows(list(libraries), config["small_n"], config["calls"], config["percall_repeats"])
+    rows += per_call_rows(list(libraries), config["small_n"], config["calls"], config["percall_repeats"],
+                          config["percall_rounds"])
     rows += first_call_rows(list(libraries), config["runs"])
     rows, copy_bandwidth = with_derived(rows)
     versions = {name: sys.modules[name].__version__ for name in ("numpy", "pyctk", "cupy", "torch")
@@ -582,7 +591,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, help="timed calls per bandwidth row (median)")
     parser.add_argument("--small-n", type=int, help="elements of the per-call rows (default 1000)")
     parser.add_argument("--calls", type=int, help="calls per timed loop of a per-call row")
-    parser.add_argument("--percall-repeats", type=int, help="timed loops per per-call row (best)")
+    parser.add_argument("--percall-repeats", type=int, help="timed loops per per-call process (best)")
+    parser.add_argument("--percall-rounds", type=int, help="fresh processes per per-call row (median)")
     parser.add_argument("--runs", type=int, help="fresh processes per first-call row (median)")
     parser.add_argument("--json", help="where the JSON goes (default: benchmarks/results-<gpu>-cu<N>-gpuarray.json)")
     parser.add_argument("--plots", default=str(HERE / "plots"), help="folder of the PNG plots")

@@ -20,7 +20,9 @@ below.
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
   "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
   10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
-  torch.matmul and cupy.matmul, each library on its own arrays.
+  torch.matmul and cupy.matmul, each library on its own arrays: wall clock over --calls calls,
+  every case in turn, PER_CALL_ROUNDS times over, the median of the rounds (with
+  "least_seconds", "most_seconds" and "rounds").
 - "host": NumPy in, NumPy out, float32 (--host-dtypes): pyctk.matmul per backend ("tiled",
   "cublas"), "torch" (from_numpy(a).cuda() @ ... then .cpu().numpy()), "cupy"
   (asnumpy(asarray(a) @ asarray(b))) and "numpy" (numpy.matmul on the CPU). New random
@@ -94,6 +96,7 @@ DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpuma
 # of integer_peers.
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
 BATCH = 10  # products per timed stream in the "device-call" rows
+PER_CALL_ROUNDS = 7  # rounds of the "device-call-tiny" rows (median)
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
 TINY = 16  # n of the "host-tiny" and "startup" products
@@ -309,6 +312,26 @@ def device_rows(sizes, dtypes, repeats):
     return rows
 
 
+def per_call_rounds(cases: dict, calls: int, synchronize, rounds: int = PER_CALL_ROUNDS) -> dict:
+    """Seconds per call of each of ``cases`` (zero-argument calls), once per round: wall clock
+    over ``calls`` calls, then ``synchronize()``, after 100 warm-up calls. Every case runs in
+    each round, in turn: the host's speed drifts during a run by more than the libraries
+    differ (30% between runs on one machine), and so it falls on every case alike."""
+    for case in cases.values():
+        for _ in range(100):
+            case()
+    seconds = {key: [] for key in cases}
+    for _ in range(rounds):
+        for key, case in cases.items():
+            synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                case()
+            synchronize()
+            seconds[key].append((time.perf_counter() - start) / calls)
+    return seconds
+
+
 def device_call_rows(sizes, repeats, calls):
     """pyctk.matmul on GPU data side by side with torch.matmul and cupy.matmul, each on its
     own arrays (pyctk: DeviceArrays; "pyctk-torch" and "pyctk-cupy": pyctk on torch's tensors and
@@ -329,19 +352,15 @@ def device_call_rows(sizes, repeats, calls):
         peers["cupy"] = (cupy.asarray, cupy.matmul)
     except ImportError:
         note("CuPy not installed: no cupy device-call-tiny rows")
-    rows = []
+    tiny = {}
     for n in (16, 32, 64):
         a = torch.ones(n, n, device="cuda")
         for name, (convert, run) in peers.items():
             x = convert(a)
-            for _ in range(100):
-                run(x, x)
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(calls):
-                run(x, x)
-            torch.cuda.synchronize()
-            rows.append(row("device-call-tiny", name, "float32", n, (time.perf_counter() - start) / calls))
+            tiny[name, n] = functools.partial(run, x, x)
+    rows = [row("device-call-tiny", name, "float32", n, statistics.median(seconds),
+                least_seconds=min(seconds), most_seconds=max(seconds), rounds=len(seconds))
+            for (name, n), seconds in per_call_rounds(tiny, calls, torch.cuda.synchronize).items()]
     for n in sizes:
         a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
         for name in ("pyctk", "pyctk-torch", "torch"):
