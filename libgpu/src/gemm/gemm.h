@@ -58,9 +58,9 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
  * Products by size, for the kernel registry's rows and AUTO's measurements: a
  * class is m * n * k * batch_count of at most 32^3, 64^3, 512^3, 2048^3, or
  * more. Up to 64^3 a call costs the host more than the GPU's work, and a
- * kernel launch (4 to 5 us on an H200's host) half a cuBLAS call (13 us): the
- * kernels win there, but complex128's from 32^3 on (benchmarks/NOTES.md,
- * step 13), hence two classes. */
+ * kernel launch (4 to 5 us on an H200's host) a third of a cuBLAS call (13
+ * us): the kernels win there, except complex128's above 32^3, which are
+ * GPU-bound (benchmarks/NOTES.md, step 13): hence two classes. */
 enum shape_class {
     SHAPE_TINY,
     SHAPE_VERY_SMALL,
