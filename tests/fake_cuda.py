@@ -31,7 +31,9 @@ class FakeRuntime:
         self.last_error = 0
 
     def device_of(self, pointer: int) -> int | None:
-        for start, (block, device) in self.blocks.items():
+        # Loops go over a copy: on PyPy a garbage array's finalizer frees its block (a cudaFree
+        # here) whenever the interpreter gets to it, between two steps of a loop too.
+        for start, (block, device) in list(self.blocks.items()):
             if start <= pointer < start + max(len(block), 1):
                 return device
         return None
@@ -63,7 +65,7 @@ class FakeRuntime:
         return names.get(code, b"cudaErrorUnknown")
 
     def cudaMallocAsync(self, pointer, nbytes, stream):
-        if sum(len(block) for block, _ in self.blocks.values()) + nbytes > self.capacity:
+        if sum(len(block) for block, _ in list(self.blocks.values())) + nbytes > self.capacity:
             return self.fail(2)  # cudaErrorMemoryAllocation
         block = ctypes.create_string_buffer(nbytes)
         pointer._obj.value = ctypes.addressof(block)
