@@ -105,9 +105,8 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
 
 def allocation_on(nbytes: int, device: int) -> DeviceAllocation:
     """``mem_alloc`` on ``device``, known already (GPUArray's results), for the legacy stream."""
-    try:  # (pyctk's pool straight away while no made context can be current: every result's path)
-        memory = allocate(nbytes, device, 0) if not contexts.made else device_memory(nbytes, device, 0)
-        return DeviceAllocation(memory, nbytes)
+    try:
+        return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
 
