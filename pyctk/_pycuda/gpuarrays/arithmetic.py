@@ -562,7 +562,8 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
     if grid and layouts is not None and operands is values and shape == template.shape:
         if len(_kept) >= _KEPT:
             _kept.clear()
-        _kept[layouts] = _Kept(plan, _index_of(template, values), *grid, n)
+        same_layout = all(map(template._keeps_layout, plan.outputs))
+        _kept[layouts] = _Kept(plan, _index_of(template, values), same_layout, *grid, n)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -580,6 +581,7 @@ _KEPT = 1024  # layouts kept: past this they start again
 class _Kept(NamedTuple):
     plan: _Plan
     template: int  # the index of the operand results are made like
+    same_layout: bool  # whether they have its strides (else its axis order: _new_like_me)
     blocks: int
     threads: int
     n: int
@@ -593,11 +595,14 @@ class _Kept(NamedTuple):
                 arguments[index] = convert(values[index])
         except OverflowError:
             return None
+        # (.ptr without its property: these arrays are not empty, so gpudata is their memory)
         for index in plan.arrays:
-            arguments[index] = values[index].ptr
+            arguments[index] = int(values[index].gpudata)
         template = values[self.template]
-        outputs = [template._new_like_me(dtype) for dtype in plan.outputs]
-        plan.contiguous(self.blocks, self.threads, 0, *map(_POINTER, outputs), *arguments, self.n)
+        make = template._same_layout if self.same_layout else template._new_like_me
+        outputs = [make(dtype) for dtype in plan.outputs]
+        plan.contiguous(self.blocks, self.threads, 0, *[int(output.gpudata) for output in outputs],
+                        *arguments, self.n)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -750,6 +755,26 @@ def binary(op: str, x: Any, other: Any, reflected: bool = False, out: Any = None
     (array([2.5, 3.5, 4.5], dtype=float32), array([ 0., -1., -2.], dtype=float32))
     """
     return apply(BINARY[op], (other, x) if reflected else (x, other), out, stream)
+
+
+def operator_methods(op: str) -> tuple[Callable[[Any, Any], Any], ...]:
+    """GPUArray's methods of Python's operator ``op`` (one of ``BINARY``'s): ``x OP y``,
+    ``y OP x`` (reflected) and ``x OP= y``, each calling ``apply`` itself (a small operation's
+    host time is a few dozen Python steps; ``binary`` in between was two of them)."""
+    operation = BINARY[op]
+
+    def method(self: Any, other: Any) -> Any:
+        return apply(operation, (self, other))
+
+    def reflected(self: Any, other: Any) -> Any:
+        return apply(operation, (other, self))
+
+    def in_place(self: Any, other: Any) -> Any:
+        return apply(operation, (self, other), self)
+
+    for function, text in ((method, f"x {op} y"), (reflected, f"y {op} x"), (in_place, f"x {op}= y")):
+        function.__doc__ = f"``{text}``, as NumPy computes it (``pyctk.gpuarray`` arithmetic)."
+    return method, reflected, in_place
 
 
 def unary(op: str, x: Any, out: Any = None, stream: Any = None) -> Any:

@@ -28,7 +28,7 @@ from ..._arrays import device_array, dlpack, interop
 from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
-from ..memory.device import allocation_on, mem_alloc
+from ..memory.device import DeviceAllocation, device_memory, mem_alloc
 from ..memory.host import pagelocked_empty, shape_tuple
 from . import arithmetic, copying, reductions
 from .launching import splay, stream_handle
@@ -125,7 +125,7 @@ class GPUArray:
             device = getattr(self, "_device_index", None)
             if device is None:
                 device = driver_api.current_device()
-            return allocation_on(nbytes, device)
+            return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
         return self.allocator(nbytes)
 
     # -- what it is ------------------------------------------------------------------------
@@ -197,13 +197,17 @@ class GPUArray:
         """A new array of this shape (and dtype unless given), contiguous in this array's
         axis order (``order="K"``), from this array's allocator and device."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
-        if order == "K" and self.flags.forc and dtype.itemsize == self.dtype.itemsize:
+        if order == "K" and self._keeps_layout(dtype):
             return self._same_layout(dtype)  # the common case, at the least cost
         if order == "K" and not self.flags.c_contiguous:
             strides = compact_strides(self.shape, self.strides, dtype.itemsize)
         else:
             strides = (f_strides if order == "F" else contiguous_strides)(self.shape, dtype.itemsize)
         return self._new(self.shape, dtype, strides)
+
+    def _keeps_layout(self, dtype: np.dtype) -> bool:
+        """Whether ``_new_like_me(dtype)`` has this array's strides (``_same_layout``'s case)."""
+        return self.flags.forc and dtype.itemsize == self.dtype.itemsize
 
     def _same_layout(self, dtype: np.dtype) -> GPUArray:
         """A new array with this (contiguous) array's shape, strides and flags, and ``dtype`` of
@@ -472,113 +476,23 @@ class GPUArray:
 
     # -- arithmetic (arithmetic.py) and reductions (reductions.py) -------------------------
 
-    def __add__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("+", self, other)
-
-    def __radd__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("+", self, other, reflected=True)
-
-    def __sub__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("-", self, other)
-
-    def __rsub__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("-", self, other, reflected=True)
-
-    def __mul__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("*", self, other)
-
-    def __rmul__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("*", self, other, reflected=True)
-
-    def __truediv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("/", self, other)
-
-    def __rtruediv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("/", self, other, reflected=True)
-
-    def __pow__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("**", self, other)
-
-    def __rpow__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("**", self, other, reflected=True)
-
-    def __iadd__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("+", self, other, out=self)
-
-    def __isub__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("-", self, other, out=self)
-
-    def __imul__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("*", self, other, out=self)
-
-    def __itruediv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("/", self, other, out=self)
-
-    def __ipow__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("**", self, other, out=self)
-
-    def __floordiv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("//", self, other)
-
-    def __rfloordiv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("//", self, other, reflected=True)
-
-    def __ifloordiv__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("//", self, other, out=self)
-
-    def __mod__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("%", self, other)
-
-    def __rmod__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("%", self, other, reflected=True)
-
-    def __imod__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("%", self, other, out=self)
-
-    def __and__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("&", self, other)
-
-    def __rand__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("&", self, other, reflected=True)
-
-    def __iand__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("&", self, other, out=self)
-
-    def __or__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("|", self, other)
-
-    def __ror__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("|", self, other, reflected=True)
-
-    def __ior__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("|", self, other, out=self)
-
-    def __xor__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("^", self, other)
-
-    def __rxor__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("^", self, other, reflected=True)
-
-    def __ixor__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("^", self, other, out=self)
-
-    def __eq__(self, other: Any) -> GPUArray:  # type: ignore[override]
-        return arithmetic.binary("==", self, other)
-
-    def __ne__(self, other: Any) -> GPUArray:  # type: ignore[override]
-        return arithmetic.binary("!=", self, other)
-
-    def __lt__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("<", self, other)
-
-    def __le__(self, other: Any) -> GPUArray:
-        return arithmetic.binary("<=", self, other)
-
-    def __gt__(self, other: Any) -> GPUArray:
-        return arithmetic.binary(">", self, other)
-
-    def __ge__(self, other: Any) -> GPUArray:
-        return arithmetic.binary(">=", self, other)
+    # Python's operators, one row each: x OP y, y OP x and x OP= y (comparisons: the first)
+    __add__, __radd__, __iadd__ = arithmetic.operator_methods("+")
+    __sub__, __rsub__, __isub__ = arithmetic.operator_methods("-")
+    __mul__, __rmul__, __imul__ = arithmetic.operator_methods("*")
+    __truediv__, __rtruediv__, __itruediv__ = arithmetic.operator_methods("/")
+    __pow__, __rpow__, __ipow__ = arithmetic.operator_methods("**")
+    __floordiv__, __rfloordiv__, __ifloordiv__ = arithmetic.operator_methods("//")
+    __mod__, __rmod__, __imod__ = arithmetic.operator_methods("%")
+    __and__, __rand__, __iand__ = arithmetic.operator_methods("&")
+    __or__, __ror__, __ior__ = arithmetic.operator_methods("|")
+    __xor__, __rxor__, __ixor__ = arithmetic.operator_methods("^")
+    __eq__ = arithmetic.operator_methods("==")[0]  # type: ignore[assignment]
+    __ne__ = arithmetic.operator_methods("!=")[0]  # type: ignore[assignment]
+    __lt__ = arithmetic.operator_methods("<")[0]
+    __le__ = arithmetic.operator_methods("<=")[0]
+    __gt__ = arithmetic.operator_methods(">")[0]
+    __ge__ = arithmetic.operator_methods(">=")[0]
 
     def __neg__(self) -> GPUArray:
         return arithmetic.unary("-", self)
