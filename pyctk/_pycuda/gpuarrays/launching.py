@@ -116,26 +116,33 @@ class Kernel:
         """The loaded kernel as a ``pyctk.driver.Function`` (its attributes, ``max_threads_per_block`` ...)."""
         return loaded_module(self.source, self.options).get_function(self.name)
 
-    def _buffer(self) -> tuple[Any, int, Any, Any]:
-        """A new buffer for the calling thread: (buffer, its address: the CUlaunchConfig, the
-        arguments' addresses, the driver's cuLaunchKernelEx)."""
+    def _buffer(self) -> tuple[Any, Any, int, Any, Any]:
+        """A new buffer for the calling thread: (the format's pack_into, the buffer, its address:
+        the CUlaunchConfig, the arguments' addresses, the driver's cuLaunchKernelEx)."""
         data = ctypes.create_string_buffer(self._format.size)
         base = ctypes.addressof(data)
         pointers = (ctypes.c_void_p * max(len(self._offsets), 1))(*(base + o for o in self._offsets))
-        self._buffers.values = data, base, pointers, driver_api.driver().cuLaunchKernelEx
+        self._buffers.values = (self._format.pack_into, data, base, pointers,
+                                driver_api.driver().cuLaunchKernelEx)
         return self._buffers.values
 
     def __call__(self, blocks: int, threads: int, stream: int, *args: Any, shared: int = 0) -> None:
-        handle = self._handle or self.handle
         try:
-            data, config, pointers, launch = self._buffers.values
+            pack, data, config, pointers, launch = self._buffers.values
         except AttributeError:  # the thread's first launch of this kernel
-            data, config, pointers, launch = self._buffer()
-        self._format.pack_into(data, 0, blocks, 1, 1, threads, 1, 1, shared, stream, 0, 0, *args)
-        result = launch(config, handle, pointers, None)
-        if result == _INVALID_CONTEXT:  # the first launch of a thread: make the context current
+            pack, data, config, pointers, launch = self._buffer()
+        pack(data, 0, blocks, 1, 1, threads, 1, 1, shared, stream, 0, 0, *args)
+        result = launch(config, self._handle or self.handle, pointers, None)
+        if result:
+            self._failed(result, blocks, threads)
+
+    def _failed(self, result: int, blocks: int, threads: int) -> None:
+        """A launch's error; or the launch again where it was a thread's first, without a
+        current context (the arguments are still in the thread's buffer)."""
+        if result == _INVALID_CONTEXT:
             driver_api.current_context()
-            result = launch(config, handle, pointers, None)
+            _, _, config, pointers, launch = self._buffers.values
+            result = launch(config, self.handle, pointers, None)
         if result:  # (check asks driver(): in a child forked after CUDA started, its clear error)
             driver_api.check(result, f"launching the generated kernel {self.name} with {blocks} "
                                      f"blocks of {threads} threads")
