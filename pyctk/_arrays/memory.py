@@ -52,21 +52,16 @@ class Allocation:
     def __del__(self) -> None:
         # Not in a child forked after the memory was allocated: the memory and the context
         # are the parent's (pyctk._cuda.contexts forgets its contexts in the child).
-        if self.pointer and contexts.alive(self.device, self.context) and not _recycle(self):
+        if self.pointer and contexts.alive(self.device, self.context):
+            if self.stream in _LEGACY and 0 < self.nbytes <= RECYCLED_MAX_BYTES:
+                # a small block freed on the legacy stream: kept for take, while its size has room
+                blocks = _recycled.setdefault((self.device, self.nbytes), [])
+                if len(blocks) < RECYCLED_PER_SIZE:
+                    blocks.append((self.pointer, self.context))
+                    return
             # The status is not checked: no one is there to tell. A sticky device error
             # resurfaces at the next call; at exit the runtime may already be unloading.
             library.library().gpumatmul_device_free(self.context, self.pointer, self.stream)
-
-
-def _recycle(allocation: Allocation) -> bool:
-    """Keep a small block freed on the legacy stream for ``take``; whether it was kept."""
-    if allocation.stream not in _LEGACY or not 0 < allocation.nbytes <= RECYCLED_MAX_BYTES:
-        return False
-    blocks = _recycled.setdefault((allocation.device, allocation.nbytes), [])
-    if len(blocks) >= RECYCLED_PER_SIZE:
-        return False
-    blocks.append((allocation.pointer, allocation.context))
-    return True
 
 
 def take(context: Any, device: int, nbytes: int, stream: int) -> int:

@@ -100,25 +100,22 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     nbytes = int(nbytes)
     if nbytes < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-    return allocation_on(nbytes, driver_api.current_device())
-
-
-def allocation_on(nbytes: int, device: int) -> DeviceAllocation:
-    """``mem_alloc`` on ``device``, known already (GPUArray's results), for the legacy stream."""
-    try:
-        return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
-    except OutOfMemoryError as error:
-        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
+    return DeviceAllocation(device_memory(nbytes, driver_api.current_device(), 0), nbytes)
 
 
 def device_memory(nbytes: int, device: int, stream: int) -> Any:
     """``nbytes`` of memory on ``device`` for work on ``stream``, freed when garbage: from
     pyctk's pool (the primary context's), or ``cuMemAlloc``'s in a context
-    ``Device.make_context`` made and the calling thread has current."""
-    made = made_context()
-    if made is not None:
-        return ContextAllocation(made, device, nbytes)
-    return allocate(nbytes, device, stream)
+    ``Device.make_context`` made and the calling thread has current. Raises
+    pyctk.driver.MemoryError (also a MemoryError) where the device has too little."""
+    if contexts.made:  # (empty unless pyctk.driver made a context: then ask which is current)
+        made = made_context()
+        if made is not None:
+            return ContextAllocation(made, device, nbytes)
+    try:
+        return allocate(nbytes, device, stream)
+    except OutOfMemoryError as error:
+        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
 
 
 def mem_get_info() -> tuple[int, int]:
