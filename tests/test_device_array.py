@@ -594,8 +594,13 @@ def test_torch_key_stands_for_what_the_reader_reads_and_only_that(gpu_pointers):
                   TorchTensorLike((3, 4), (1, 3), "torch.bfloat16"),  # not learnt yet
                   TorchTensorLike((2,), (1,), layout="torch.sparse_coo")):
         assert _interop._torch_key(other) is None
-    conjugated = TorchTensorLike((3, 4), (1, 3), "torch.float16")
-    conjugated.is_conj = lambda: True
+    negated = TorchTensorLike((3, 4), (1, 3), "torch.float16")  # (x.conj().imag has the bit)
+    negated.is_neg = lambda: True
+    assert _interop._torch_key(negated) is None
+    conjugated = TorchTensorLike((3, 4), (1, 3), "torch.complex64")
+    _interop.device_operand(conjugated)
+    assert _interop._torch_key(conjugated) is not None
+    conjugated.is_conj = lambda: True  # only complex tensors have the bit: only theirs is asked
     assert _interop._torch_key(conjugated) is None
     assert _interop.key_reader(np.ndarray) is None
 

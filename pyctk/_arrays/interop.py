@@ -142,9 +142,11 @@ def _torch_key(x: Any) -> tuple[int, int, tuple] | None:
     would not read it or its dtype is not known yet. Half the cost of an operand: no
     conversions, and kept plans are looked up by it (``_matmul.repeat``)."""
     device, dtype, layout = x.get_device(), x.dtype, x.layout  # device -1 on the CPU
-    if device < 0 or _library_dtypes.get((dtype, layout)) is None:
+    known = _library_dtypes.get((dtype, layout))
+    if device < 0 or known is None:
         return None
-    if x.requires_grad or x.is_conj() or x.is_neg():
+    # (only a complex tensor has a conjugate bit: one accessor less for a real one)
+    if x.requires_grad or x.is_neg() or (known.kind == "c" and x.is_conj()):
         return None
     return x.data_ptr(), device, (dtype, layout, x.shape, x.stride(), device)
 
