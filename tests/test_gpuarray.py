@@ -304,7 +304,8 @@ def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads
 
     def launch(config, kernel, params, extra):
         seen = LaunchConfig.from_address(config)
-        arguments = [reader.from_address(params[k]) for k, reader in enumerate(readers)]
+        table = (ctypes.c_void_p * len(readers)).from_address(params)  # void **kernelParams
+        arguments = [reader.from_address(table[k]) for k, reader in enumerate(readers)]
         launches.append((tuple(seen.grid), tuple(seen.block), seen.shared, seen.stream, seen.attribute_count,
                          kernel, extra, [a.raw if isinstance(a, ctypes.Array) else a.value for a in arguments]))
         return 0

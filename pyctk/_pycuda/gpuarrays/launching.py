@@ -116,23 +116,25 @@ class Kernel:
         """The loaded kernel as a ``pyctk.driver.Function`` (its attributes, ``max_threads_per_block`` ...)."""
         return loaded_module(self.source, self.options).get_function(self.name)
 
-    def _buffer(self) -> tuple[Any, Any, int, Any, Any]:
-        """A new buffer for the calling thread: (the format's pack_into, the buffer, its address:
-        the CUlaunchConfig, the arguments' addresses, the driver's cuLaunchKernelEx)."""
-        data = ctypes.create_string_buffer(self._format.size)
+    def _buffer(self) -> tuple[Any, Any, int, int, Any, int]:
+        """A new buffer for the calling thread, and what a launch passes with it: (the format's
+        pack_into, the buffer, its address (the CUlaunchConfig), the address of the table of
+        the arguments' addresses at its end, the driver's cuLaunchKernelEx, the kernel)."""
+        table = -(-self._format.size // 8) * 8
+        data = ctypes.create_string_buffer(table + 8 * len(self._offsets))
         base = ctypes.addressof(data)
-        pointers = (ctypes.c_void_p * max(len(self._offsets), 1))(*(base + o for o in self._offsets))
-        self._buffers.values = (self._format.pack_into, data, base, pointers,
-                                driver_api.driver().cuLaunchKernelEx)
+        struct.pack_into(f"@{len(self._offsets)}P", data, table, *(base + o for o in self._offsets))
+        self._buffers.values = (self._format.pack_into, data, base, base + table,
+                                driver_api.driver().cuLaunchKernelEx, self.handle)
         return self._buffers.values
 
     def __call__(self, blocks: int, threads: int, stream: int, *args: Any, shared: int = 0) -> None:
         try:
-            pack, data, config, pointers, launch = self._buffers.values
+            pack, data, config, table, launch, handle = self._buffers.values
         except AttributeError:  # the thread's first launch of this kernel
-            pack, data, config, pointers, launch = self._buffer()
+            pack, data, config, table, launch, handle = self._buffer()
         pack(data, 0, blocks, 1, 1, threads, 1, 1, shared, stream, 0, 0, *args)
-        result = launch(config, self._handle or self.handle, pointers, None)
+        result = launch(config, handle, table, None)
         if result:
             self._failed(result, blocks, threads)
 
@@ -141,8 +143,8 @@ class Kernel:
         current context (the arguments are still in the thread's buffer)."""
         if result == _INVALID_CONTEXT:
             driver_api.current_context()
-            _, _, config, pointers, launch = self._buffers.values
-            result = launch(config, self.handle, pointers, None)
+            _, _, config, table, launch, handle = self._buffers.values
+            result = launch(config, handle, table, None)
         if result:  # (check asks driver(): in a child forked after CUDA started, its clear error)
             driver_api.check(result, f"launching the generated kernel {self.name} with {blocks} "
                                      f"blocks of {threads} threads")
