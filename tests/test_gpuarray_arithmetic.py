@@ -494,6 +494,27 @@ def test_a_small_operation_is_one_lookup_and_one_launch(device):
                                                "pyctk_multiply_sf4_f4_to_f4"}
 
 
+OPERATOR_ROWS = [("add", operator.add, operator.iadd), ("sub", operator.sub, operator.isub),
+                 ("mul", operator.mul, operator.imul), ("truediv", operator.truediv, operator.itruediv),
+                 ("pow", operator.pow, operator.ipow), ("floordiv", operator.floordiv, operator.ifloordiv),
+                 ("mod", operator.mod, operator.imod), ("and", operator.and_, operator.iand),
+                 ("or", operator.or_, operator.ior), ("xor", operator.xor, operator.ixor)]
+
+
+@pytest.mark.parametrize("name, forward, in_place", OPERATOR_ROWS, ids=[row[0] for row in OPERATOR_ROWS])
+def test_each_operator_row_computes_numpys_in_all_three_forms(device, name, forward, in_place):
+    """x OP y, y OP x (a scalar on the left) and x OP= y, each named as Python calls it."""
+    dtype = np.float64 if name == "truediv" else np.int64  # (x /= y stays in x's dtype)
+    a, b = np.arange(1, 7, dtype=dtype), np.array([3, 1, 2, 5, 4, 6], dtype)
+    x, y = device.put(a), device.put(b)
+    for method in (f"__{name}__", f"__r{name}__", f"__i{name}__"):
+        assert getattr(gpuarray.GPUArray, method).__name__ == method
+    np.testing.assert_array_equal(device.read(forward(x, y)), forward(a, b))
+    np.testing.assert_array_equal(device.read(forward(3, x)), forward(3, a))
+    assert in_place(x, y) is x
+    np.testing.assert_array_equal(device.read(x), in_place(a.copy(), b))
+
+
 def test_layouts_met_before_are_launched_as_kept_with_numpys_results(device, monkeypatch):
     """The second a + b on operands of the same layouts skips planning (its launch was kept);
     other layouts, a scalar past the loop's dtype and another library's array do not."""

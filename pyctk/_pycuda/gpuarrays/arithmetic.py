@@ -757,10 +757,11 @@ def binary(op: str, x: Any, other: Any, reflected: bool = False, out: Any = None
     return apply(BINARY[op], (other, x) if reflected else (x, other), out, stream)
 
 
-def operator_methods(op: str) -> tuple[Callable[[Any, Any], Any], ...]:
-    """GPUArray's methods of Python's operator ``op`` (one of ``BINARY``'s): ``x OP y``,
-    ``y OP x`` (reflected) and ``x OP= y``, each calling ``apply`` itself (a small operation's
-    host time is a few dozen Python steps; ``binary`` in between was two of them)."""
+def operator_methods(op: str, name: str) -> tuple[Callable[[Any, Any], Any], ...]:
+    """GPUArray's methods of Python's operator ``op`` (one of ``BINARY``'s) whose special
+    method is ``__{name}__``: ``x OP y``, ``y OP x`` (``__r{name}__``) and ``x OP= y``
+    (``__i{name}__``), each calling ``apply`` itself (a small operation's host time is a few
+    dozen Python steps; ``binary`` in between was two of them)."""
     operation = BINARY[op]
 
     def method(self: Any, other: Any) -> Any:
@@ -772,7 +773,9 @@ def operator_methods(op: str) -> tuple[Callable[[Any, Any], Any], ...]:
     def in_place(self: Any, other: Any) -> Any:
         return apply(operation, (self, other), self)
 
-    for function, text in ((method, f"x {op} y"), (reflected, f"y {op} x"), (in_place, f"x {op}= y")):
+    for function, prefix, text in ((method, "", f"x {op} y"), (reflected, "r", f"y {op} x"),
+                                   (in_place, "i", f"x {op}= y")):
+        function.__name__ = function.__qualname__ = f"__{prefix}{name}__"
         function.__doc__ = f"``{text}``, as NumPy computes it (``pyctk.gpuarray`` arithmetic)."
     return method, reflected, in_place
 

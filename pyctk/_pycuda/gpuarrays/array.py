@@ -477,22 +477,22 @@ class GPUArray:
     # -- arithmetic (arithmetic.py) and reductions (reductions.py) -------------------------
 
     # Python's operators, one row each: x OP y, y OP x and x OP= y (comparisons: the first)
-    __add__, __radd__, __iadd__ = arithmetic.operator_methods("+")
-    __sub__, __rsub__, __isub__ = arithmetic.operator_methods("-")
-    __mul__, __rmul__, __imul__ = arithmetic.operator_methods("*")
-    __truediv__, __rtruediv__, __itruediv__ = arithmetic.operator_methods("/")
-    __pow__, __rpow__, __ipow__ = arithmetic.operator_methods("**")
-    __floordiv__, __rfloordiv__, __ifloordiv__ = arithmetic.operator_methods("//")
-    __mod__, __rmod__, __imod__ = arithmetic.operator_methods("%")
-    __and__, __rand__, __iand__ = arithmetic.operator_methods("&")
-    __or__, __ror__, __ior__ = arithmetic.operator_methods("|")
-    __xor__, __rxor__, __ixor__ = arithmetic.operator_methods("^")
-    __eq__ = arithmetic.operator_methods("==")[0]  # type: ignore[assignment]
-    __ne__ = arithmetic.operator_methods("!=")[0]  # type: ignore[assignment]
-    __lt__ = arithmetic.operator_methods("<")[0]
-    __le__ = arithmetic.operator_methods("<=")[0]
-    __gt__ = arithmetic.operator_methods(">")[0]
-    __ge__ = arithmetic.operator_methods(">=")[0]
+    __add__, __radd__, __iadd__ = arithmetic.operator_methods("+", "add")
+    __sub__, __rsub__, __isub__ = arithmetic.operator_methods("-", "sub")
+    __mul__, __rmul__, __imul__ = arithmetic.operator_methods("*", "mul")
+    __truediv__, __rtruediv__, __itruediv__ = arithmetic.operator_methods("/", "truediv")
+    __pow__, __rpow__, __ipow__ = arithmetic.operator_methods("**", "pow")
+    __floordiv__, __rfloordiv__, __ifloordiv__ = arithmetic.operator_methods("//", "floordiv")
+    __mod__, __rmod__, __imod__ = arithmetic.operator_methods("%", "mod")
+    __and__, __rand__, __iand__ = arithmetic.operator_methods("&", "and")
+    __or__, __ror__, __ior__ = arithmetic.operator_methods("|", "or")
+    __xor__, __rxor__, __ixor__ = arithmetic.operator_methods("^", "xor")
+    __eq__ = arithmetic.operator_methods("==", "eq")[0]  # type: ignore[assignment]
+    __ne__ = arithmetic.operator_methods("!=", "ne")[0]  # type: ignore[assignment]
+    __lt__ = arithmetic.operator_methods("<", "lt")[0]
+    __le__ = arithmetic.operator_methods("<=", "le")[0]
+    __gt__ = arithmetic.operator_methods(">", "gt")[0]
+    __ge__ = arithmetic.operator_methods(">=", "ge")[0]
 
     def __neg__(self) -> GPUArray:
         return arithmetic.unary("-", self)
