@@ -292,8 +292,8 @@ def test_large_contiguous_and_on_a_stream():
     a, b = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
     x, y = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
     stream = cuda.Stream()
-    z = arithmetic.binary("*", x, y, stream=stream)
-    z = arithmetic.binary("+", z, 2.0, stream=stream)
+    z = arithmetic.apply(arithmetic.BINARY["*"], (x, y), stream=stream)
+    z = arithmetic.apply(arithmetic.BINARY["+"], (z, 2.0), stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(z.get(), a * b + 2)
 

@@ -745,23 +745,11 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
 
 # -- PyCUDA's functions ----------------------------------------------------------------------
 
-def binary(op: str, x: Any, other: Any, reflected: bool = False, out: Any = None, stream: Any = None) -> Any:
-    """``x OP other`` (``other OP x`` if ``reflected``) for GPUArray ``x``, as NumPy computes
-    it: ``op`` is one of ``BINARY``'s operators; ``other`` a GPUArray, another library's GPU
-    array or a scalar; ``out=x`` is ``x OP= other``.
-
-    >>> a = gpuarray.to_gpu(np.array([1, 2, 3], dtype=np.float32))    # doctest: +SKIP
-    >>> binary("+", a, 1.5).get(), binary("-", a, 1, reflected=True).get()   # doctest: +SKIP
-    (array([2.5, 3.5, 4.5], dtype=float32), array([ 0., -1., -2.], dtype=float32))
-    """
-    return apply(BINARY[op], (other, x) if reflected else (x, other), out, stream)
-
-
 def operator_methods(op: str, name: str) -> tuple[Callable[[Any, Any], Any], ...]:
     """GPUArray's methods of Python's operator ``op`` (one of ``BINARY``'s) whose special
     method is ``__{name}__``: ``x OP y``, ``y OP x`` (``__r{name}__``) and ``x OP= y``
     (``__i{name}__``), each calling ``apply`` itself (a small operation's host time is a few
-    dozen Python steps; ``binary`` in between was two of them)."""
+    dozen Python steps: each one between the operator and ``apply`` counts)."""
     operation = BINARY[op]
 
     def method(self: Any, other: Any) -> Any:
