@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -559,11 +559,11 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
             arguments[index] = _apart(operands[index], out, shape, template, handle)
     n = outputs[0].size
     grid = _launch(plan, outputs, arguments, shape, n, handle) if n else None
-    if grid and layouts is not None and operands is values and shape == template.shape:
+    if (grid and layouts is not None and operands is values and shape == template.shape
+            and len(outputs) == 1):
         if len(_kept) >= _KEPT:
             _kept.clear()
-        same_layout = all(map(template._keeps_layout, plan.outputs))
-        _kept[layouts] = _Kept(plan, _index_of(template, values), same_layout, *grid, n)
+        _kept[layouts] = _Kept(plan, values, template, *grid, n)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -578,32 +578,35 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
 _KEPT = 1024  # layouts kept: past this they start again
 
 
-class _Kept(NamedTuple):
-    plan: _Plan
-    template: int  # the index of the operand results are made like
-    same_layout: bool  # whether they have its strides (else its axis order: _new_like_me)
-    blocks: int
-    threads: int
-    n: int
+class _Kept:
+    """A launch kept for ``apply``'s operands of one layout (an operation of one result):
+    ``run`` makes the result and launches the contiguous kernel, with what was decided then
+    fixed here."""
+
+    __slots__ = ("kernel", "converts", "make", "template", "dtype", "blocks", "threads", "n")
+
+    def __init__(self, plan: _Plan, values: Sequence[Any], template: Any, blocks: int, threads: int,
+                 n: int) -> None:
+        (self.dtype,) = plan.outputs
+        self.kernel, self.blocks, self.threads, self.n = plan.contiguous, blocks, threads, n
+        scalars = dict(plan.scalars)
+        self.converts = tuple(scalars.get(index) for index in range(len(values)))  # None: an array
+        self.template = _index_of(template, values)  # the operand the result is made like
+        # (the function itself: the template's type is in the key)
+        kind = type(template)
+        self.make = kind._same_layout if template._keeps_layout(self.dtype) else kind._new_like_me
 
     def run(self, values: Sequence[Any]) -> Any:
         """``apply``'s result for ``values`` of these layouts, or None where a scalar does not
         fit the loop's dtype (``apply`` says what NumPy does then)."""
-        plan, arguments = self.plan, list(values)
-        try:
-            for index, convert in plan.scalars:
-                arguments[index] = convert(values[index])
+        try:  # (.ptr without its property: these arrays are not empty, so gpudata is their memory)
+            arguments = [int(value.gpudata) if convert is None else convert(value)
+                         for convert, value in zip(self.converts, values)]
         except OverflowError:
             return None
-        # (.ptr without its property: these arrays are not empty, so gpudata is their memory)
-        for index in plan.arrays:
-            arguments[index] = int(values[index].gpudata)
-        template = values[self.template]
-        make = template._same_layout if self.same_layout else template._new_like_me
-        outputs = [make(dtype) for dtype in plan.outputs]
-        plan.contiguous(self.blocks, self.threads, 0, *[int(output.gpudata) for output in outputs],
-                        *arguments, self.n)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        result = self.make(values[self.template], self.dtype)
+        self.kernel(self.blocks, self.threads, 0, int(result.gpudata), *arguments, self.n)
+        return result
 
 
 _kept: dict[tuple, _Kept] = {}
