@@ -500,8 +500,8 @@ def test_pooled_device_allocations_are_device_allocations():
         def free(self):
             freed.append(int(self))
 
-    pool = _pools.MemoryPool(lambda nbytes: DeviceBlock(SimpleNamespace(pointer=next(addresses),
-                                                                         device=0), nbytes))
+    pool = _pools.MemoryPool(lambda nbytes: DeviceBlock(next(addresses), context=None, device=0,
+                                                        stream=0, nbytes=nbytes))
     a = cuda.PooledDeviceAllocation(pool, 100)
     assert int(a) == 0x10000 and np.uintp(a) == 0x10000 and len(a) == 100 and a.device == 0
     assert _memory.device_pointer(a).address == 0x10000

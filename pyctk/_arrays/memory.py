@@ -6,7 +6,8 @@ pyctk's own pool, not the device's default one, because it keeps freed memory fo
 next allocation, where the default pool returns it to the driver at every
 synchronisation and the next allocation maps it again (tens of microseconds); and
 because setting that on the default pool would change it for every other library in
-the process. DeviceArray and pyctk.driver's ``mem_alloc`` hold an ``Allocation``.
+the process. DeviceArray holds an ``Allocation``; pyctk.driver's ``DeviceAllocation`` is one
+(``allocate(..., kind=DeviceAllocation)``: one object per block, a small result's host time).
 
 Small blocks freed on the legacy default stream are kept, a few of each size, for the next
 allocation of that size there (``take``): the pool's allocation and free of one block cost
@@ -40,7 +41,9 @@ class Allocation:
     ``stream_owner``, the Python object that ``stream`` came from (a CuPy or pyctk.driver
     stream, which destroys its CUDA stream when collected), is kept alive until then, since
     freeing on a destroyed stream crashes the process. A bare int handle has no owner: its
-    stream must outlive the memory, as in CUDA."""
+    stream must outlive the memory, as in CUDA.
+
+    A subclass may hold memory of its own (``context`` None: not the pool's), which it frees."""
 
     __slots__ = ("pointer", "context", "device", "stream", "stream_owner", "nbytes")
 
@@ -101,18 +104,20 @@ def allocating(call: Any, *args: Any) -> int:
     return code
 
 
-def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None) -> Allocation:
-    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL);
-    ``stream_owner`` as for ``Allocation``."""
+def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None,
+             kind: type[Allocation] = Allocation) -> Allocation:
+    """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL), as a
+    ``kind`` (``Allocation`` or a subclass that adds methods); ``stream_owner`` as for
+    ``Allocation``."""
     if not nbytes:  # a zero-size array needs no memory: its pointer is NULL
-        return Allocation(0, None, device, stream)
+        return kind(0, None, device, stream)
     context = contexts.context(device)
     kept = take(context, device, nbytes, stream)
     if kept:
-        return Allocation(kept, context, device, stream, stream_owner, nbytes)
+        return kind(kept, context, device, stream, stream_owner, nbytes)
     pointer = c_void_p()
     code = allocating(library.library().gpumatmul_device_alloc, context, nbytes, stream,
                       byref(pointer))
     if code:
         raise library.error(code)
-    return Allocation(pointer.value, context, device, stream, stream_owner, nbytes)
+    return kind(pointer.value, context, device, stream, stream_owner, nbytes)

@@ -68,10 +68,11 @@ def context(device: int = 0) -> c_void_p:
     return handle
 
 
-def alive(device: int, handle: c_void_p) -> bool:
+def alive(device: int, handle: c_void_p | None) -> bool:
     """Whether ``handle`` is this process's context for ``device``: not one a forked child
-    inherited from its parent (those are never used, nor destroyed, in the child)."""
-    return _contexts.get(device) is handle
+    inherited from its parent (those are never used, nor destroyed, in the child), nor None
+    (memory that is not from pyctk's pool: a subclass of ``Allocation`` that frees its own)."""
+    return handle is not None and _contexts.get(device) is handle
 
 
 def load_library(device: int) -> None:

@@ -26,7 +26,7 @@ import enum
 import os
 import warnings
 from _thread import _local
-from ctypes import (CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_uint64, c_void_p,
+from ctypes import (CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_void_p,
                     create_string_buffer)
 
 from ..._cuda import contexts, driver_api, driver_errors, library
@@ -339,7 +339,7 @@ def _create_context(flags: int, device: int) -> int:
 
 class _Made:
     """A context ``make_context`` made: destroyed when its last ``Context`` is detached or
-    garbage (``Context.attach`` gives it another). Its memory (``ContextAllocation``) keeps
+    garbage (``Context.attach`` gives it another). Its memory (``memory.device.ContextAllocation``) keeps
     this record, to know whether the context still lives."""
 
     __slots__ = ("_pid", "alive", "handle", "users")
@@ -597,34 +597,7 @@ def made_context() -> _Made | None:
     return contexts.made.get(current.value)
 
 
-class ContextAllocation:
-    """``cuMemAlloc`` memory of a context ``make_context`` made (pyctk's pool serves the
-    primary contexts only), freed by ``free`` or when garbage, in its context; not at all
-    once that context is destroyed, which freed it."""
-
-    __slots__ = ("_made", "device", "nbytes", "pointer")
-
-    def __init__(self, made: _Made, device: int, nbytes: int) -> None:
-        pointer = c_uint64()
-        if nbytes:  # a zero-size allocation is NULL, as pyctk's pool gives it
-            driver_api.call("cuMemAlloc", byref(pointer), nbytes)
-        self.pointer, self.device, self.nbytes, self._made = pointer.value, device, nbytes, made
-
-    def free(self) -> None:
-        """Free the memory now; nothing if it was freed, or its context destroyed."""
-        pointer, self.pointer = self.pointer, 0
-        if pointer and self._made.alive:
-            _in_context(self._made.handle, "cuMemFree", pointer)
-
-    def __del__(self) -> None:
-        if self.pointer and self._made.alive and os.getpid() == self._made._pid and driver_api._driver:
-            try:
-                self.free()
-            except driver_errors.Error:  # no one is there to tell
-                pass
-
-
-def _in_context(handle: int, name: str, *args: int) -> None:
+def in_context(handle: int, name: str, *args: int) -> None:
     """Call ``name`` with context ``handle`` current (pushed for the call if it is not)."""
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", byref(current))

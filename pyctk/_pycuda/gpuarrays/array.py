@@ -28,7 +28,7 @@ from ..._arrays import device_array, dlpack, interop
 from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
-from ..memory.device import DeviceAllocation, device_memory, mem_alloc
+from ..memory.device import device_memory, mem_alloc
 from ..memory.host import pagelocked_empty, shape_tuple
 from . import arithmetic, copying, reductions
 from .launching import splay, stream_handle
@@ -125,7 +125,7 @@ class GPUArray:
             device = getattr(self, "_device_index", None)
             if device is None:
                 device = driver_api.current_device()
-            return DeviceAllocation(device_memory(nbytes, device, 0), nbytes)
+            return device_memory(nbytes, device, 0)
         return self.allocator(nbytes)
 
     # -- what it is ------------------------------------------------------------------------

@@ -16,25 +16,28 @@ from __future__ import annotations
 
 import numbers
 import operator
-from ctypes import byref, c_char, c_size_t
+import os
+from ctypes import byref, c_char, c_size_t, c_uint64
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..._arrays import interop
 from ..._arrays.layout import is_c_contiguous
-from ..._arrays.memory import allocate
-from ..._cuda import contexts, cudart, driver_api, library, streams
+from ..._arrays.memory import Allocation, allocate
+from ..._cuda import contexts, cudart, driver_api, driver_errors, library, streams
 from ..._cuda.driver_errors import MemoryError
 from ..._cuda.errors import OutOfMemoryError
-from ..contexts.devices import ContextAllocation, made_context
+from ..contexts.devices import in_context, made_context
 
 
-class DeviceAllocation:
+class DeviceAllocation(Allocation):
     """Device memory from ``mem_alloc``: ``int(allocation)`` is its address.
 
     It is returned to pyctk's pool by ``free()`` or when garbage (in a context
-    ``Device.make_context`` made: ``cuMemAlloc``'s memory, freed with ``cuMemFree``).
+    ``Device.make_context`` made: ``cuMemAlloc``'s memory, freed with ``cuMemFree``). It is
+    the pool's ``Allocation`` itself, with PyCUDA's face: one object per block. Subclasses hold
+    memory of other kinds (``context`` None), which they free themselves.
 
     >>> import numpy as np
     >>> a = mem_alloc(16)                   # doctest: +SKIP
@@ -42,13 +45,10 @@ class DeviceAllocation:
     >>> a.free()                            # doctest: +SKIP
     """
 
-    __slots__ = ("_allocation", "nbytes")
-
-    def __init__(self, allocation: Any, nbytes: int) -> None:
-        self._allocation, self.nbytes = allocation, nbytes
+    __slots__ = ()
 
     def __int__(self) -> int:
-        pointer = self._allocation.pointer
+        pointer = self.pointer
         if not pointer and self.nbytes:
             raise ValueError("this DeviceAllocation was freed")
         return pointer
@@ -65,28 +65,50 @@ class DeviceAllocation:
             raise ValueError(f"as_buffer(size={size}, offset={offset}): neither may be negative")
         return memoryview((c_char * size).from_address(int(self) + offset)).cast("B")
 
-    @property
-    def device(self) -> int:
-        """The index of the device the memory is on."""
-        return self._allocation.device
-
     def free(self) -> None:
         """Return the memory to the pool now (ordered after work queued on blocking streams).
 
         Freeing twice does nothing. Using the memory after ``free`` is an error.
         """
-        allocation = self._allocation
-        if isinstance(allocation, ContextAllocation):
-            allocation.free()
-        elif allocation.pointer and contexts.alive(allocation.device, allocation.context):
-            pointer, allocation.pointer = allocation.pointer, 0
-            code = library.library().gpumatmul_device_free(allocation.context, pointer, allocation.stream)
+        pointer = self.pointer
+        if pointer and contexts.alive(self.device, self.context):
+            self.pointer = 0
+            code = library.library().gpumatmul_device_free(self.context, pointer, self.stream)
             if code:
                 raise library.error(code)
 
     def __repr__(self) -> str:
-        return (f"<DeviceAllocation of {self.nbytes} bytes at {self._allocation.pointer:#x} "
-                f"on device {self.device}>")
+        return f"<{type(self).__name__} of {self.nbytes} bytes at {self.pointer:#x} on device {self.device}>"
+
+
+class ContextAllocation(DeviceAllocation):
+    """``cuMemAlloc`` memory of a context ``make_context`` made (pyctk's pool serves the
+    primary contexts only), freed by ``free`` or when garbage, in its context; not at all
+    once that context is destroyed, which freed it."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self, made: Any, device: int, nbytes: int) -> None:
+        super().__init__(0, None, device, 0, None, nbytes)
+        self._made = made
+        if nbytes:  # a zero-size allocation is NULL, as pyctk's pool gives it
+            pointer = c_uint64()
+            driver_api.call("cuMemAlloc", byref(pointer), nbytes)
+            self.pointer = pointer.value
+
+    def free(self) -> None:
+        """Free the memory now; nothing if it was freed, or its context destroyed."""
+        pointer, self.pointer = self.pointer, 0
+        if pointer and self._made.alive:
+            in_context(self._made.handle, "cuMemFree", pointer)
+
+    def __del__(self) -> None:
+        made = self._made
+        if self.pointer and made.alive and os.getpid() == made._pid and driver_api._driver:
+            try:
+                self.free()
+            except driver_errors.Error:  # no one is there to tell
+                pass
 
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
@@ -100,10 +122,10 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     nbytes = int(nbytes)
     if nbytes < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-    return DeviceAllocation(device_memory(nbytes, driver_api.current_device(), 0), nbytes)
+    return device_memory(nbytes, driver_api.current_device(), 0)
 
 
-def device_memory(nbytes: int, device: int, stream: int) -> Any:
+def device_memory(nbytes: int, device: int, stream: int) -> DeviceAllocation:
     """``nbytes`` of memory on ``device`` for work on ``stream``, freed when garbage: from
     pyctk's pool (the primary context's), or ``cuMemAlloc``'s in a context
     ``Device.make_context`` made and the calling thread has current. Raises
@@ -113,7 +135,7 @@ def device_memory(nbytes: int, device: int, stream: int) -> Any:
         if made is not None:
             return ContextAllocation(made, device, nbytes)
     try:
-        return allocate(nbytes, device, stream)
+        return allocate(nbytes, device, stream, kind=DeviceAllocation)
     except OutOfMemoryError as error:
         raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._cuda import driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
-from ..contexts.devices import Context, _in_context, made_context
+from ..contexts.devices import Context, in_context, made_context
 from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 
@@ -84,7 +84,7 @@ class _DriverMemory:
         pointer, self.pointer = self.pointer, 0
         # Not in a context make_context made that was destroyed since: it freed its memory.
         if pointer and os.getpid() == self._pid and (self._made is None or self._made.alive):
-            _in_context(self._context, self._release, pointer)
+            in_context(self._context, self._release, pointer)
 
     def __del__(self) -> None:
         if self.pointer and driver_api._driver is not None:
@@ -93,13 +93,19 @@ class _DriverMemory:
 
 
 class _DriverAllocation(DeviceAllocation):
-    """A ``DeviceAllocation`` of memory from the driver (``_DriverMemory``), not from the pool."""
+    """A ``DeviceAllocation`` of memory from the driver, not from the pool: ``_memory`` frees it
+    (on ``free()``, or when it is garbage with this allocation)."""
 
-    __slots__ = ()
+    __slots__ = ("_memory",)
+
+    def __init__(self, memory: _DriverMemory, nbytes: int) -> None:
+        super().__init__(memory.pointer, None, memory.device, 0, None, nbytes)
+        self._memory = memory
 
     def free(self) -> None:
         """Free the memory now (``cuMemFree``: it waits for the GPU). Freeing twice does nothing."""
-        self._allocation.free()
+        self.pointer = 0
+        self._memory.free()
 
 
 def mem_alloc_like(ary: Any) -> DeviceAllocation:

@@ -33,7 +33,6 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from ctypes import byref, c_uint, c_uint64, c_void_p, memset
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -396,11 +395,11 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
         self._home, device = HomeContext(), driver_api.current_device()
         pointer = c_uint64()
         driver_api.call("cuMemAllocManaged", byref(pointer), nbytes, int(mem_flags))
-        super().__init__(SimpleNamespace(pointer=pointer.value, device=device), nbytes)
+        super().__init__(pointer.value, None, device, 0, None, nbytes)
         self._pid = os.getpid()
 
     def _address(self) -> int:
-        return self._allocation.pointer
+        return self.pointer
 
     def get_device_pointer(self) -> int:
         """The memory's address, for the GPU as for the host."""
@@ -417,13 +416,13 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
         """Free the memory now; arrays over it must not be used after. A second ``free`` raises
         ``LogicError``."""
         pointer = self._live_address()
-        self._allocation.pointer = 0
+        self.pointer = 0
         driver_api.check(self._home.call("cuMemFree", pointer), "cuMemFree")
 
     def __del__(self) -> None:
-        if self._pid == os.getpid() and self._allocation.pointer and driver_api._driver is not None:
+        if self._pid == os.getpid() and self.pointer and driver_api._driver is not None:
             with suppress(Error):  # no one is there to tell
-                self._home.call("cuMemFree", self._allocation.pointer)
+                self._home.call("cuMemFree", self.pointer)
 
 
 def is_managed(array: np.ndarray) -> bool:

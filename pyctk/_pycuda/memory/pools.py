@@ -29,7 +29,6 @@ from __future__ import annotations
 import gc
 import operator
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -217,13 +216,13 @@ class PooledDeviceAllocation(_Pooled, DeviceAllocation):
 
     def __init__(self, pool: MemoryPool, size: int) -> None:
         _Pooled.__init__(self, pool, size)
-        DeviceAllocation.__init__(self, self._block._allocation, size)
+        # the block's memory, which is the pool's to free (context None)
+        DeviceAllocation.__init__(self, self._block.pointer, None, self._block.device, 0, None, size)
 
     def free(self) -> None:
         """Return the memory to the pool; ``int()`` then raises. A second ``free`` raises ``LogicError``."""
-        device = self.device
         _Pooled.free(self)
-        self._allocation = SimpleNamespace(pointer=0, device=device)  # int() now says it was freed
+        self.pointer = 0  # int() now says it was freed
 
 
 class DeviceMemoryPool(MemoryPool):
