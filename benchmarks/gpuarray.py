@@ -66,6 +66,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 import pyctk
+from matmul import shown_time  # benchmarks/matmul.py: this folder is first on sys.path
 
 HERE = Path(__file__).resolve().parent
 WARMUP = 2           # calls before a "bandwidth" row's timed ones (the first compiles)
@@ -464,14 +465,6 @@ def results_path(device: str, cuda_major: int) -> Path:
 
 # ---------------------------------------------------------------------------
 # Report: one table, two plots.
-
-def shown_time(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.2f} us"
-    return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
-
 
 def remark(r: dict) -> str:
     """The table's last column: what a first-call row found, and the target."""

@@ -600,7 +600,7 @@ def shown_time(seconds: float | None) -> str:
     if seconds is None:
         return ""
     if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} us"
+        return f"{seconds * 1e6:.2f} us"  # (per-call rows differ by tenths)
     return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
 
 
