@@ -89,7 +89,7 @@ class ContextAllocation(DeviceAllocation):
     __slots__ = ("_made",)
 
     def __init__(self, made: Any, device: int, nbytes: int) -> None:
-        super().__init__(0, None, device, 0, None, nbytes)
+        super().__init__(0, context=None, device=device, stream=0, nbytes=nbytes)
         self._made = made
         if nbytes:  # a zero-size allocation is NULL, as pyctk's pool gives it
             pointer = c_uint64()

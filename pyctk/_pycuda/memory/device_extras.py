@@ -99,7 +99,7 @@ class _DriverAllocation(DeviceAllocation):
     __slots__ = ("_memory",)
 
     def __init__(self, memory: _DriverMemory, nbytes: int) -> None:
-        super().__init__(memory.pointer, None, memory.device, 0, None, nbytes)
+        super().__init__(memory.pointer, context=None, device=memory.device, stream=0, nbytes=nbytes)
         self._memory = memory
 
     def free(self) -> None:

@@ -395,7 +395,7 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
         self._home, device = HomeContext(), driver_api.current_device()
         pointer = c_uint64()
         driver_api.call("cuMemAllocManaged", byref(pointer), nbytes, int(mem_flags))
-        super().__init__(pointer.value, None, device, 0, None, nbytes)
+        super().__init__(pointer.value, context=None, device=device, stream=0, nbytes=nbytes)
         self._pid = os.getpid()
 
     def _address(self) -> int:

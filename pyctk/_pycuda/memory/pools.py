@@ -217,7 +217,8 @@ class PooledDeviceAllocation(_Pooled, DeviceAllocation):
     def __init__(self, pool: MemoryPool, size: int) -> None:
         _Pooled.__init__(self, pool, size)
         # the block's memory, which is the pool's to free (context None)
-        DeviceAllocation.__init__(self, self._block.pointer, None, self._block.device, 0, None, size)
+        DeviceAllocation.__init__(self, self._block.pointer, context=None, device=self._block.device,
+                                  stream=0, nbytes=size)
 
     def free(self) -> None:
         """Return the memory to the pool; ``int()`` then raises. A second ``free`` raises ``LogicError``."""
