@@ -133,4 +133,5 @@ def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],
         allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner, nbytes)
     if code:
         raise library.error(code)
-    return DeviceArray._checked_before(allocation.pointer, shape, strides, dtype, device, allocation, stream)
+    return DeviceArray._checked_before(allocation.pointer, shape, strides, dtype, device, allocation,
+                                       stream)
