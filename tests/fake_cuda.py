@@ -31,9 +31,11 @@ class FakeRuntime:
         self.last_error = 0
 
     def device_of(self, pointer: int) -> int | None:
-        # Loops go over a copy: on PyPy a garbage array's finalizer frees its block (a cudaFree
-        # here) whenever the interpreter gets to it, between two steps of a loop too.
-        for start, (block, device) in list(self.blocks.items()):
+        # Loops go over a copy made in one step (dict.copy): a garbage array's finalizer frees
+        # its block (a cudaFree here) whenever the interpreter gets to it, on PyPy between two
+        # steps of a loop, on CPython in a collection that an allocation starts, such as the
+        # tuples list(blocks.items()) makes while it walks the dict.
+        for start, (block, device) in self.blocks.copy().items():
             if start <= pointer < start + max(len(block), 1):
                 return device
         return None
@@ -65,7 +67,7 @@ class FakeRuntime:
         return names.get(code, b"cudaErrorUnknown")
 
     def cudaMallocAsync(self, pointer, nbytes, stream):
-        if sum(len(block) for block, _ in list(self.blocks.values())) + nbytes > self.capacity:
+        if sum(len(block) for block, _ in self.blocks.copy().values()) + nbytes > self.capacity:
             return self.fail(2)  # cudaErrorMemoryAllocation
         block = ctypes.create_string_buffer(nbytes)
         pointer._obj.value = ctypes.addressof(block)
