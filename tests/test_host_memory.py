@@ -466,6 +466,29 @@ def test_a_pool_keeps_freed_blocks_for_their_bin():
     assert counts(pool) == (0, 0, 0, 0) and len(allocator.freed) == 2
 
 
+def test_freeing_held_blocks_takes_back_a_block_given_back_meanwhile():
+    # Freeing a block may run a collection (a driver call, any allocation) in which a garbage
+    # pooled allocation gives its block back, into a bin that held nothing before.
+    allocator = Allocator()
+    pool = tools.PageLockedMemoryPool(allocator)
+    later = [pool.allocate((5000,), np.uint8)]
+    held = pool.allocate((1000,), np.uint8)
+    block = held.base._block
+    del held
+    collect()
+    free = block.free
+
+    def free_while_garbage_gives_back():
+        later.clear()
+        collect()
+        free()
+
+    block.free = free_while_garbage_gives_back
+    pool.free_held()
+    assert allocator.freed == [1023]
+    assert counts(pool) == (1, 0, pool.alloc_size(pool.bin_number(5000)), 0)  # held, not lost
+
+
 def test_out_of_memory_collects_garbage_then_frees_held_blocks_largest_first():
     allocator = Allocator(capacity=3000)
     pool = _pools.MemoryPool(allocator)

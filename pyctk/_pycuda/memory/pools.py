@@ -129,7 +129,9 @@ class MemoryPool:
 
     def free_held(self) -> None:
         """Free every held block."""
-        for number, held in self._bins.items():
+        # (over a copy: freeing a block may run a collection in which garbage pooled
+        # allocations give theirs back, into bins that held nothing before)
+        for number, held in self._bins.copy().items():
             while held:
                 self._held -= 1
                 self._release(held.pop(), number)
