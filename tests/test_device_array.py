@@ -588,7 +588,7 @@ def test_torch_key_stands_for_what_the_reader_reads_and_only_that(gpu_pointers):
     x = TorchTensorLike((3, 4), (1, 3), "torch.float16", device=1)
     _interop.device_operand(x)  # the reader learns the dtype; the key reader only asks
     assert _interop.key_reader(type(x)) is _interop._torch_key
-    assert _interop._torch_key(x) == (0x7000, 1, ("torch.float16", "torch.strided", (3, 4), (1, 3), 1))
+    assert _interop._torch_key(x) == (0x7000, ("torch.float16", "torch.strided", (3, 4), (1, 3), 1))
     for other in (TorchTensorLike((3, 4), (1, 3), "torch.float16", is_cuda=False, device=-1),
                   TorchTensorLike((3, 4), (1, 3), "torch.float16", requires_grad=True),
                   TorchTensorLike((3, 4), (1, 3), "torch.bfloat16"),  # not learnt yet
@@ -616,7 +616,7 @@ def test_a_repeat_of_torch_tensors_runs_the_plan_kept_by_their_key(gpu_pointers,
     _interop.device_operand(x)
     layout = lambda t: (t.dtype, t.layout, t.shape, t.stride(), 1)
     monkeypatch.setattr(repeat, "_device", {(layout(x), layout(y), 0, ("same_kind",)): Kept()})
-    assert repeat.run(x, y, None, ("same_kind",)) == (1, 0x7000, 0x7000, 0, None)
+    assert repeat.run(x, y, None, ("same_kind",)) == (0x7000, 0x7000, None)
     assert repeat.run(x, y, None, ("unsafe",)) is None  # other options: the full path
 
 

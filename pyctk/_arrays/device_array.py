@@ -109,8 +109,11 @@ class DeviceArray:
     (DeviceArray([2., 4.], dtype=float32, device=0), (2, 2), (8, 4), 0)
     """
 
+    # _layout: (shape, strides, dtype, device, stream), what work on the array depends on
+    # besides its data, made once: the key under which a product of this layout is kept
+    # (pyctk._matmul.repeat), whose result gets its own from the plan.
     __slots__ = ("_pointer", "_shape", "_strides", "_dtype", "_device", "_owner", "_stream",
-                 "_readonly", "__weakref__")
+                 "_readonly", "_layout", "__weakref__")
 
     def __init__(self, pointer: int, shape: Sequence[int], strides: Sequence[int], dtype: Any,
                  device: int, owner: Any, *, stream: int = _STREAM, readonly: bool = False) -> None:
@@ -122,16 +125,16 @@ class DeviceArray:
         self._owner = owner
         self._stream = stream
         self._readonly = readonly
+        self._layout = (self._shape, self._strides, self._dtype, device, stream)
 
     @classmethod
-    def _checked_before(cls, pointer: int, shape: tuple[int, ...], strides: tuple[int, ...],
-                        dtype: np.dtype, device: int, owner: Any, stream: int) -> DeviceArray:
-        """A writable array of what was checked before (tuples, a dtype ``supported_dtype``
+    def _checked_before(cls, pointer: int, layout: tuple, owner: Any) -> DeviceArray:
+        """A writable array of a ``_layout`` checked before (tuples, a dtype ``supported_dtype``
         gave): a kept product's result, made without the constructor's conversions (a third
         of a 16 x 16 product's Python)."""
         array = object.__new__(cls)
-        array._pointer, array._shape, array._strides, array._dtype = pointer, shape, strides, dtype
-        array._device, array._owner, array._stream, array._readonly = device, owner, stream, False
+        array._shape, array._strides, array._dtype, array._device, array._stream = layout
+        array._layout, array._pointer, array._owner, array._readonly = layout, pointer, owner, False
         return array
 
     # -- attributes ----------------------------------------------------------------

@@ -136,8 +136,8 @@ def _torch_operand(x: Any) -> DeviceOperand | None | object:
                          dtype, x.get_device(), False, x, None)  # CAI v2: no stream, as torch's
 
 
-def _torch_key(x: Any) -> tuple[int, int, tuple] | None:
-    """(pointer, device, layout) of a tensor that ``_torch_operand`` reads, its layout in
+def _torch_key(x: Any) -> tuple[int, tuple] | None:
+    """(pointer, layout) of a tensor that ``_torch_operand`` reads, its layout in
     torch's own objects (dtype, layout, shape, element strides, device), or None where it
     would not read it or its dtype is not known yet. Half the cost of an operand: no
     conversions, and kept plans are looked up by it (``_matmul.repeat``)."""
@@ -148,7 +148,7 @@ def _torch_key(x: Any) -> tuple[int, int, tuple] | None:
     # (only a complex tensor has a conjugate bit: one accessor less for a real one)
     if x.requires_grad or x.is_neg() or (known.kind == "c" and x.is_conj()):
         return None
-    return x.data_ptr(), device, (dtype, layout, x.shape, x.stride(), device)
+    return x.data_ptr(), (dtype, layout, x.shape, x.stride(), device)
 
 
 def _torch_dtype(x: Any) -> np.dtype | None:
@@ -193,8 +193,8 @@ _KEY_READERS = {("torch", "Tensor"): _torch_key, ("torch.nn.parameter", "Paramet
 _key_readers: dict[type, Any] = {}
 
 
-def key_reader(kind: type) -> Callable[[Any], tuple[int, int, tuple] | None] | None:
-    """The reader of (pointer, device, layout key) of arrays of type ``kind``, or None where
+def key_reader(kind: type) -> Callable[[Any], tuple[int, tuple] | None] | None:
+    """The reader of (pointer, layout key) of arrays of type ``kind``, or None where
     there is none: a key that stands for everything a product depends on besides the data,
     None for arrays its operand reader would not read."""
     reader = _key_readers.get(kind, _UNKNOWN)

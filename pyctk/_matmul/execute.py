@@ -86,9 +86,8 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
                 for x, copy in zip((operands.a, operands.b), copies))
         if plan.entry == DEVICE_NEW:
             shape, loop = problem.shapes.result, problem.loop
-            written = device_new(plan, context, device, shape,
-                                 layout.contiguous_strides(shape, loop.itemsize), loop, a, b,
-                                 stream, options.stream, math.prod(shape) * loop.itemsize)
+            written = device_new(plan, result_layout(shape, loop, device, stream),
+                                 math.prod(shape) * loop.itemsize, a, b, options.stream)
         else:
             written = (operands.out if plan.write == OUT else
                        device_array.empty(problem.shapes.result, problem.loop, device,
@@ -114,14 +113,20 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
     return view.astype(problem.loop)
 
 
-def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],
-               strides: tuple[int, ...], dtype: np.dtype, a: int, b: int, stream: int,
-               stream_owner: Any, nbytes: int) -> DeviceArray:
+def result_layout(shape: tuple[int, ...], dtype: np.dtype, device: int, stream: int) -> tuple:
+    """The ``DeviceArray._layout`` of a new C-ordered result on ``stream``."""
+    return shape, layout.contiguous_strides(shape, dtype.itemsize), dtype, device, stream
+
+
+def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int,
+               stream_owner: Any) -> DeviceArray:
     """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray of
-    ``nbytes``, ordered on ``stream``: into a block kept for reuse (``memory.take``), or
-    into one that libgpumatmul allocates from pyctk's pool in the same C call.
-    ``stream_owner``: the ``stream=`` argument, which the result keeps alive (see
-    ``_arrays.memory.Allocation``)."""
+    ``nbytes`` and layout ``result`` (``result_layout``), ordered on its stream: into a block
+    kept for reuse (``memory.take``), or into one that libgpumatmul allocates from pyctk's
+    pool in the same C call. ``stream_owner``: the ``stream=`` argument, which the result
+    keeps alive (see ``_arrays.memory.Allocation``)."""
+    device, stream = result[3], result[4]
+    context = contexts.context(device)
     kept = memory.take(context, device, nbytes, stream)
     if kept:
         allocation = memory.Allocation(kept, context, device, stream, stream_owner, nbytes)
@@ -133,5 +138,4 @@ def device_new(plan: Plan, context: Any, device: int, shape: tuple[int, ...],
         allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner, nbytes)
     if code:
         raise library.error(code)
-    return DeviceArray._checked_before(allocation.pointer, shape, strides, dtype, device, allocation,
-                                       stream)
+    return DeviceArray._checked_before(allocation.pointer, result, allocation)

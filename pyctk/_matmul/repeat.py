@@ -25,8 +25,8 @@ import numpy as np
 from .._arrays import interop
 from .._arrays.device_array import DeviceArray
 from .._arrays.interop import DeviceOperand
-from .._arrays.layout import IN_PLACE, address, contiguous_strides
-from .._cuda import contexts, streams
+from .._arrays.layout import IN_PLACE, address
+from .._cuda import streams
 from . import execute, host_results
 from .describe import Operands
 from .options import Options, memory_limit
@@ -56,14 +56,11 @@ class _HostPlan(NamedTuple):
 
 class _DevicePlan(NamedTuple):
     plan: Plan
-    shape: tuple[int, ...]  # the result's, which the C call allocates
-    strides: tuple[int, ...]
-    dtype: np.dtype
+    layout: tuple  # the result's (DeviceArray._layout), whose memory the C call allocates
     nbytes: int
 
-    def run(self, device: int, a: int, b: int, stream: int, stream_owner: Any) -> DeviceArray:
-        return execute.device_new(self.plan, contexts.context(device), device, self.shape,
-                                  self.strides, self.dtype, a, b, stream, stream_owner, self.nbytes)
+    def run(self, a: int, b: int, stream_owner: Any) -> DeviceArray:
+        return execute.device_new(self.plan, self.layout, self.nbytes, a, b, stream_owner)
 
 
 _host: dict[tuple, _HostPlan] = {}
@@ -84,19 +81,16 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
                           memory_limit()))
         return None if kept is None else kept.run(x1, x2)
     handle = 0 if stream is None else streams.handle(stream)
-    if kind is DeviceArray:  # its fields are its layout: not even an operand to make
-        kept = _device.get(((x1._shape, x1._strides, x1._dtype, x1._device, x1._stream),
-                            (x2._shape, x2._strides, x2._dtype, x2._device, x2._stream),
-                            handle, options))
-        return None if kept is None else kept.run(x1._device, x1._pointer, x2._pointer, handle,
-                                                  stream)
+    if kind is DeviceArray:  # its layout is made: not even an operand to make
+        kept = _device.get((x1._layout, x2._layout, handle, options))
+        return None if kept is None else kept.run(x1._pointer, x2._pointer, stream)
     key_reader = interop.key_reader(kind)
     if key_reader is not None:  # torch: a key of its own objects, read at half the cost
         keys = key_reader(x1), key_reader(x2)
         if keys[0] is not None and keys[1] is not None:
-            kept = _device.get((keys[0][2], keys[1][2], handle, options))
+            kept = _device.get((keys[0][1], keys[1][1], handle, options))
             if kept is not None:
-                return kept.run(keys[0][1], keys[0][0], keys[1][0], handle, stream)
+                return kept.run(keys[0][0], keys[1][0], stream)
     reader = interop.own_reader(kind)
     if reader is None:
         return None
@@ -104,15 +98,14 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
     if type(a) is not DeviceOperand or type(b) is not DeviceOperand:
         return None  # host data, or left to the protocols: the full route says what it is
     kept = _device.get((_layout(a), _layout(b), handle, options))
-    return None if kept is None else kept.run(a.device, a.pointer, b.pointer, handle, stream)
+    return None if kept is None else kept.run(a.pointer, b.pointer, stream)
 
 
 def run_described(operands: Operands, options: Options) -> DeviceArray | None:
     """The product of described GPU operands by a kept plan, or None."""
     a, b = operands.a, operands.b
     kept = _device.get((_layout(a), _layout(b), options.stream_handle, options.key))
-    return None if kept is None else kept.run(a.device, a.pointer, b.pointer,
-                                              options.stream_handle, options.stream)
+    return None if kept is None else kept.run(a.pointer, b.pointer, options.stream)
 
 
 def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> None:
@@ -135,18 +128,19 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         shape, loop = shapes.result, problem.loop
-        entry = _DevicePlan(plan, shape, contiguous_strides(shape, loop.itemsize), loop,
+        entry = _DevicePlan(plan, execute.result_layout(shape, loop, operands.device,
+                                                        options.stream_handle),
                             math.prod(shape) * loop.itemsize)
         _keep(_device, key, entry)
         key_reader = interop.key_reader(type(a.owner))
         if key_reader is not None and type(b.owner) is type(a.owner):
             keys = key_reader(a.owner), key_reader(b.owner)
             if keys[0] is not None and keys[1] is not None:
-                _keep(_device, (keys[0][2], keys[1][2], options.stream_handle, options.key), entry)
+                _keep(_device, (keys[0][1], keys[1][1], options.stream_handle, options.key), entry)
 
 
 def _layout(x: Any) -> tuple:
-    """What a product depends on of a GPU operand besides its data."""
+    """What a product depends on of a GPU operand besides its data (DeviceArray._layout's)."""
     return (x.shape, x.strides, x.dtype, x.device, x.stream)
 
 
