@@ -590,7 +590,9 @@ class _Kept:
         (self.dtype,) = plan.outputs
         self.kernel, self.blocks, self.threads, self.n = plan.contiguous, blocks, threads, n
         scalars = dict(plan.scalars)
-        self.converts = tuple(scalars.get(index) for index in range(len(values)))  # None: an array
+        # each operand's converter, None for an array; None for them all where all are arrays
+        self.converts = (tuple(scalars.get(index) for index in range(len(values))) if scalars
+                         else None)
         self.template = _index_of(template, values)  # the operand the result is made like
         # (the function itself: the template's type is in the key)
         kind = type(template)
@@ -599,11 +601,15 @@ class _Kept:
     def run(self, values: Sequence[Any]) -> Any:
         """``apply``'s result for ``values`` of these layouts, or None where a scalar does not
         fit the loop's dtype (``apply`` says what NumPy does then)."""
-        try:  # (.ptr without its property: these arrays are not empty, so gpudata is their memory)
-            arguments = [int(value.gpudata) if convert is None else convert(value)
-                         for convert, value in zip(self.converts, values)]
-        except OverflowError:
-            return None
+        # (.ptr without its property: these arrays are not empty, so gpudata is their memory)
+        if self.converts is None:  # (a + b: the common case, 0.15 us sooner)
+            arguments = [int(value.gpudata) for value in values]
+        else:
+            try:
+                arguments = [int(value.gpudata) if convert is None else convert(value)
+                             for convert, value in zip(self.converts, values)]
+            except OverflowError:
+                return None
         result = self.make(values[self.template], self.dtype)
         self.kernel(self.blocks, self.threads, 0, int(result.gpudata), *arguments, self.n)
         return result
