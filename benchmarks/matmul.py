@@ -20,9 +20,11 @@ below.
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
   "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
   10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
-  torch.matmul and cupy.matmul, each library on its own arrays: wall clock over --calls calls,
-  every case in turn, PER_CALL_ROUNDS times over, the median of the rounds (with
-  "least_seconds", "most_seconds" and "rounds").
+  torch.matmul and cupy.matmul, each library on its own arrays, and "pyctk-c", the C call of
+  a kept product (gpumatmul_gemm_device) into a given C through ctypes, as pyctk.matmul makes
+  it (the part of "pyctk" that is not Python): wall clock over --calls calls, every case
+  in turn, PER_CALL_ROUNDS times over, the median of the rounds (with "least_seconds",
+  "most_seconds" and "rounds").
 - "host": NumPy in, NumPy out, float32 (--host-dtypes): pyctk.matmul per backend ("tiled",
   "cublas"), "torch" (from_numpy(a).cuda() @ ... then .cpu().numpy()), "cupy"
   (asnumpy(asarray(a) @ asarray(b))) and "numpy" (numpy.matmul on the CPU). New random
@@ -353,11 +355,20 @@ def device_call_rows(sizes, repeats, calls):
     except ImportError:
         note("CuPy not installed: no cupy device-call-tiny rows")
     tiny = {}
+    c_call = _library.library().gpumatmul_gemm_device  # a kept product's call: six arguments
     for n in (16, 32, 64):
         a = torch.ones(n, n, device="cuda")
         for name, (convert, run) in peers.items():
             x = convert(a)
             tiny[name, n] = functools.partial(run, x, x)
+        c = torch.empty_like(a)
+        desc = _library.GemmDesc(BACKEND_CODES["auto"], DTYPE_CODES["float32"], 0, 0, 0,
+                                 n, n, n, 1, n, 0, n, 0, n, 0)
+        tiny["pyctk-c", n] = functools.partial(c_call, _contexts.context(0), desc, a.data_ptr(),
+                                               a.data_ptr(), c.data_ptr(), 0)
+        code = tiny["pyctk-c", n]()
+        if code:
+            raise _library.error(code)
     rows = [row("device-call-tiny", name, "float32", n, statistics.median(seconds),
                 least_seconds=min(seconds), most_seconds=max(seconds), rounds=len(seconds))
             for (name, n), seconds in per_call_rounds(tiny, calls, torch.cuda.synchronize).items()]
