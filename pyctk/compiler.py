@@ -33,7 +33,7 @@ parallelism) with nvJitLink: ``pip install "pyctk-cu12[nvrtc,nvjitlink]"``.
 import sys
 import types
 
-from ._cuda.errors import CompileError
+from ._cuda.driver_errors import CompileError
 from ._pycuda.kernels import source_modules
 from ._pycuda.kernels.source_modules import (DynamicModule, DynamicSourceModule, SourceModule, clear_cache,
                                              compile, nvrtc_version, supported_archs)

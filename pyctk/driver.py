@@ -69,9 +69,8 @@ context of its own, as in PyCUDA: ``mem_alloc``, kernels, streams work in it, wh
 shares its memory with all of them.
 """
 
-from ._cuda.driver_errors import (ContextLostError, Error, LaunchError, LogicError, MemoryError,
-                                  RuntimeError)
-from ._cuda.errors import CompileError
+from ._cuda.driver_errors import (CompileError, ContextLostError, Error, LaunchError, LogicError,
+                                  MemoryError, RuntimeError)
 from ._pycuda.contexts.devices import (Context, Device, compute_mode, ctx_flags, device_attribute,
                                        func_cache, get_driver_version, get_version, init, limit,
                                        shared_config)

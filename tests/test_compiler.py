@@ -84,6 +84,9 @@ def test_compile_error_carries_the_whole_log_with_the_users_line_numbers():
     assert "kernel.cu(4): error: identifier \"undefined_name\" is undefined" in error.log
     assert error.log in str(error) and "1 error detected" in error.log
     assert "--gpu-architecture=sm_80" in error.options
+    # PyCUDA's names for what nvcc said, which its programs print
+    assert (error.msg, error.stderr, error.stdout) == (str(error), error.log, "")
+    assert error.command_line == list(error.options)
 
 
 def test_bad_option_is_a_compile_error():

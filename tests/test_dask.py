@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import pyctk
 import pyctk.dask
-from pyctk._cuda import errors
+from pyctk._cuda import driver_errors, errors
 from pyctk._dask import blocks, chunking
 from pyctk._matmul import dtypes
 
@@ -167,7 +167,7 @@ def test_unknown_chunk_sizes_are_refused():
     errors.LibraryNotFoundError("libcublas.so.12: tried ..."),
     errors.UnsupportedError("cuBLAS does not compute int8"),
     errors.DeviceMismatchError("host and GPU"),
-    errors.CompileError("error: x", log="error: x", options=("-arch=sm_90",)),
+    driver_errors.CompileError("error: x", log="error: x", options=("-arch=sm_90",)),
 ], ids=lambda e: type(e).__name__)
 def test_pyctks_exceptions_reach_a_client_whole(error):
     # Dask sends a worker's exception to the client pickled: same class, message and fields.

@@ -100,8 +100,9 @@ def test_memory_error_is_every_kind_of_memory_error():
     assert isinstance(error, MemoryError) and isinstance(error, pyctk.OutOfMemoryError)
 
 
-def test_compile_error_is_pycudas_name_too():
+def test_compile_error_is_pycudas_name_too_and_a_driver_error_as_there():
     assert cuda.CompileError is compiler.CompileError
+    assert issubclass(cuda.CompileError, cuda.Error)  # `except cuda.Error` catches it, as in PyCUDA
 
 
 def _declarations(header: str) -> dict[str, int]:

@@ -51,6 +51,40 @@ class RuntimeError(Error):  # noqa: A001 - PyCUDA's name; also a builtins.Runtim
     """Any other CUDA driver failure."""
 
 
+class CompileError(Error):
+    """NVRTC could not compile a kernel's source (PyCUDA's ``CompileError``, an ``Error``);
+    the message is NVRTC's whole log.
+
+    ``log`` is that log, ``options`` the options NVRTC was given. PyCUDA's names for what
+    nvcc said: ``msg`` (the message), ``stderr`` (the log), ``stdout`` (empty: NVRTC writes
+    none), ``command_line`` (the options, as a list).
+    """
+
+    def __init__(self, message: str, log: str = "", options: tuple = ()) -> None:
+        super().__init__(message)
+        self.log = log
+        self.options = tuple(options)
+
+    @property
+    def msg(self) -> str:
+        return str(self)
+
+    @property
+    def stderr(self) -> str:
+        return self.log
+
+    @property
+    def stdout(self) -> str:
+        return ""
+
+    @property
+    def command_line(self) -> list[str]:
+        return list(self.options)
+
+
+CompileError.__module__ = "pyctk.compiler"  # where users find it (also pyctk.driver's)
+
+
 # CUresult -> class; anything not listed is a RuntimeError.
 _CLASSES: dict[int, type[Error]] = {
     1: LogicError,      # CUDA_ERROR_INVALID_VALUE

@@ -92,22 +92,9 @@ class DeviceMismatchError(PyctkError, ValueError):
     """Operands in host memory and on a GPU together, or on two GPUs: pyctk never copies silently."""
 
 
-class CompileError(PyctkError):
-    """NVRTC could not compile a kernel's source; the message is NVRTC's whole log.
-
-    ``log`` is that log, ``options`` the options NVRTC was given.
-    """
-
-    def __init__(self, message: str, log: str = "", options: tuple = ()) -> None:
-        super().__init__(message)
-        self.log = log
-        self.options = tuple(options)
-
-
 # Tracebacks and reprs name them where users find them: pyctk.NoDriverError.
 for _error in (PyctkError, LibraryNotFoundError, CudaError, NoDriverError, NoDeviceError,
                NoKernelImageError, OutOfMemoryError, UnsupportedError, ContextLostError,
                ForkedAfterCudaError, DeviceMismatchError):
     _error.__module__ = "pyctk"
-CompileError.__module__ = "pyctk.compiler"
 del _error

@@ -12,7 +12,7 @@ import ctypes
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
 from typing import NamedTuple, Sequence
 
-from .errors import CompileError
+from .driver_errors import CompileError
 from .optional_library import OptionalLibrary
 
 SUCCESS, COMPILATION_FAILED = 0, 6  # nvrtcResult

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from ..._cuda.errors import CompileError
+from ..._cuda.driver_errors import CompileError
 
 
 class _Row(NamedTuple):

@@ -15,7 +15,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..._build_config import CUDA_MAJOR
 from ..._cuda import driver_api, loader, nvrtc
 from ..._cuda.driver_errors import LogicError
-from ..._cuda.errors import CompileError, UnsupportedError
+from ..._cuda.driver_errors import CompileError
+from ..._cuda.errors import UnsupportedError
 from ..compiling import headers, include_scan, kernel_cache, nvcc_options
 from . import kernel_args, textures
 from .linking import Linker, find_stdlib, jit_input_type

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import LogicError
-from ..._cuda.errors import CompileError
+from ..._cuda.driver_errors import CompileError
 from ..memory.arrays import Array, Owned, array_format, dtype_to_array_format
 from ..memory.copies_nd import device_address
 
