@@ -35,10 +35,12 @@ What is here, and where it departs from PyCUDA:
   array is a kernel argument as it is; the pools ``DeviceMemoryPool`` and
   ``PageLockedMemoryPool`` (also in ``pyctk.tools``);
 - CUDA arrays and textures: ``Array`` (``ArrayDescriptor``/``3D``, ``matrix_to_array``,
-  ``np_to_array``, ``make_multichannel_2d_array``, ``memcpy_htoa`` ...), ``Memcpy2D``/``3D``/
+  ``np_to_array``, ``gpuarray_to_array``, ``make_multichannel_2d_array``, ``memcpy_htoa`` ...,
+  ``array_cubemap_face``), ``Memcpy2D``/``3D``/
   ``3DPeer``, ``memset_d2d8``/``16``/``32``; ``TextureObject`` and ``SurfaceObject`` (new: CUDA
   12 removed the texture and surface references PyCUDA had, and ``TextureReference``,
-  ``get_texref``, ``texrefs=`` ... raise ``TextureReferenceError``, a ``LogicError``, saying so);
+  ``get_texref``, ``texrefs=`` ... raise ``TextureReferenceError``, a ``LogicError``, saying so;
+  their constants ``TRSA_OVERRIDE_FORMAT`` and ``TR_DEFAULT`` stay for programs that name them);
 - kernels: ``Module``, ``Function``, ``module_from_buffer``, ``module_from_file``,
   ``In``/``Out``/``InOut`` (``pyctk.compiler.SourceModule`` compiles); ``Function.prepare``
   with ``prepared_call``, ``prepared_async_call`` and ``prepared_timed_call`` (argument types
@@ -47,8 +49,10 @@ What is here, and where it departs from PyCUDA:
 - linking: ``Linker`` (``add_data``, ``add_file``, ``link_module``, and ``link_cubin``, which
   needs no GPU) with ``jit_input_type``, through nvJitLink (``pip install "pyctk-cu12[nvjitlink]"``),
   not the driver's ``cuLink*``; ``module_from_buffer(buffer, options, message_handler)`` with
-  ``jit_option``;
-- ``get_version`` (the CUDA runtime's, from its wheel), ``get_driver_version``;
+  ``jit_option``, ``jit_target``, ``jit_fallback``;
+- ``get_version`` (the CUDA runtime's, from its wheel), ``get_driver_version``,
+  ``pointer_attribute``; ``start_profiler``, ``stop_profiler`` (``initialize_profiler`` raises
+  CUDA 12's CUDA_ERROR_NOT_SUPPORTED, ``profiler_output_mode``);
 - ``Stream``, ``Event``, ``Device``, ``Context``, ``init`` (optional: pyctk starts CUDA on
   first use); contexts as PyCUDA has them (``make_context`` makes a new one, a per-thread
   stack with ``push``/``pop``/``detach``/``attach``/``get_current``, limits, cache and shared
@@ -58,7 +62,7 @@ What is here, and where it departs from PyCUDA:
   ``MemoryError``, ``RuntimeError`` as in PyCUDA, plus ``ContextLostError`` (a
   ``LaunchError`` and a ``pyctk.ContextLostError``) for the errors after which this
   process cannot use the GPU again;
-  ``CompileError`` is ``pyctk.compiler.CompileError``.
+  ``CompileError`` is ``pyctk.compiler.CompileError``, an ``Error`` as in PyCUDA.
 
 Everything works in the calling thread's current context; with none pushed, the primary
 context of the current device (0 unless changed), which the CUDA runtime, PyTorch and CuPy
@@ -74,21 +78,25 @@ from ._cuda.driver_errors import (CompileError, ContextLostError, Error, LaunchE
 from ._pycuda.contexts.devices import (Context, Device, compute_mode, ctx_flags, device_attribute,
                                        func_cache, get_driver_version, get_version, init, limit,
                                        shared_config)
+from ._pycuda.contexts.profiler import (initialize_profiler, profiler_output_mode, start_profiler,
+                                        stop_profiler)
 from ._pycuda.contexts.streams import Event, Stream, event_flags, stream_flags
 from ._pycuda.kernels.graphs import (Graph, GraphExec, GraphNode, capture_mode, capture_status,
                                      update_capture_dependencies_flags)
 from ._pycuda.kernels.linking import Linker, jit_input_type, jit_option
 from ._pycuda.kernels.modules import (ArgumentHandler, Function, In, InOut, Module, Out,
-                                      function_attribute, module_from_buffer, module_from_file)
-from ._pycuda.kernels.textures import (TRSF_DISABLE_TRILINEAR_OPTIMIZATION,
+                                      function_attribute, jit_fallback, jit_target,
+                                      module_from_buffer, module_from_file)
+from ._pycuda.kernels.textures import (TR_DEFAULT, TRSA_OVERRIDE_FORMAT,
+                                       TRSF_DISABLE_TRILINEAR_OPTIMIZATION,
                                        TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER,
                                        TRSF_SEAMLESS_CUBEMAP, TRSF_SRGB, SurfaceObject,
                                        SurfaceReference, TextureObject, TextureReference,
                                        TextureReferenceError, address_mode, bind_array_to_texref,
                                        filter_mode, matrix_to_texref, resource_type, texture_flags)
 from ._pycuda.memory.arrays import (Array, ArrayDescriptor, ArrayDescriptor3D, array3d_flags,
-                                    array_format, dtype_to_array_format,
-                                    make_multichannel_2d_array, matrix_to_array, memcpy_atoa,
+                                    array_cubemap_face, array_format, dtype_to_array_format,
+                                    gpuarray_to_array, make_multichannel_2d_array, matrix_to_array, memcpy_atoa,
                                     memcpy_atod, memcpy_atoh, memcpy_dtoa, memcpy_htoa,
                                     np_to_array, py_memcpy_atoh, py_memcpy_htoa)
 from ._pycuda.memory.copies_nd import (Memcpy2D, Memcpy3D, Memcpy3DPeer, memory_type, memset_d2d8,
@@ -102,7 +110,8 @@ from ._pycuda.memory.device import (DeviceAllocation, from_device, mem_alloc, me
 from ._pycuda.memory.device_extras import (IPCMemoryHandle, PointerHolderBase, from_device_like,
                                            ipc_mem_flags, mem_alloc_ipc, mem_alloc_like,
                                            mem_alloc_pitch, mem_get_address_range,
-                                           mem_get_ipc_handle, memcpy_peer, memcpy_peer_async)
+                                           mem_get_ipc_handle, memcpy_peer, memcpy_peer_async,
+                                           pointer_attribute)
 from ._pycuda.memory.host import (AlignedHostAllocation, HostAllocation, HostPointer,
                                   ManagedAllocation, PagelockedHostAllocation,
                                   RegisteredHostMemory, aligned_empty, aligned_empty_like,
@@ -126,8 +135,10 @@ __all__ = [
     "Module", "Function", "function_attribute", "module_from_buffer", "module_from_file",
     "ArgumentHandler", "In", "Out", "InOut",
     "Stream", "Event", "stream_flags", "event_flags",
-    "Linker", "jit_input_type", "jit_option",
-    "Array", "ArrayDescriptor", "ArrayDescriptor3D", "array_format", "array3d_flags", "dtype_to_array_format", "matrix_to_array", "np_to_array", "make_multichannel_2d_array", "memcpy_htoa", "memcpy_atoh", "py_memcpy_htoa", "py_memcpy_atoh", "memcpy_dtoa", "memcpy_atod", "memcpy_atoa", "Memcpy2D", "Memcpy3D", "Memcpy3DPeer", "memory_type", "memset_d2d8", "memset_d2d16", "memset_d2d32", "memset_d2d8_async", "memset_d2d16_async", "memset_d2d32_async", "TextureObject", "SurfaceObject", "address_mode", "filter_mode", "resource_type", "texture_flags", "TRSF_READ_AS_INTEGER", "TRSF_NORMALIZED_COORDINATES", "TRSF_SRGB", "TRSF_DISABLE_TRILINEAR_OPTIMIZATION", "TRSF_SEAMLESS_CUBEMAP", "TextureReference", "SurfaceReference", "TextureReferenceError", "matrix_to_texref", "bind_array_to_texref",
+    "Linker", "jit_input_type", "jit_option", "jit_target", "jit_fallback",
+    "start_profiler", "stop_profiler", "initialize_profiler", "profiler_output_mode",
+    "pointer_attribute", "array_cubemap_face", "TRSA_OVERRIDE_FORMAT", "TR_DEFAULT",
+    "Array", "ArrayDescriptor", "ArrayDescriptor3D", "array_format", "array3d_flags", "dtype_to_array_format", "matrix_to_array", "np_to_array", "gpuarray_to_array", "make_multichannel_2d_array", "memcpy_htoa", "memcpy_atoh", "py_memcpy_htoa", "py_memcpy_atoh", "memcpy_dtoa", "memcpy_atod", "memcpy_atoa", "Memcpy2D", "Memcpy3D", "Memcpy3DPeer", "memory_type", "memset_d2d8", "memset_d2d16", "memset_d2d32", "memset_d2d8_async", "memset_d2d16_async", "memset_d2d32_async", "TextureObject", "SurfaceObject", "address_mode", "filter_mode", "resource_type", "texture_flags", "TRSF_READ_AS_INTEGER", "TRSF_NORMALIZED_COORDINATES", "TRSF_SRGB", "TRSF_DISABLE_TRILINEAR_OPTIMIZATION", "TRSF_SEAMLESS_CUBEMAP", "TextureReference", "SurfaceReference", "TextureReferenceError", "matrix_to_texref", "bind_array_to_texref",
     "HostPointer", "PagelockedHostAllocation", "HostAllocation", "AlignedHostAllocation", "RegisteredHostMemory", "ManagedAllocation", "host_alloc_flags", "mem_host_register_flags", "mem_attach_flags", "pagelocked_empty", "pagelocked_zeros", "pagelocked_empty_like", "pagelocked_zeros_like", "aligned_empty", "aligned_zeros", "aligned_empty_like", "aligned_zeros_like", "managed_empty", "managed_zeros", "managed_empty_like", "managed_zeros_like", "register_host_memory",
     "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation",
     "PooledHostAllocation", "bitlog2",

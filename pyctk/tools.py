@@ -9,6 +9,7 @@ A PyCUDA program runs with its import changed::
   ``VectorArg``, ``ScalarArg``;
 - the default device and context: ``make_default_context``, ``get_default_device``
   (deprecated); caches per context: ``context_dependent_memoize``, ``clear_context_caches``;
+  ``mark_cuda_test``, the decorator of a pytest test that needs a context;
 - ``bitlog2``;
 - memory pools: ``DeviceMemoryPool`` (``allocate(size)`` gives a ``PooledDeviceAllocation``),
   ``PageLockedMemoryPool`` with ``PageLockedAllocator(flags)`` (``allocate(shape, dtype)``
@@ -23,7 +24,8 @@ A PyCUDA program runs with its import changed::
 """
 
 from ._pycuda.contexts.default_context import (clear_context_caches, context_dependent_memoize,
-                                               get_default_device, make_default_context)
+                                               get_default_device, make_default_context,
+                                               mark_cuda_test)
 from ._pycuda.contexts.occupancy import DeviceData, OccupancyRecord
 from ._pycuda.kernels.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
                                       get_or_register_dtype, parse_c_arg, register_dtype)
@@ -34,7 +36,7 @@ __all__ = [
     "dtype_to_ctype", "get_or_register_dtype", "register_dtype", "parse_c_arg", "get_arg_type",
     "Argument", "VectorArg", "ScalarArg",
     "make_default_context", "get_default_device", "context_dependent_memoize",
-    "clear_context_caches", "bitlog2",
+    "clear_context_caches", "mark_cuda_test", "bitlog2",
     "DeviceData", "OccupancyRecord",
     "DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator", "PooledDeviceAllocation",
     "PooledHostAllocation",

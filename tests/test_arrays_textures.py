@@ -23,6 +23,7 @@ import pytest
 
 import pyctk.driver as cuda
 from pyctk import compiler, tools
+from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import driver_api
 from pyctk._pycuda.memory import arrays
 from pyctk._pycuda.memory import copies_nd
@@ -255,6 +256,47 @@ def test_make_multichannel_2d_array(recorded):
         (5, 3, cuda.array_format.UNSIGNED_INT8, 4)] * 2
     assert [(c.width_in_bytes, c.height) for c in copies] == [(20, 3)] * 2
     assert copied_bytes(copies[0]) == copied_bytes(copies[1]) == rgba.tobytes()
+
+
+class GpuArrayLike:
+    """A GPU array by the CUDA Array Interface (version 2: no stream to wait for)."""
+
+    def __init__(self, shape, strides, dtype, pointer=0x7000):
+        self.__cuda_array_interface__ = {"version": 2, "shape": shape, "strides": strides,
+                                         "typestr": np.dtype(dtype).str, "data": (pointer, False)}
+
+
+@pytest.fixture
+def gpu_memory(monkeypatch):
+    """Every pointer device memory of device 0 (what cudaPointerGetAttributes would say)."""
+    monkeypatch.setattr(_cudart, "pointer_device", lambda pointer: (_cudart.MEMORY_DEVICE, 0))
+
+
+def test_gpuarray_to_array_copies_on_the_device_as_np_to_array_from_the_host(recorded, gpu_memory):
+    descriptors, copies = recorded
+    cuda.gpuarray_to_array(GpuArrayLike((3, 4), (16, 4), np.float32), "C")
+    cuda.gpuarray_to_array(GpuArrayLike((4, 3), (4, 16), np.float32), "F")  # the same, Fortran order
+    cuda.gpuarray_to_array(GpuArrayLike((2, 3, 4), (96, 32, 8), np.float64), "C", allowSurfaceBind=True)
+    assert [(d.width, d.height, d.format, d.num_channels) for d in descriptors[:2]] == [
+        (4, 3, cuda.array_format.FLOAT, 1)] * 2
+    volume = descriptors[2]  # float64 as int32 pairs, as np_to_array holds it
+    assert (volume.width, volume.height, volume.depth, volume.format, volume.num_channels, volume.flags) == (
+        4, 3, 2, cuda.array_format.SIGNED_INT32, 2, cuda.array3d_flags.SURFACE_LDST)
+    assert [(c.src_memory_type, c.srcDevice, c.width_in_bytes, c.src_pitch, c.height) for c in copies] == [
+        (cuda.memory_type.DEVICE, 0x7000, 16, 16, 3)] * 2 + [(cuda.memory_type.DEVICE, 0x7000, 32, 32, 3)]
+    assert copies[2].depth == 2
+
+
+@pytest.mark.parametrize("array, order, error, match", [
+    (GpuArrayLike((3, 4), (4, 12), np.float32), "C", ValueError, r"C-contiguous array.*\(4, 12\).*copy"),
+    (GpuArrayLike((3, 4), (16, 4), np.float32), "F", ValueError, "Fortran-contiguous"),
+    (GpuArrayLike((12,), (4,), np.float32), "C", ValueError, "2-D or 3-D array, not 1-D"),
+    (GpuArrayLike((3, 4), (16, 4), np.float32), "X", cuda.LogicError, "order must be"),
+    (np.ones((3, 4), np.float32), "C", TypeError, "takes a GPU array.*np_to_array"),
+])
+def test_gpuarray_to_array_errors(gpu_memory, array, order, error, match):
+    with pytest.raises(error, match=match):
+        cuda.gpuarray_to_array(array, order)
 
 
 @pytest.mark.parametrize("call, error, match", [

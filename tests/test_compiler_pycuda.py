@@ -356,6 +356,26 @@ def test_enums_are_cuda_h_s(enum, c_enum):
     assert cuda.jit_input_type.LTO_IR is cuda.jit_input_type.NVVM
 
 
+def test_jit_targets_and_fallbacks_are_cuda_h_s():
+    """Every CUjit_target of the installed major's cuda.h, its "a" and "f" forms computed from
+    CUDA's bases as the header writes them; and CUjit_fallback."""
+    header = Path(_headers.header_folders()[0].path, "cuda.h").read_text()
+    body = header[header.index("typedef enum CUjit_target_enum"):header.index("} CUjit_target;")]
+    values = {name: int(value, 16) for name, value in
+              re.findall(r"#define (CU_COMPUTE_\w+_TARGET_BASE)\s+0x([0-9a-fA-F]+)", header)}
+    for name, expression in re.findall(r"^\s+(CU_TARGET_COMPUTE_\w+)\s*=\s*([\w +]+?)\s*,", body,
+                                       re.MULTILINE):
+        values[name] = sum(values[term] if term in values else int(term)
+                           for term in map(str.strip, expression.split("+")))
+    targets = {name.removeprefix("CU_TARGET_"): value for name, value in values.items()
+               if name.startswith("CU_TARGET_")}
+    assert len(targets) > 20 and {name: cuda.jit_target[name].value for name in targets} == targets
+    assert cuda.jit_target.COMPUTE_90A == 0x10000 + 90
+    fallback = header[header.index("typedef enum CUjit_fallback_enum"):header.index("} CUjit_fallback;")]
+    assert re.findall(r"CU_(PREFER_\w+)", fallback) == [member.name for member in cuda.jit_fallback]
+    assert (cuda.jit_fallback.PREFER_PTX, cuda.jit_fallback.PREFER_BINARY) == (0, 1)  # 0, then the next
+
+
 def test_code_above_arch_without_nvjitlink_needs_it(monkeypatch):
     def missing():
         raise pyctk.LibraryNotFoundError("nvJitLink is not installed")

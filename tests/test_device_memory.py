@@ -168,6 +168,8 @@ def test_pointer_holder_is_a_kernel_pointer_argument(monkeypatch):
     (cuda.capture_status, "CU_STREAM_CAPTURE_STATUS_"),
     (cuda.update_capture_dependencies_flags, "CU_STREAM_"),
     (cuda.ipc_mem_flags, "CU_IPC_MEM_"),
+    (cuda.pointer_attribute, "CU_POINTER_ATTRIBUTE_"),
+    (cuda.array_cubemap_face, "CU_CUBEMAP_FACE_"),
 ])
 def test_enums_are_cuda_h(enum, prefix):
     header = _header("cuda.h")
@@ -186,12 +188,16 @@ def test_constants_are_cuda_h(value, name):
     assert value == _cuda_h_value(_header("cuda.h"), name)
 
 
+def test_texture_reference_constants_are_cuda_h():
+    header = _header("cuda.h")
+    assert cuda.TRSA_OVERRIDE_FORMAT == _cuda_h_value(header, "CU_TRSA_OVERRIDE_FORMAT")
+    assert re.search(r"#define CU_PARAM_TR_DEFAULT -1\b", header) and cuda.TR_DEFAULT == -1
+
+
 def test_device_memory_constants_are_cuda_h():
     from pyctk._pycuda.memory import device_extras as device_memory
 
     header = _header("cuda.h")
-    assert device_memory._IS_LEGACY_CUDA_IPC_CAPABLE == _cuda_h_value(
-        header, "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE")
     assert device_memory._INVALID_VALUE == _cuda_h_value(header, "CUDA_ERROR_INVALID_VALUE")
 
 

@@ -53,6 +53,7 @@ def test_imports_load_no_cuda_library(tmp_path):
     lambda: cuda.Context.synchronize(),
     lambda: cuda.module_from_buffer(b"// no PTX"),
     lambda: compiler.SourceModule("__global__ void k() {}", cache_dir=False),
+    lambda: cuda.start_profiler(),
 ])
 def test_without_a_driver_each_call_says_so(needs_no_driver, call):
     with pytest.raises(pyctk.NoDriverError, match="Install the NVIDIA driver"):
@@ -98,6 +99,18 @@ def test_error_classes(code, name, kind):
 def test_memory_error_is_every_kind_of_memory_error():
     error = _driver_errors.exception(2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory", "x")
     assert isinstance(error, MemoryError) and isinstance(error, pyctk.OutOfMemoryError)
+
+
+def test_initialize_profiler_is_refused_as_cuda_12_refuses_it_saying_what_instead():
+    assert [m.name for m in cuda.profiler_output_mode] == ["KEY_VALUE_PAIR", "CSV"]
+    with pytest.raises(cuda.RuntimeError, match="CUDA_ERROR_NOT_SUPPORTED.*start_profiler") as info:
+        cuda.initialize_profiler("counters.cfg", "out.csv", cuda.profiler_output_mode.CSV)
+    assert info.value.code == 801
+
+
+def test_disable_peer_access_takes_pycudas_flags_which_must_be_0():
+    with pytest.raises(ValueError, match="flags must be 0"):
+        cuda.Context.disable_peer_access(None, flags=1)
 
 
 def test_compile_error_is_pycudas_name_too_and_a_driver_error_as_there():

@@ -4,7 +4,7 @@ each against NumPy or the driver's own answer, called as a PyCUDA program calls 
 Covered: 2-D and 3-D arrays filled and read back with Memcpy2D/Memcpy3D from host and device
 memory (windows at offsets, pitched memory, unaligned and stream copies, peer copies);
 memset_d2d8/16/32 and their _async forms leaving the row padding alone; the 1-D array
-copies; matrix_to_array, np_to_array (3-D, "F" order, float64 as int32 pairs) and
+copies; matrix_to_array, np_to_array (3-D, "F" order, float64 as int32 pairs), gpuarray_to_array and
 make_multichannel_2d_array read through texture objects; POINT and LINEAR filtering, CLAMP,
 BORDER and WRAP with normalized coordinates against NumPy; textures over pitched and linear
 device memory (float4 elements); surface writes into a 2-D and a layered array; vector types
@@ -16,7 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import pyctk
 import pyctk.driver as cuda
+from pyctk import gpuarray
 from pyctk.compiler import SourceModule
 from pyctk.gpuarray import vec
 
@@ -321,6 +323,22 @@ def test_np_to_array_3d_sampled(kernels):
         kernels.get_function("sample3d")(cuda.Out(out), cuda.TextureObject(array), np.int32(w),
                                          np.int32(h), block=(w, h, 1), grid=(d, 1))
         assert np.array_equal(out, volume)
+
+
+def test_gpuarray_to_array_sampled(kernels, image):
+    """A GPUArray, a DeviceArray and a transposed (Fortran-ordered) view: what np_to_array makes
+    of the same values, copied on the GPU."""
+    d, h, w = 3, 5, 8
+    volume = np.random.default_rng(3).random((d, h, w), dtype=np.float32)
+    out = np.empty_like(volume)
+    for gpu, order in ((gpuarray.to_gpu(volume), "C"), (pyctk.asarray(volume), "C"),
+                       (gpuarray.to_gpu(volume).T, "F")):
+        out[:] = 0
+        kernels.get_function("sample3d")(cuda.Out(out), cuda.TextureObject(cuda.gpuarray_to_array(gpu, order)),
+                                         np.int32(w), np.int32(h), block=(w, h, 1), grid=(d, 1))
+        assert np.array_equal(out, volume), type(gpu)
+    texture = cuda.TextureObject(cuda.gpuarray_to_array(gpuarray.to_gpu(image), "C"))
+    assert np.array_equal(sample2d(kernels, texture, image.shape), image)
 
 
 def test_float64_through_the_double_hack(kernels):

@@ -126,6 +126,20 @@ def test_module_from_buffer_calls_the_message_handler_with_the_jit_logs():
     assert read_int(module, "arch_seen") == 750
 
 
+def test_module_from_buffer_takes_a_jit_target_and_fallback():
+    """PTX for compute_75 made into code for the device's own architecture, named by jit_target."""
+    major, minor = cuda.Device(0).compute_capability()
+    ptx = compiler.compile(ARCH_SEEN, arch="compute_75", target="ptx", cache_dir=False)
+    module = cuda.module_from_buffer(ptx, [
+        (cuda.jit_option.TARGET, cuda.jit_target[f"COMPUTE_{10 * major + minor}"]),
+        (cuda.jit_option.FALLBACK_STRATEGY, cuda.jit_fallback.PREFER_PTX)])
+    check_twice(module.get_function("twice"))
+    if major * 10 + minor != 75:  # code for another GPU: the load, or at the latest its use, fails
+        with pytest.raises(cuda.Error, match="CUDA_ERROR"):
+            other = cuda.module_from_buffer(ptx, [(cuda.jit_option.TARGET, cuda.jit_target.COMPUTE_75)])
+            check_twice(other.get_function("twice"))
+
+
 def test_module_from_buffer_reports_ptx_that_does_not_compile():
     """CUDA loads lazily and returns success for PTX its JIT refused (the error would come at
     first use), but writes the error log at once: the load fails there, with the log."""

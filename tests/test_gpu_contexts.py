@@ -35,7 +35,6 @@ __global__ void add(const int *x, const int *y, int *z, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) z[i] = x[i] + y[i];
 }"""
-CU_POINTER_ATTRIBUTE_CONTEXT = 1
 
 
 def driver_current() -> int | None:
@@ -124,7 +123,7 @@ def test_memory_kernels_and_copies_in_a_made_context(made):
     x = np.arange(1000, dtype=np.int32)
     x_gpu, z_gpu = cuda.mem_alloc(x.nbytes), cuda.mem_alloc(x.nbytes)
     owner = c_void_p()
-    _driver_api.call("cuPointerGetAttribute", byref(owner), CU_POINTER_ATTRIBUTE_CONTEXT, int(x_gpu))
+    _driver_api.call("cuPointerGetAttribute", byref(owner), cuda.pointer_attribute.CONTEXT, int(x_gpu))
     assert owner.value == made.handle  # the made context's memory, not the primary pool's
     cuda.memcpy_htod(x_gpu, x)
     add(x_gpu, x_gpu, z_gpu, np.int32(x.size), block=(256, 1, 1), grid=(4, 1))
@@ -144,6 +143,30 @@ def test_memory_kernels_and_copies_in_a_made_context(made):
     assert np.array_equal(z, 2 * x[::-1])
     x_gpu.free()
     cuda.Context.synchronize()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # "cuda", PyCUDA's mark
+def test_mark_cuda_test_runs_a_test_in_a_context_of_its_own_and_pops_it():
+    seen = []
+
+    @tools.mark_cuda_test
+    def test_in_context(n):
+        current = cuda.Context.get_current()
+        x = cuda.to_device(np.arange(n, dtype=np.int32))
+        owner = c_void_p()
+        _driver_api.call("cuPointerGetAttribute", byref(owner), cuda.pointer_attribute.CONTEXT, int(x))
+        seen.append((current is not None and owner.value == current.handle,
+                     cuda.from_device(x, (n,), np.int32).sum()))
+
+    test_in_context(10)
+    assert seen == [(True, 45)]  # its memory was the made context's
+    assert cuda.Context.get_current() is None  # popped
+
+
+def test_profiler_marks_start_and_stop_without_a_profiler_attached():
+    cuda.start_profiler()
+    cuda.to_device(np.ones(4, np.float32))
+    cuda.stop_profiler()
 
 
 def test_memory_of_a_made_context_after_pop_and_detach():

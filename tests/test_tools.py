@@ -142,6 +142,38 @@ def test_make_default_context_errors(devices, monkeypatch):
         tools.make_default_context(make)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # "cuda", PyCUDA's mark
+def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(monkeypatch):
+    events = []
+
+    class Context:
+        def pop(self):
+            events.append("popped")
+
+    monkeypatch.setattr(_default_context, "make_default_context", lambda: events.append("made") or Context())
+    monkeypatch.setattr(_default_context, "clear_context_caches", lambda: events.append("cleared"))
+
+    @tools.mark_cuda_test
+    def test_kernel(x, y=1):
+        """What it tests."""
+        events.append(("ran", x, y))
+        return x + y
+
+    assert [mark.name for mark in test_kernel.pytestmark] == ["cuda"]
+    assert test_kernel.__name__ == "test_kernel" and test_kernel.__doc__ == "What it tests."
+    assert test_kernel(2, y=3) == 5
+    assert events == ["made", ("ran", 2, 3), "popped", "cleared"]
+
+    @tools.mark_cuda_test
+    def test_failing():
+        raise AssertionError("the test's own failure")
+
+    events.clear()
+    with pytest.raises(AssertionError, match="own failure"):
+        test_failing()
+    assert events == ["made", "popped", "cleared"]  # popped all the same
+
+
 def test_context_dependent_memoize(monkeypatch):
     current = {"context": 0x10}
     monkeypatch.setattr(_driver_api, "current_context", lambda: current["context"])

@@ -1,6 +1,6 @@
 """Which device a PyCUDA program gets by default, and caches kept per context
 (``pycuda.tools``' ``make_default_context``, ``get_default_device``,
-``context_dependent_memoize`` and ``clear_context_caches``), and what importing
+``context_dependent_memoize``, ``clear_context_caches`` and ``mark_cuda_test``), and what importing
 ``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does (``start_primary_context``).
 
 The default device, in order: ``$CUDA_DEVICE``, the number in ``~/.cuda_device``, then the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import os
 import warnings
 from typing import Any, Callable
@@ -90,6 +91,33 @@ def clear_context_caches() -> None:
     """Forget every result ``context_dependent_memoize`` kept."""
     for cache in _caches:
         cache.clear()
+
+
+def mark_cuda_test(test: Callable) -> Callable:
+    """PyCUDA's decorator of a pytest test that needs a CUDA context: the test runs in one
+    ``make_default_context`` made, popped after it, with the context's caches cleared and
+    garbage collected (so that its memory goes before the next test's context); and, where
+    pytest is installed, it is marked ``cuda``.
+
+    >>> @mark_cuda_test
+    ... def test_something():
+    ...     pass
+    """
+    @functools.wraps(test)
+    def in_context(*args: Any, **kwargs: Any) -> Any:
+        context = make_default_context()
+        try:
+            return test(*args, **kwargs)
+        finally:
+            context.pop()
+            clear_context_caches()
+            gc.collect()
+
+    try:
+        import pytest
+    except ImportError:
+        return in_context
+    return pytest.mark.cuda(in_context)
 
 
 def _retain_and_push(device: Device) -> Context:

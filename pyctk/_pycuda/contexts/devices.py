@@ -581,8 +581,11 @@ class Context:
         driver_api.call("cuCtxEnablePeerAccess", peer.handle, int(flags))
 
     @staticmethod
-    def disable_peer_access(peer: Context) -> None:
-        """Undo ``enable_peer_access(peer)``."""
+    def disable_peer_access(peer: Context, flags: int = 0) -> None:
+        """Undo ``enable_peer_access(peer)``. ``flags``: PyCUDA's, which must be 0 (CUDA's
+        call takes none)."""
+        if flags != 0:
+            raise ValueError(f"flags must be 0 (cuCtxDisablePeerAccess takes none), not {flags!r}")
         driver_api.current_context()
         driver_api.call("cuCtxDisablePeerAccess", peer.handle)
 

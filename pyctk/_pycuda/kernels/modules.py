@@ -54,6 +54,13 @@ class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     CACHE_MODE_CA = 7
     MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
     PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+    CLUSTER_SIZE_MUST_BE_SET = 10
+    REQUIRED_CLUSTER_WIDTH = 11
+    REQUIRED_CLUSTER_HEIGHT = 12
+    REQUIRED_CLUSTER_DEPTH = 13
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+    MAX = 16  # the end of the enumeration (CUDA 12.0 to 13), not an attribute
 
 
 class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -97,6 +104,27 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     OVERRIDE_DIRECTIVE_VALUES = 33
     SPLIT_COMPILE = 34
     BINARY_LOADER_THREAD_COUNT = 35  # (CUDA 13)
+
+
+# CUjit_target: the architectures whose code the JIT makes for jit_option.TARGET (CUDA 12 and 13
+# name them; PyCUDA's COMPUTE_10 to COMPUTE_21 left CUDA long ago), their "a" (architecture-
+# specific) and "f" (family) forms after CUDA's bases for them.
+_JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101,
+              103, 110, 120, 121)
+_ACCELERATED, _FAMILY = 0x10000, 0x20000  # CU_COMPUTE_ACCELERATED_TARGET_BASE, ..._FAMILY_...
+jit_target = enum.IntEnum("jit_target", {
+    **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
+    **{f"COMPUTE_{arch}A": _ACCELERATED + arch for arch in _JIT_ARCHS if arch >= 90},
+    **{f"COMPUTE_{arch}F": _FAMILY + arch for arch in _JIT_ARCHS if arch >= 100}}, module=__name__)
+jit_target.__doc__ = ("``CUjit_target`` values (cuda.h), for ``(jit_option.TARGET, jit_target.COMPUTE_90)`` "
+                      "in ``module_from_buffer``'s options.")
+
+
+class jit_fallback(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUjit_fallback`` values (cuda.h), for ``jit_option.FALLBACK_STRATEGY``."""
+
+    PREFER_PTX = 0
+    PREFER_BINARY = 1
 
 
 # Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),

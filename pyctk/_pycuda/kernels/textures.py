@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..._cuda import driver_api
-from ..._cuda.driver_errors import LogicError
-from ..._cuda.driver_errors import CompileError
+from ..._cuda.driver_errors import CompileError, LogicError
 from ..memory.arrays import Array, Owned, array_format, dtype_to_array_format
 from ..memory.copies_nd import device_address
 
@@ -78,6 +77,10 @@ TRSF_NORMALIZED_COORDINATES = texture_flags.NORMALIZED_COORDINATES
 TRSF_SRGB = texture_flags.SRGB
 TRSF_DISABLE_TRILINEAR_OPTIMIZATION = texture_flags.DISABLE_TRILINEAR_OPTIMIZATION
 TRSF_SEAMLESS_CUBEMAP = texture_flags.SEAMLESS_CUBEMAP
+# Texture references' (PyCUDA's TextureReference.set_array's flag, a module's default texture
+# reference): kept for programs that name them; the references themselves left CUDA in 12.
+TRSA_OVERRIDE_FORMAT = 0x01  # CU_TRSA_OVERRIDE_FORMAT
+TR_DEFAULT = -1              # CU_PARAM_TR_DEFAULT
 
 
 # ---------------------------------------------------------------------------

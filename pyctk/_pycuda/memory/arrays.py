@@ -1,6 +1,7 @@
 """CUDA arrays: PyCUDA's ``Array``, ``ArrayDescriptor``, ``ArrayDescriptor3D``, the helpers that
-fill one from NumPy (``matrix_to_array``, ``np_to_array``, ``make_multichannel_2d_array``) and
-the 1-D copies into and out of one (``memcpy_htoa`` ...).
+fill one from NumPy (``matrix_to_array``, ``np_to_array``, ``make_multichannel_2d_array``) or
+from a GPU array (``gpuarray_to_array``) and the 1-D copies into and out of one
+(``memcpy_htoa`` ...).
 
 A CUDA array is device memory in the layout textures read fastest; kernels read it through
 a ``TextureObject`` and read and write it through a ``SurfaceObject`` (``pyctk.driver``), and
@@ -21,12 +22,15 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import math
 import os
 from ctypes import byref, c_int, c_size_t, c_uint, c_void_p
 from typing import Any
 
 import numpy as np
 
+from ..._arrays import interop
+from ..._arrays.layout import is_c_contiguous
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import LogicError
 from ..contexts.streams import _Handle
@@ -56,6 +60,17 @@ class array3d_flags(enum.IntFlag):  # PyCUDA's name
     SURFACE_LDST = 0x02      # surfaces may read and write it
     CUBEMAP = 0x04
     TEXTURE_GATHER = 0x08
+
+
+class array_cubemap_face(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUarray_cubemap_face`` (cuda.h): the layer of each face in a ``CUBEMAP`` array."""
+
+    POSITIVE_X = 0
+    NEGATIVE_X = 1
+    POSITIVE_Y = 2
+    NEGATIVE_Y = 3
+    POSITIVE_Z = 4
+    NEGATIVE_Z = 5
 
 
 class _Descriptor:
@@ -193,21 +208,32 @@ def _format(dtype: np.dtype, as_int32: bool) -> tuple[array_format, int]:
     return dtype_to_array_format(dtype), 1
 
 
+def _c_order(order: str, what: str) -> bool:
+    """Whether ``order`` is "C" (x along the last axis) rather than "F" (along the first)."""
+    if not isinstance(order, str) or order.upper() not in ("C", "F"):
+        raise LogicError(f"{what}: order must be either F or C, not {order!r}")
+    return order.upper() == "C"
+
+
+def _check_dims(shape: tuple[int, ...], dims: tuple[int, ...], what: str) -> None:
+    if len(shape) not in dims:
+        raise ValueError(f"{what} takes a {' or '.join(f'{d}-D' for d in dims)} array, not "
+                         f"{len(shape)}-D (shape {shape})")
+
+
 def _rows(array: Any, order: str, dims: tuple[int, ...], what: str) -> np.ndarray:
     """``array`` as C-contiguous rows, x along the last axis: itself for ``order="C"``, its
     transpose for ``"F"`` (so that (x, y) is ``array[x, y]``)."""
-    if not isinstance(order, str) or order.upper() not in ("C", "F"):
-        raise LogicError(f"{what}: order must be either F or C, not {order!r}")
+    c_order = _c_order(order, what)
     array = np.asarray(array)
-    if array.ndim not in dims:
-        raise ValueError(f"{what} takes a {' or '.join(f'{d}-D' for d in dims)} array, not "
-                         f"{array.ndim}-D (shape {array.shape})")
-    return np.ascontiguousarray(array if order.upper() == "C" else array.T)
+    _check_dims(array.shape, dims, what)
+    return np.ascontiguousarray(array if c_order else array.T)
 
 
-def _upload(rows: np.ndarray, extent: tuple[int, int, int], element: tuple[array_format, int],
-            flags: int, three_d: bool) -> Array:
-    """A new array of ``extent`` (depth, height, width) holding ``rows``."""
+def _upload(rows: Any, nbytes: int, extent: tuple[int, int, int],
+            element: tuple[array_format, int], flags: int, three_d: bool) -> Array:
+    """A new array of ``extent`` (depth, height, width) holding C-ordered ``rows`` of ``nbytes``:
+    a NumPy array, or GPU memory (what ``Memcpy2D.set_src_device`` takes)."""
     depth, height, width = extent
     format, channels = element
     if three_d:
@@ -218,9 +244,9 @@ def _upload(rows: np.ndarray, extent: tuple[int, int, int], element: tuple[array
     else:
         array = Array(ArrayDescriptor(width=width, height=height, format=format, num_channels=channels))
         copy = Memcpy2D()
-    copy.set_src_host(rows)
+    (copy.set_src_host if isinstance(rows, np.ndarray) else copy.set_src_device)(rows)
     copy.set_dst_array(array)
-    copy.width_in_bytes = copy.src_pitch = rows.nbytes // (depth * height)
+    copy.width_in_bytes = copy.src_pitch = nbytes // (depth * height)
     copy.height = height
     copy()
     return array
@@ -234,7 +260,8 @@ def matrix_to_array(matrix: Any, order: str, allow_double_hack: bool = False) ->
     ``np_to_array``); without it they are a TypeError.
     """
     rows = _rows(matrix, order, (2,), "matrix_to_array")
-    return _upload(rows, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0, False)
+    return _upload(rows, rows.nbytes, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0,
+                   False)
 
 
 def np_to_array(nparray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # allowSurfaceBind: PyCUDA's name
@@ -246,11 +273,36 @@ def np_to_array(nparray: Any, order: str, allowSurfaceBind: bool = False) -> Arr
     is then a layered array of one layer, as in PyCUDA (``surf2DLayeredwrite``).
     """
     rows = _rows(nparray, order, (2, 3), "np_to_array")
+    return _holding(rows, rows.shape, rows.dtype, allowSurfaceBind)
+
+
+def gpuarray_to_array(gpuarray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # PyCUDA's names
+    """A new 2-D or 3-D ``Array`` holding GPU array ``gpuarray`` (a ``GPUArray``, or any: a
+    ``DeviceArray``, CuPy's, PyTorch's) as ``np_to_array`` holds a NumPy array, copied on the
+    GPU. It is C-contiguous for ``order="C"``, Fortran-contiguous for ``"F"``."""
+    operand = interop.device_operand(gpuarray)
+    if operand is None:
+        raise TypeError(f"gpuarray_to_array takes a GPU array, not {type(gpuarray).__name__} "
+                        f"(np_to_array takes host data)")
+    shape, strides = operand.shape, operand.strides
+    if not _c_order(order, "gpuarray_to_array"):
+        shape, strides = shape[::-1], strides[::-1]
+    _check_dims(shape, (2, 3), "gpuarray_to_array")
+    if not is_c_contiguous(shape, strides, operand.dtype.itemsize):
+        raise ValueError(f"gpuarray_to_array: order={order!r} needs a "
+                         f"{'C' if order.upper() == 'C' else 'Fortran'}-contiguous array, and "
+                         f"this one's strides are {operand.strides}: copy it first (.copy())")
+    return _holding(gpuarray, shape, operand.dtype, allowSurfaceBind)
+
+
+def _holding(rows: Any, shape: tuple[int, ...], dtype: np.dtype, surfaces: bool) -> Array:
+    """np_to_array's array of C-ordered ``rows`` of ``shape`` (host or GPU memory): float64
+    and complex as int32 channels; ``surfaces``: a surface may write it."""
     flags = 0
-    if allowSurfaceBind:
-        flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if rows.ndim == 2 else 0)
-    return _upload(rows, (1,) * (3 - rows.ndim) + rows.shape, _format(rows.dtype, True), flags,
-                   allowSurfaceBind or rows.ndim == 3)
+    if surfaces:
+        flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if len(shape) == 2 else 0)
+    return _upload(rows, math.prod(shape) * dtype.itemsize, (1,) * (3 - len(shape)) + tuple(shape),
+                   _format(dtype, True), flags, surfaces or len(shape) == 3)
 
 
 def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
@@ -262,7 +314,8 @@ def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
     """
     rows = _rows(ndarray, order, (3,), "make_multichannel_2d_array")
     height, width, channels = rows.shape
-    return _upload(rows, (1, height, width), (dtype_to_array_format(rows.dtype), channels), 0, False)
+    return _upload(rows, rows.nbytes, (1, height, width),
+                   (dtype_to_array_format(rows.dtype), channels), 0, False)
 
 
 # ---------------------------------------------------------------------------

@@ -31,8 +31,18 @@ from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 
 _PITCH_ACCESS_SIZES = (4, 8, 16)  # the ElementSizeBytes cuMemAllocPitch takes
-_IS_LEGACY_CUDA_IPC_CAPABLE = 10  # CUpointer_attribute: memory cuIpcGetMemHandle can share
 _INVALID_VALUE = 1                # CUDA_ERROR_INVALID_VALUE
+
+
+class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
+    """``CUpointer_attribute`` values (cuda.h): what ``cuPointerGetAttribute`` tells of an
+    address (PyCUDA's four, and the one ``mem_get_ipc_handle`` asks)."""
+
+    CONTEXT = 1
+    MEMORY_TYPE = 2
+    DEVICE_POINTER = 3
+    HOST_POINTER = 4
+    IS_LEGACY_CUDA_IPC_CAPABLE = 10  # memory cuIpcGetMemHandle can share
 
 
 class ipc_mem_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
@@ -224,8 +234,8 @@ def mem_get_ipc_handle(devptr: Any) -> bytearray:
     address = _contiguous_device(devptr, 0)
     driver_api.current_context()
     capable = c_int()
-    result = driver_api.driver().cuPointerGetAttribute(byref(capable), _IS_LEGACY_CUDA_IPC_CAPABLE,
-                                                        address)
+    result = driver_api.driver().cuPointerGetAttribute(
+        byref(capable), pointer_attribute.IS_LEGACY_CUDA_IPC_CAPABLE, address)
     if result == _INVALID_VALUE or not (result or capable.value):  # not CUDA's, or not cuMemAlloc's
         raise LogicError(f"mem_get_ipc_handle: CUDA cannot share the memory at {address:#x} with "
                          f"another process: its IPC shares memory from cuMemAlloc only, and "
