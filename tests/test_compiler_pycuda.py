@@ -357,8 +357,9 @@ def test_enums_are_cuda_h_s(enum, c_enum):
 
 
 def test_jit_targets_and_fallbacks_are_cuda_h_s():
-    """Every CUjit_target of the installed major's cuda.h, its "a" and "f" forms computed from
-    CUDA's bases as the header writes them; and CUjit_fallback."""
+    """The CUjit_target values of the installed runtime's cuda.h, its "a" and "f" forms computed
+    from CUDA's bases as the header writes them (a newer minor may name architectures
+    jit_target lacks: the driver takes any number), and CUjit_fallback."""
     header = Path(_headers.header_folders()[0].path, "cuda.h").read_text()
     body = header[header.index("typedef enum CUjit_target_enum"):header.index("} CUjit_target;")]
     values = {name: int(value, 16) for name, value in
@@ -369,8 +370,12 @@ def test_jit_targets_and_fallbacks_are_cuda_h_s():
                            for term in map(str.strip, expression.split("+")))
     targets = {name.removeprefix("CU_TARGET_"): value for name, value in values.items()
                if name.startswith("CU_TARGET_")}
-    assert len(targets) > 20 and {name: cuda.jit_target[name].value for name in targets} == targets
-    assert cuda.jit_target.COMPUTE_90A == 0x10000 + 90
+    ours = {member.name: member.value for member in cuda.jit_target}
+    common = targets.keys() & ours.keys()
+    assert {name: ours[name] for name in common} == {name: targets[name] for name in common}
+    cuda_12_0 = {f"COMPUTE_{arch}" for arch in (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75,
+                                                80, 86, 87, 89, 90)} | {"COMPUTE_90A"}
+    assert cuda_12_0 <= common and cuda.jit_target.COMPUTE_90A == 0x10000 + 90
     fallback = header[header.index("typedef enum CUjit_fallback_enum"):header.index("} CUjit_fallback;")]
     assert re.findall(r"CU_(PREFER_\w+)", fallback) == [member.name for member in cuda.jit_fallback]
     assert (cuda.jit_fallback.PREFER_PTX, cuda.jit_fallback.PREFER_BINARY) == (0, 1)  # 0, then the next

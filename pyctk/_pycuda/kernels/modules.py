@@ -106,11 +106,11 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     BINARY_LOADER_THREAD_COUNT = 35  # (CUDA 13)
 
 
-# CUjit_target: the architectures whose code the JIT makes for jit_option.TARGET (CUDA 12 and 13
-# name them; PyCUDA's COMPUTE_10 to COMPUTE_21 left CUDA long ago), their "a" (architecture-
-# specific) and "f" (family) forms after CUDA's bases for them.
+# CUjit_target: the architectures whose code the JIT makes for jit_option.TARGET (those CUDA 12
+# and 13 name, up to 13.5; PyCUDA's COMPUTE_10 to COMPUTE_21 left CUDA long ago), their "a"
+# (architecture-specific) and "f" (family) forms after CUDA's bases for them.
 _JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101,
-              103, 110, 120, 121)
+              103, 107, 110, 120, 121)
 _ACCELERATED, _FAMILY = 0x10000, 0x20000  # CU_COMPUTE_ACCELERATED_TARGET_BASE, ..._FAMILY_...
 jit_target = enum.IntEnum("jit_target", {
     **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
