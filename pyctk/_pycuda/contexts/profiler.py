@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from ..._cuda import cudart
-from ..._cuda.driver_errors import RuntimeError
+from ..._cuda import cudart, driver_errors
 
 _NOT_SUPPORTED = 801  # CUDA_ERROR_NOT_SUPPORTED
 
@@ -34,9 +33,9 @@ def stop_profiler() -> None:
 def initialize_profiler(config_file: str, output_file: str, output_mode: int) -> None:
     """Refused as CUDA refuses it since CUDA 12 (``cuProfilerInitialize``: the command-line
     profiler it configured is gone): pyctk.driver.RuntimeError, CUDA_ERROR_NOT_SUPPORTED."""
-    raise RuntimeError(
-        "initialize_profiler failed: CUDA_ERROR_NOT_SUPPORTED: CUDA 12 removed the command-line "
-        "profiler that cuProfilerInitialize configured; run the program under Nsight Systems "
-        "(nsys profile --capture-range=cudaProfilerApi) or Nsight Compute, and mark what to "
-        "record with start_profiler() and stop_profiler()", "CUDA_ERROR_NOT_SUPPORTED",
-        _NOT_SUPPORTED)
+    raise driver_errors.exception(
+        _NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+        "CUDA 12 removed the command-line profiler that cuProfilerInitialize configured; run the "
+        "program under Nsight Systems (nsys profile --capture-range=cudaProfilerApi) or Nsight "
+        "Compute, and mark what to record with start_profiler() and stop_profiler()",
+        "initialize_profiler")

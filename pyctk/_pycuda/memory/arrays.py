@@ -285,12 +285,13 @@ def gpuarray_to_array(gpuarray: Any, order: str, allowSurfaceBind: bool = False)
         raise TypeError(f"gpuarray_to_array takes a GPU array, not {type(gpuarray).__name__} "
                         f"(np_to_array takes host data)")
     shape, strides = operand.shape, operand.strides
-    if not _c_order(order, "gpuarray_to_array"):
+    c_order = _c_order(order, "gpuarray_to_array")
+    if not c_order:
         shape, strides = shape[::-1], strides[::-1]
     _check_dims(shape, (2, 3), "gpuarray_to_array")
     if not is_c_contiguous(shape, strides, operand.dtype.itemsize):
         raise ValueError(f"gpuarray_to_array: order={order!r} needs a "
-                         f"{'C' if order.upper() == 'C' else 'Fortran'}-contiguous array, and "
+                         f"{'C' if c_order else 'Fortran'}-contiguous array, and "
                          f"this one's strides are {operand.strides}: copy it first (.copy())")
     return _holding(gpuarray, shape, operand.dtype, allowSurfaceBind)
 
