@@ -23,8 +23,10 @@ below.
   torch.matmul and cupy.matmul, each library on its own arrays, and "pyctk-c", the C call of
   a kept product (gpumatmul_gemm_device) into a given C through ctypes, as pyctk.matmul makes
   it (the part of "pyctk" that is not Python): wall clock over --calls calls, every case
-  in turn, PER_CALL_ROUNDS times over, the median of the rounds (with "least_seconds",
-  "most_seconds" and "rounds").
+  in turn, per_call.ROUNDS times over, the median of the rounds (with "least_seconds",
+  "most_seconds" and "rounds"; per_call.py). pyctk's rows add "speedup" over "peer"
+  (per_call.PEERS): the median over rounds of the peer's time / pyctk's in the same round,
+  which a host's changes of pace (up to 40% on one H200 host) do not move.
 - "host": NumPy in, NumPy out, float32 (--host-dtypes): pyctk.matmul per backend ("tiled",
   "cublas"), "torch" (from_numpy(a).cuda() @ ... then .cpu().numpy()), "cupy"
   (asnumpy(asarray(a) @ asarray(b))) and "numpy" (numpy.matmul on the CPU). New random
@@ -86,6 +88,7 @@ from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_void_p
 
 import numpy as np
 
+import per_call  # benchmarks/per_call.py: this folder is first on sys.path
 import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
@@ -98,7 +101,6 @@ DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpuma
 # of integer_peers.
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
 BATCH = 10  # products per timed stream in the "device-call" rows
-PER_CALL_ROUNDS = 7  # rounds of the "device-call-tiny" rows (median)
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
 TINY = 16  # n of the "host-tiny" and "startup" products
@@ -314,24 +316,13 @@ def device_rows(sizes, dtypes, repeats):
     return rows
 
 
-def per_call_rounds(cases: dict, calls: int, synchronize, rounds: int = PER_CALL_ROUNDS) -> dict:
-    """Seconds per call of each of ``cases`` (zero-argument calls), once per round: wall clock
-    over ``calls`` calls, then ``synchronize()``, after 100 warm-up calls. Every case runs in
-    each round, in turn: the host's speed drifts during a run by more than the libraries
-    differ (30% between runs on one machine), and so it falls on every case alike."""
-    for case in cases.values():
-        for _ in range(100):
-            case()
-    seconds = {key: [] for key in cases}
-    for _ in range(rounds):
-        for key, case in cases.items():
-            synchronize()
-            start = time.perf_counter()
-            for _ in range(calls):
-                case()
-            synchronize()
-            seconds[key].append((time.perf_counter() - start) / calls)
-    return seconds
+def per_call_rows(seconds: dict) -> list[dict]:
+    """The "device-call-tiny" rows of ``per_call.rounds``' seconds, keyed by (name, n): each
+    the median of its rounds, and for pyctk's, "speedup" over its peer in the same rounds."""
+    return [row("device-call-tiny", name, "float32", n, statistics.median(rounds),
+                least_seconds=min(rounds), most_seconds=max(rounds), rounds=len(rounds),
+                **per_call.speedup(seconds, name, n))
+            for (name, n), rounds in seconds.items()]
 
 
 def device_call_rows(sizes, repeats, calls):
@@ -369,9 +360,7 @@ def device_call_rows(sizes, repeats, calls):
         code = tiny["pyctk-c", n]()
         if code:
             raise _library.error(code)
-    rows = [row("device-call-tiny", name, "float32", n, statistics.median(seconds),
-                least_seconds=min(seconds), most_seconds=max(seconds), rounds=len(seconds))
-            for (name, n), seconds in per_call_rounds(tiny, calls, torch.cuda.synchronize).items()]
+    rows = per_call_rows(per_call.rounds(tiny, calls, torch.cuda.synchronize))
     for n in sizes:
         a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
         for name in ("pyctk", "pyctk-torch", "torch"):
@@ -619,7 +608,7 @@ def table_line(r: dict) -> str:
     tflops = "" if r["tflops"] is None else f"{r['tflops']:.2f}"
     fraction = (f"{100 * r['fraction_of_floor']:.1f}%" if "fraction_of_floor" in r
                 else f"{100 * r['fraction_of_cublas']:.1f}% cuBLAS" if "fraction_of_cublas" in r
-                else f"{r['speedup']:.2f}x" if "speedup" in r else "")
+                else f"{r['speedup']:.2f}x {r.get('peer', '')}".rstrip() if "speedup" in r else "")
     return (f"{r['kind']:<16} {r['backend']:<11} {r['dtype'] or '':<8} {r['n'] or '':>6} "
             f"{shown_time(r['seconds']):>12} {tflops:>9} {shown_time(r.get('floor_seconds')):>12} {fraction:>8}")
 

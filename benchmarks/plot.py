@@ -1,4 +1,4 @@
-"""Draw the JSON of benchmarks/matmul.py as PNG plots.
+"""Draw the JSON of benchmarks/matmul.py (or builds.py) as PNG plots.
 
     pip install '.[bench]'      # matplotlib
     python benchmarks/plot.py results.json [more.json ...] [--out-dir benchmarks/plots]
@@ -10,6 +10,7 @@ Writes into --out-dir, each where the files have rows for it:
   floor, dashed.
 - floor.png: fraction of the floor (floor / time; 1 is at the floor) against n, host rows.
 - overhead.png: per-call time of the tiny rows ("host-tiny", "device-call-tiny"), as bars.
+- speedup.png: the "speedup" over its peer of each "device-call-tiny" row that has one, as bars.
 - startup.png: fresh process to first result ("startup") and `import pyctk` after NumPy
   ("import"), as bars.
 
@@ -89,18 +90,22 @@ def plot_floor(rows: list[dict]):
     return figure
 
 
-def plot_bars(rows: list[dict], kinds: tuple[str, ...], scale: float, unit: str, title: str):
-    """Horizontal bars of ``seconds * scale`` for the rows of ``kinds``, one per row."""
-    chosen = [r for r in rows if r["kind"] in kinds]
+def plot_bars(rows: list[dict], kinds: tuple[str, ...], scale: float, unit: str, title: str,
+              field: str = "seconds", parity: float | None = None):
+    """Horizontal bars of ``field * scale`` for the rows of ``kinds`` that have it, one per row;
+    a dashed line at ``parity``, if given."""
+    chosen = [r for r in rows if r["kind"] in kinds and field in r]
     if not chosen:
         return None
     names = [label(r, "kind", "backend", "n") for r in chosen]
-    values = [r["seconds"] * scale for r in chosen]
+    values = [r[field] * scale for r in chosen]
     figure = Figure(figsize=(8, 1 + 0.3 * len(chosen)))
     axis = figure.subplots()
     axis.barh(names, values)
     axis.bar_label(axis.containers[0], fmt="%.3g", fontsize="small")
     axis.invert_yaxis()  # first row on top, as in the table
+    if parity is not None:
+        axis.axvline(parity, color="k", linestyle="--", linewidth=0.8)
     axis.set(title=title, xlabel=unit)
     figure.tight_layout()
     return figure
@@ -112,6 +117,10 @@ PLOTS = {
     "floor.png": plot_floor,
     "overhead.png": functools.partial(plot_bars, kinds=("host-tiny", "device-call-tiny"), scale=1e6,
                                       unit="microseconds per call", title="per-call time, tiny products"),
+    "speedup.png": functools.partial(plot_bars, kinds=("device-call-tiny",), scale=1.0,
+                                     field="speedup", parity=1.0,
+                                     unit="peer's time / pyctk's, within each round (1: as fast)",
+                                     title="per call: pyctk's speedup over its peer"),
     "startup.png": functools.partial(plot_bars, kinds=("startup", "import"), scale=1.0,
                                      unit="seconds", title="fresh process to first result; import pyctk"),
 }
@@ -119,7 +128,7 @@ PLOTS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", help="JSON written by benchmarks/matmul.py")
+    parser.add_argument("files", nargs="+", help="JSON written by benchmarks/matmul.py or builds.py")
     parser.add_argument("--out-dir", default="benchmarks/plots")
     args = parser.parse_args()
     rows = load(args.files)

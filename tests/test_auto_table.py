@@ -3,21 +3,13 @@ library is the one its measurements give (benchmarks/auto-table-h100-cu13.json).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+import benchmark_scripts
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("auto_table", ROOT / "benchmarks" / "auto_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-auto_table = _load_script()
+auto_table = benchmark_scripts.load("auto_table")
 
 
 def measured(dtype, shape_class, tiled, cublas, precision="GPUMATMUL_PRECISION_HIGHEST"):

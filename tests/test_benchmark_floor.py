@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+import benchmark_scripts
 
-def _load_benchmark():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "matmul.py"
-    spec = importlib.util.spec_from_file_location("benchmark_matmul", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-benchmark = _load_benchmark()
+benchmark = benchmark_scripts.load("matmul")
 ENDLESS_BUS = {"h2d": 1e30, "d2h": 1e30}  # copies take no time: the floor is the GEMM's
 
 

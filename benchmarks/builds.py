@@ -1,0 +1,127 @@
+"""Host time per call of builds of pyctk side by side on one host: a table, JSON and plots.
+
+    python benchmarks/builds.py before=/tmp/site-d7ee68f after=/tmp/site-main \
+        [--processes 3] [--calls 2000] [--json builds.json]
+    python benchmarks/plot.py builds.json       # overhead.png and speedup.png
+
+Each build is a folder pyctk is installed in (`pip install --no-deps --target DIR
+pyctk_cu13-*.whl`). The builds take turns, --processes times over, each in a fresh process
+with its folder first on sys.path, timing 16 x 16, 32 x 32 and 64 x 64 float32 products as
+benchmarks/matmul.py's "device-call-tiny" rows do (per_call.py): pyctk on DeviceArrays
+("pyctk"), on torch's tensors and on CuPy's arrays, beside torch.matmul and cupy.matmul in
+the same rounds. Only pyctk's public `asarray` and `matmul` are used, so older builds run too.
+
+Rows: "device-call-tiny", backend "<build> <case>", with "build" and "case", the median and
+range of the rounds of all processes, and for pyctk's cases "speedup" over the peer
+(per_call.speedup) and "cost": the case's cost relative to the first build's, the first's
+speedup over its speedup. A host's pace changes by more than builds differ (NOTES step 17), so
+it is "cost", not the medians of the seconds, that compares builds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import per_call  # benchmarks/per_call.py: this folder is first on sys.path
+
+SIZES = (16, 32, 64)
+
+
+def child(folder: str, calls: int) -> dict[str, list[float]]:
+    """Seconds per call of every case in this process, with pyctk from ``folder``: keyed
+    "case n" (JSON keys are strings)."""
+    sys.path.insert(0, folder)
+    import numpy as np
+    import pyctk
+    import torch
+    if not pyctk.__file__.startswith(str(Path(folder).resolve())):
+        raise SystemExit(f"pyctk came from {pyctk.__file__}, not from {folder}")
+    peers = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (lambda t: t, pyctk.matmul),
+             "torch": (lambda t: t, torch.matmul)}
+    try:
+        import cupy
+        peers.update({"pyctk-cupy": (cupy.asarray, pyctk.matmul), "cupy": (cupy.asarray, cupy.matmul)})
+    except ImportError:
+        pass
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cases = {}
+    for n in SIZES:
+        a = torch.from_numpy(np.random.default_rng(n).random((n, n), dtype=np.float32)).cuda()
+        for name, (convert, run) in peers.items():
+            x = convert(a)
+            cases[name, n] = lambda run=run, x=x: run(x, x)
+    seconds = per_call.rounds(cases, calls, torch.cuda.synchronize)
+    return {f"{name} {n}": rounds for (name, n), rounds in seconds.items()}
+
+
+def measure(builds: dict[str, str], processes: int, calls: int) -> dict[str, dict[tuple, list[float]]]:
+    """Every build's rounds of every case, from ``processes`` fresh processes each, in turns."""
+    seconds: dict[str, dict[tuple, list[float]]] = {label: {} for label in builds}
+    for turn in range(processes):
+        for label, folder in builds.items():
+            print(f"({label}, process {turn + 1} of {processes})", flush=True)
+            output = subprocess.run([sys.executable, __file__, "--child", folder, "--calls", str(calls)],
+                                    check=True, capture_output=True, text=True).stdout
+            for key, rounds in json.loads(output.splitlines()[-1]).items():
+                name, n = key.rsplit(" ", 1)
+                seconds[label].setdefault((name, int(n)), []).extend(rounds)
+    return seconds
+
+
+def rows_of(seconds: dict[str, dict[tuple, list[float]]]) -> list[dict]:
+    """The rows (see the module's docstring) of ``measure``'s rounds; the first build is the
+    one the others' "cost" is relative to."""
+    first = next(iter(seconds))
+    rows = []
+    for label, measured in seconds.items():
+        for (name, n), rounds in measured.items():
+            row = {"kind": "device-call-tiny", "backend": f"{label} {name}", "build": label,
+                   "case": name, "dtype": "float32", "n": n, "seconds": statistics.median(rounds),
+                   "least_seconds": min(rounds), "most_seconds": max(rounds), "rounds": len(rounds),
+                   **per_call.speedup(measured, name, n)}
+            if "speedup" in row:
+                row["cost"] = per_call.speedup(seconds[first], name, n)["speedup"] / row["speedup"]
+            rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = [f"{'build':<12} {'case':<12} {'n':>3} {'median':>9} {'range':>15} {'speedup':>14} {'cost':>6}"]
+    for r in rows:
+        speedup = f"{r['speedup']:.2f}x {r['peer']}" if "speedup" in r else ""
+        cost = f"{r['cost']:.2f}" if "cost" in r else ""
+        lines.append(f"{r['build']:<12} {r['case']:<12} {r['n']:>3} {r['seconds'] * 1e6:>6.2f} us "
+                     f"{r['least_seconds'] * 1e6:>6.2f}-{r['most_seconds'] * 1e6:<6.2f}us "
+                     f"{speedup:>14} {cost:>6}".rstrip())
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("builds", nargs="*", metavar="LABEL=FOLDER", help="pyctk installed in FOLDER")
+    parser.add_argument("--processes", type=int, default=3, help="fresh processes per build")
+    parser.add_argument("--calls", type=int, default=2000, help="calls timed per case and round")
+    parser.add_argument("--json", default="benchmark-builds.json")
+    parser.add_argument("--child", metavar="FOLDER", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.calls)))
+        return
+    builds = dict(build.split("=", 1) for build in args.builds if "=" in build)
+    if not builds or len(builds) != len(args.builds):
+        parser.error("give each build as LABEL=FOLDER, a folder pyctk is installed in")
+    rows = rows_of(measure(builds, args.processes, args.calls))
+    print(table(rows))
+    Path(args.json).write_text(json.dumps({"builds": builds, "processes": args.processes,
+                                           "calls": args.calls, "rounds": per_call.ROUNDS,
+                                           "rows": rows}, indent=1) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Host time per call, as the benchmarks take it: rounds in which every case takes its turn,
+and speedups taken round by round. It imports no pyctk, so that builds.py can run it
+against any build.
+
+A host's pace changes while it runs, by more than the libraries differ: on one H200 host the
+same calls took 7.5 us for seconds at a time, then 11 (NOTES step 17). A median of each case's
+rounds then compares rounds of different paces; the ratio of two cases within a round does
+not, so the speedups here are the median over rounds of that ratio.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+ROUNDS = 7  # rounds per case (median)
+WARM_UP = 100  # calls of each case before the first round
+# The peer each of pyctk's cases is timed against: the library whose arrays it multiplies,
+# and for DeviceArrays torch.matmul (issue 23's reference).
+PEERS = {"pyctk": "torch", "pyctk-torch": "torch", "pyctk-cupy": "cupy"}
+
+
+def rounds(cases: dict, calls: int, synchronize: Callable[[], object],
+           count: int = ROUNDS) -> dict[object, list[float]]:
+    """Seconds per call of each of ``cases`` (zero-argument calls), once per round: wall clock
+    over ``calls`` calls, then ``synchronize()``. Every case runs in each round, in turn."""
+    for case in cases.values():
+        for _ in range(WARM_UP):
+            case()
+    seconds: dict[object, list[float]] = {key: [] for key in cases}
+    for _ in range(count):
+        for key, case in cases.items():
+            synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                case()
+            synchronize()
+            seconds[key].append((time.perf_counter() - start) / calls)
+    return seconds
+
+
+def speedup(seconds: dict[tuple, list[float]], name: str, n: int) -> dict:
+    """{"peer", "speedup"} of case (name, n) over its peer (PEERS) at n: the median over rounds
+    of the peer's time / its own in the same round; {} where it has no peer or the peer was
+    not timed."""
+    peer = PEERS.get(name)
+    if (peer, n) not in seconds:
+        return {}
+    return {"peer": peer, "speedup": statistics.median(
+        theirs / ours for ours, theirs in zip(seconds[name, n], seconds[peer, n]))}
