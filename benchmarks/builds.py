@@ -29,33 +29,17 @@ from pathlib import Path
 
 import per_call  # benchmarks/per_call.py: this folder is first on sys.path
 
-SIZES = (16, 32, 64)
-
-
 def child(folder: str, calls: int) -> dict[str, list[float]]:
     """Seconds per call of every case in this process, with pyctk from ``folder``: keyed
     "case n" (JSON keys are strings)."""
     sys.path.insert(0, folder)
-    import numpy as np
     import pyctk
     import torch
     if not pyctk.__file__.startswith(str(Path(folder).resolve())):
         raise SystemExit(f"pyctk came from {pyctk.__file__}, not from {folder}")
-    peers = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (lambda t: t, pyctk.matmul),
-             "torch": (lambda t: t, torch.matmul)}
-    try:
-        import cupy
-        peers.update({"pyctk-cupy": (cupy.asarray, pyctk.matmul), "cupy": (cupy.asarray, cupy.matmul)})
-    except ImportError:
-        pass
     torch.backends.cuda.matmul.allow_tf32 = False
-    cases = {}
-    for n in SIZES:
-        a = torch.from_numpy(np.random.default_rng(n).random((n, n), dtype=np.float32)).cuda()
-        for name, (convert, run) in peers.items():
-            x = convert(a)
-            cases[name, n] = lambda run=run, x=x: run(x, x)
-    seconds = per_call.rounds(cases, calls, torch.cuda.synchronize)
+    seconds = per_call.rounds(per_call.cases(per_call.peers(pyctk, torch), torch), calls,
+                              torch.cuda.synchronize)
     return {f"{name} {n}": rounds for (name, n), rounds in seconds.items()}
 
 
@@ -91,13 +75,13 @@ def rows_of(seconds: dict[str, dict[tuple, list[float]]]) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = [f"{'build':<12} {'case':<12} {'n':>3} {'median':>9} {'range':>15} {'speedup':>14} {'cost':>6}"]
+    lines = [f"{'build':<12} {'case':<12} {'n':>3} {'median':>9} {'range':>16} {'speedup':>14} {'cost':>6}"]
     for r in rows:
         speedup = f"{r['speedup']:.2f}x {r['peer']}" if "speedup" in r else ""
         cost = f"{r['cost']:.2f}" if "cost" in r else ""
+        spread = f"{r['least_seconds'] * 1e6:.2f}-{r['most_seconds'] * 1e6:.2f} us"
         lines.append(f"{r['build']:<12} {r['case']:<12} {r['n']:>3} {r['seconds'] * 1e6:>6.2f} us "
-                     f"{r['least_seconds'] * 1e6:>6.2f}-{r['most_seconds'] * 1e6:<6.2f}us "
-                     f"{speedup:>14} {cost:>6}".rstrip())
+                     f"{spread:>16} {speedup:>14} {cost:>6}".rstrip())
     return "\n".join(lines)
 
 

@@ -337,21 +337,13 @@ def device_call_rows(sizes, repeats, calls):
         note("PyTorch not installed: no device-call rows")
         return []
     torch.backends.cuda.matmul.allow_tf32 = False
-    peers = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (lambda t: t, pyctk.matmul),
-             "torch": (lambda t: t, torch.matmul)}
-    try:
-        import cupy
-        peers["pyctk-cupy"] = (cupy.asarray, pyctk.matmul)
-        peers["cupy"] = (cupy.asarray, cupy.matmul)
-    except ImportError:
+    peers = per_call.peers(pyctk, torch)
+    if "cupy" not in peers:
         note("CuPy not installed: no cupy device-call-tiny rows")
-    tiny = {}
+    tiny = per_call.cases(peers, torch)
     c_call = _library.library().gpumatmul_gemm_device  # a kept product's call: six arguments
-    for n in (16, 32, 64):
+    for n in per_call.SIZES:
         a = torch.ones(n, n, device="cuda")
-        for name, (convert, run) in peers.items():
-            x = convert(a)
-            tiny[name, n] = functools.partial(run, x, x)
         c = torch.empty_like(a)
         desc = _library.GemmDesc(BACKEND_CODES["auto"], DTYPE_CODES["float32"], 0, 0, 0,
                                  n, n, n, 1, n, 0, n, 0, n, 0)

@@ -10,15 +10,47 @@ not, so the speedups here are the median over rounds of that ratio.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
+from types import ModuleType
 from typing import Callable
 
 ROUNDS = 7  # rounds per case (median)
+SIZES = (16, 32, 64)  # n of the n x n float32 products timed per call
 WARM_UP = 100  # calls of each case before the first round
 # The peer each of pyctk's cases is timed against: the library whose arrays it multiplies,
 # and for DeviceArrays torch.matmul (issue 23's reference).
 PEERS = {"pyctk": "torch", "pyctk-torch": "torch", "pyctk-cupy": "cupy"}
+
+
+def peers(pyctk: ModuleType, torch: ModuleType) -> dict[str, tuple[Callable, Callable]]:
+    """Each library's (array maker from a torch tensor, product): pyctk on DeviceArrays,
+    torch's tensors and CuPy's arrays, torch.matmul and cupy.matmul; CuPy's only where it
+    imports. ``pyctk`` is passed in: builds.py's children import the build they time."""
+    found = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (_same, pyctk.matmul),
+             "torch": (_same, torch.matmul)}
+    try:
+        import cupy
+    except ImportError:
+        return found
+    return {**found, "pyctk-cupy": (cupy.asarray, pyctk.matmul), "cupy": (cupy.asarray, cupy.matmul)}
+
+
+def _same(tensor: object) -> object:
+    return tensor
+
+
+def cases(peers: dict[str, tuple[Callable, Callable]], torch: ModuleType) -> dict[tuple, Callable]:
+    """Zero-argument calls keyed (name, n): each of ``peers``' products of an n x n float32
+    array of ones by itself, for n in SIZES, made from one torch tensor on the GPU."""
+    made = {}
+    for n in SIZES:
+        tensor = torch.ones(n, n, device="cuda")
+        for name, (convert, product) in peers.items():
+            x = convert(tensor)
+            made[name, n] = functools.partial(product, x, x)
+    return made
 
 
 def rounds(cases: dict, calls: int, synchronize: Callable[[], object],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 import benchmark_scripts
@@ -76,3 +78,27 @@ def test_builds_are_compared_by_their_speedups_in_their_own_rounds():
     assert lines[0].split() == ["build", "case", "n", "median", "range", "speedup", "cost"]
     assert lines[3].split()[:4] == ["after", "pyctk", "16", "11.25"]
     assert lines[3].endswith("1.33x torch   0.75")
+
+
+def test_cases_multiply_each_peers_own_array_by_itself_at_every_size():
+    per_call = benchmark_scripts.load("per_call")
+    made = []
+    torch = types.SimpleNamespace(ones=lambda n, m, device: ("tensor", n, m, device))
+    peers = {"mine": (lambda t: ("mine", t), lambda x, y: ("product", x, y)),
+             "theirs": (lambda t: t, lambda x, y: made.append((x, y)))}
+    cases = per_call.cases(peers, torch)
+    assert set(cases) == {(name, n) for name in peers for n in per_call.SIZES}
+    assert cases["mine", 16]() == ("product", ("mine", ("tensor", 16, 16, "cuda")),
+                                   ("mine", ("tensor", 16, 16, "cuda")))
+    cases["theirs", 64]()
+    assert made == [(("tensor", 64, 64, "cuda"), ("tensor", 64, 64, "cuda"))]
+
+
+def test_peers_are_pyctk_on_each_librarys_arrays_beside_that_library():
+    per_call = benchmark_scripts.load("per_call")
+    pyctk = types.SimpleNamespace(asarray=object(), matmul=object())
+    torch = types.SimpleNamespace(matmul=object())
+    peers = per_call.peers(pyctk, torch)
+    assert peers["pyctk"] == (pyctk.asarray, pyctk.matmul)
+    assert peers["pyctk-torch"][1] is pyctk.matmul and peers["torch"][1] is torch.matmul
+    assert all(per_call.PEERS[name] in peers for name in peers if name in per_call.PEERS)
