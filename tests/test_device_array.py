@@ -608,14 +608,13 @@ def test_torch_key_stands_for_what_the_reader_reads_and_only_that(gpu_pointers):
 def test_a_repeat_of_torch_tensors_runs_the_plan_kept_by_their_key(gpu_pointers, monkeypatch):
     from pyctk._matmul import repeat
 
-    class Kept:
-        def run(self, *args):
-            return args
+    def kept(*args):  # a kept plan: called with the operands' addresses and the stream
+        return args
 
     x, y = TorchTensorLike((3, 4), (4, 1)), TorchTensorLike((4, 2), (2, 1))
     _interop.device_operand(x)
     layout = lambda t: (t.dtype, t.layout, t.shape, t.stride(), 1)
-    monkeypatch.setattr(repeat, "_device", {(layout(x), layout(y), 0, ("same_kind",)): Kept()})
+    monkeypatch.setattr(repeat, "_device", {(layout(x), layout(y), 0, ("same_kind",)): kept})
     assert repeat.run(x, y, None, ("same_kind",)) == (0x7000, 0x7000, None)
     assert repeat.run(x, y, None, ("unsafe",)) is None  # other options: the full path
 

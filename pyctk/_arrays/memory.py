@@ -53,15 +53,19 @@ class Allocation:
         self.stream_owner, self.nbytes = stream_owner, nbytes  # nbytes 0: not known, not kept
 
     def __del__(self) -> None:
+        if not self.pointer or self.context is None:  # (None: memory a subclass frees)
+            return
+        if self.stream in _LEGACY and 0 < self.nbytes <= RECYCLED_MAX_BYTES:
+            # A small block freed on the legacy stream: kept for take, while its size has room.
+            # Its context is checked there and in release_recycled, not here (a small
+            # product's result comes back here on every call).
+            blocks = _recycled.setdefault((self.device, self.nbytes), [])
+            if len(blocks) < RECYCLED_PER_SIZE:
+                blocks.append((self.pointer, self.context))
+                return
         # Not in a child forked after the memory was allocated: the memory and the context
         # are the parent's (pyctk._cuda.contexts forgets its contexts in the child).
-        if self.pointer and contexts.alive(self.device, self.context):
-            if self.stream in _LEGACY and 0 < self.nbytes <= RECYCLED_MAX_BYTES:
-                # a small block freed on the legacy stream: kept for take, while its size has room
-                blocks = _recycled.setdefault((self.device, self.nbytes), [])
-                if len(blocks) < RECYCLED_PER_SIZE:
-                    blocks.append((self.pointer, self.context))
-                    return
+        if contexts.alive(self.device, self.context):
             # The status is not checked: no one is there to tell. A sticky device error
             # resurfaces at the next call; at exit the runtime may already be unloading.
             library.library().gpumatmul_device_free(self.context, self.pointer, self.stream)
