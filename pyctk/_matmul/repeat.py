@@ -55,9 +55,9 @@ class _HostPlan(NamedTuple):
         return result[()] if self.scalar else result
 
 
-# A kept product of GPU data: ``run(a, b, stream_owner)`` with the operands' addresses and
-# the stream's owner, execute.device_new with the plan, the result's layout and its bytes
-# bound (a partial, not a method: one Python frame less per call).
+# A kept product of GPU data, called with the operands' addresses and the stream's owner:
+# execute.device_new with the plan, the result's layout and its bytes bound (a partial, not
+# a method: one Python frame less per call).
 _DevicePlan = Callable[[int, int, Any], DeviceArray]
 
 _host: dict[tuple, _HostPlan] = {}
