@@ -46,11 +46,13 @@ def _hand_over_to_installed_copy():
     return module
 
 
-# os.path, not pathlib: NumPy does not import pathlib, which would cost `import pyctk` ~4 ms.
-if not _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "_build_config.py")):
+# The import, not a look for the file beside this one: an editable install
+# (`pip install --no-build-isolation -e .`) keeps _build_config.py in its build folder.
+try:
+    from ._build_config import VERSION as __version__
+except ImportError:
     _hand_over_to_installed_copy()
 else:
-    from ._build_config import VERSION as __version__
     from ._arrays.device_array import DeviceArray, asarray, empty, from_dlpack, zeros
     from ._cuda.c_build import get_include, get_library
     from ._cuda.errors import (ContextLostError, CudaError, DeviceMismatchError,
