@@ -59,6 +59,23 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.skip(reason=f"needs a GPU ({short_reason})"))
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The skips in one line, counted by reason, above the result (addopts' -rfE lists only
+    failures and errors): without a GPU most of the suite skips for one reason, and a line
+    per test location would bury the result. ``pytest -rs`` lists them one by one."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    reasons: dict[str, int] = {}
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    counted = "; ".join(f"{count} {reason}" for reason, count in
+                        sorted(reasons.items(), key=lambda item: -item[1]))
+    terminalreporter.write_line(f"{len(skipped)} skipped: {counted} (pytest -rs lists them)")
+
+
 @pytest.fixture
 def cuda(monkeypatch):
     """A GPU in host memory (tests/fake_cuda.py) for the test, checked after it."""

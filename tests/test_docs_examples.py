@@ -8,8 +8,9 @@
 - The Python blocks of the docs pages (docs/**/*.md) and README.md: a ```` ```python ````
   fence is run, a ```` ```pycon ```` fence is checked as a doctest. A page's blocks run in
   order in one namespace, as a reader would type them. A block that needs a GPU has the
-  line ``{.gpu}`` just above its fence (shown as "needs a GPU" on the page); a page with one
-  is also a ``gpu`` test that runs all its blocks, while its CPU test runs only the others.
+  line ``{.gpu}`` just above its fence (shown as "needs a GPU" on the page; README.md, which
+  Sphinx does not render, has ``<!-- needs a GPU -->`` instead); a page with one is also a
+  ``gpu`` test that runs all its blocks, while its CPU test runs only the others.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def test_no_example_is_skipped():
     assert not skipped, f"examples marked +SKIP never run; flag them +GPU instead: {skipped}"
 
 
-FENCE = re.compile(r"^(?P<gpu>\{\.gpu\}\n)?```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
+FENCE = re.compile(r"^(?P<gpu>(\{\.gpu\}|<!-- needs a GPU -->)\n)?```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
                    re.MULTILINE | re.DOTALL)
 
 
@@ -172,3 +173,8 @@ def test_pages_have_examples_found():
     quickstart = ROOT / "docs" / "quickstart.md"
     text = quickstart.read_text(encoding="utf-8")
     assert len(page_blocks(quickstart)) == text.count("```python") + text.count("```pycon")
+
+
+def test_readme_fits_on_a_page():
+    """README.md says what pyctk is and links into the docs, which hold the rest."""
+    assert (ROOT / "README.md").stat().st_size <= 10_000
