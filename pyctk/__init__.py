@@ -1,7 +1,9 @@
 """pyctk: matrix multiplication on NVIDIA GPUs from NumPy, with no CUDA toolkit to install.
 
->>> import numpy as np, pyctk
->>> c = pyctk.matmul(np.ones((2, 3)), np.ones((3, 4)))   # doctest: +SKIP
+>>> import numpy as np, pyctk                          # doctest: +GPU
+>>> pyctk.matmul(np.ones((2, 3)), np.ones((3, 4)))
+array([[3., 3., 3., 3.],
+       [3., 3., 3., 3.]])
 
 Importing pyctk loads no CUDA library; the first call that needs the GPU does
 (see pyctk._cuda.loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).

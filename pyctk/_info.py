@@ -77,13 +77,38 @@ def info() -> dict[str, Any]:
     """Report pyctk's environment: versions, libraries, GPUs and kernel images.
 
     Never raises for a missing library, driver or GPU: what could not be
-    determined is None or empty, and ``"error"`` says why.
+    determined is None or empty, and ``"error"`` says why. ``python -m pyctk``
+    prints this report, then checks a product on every GPU.
+
+    Returns
+    -------
+    dict
+        With these keys:
+
+        - ``pyctk_version``, ``distribution`` (``"pyctk-cu12"`` or ``"pyctk-cu13"``)
+          and ``cuda_major`` (12 or 13): what is installed;
+        - ``driver_release``: the NVIDIA driver's release, e.g. ``"580.159.04"``;
+          ``driver_version``: the CUDA version that driver supports, e.g. ``"13.0"``;
+        - ``runtime_version``, ``cublas_version``: the CUDA runtime's and cuBLAS's;
+          ``nvrtc_version``: NVRTC's, None unless the ``nvrtc`` extra is installed;
+        - ``libraries``: a dict (``name``, ``path``, ``found_via``) for each library
+          loaded, saying where it was found;
+        - ``kernel_images``: a dict (``index``, ``arch``, ``kind``, ``name``,
+          ``size_bytes``) for each kernel image in libgpumatmul, e.g. ``sm_90`` SASS;
+        - ``devices``: a dict (``index``, ``name``, ``compute_capability``,
+          ``multiprocessors``, ``total_memory_bytes``, ``kernel_image``) for each GPU,
+          with the kernel image it runs (None when none fits);
+        - ``distributions``: the pyctk distributions installed, and ``warning``: None,
+          or what is wrong when more than one is;
+        - ``error``: None, or the message of what stopped the report (no driver ...).
 
     Examples
     --------
     >>> import pyctk
     >>> report = pyctk.info()
     >>> report["cuda_major"] in (12, 13)
+    True
+    >>> report["distribution"] == f"pyctk-cu{report['cuda_major']}"
     True
     >>> sorted(report)[:3]
     ['cublas_version', 'cuda_major', 'devices']

@@ -7,11 +7,11 @@ Dask worker that holds the blocks.
 >>> z = pyctk.dask.matmul(x, y)      # a dask array: numpy.matmul's shape, dtype and values
 >>> z.chunks
 ((20000, 20000), (20000, 20000))
->>> z.compute()                      # doctest: +SKIP
 >>> pyctk.dask.suggest_chunks(x.shape, y.shape, x.dtype, 80 << 30, workers=4).x1  # 4 workers of 80 GB GPUs
 (20000, 40000)
 
-``matmul`` takes numpy.matmul's shapes (stacks, broadcasting, 1-D operands) and
+Nothing is computed until you ask: ``z.compute()`` runs the block products on the GPUs
+of Dask's workers. ``matmul`` takes numpy.matmul's shapes (stacks, broadcasting, 1-D operands) and
 ``pyctk.matmul``'s keywords (``devices=`` for workers with several GPUs); ``suggest_chunks``
 gives block sizes for a GPU's memory. Needs Dask: ``pip install 'pyctk-cu12[dask]'`` (or
 ``pyctk-cu13[dask]``), which brings dask[array] and distributed.

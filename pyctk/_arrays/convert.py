@@ -5,8 +5,12 @@ plain copies), enqueued on a stream: the host does not wait, and no byte goes th
 memory. What to allow is the caller's to decide (NumPy's casting rules); the copy itself
 casts as ``numpy.copyto(..., casting="unsafe")`` does.
 
+>>> import numpy as np, pyctk                                # doctest: +GPU
 >>> from pyctk._arrays import convert
->>> convert.copy(destination, source, device=0, stream=0)    # doctest: +SKIP
+>>> source, destination = pyctk.asarray(np.arange(3.5)), pyctk.empty(4, np.int32)
+>>> convert.copy(destination._operand(), source._operand(), device=0, stream=0)
+>>> destination.get()
+array([0, 1, 2, 3], dtype=int32)
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """``DeviceArray``: an n-dimensional array in GPU memory, and the functions that make one.
 
->>> import numpy as np
+>>> import numpy as np                                              # doctest: +GPU
 >>> from pyctk._arrays import device_array as da
->>> x = da.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))     # doctest: +SKIP
->>> x[:, ::2].get()                                                   # doctest: +SKIP
+>>> x = da.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+>>> x[:, ::2].get()
 array([[0., 2.],
        [3., 5.]], dtype=float32)
 
@@ -79,8 +79,14 @@ def _consumer_stream(stream: Any) -> int | None:
 class DeviceArray:
     """An n-dimensional array in GPU memory, with NumPy's shape, dtype and byte strides.
 
-    Make one with ``asarray``, ``empty``, ``zeros`` or ``from_dlpack``. Indexing with
-    integers, slices (any step), ``...`` and ``None`` gives views of the same memory.
+    What ``pyctk.matmul`` returns for GPU operands, and takes as one. Make one with
+    ``pyctk.asarray`` (from host data, or from another library's GPU array without a
+    copy), ``pyctk.empty``, ``pyctk.zeros`` or ``pyctk.from_dlpack``; the constructor
+    itself describes memory that something else owns. Indexing with integers, slices (any
+    step), ``...`` and ``None`` gives views of the same memory; ``get()`` or
+    ``numpy.asarray(x)`` copies the data to the host. The dtypes are those
+    ``pyctk.matmul`` computes: bool, the integers of 8 to 64 bits, float16, bfloat16,
+    float32, float64, complex64 and complex128.
 
     Parameters
     ----------
@@ -89,7 +95,7 @@ class DeviceArray:
     shape, strides : sequence of int
         Extents, and byte steps between elements along each axis (may be negative).
     dtype : dtype_like
-        One of pyctk's dtypes (``pyctk._arrays.dtypes.DTYPES``).
+        One of pyctk's dtypes.
     device : int
         The CUDA device the memory is on.
     owner : object
@@ -99,14 +105,53 @@ class DeviceArray:
     readonly : bool, optional
         Whether the owner allows writes.
 
+    See Also
+    --------
+    pyctk.asarray, pyctk.empty, pyctk.zeros, pyctk.from_dlpack
+
+    Notes
+    -----
+    The memory comes from a pool on the device (CUDA's stream-ordered allocator) and is
+    returned to it when the last view of it, and the last DLPack capsule exported from
+    one, is gone. A zero-copy view of another library's array keeps that array alive
+    instead.
+
+    pyctk orders its work on each device's legacy default stream, which every blocking
+    stream waits for and is waited for by: code on such streams (PyTorch's and CuPy's
+    defaults) needs no extra synchronisation. ``__cuda_array_interface__`` and
+    ``__dlpack__`` say so to other libraries, and an array taken from one is ordered
+    after its pending work. A consumer on a non-blocking stream must keep the array alive
+    until its work is done, as with any DLPack or CUDA Array Interface exchange.
+
+    Every operation runs on the array's own device; the calling thread's current device
+    is never changed.
+
     Examples
     --------
-    >>> x = asarray([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)     # doctest: +SKIP
-    >>> x                                                            # doctest: +SKIP
+    >>> import numpy as np, pyctk                                    # doctest: +GPU
+    >>> x = pyctk.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    >>> x
     DeviceArray([[1., 2.],
                  [3., 4.]], dtype=float32, device=0)
-    >>> x.T[1], x.shape, x.strides, x.device                         # doctest: +SKIP
-    (DeviceArray([2., 4.], dtype=float32, device=0), (2, 2), (8, 4), 0)
+    >>> x.shape, x.dtype, x.strides, x.device
+    ((2, 2), dtype('float32'), (8, 4), 0)
+
+    Indexing gives views of the same memory, of any strides:
+
+    >>> x.T[1]
+    DeviceArray([2., 4.], dtype=float32, device=0)
+    >>> x[:, ::-1].strides
+    (8, -4)
+
+    Copies on the device, and to the host:
+
+    >>> x.T.copy().strides
+    (8, 4)
+    >>> x.astype(np.int8).get()
+    array([[1, 2],
+           [3, 4]], dtype=int8)
+    >>> np.asarray(x[1])
+    array([3., 4.], dtype=float32)
     """
 
     # _layout: (shape, strides, dtype, device, stream), what work on the array depends on
@@ -141,27 +186,34 @@ class DeviceArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The extent of each axis, a tuple of ints, as ``numpy.ndarray.shape``."""
         return self._shape
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements (bfloat16 is ml_dtypes' bfloat16)."""
         return self._dtype
 
     @property
     def strides(self) -> tuple[int, ...]:
-        """Bytes between consecutive elements along each axis, as in NumPy."""
+        """Bytes between consecutive elements along each axis, as in NumPy (negative for a
+        reversed axis, 0 for a repeated one)."""
         return self._strides
 
     @property
     def ndim(self) -> int:
+        """The number of axes, ``len(shape)``."""
         return len(self._shape)
 
     @property
     def size(self) -> int:
+        """The number of elements, the product of ``shape``."""
         return math.prod(self._shape)
 
     @property
     def nbytes(self) -> int:
+        """Bytes the elements take, ``size * dtype.itemsize`` (not counting gaps between
+        the elements of a strided view)."""
         return self.size * self._dtype.itemsize
 
     @property
@@ -171,15 +223,36 @@ class DeviceArray:
 
     @property
     def T(self) -> DeviceArray:
-        """The transposed view (axes reversed), sharing memory."""
+        """The transposed view (axes reversed), sharing memory: ``transpose()``."""
         return self._view(self._pointer, self._shape[::-1], self._strides[::-1])
 
     def transpose(self, *axes: Any) -> DeviceArray:
-        """A view with the axes in the order ``axes`` names (all reversed if none), as
-        ``numpy.ndarray.transpose``: ``x.transpose(1, 0, 2)`` or ``x.transpose((1, 0, 2))``.
+        """A view with the axes in the order ``axes`` names, as ``numpy.ndarray.transpose``.
 
-        Raises ValueError (NumPy's AxisError) for axes that are not a permutation of the
-        array's."""
+        Parameters
+        ----------
+        *axes : ints, or one tuple of ints
+            A permutation of the axes, negative ones counting from the end:
+            ``x.transpose(1, 0, 2)`` or ``x.transpose((1, 0, 2))``. None or nothing
+            reverses them all (``x.T``).
+
+        Returns
+        -------
+        DeviceArray
+            A view of the same memory.
+
+        Raises
+        ------
+        ValueError
+            Axes that are not a permutation of the array's.
+
+        Examples
+        --------
+        >>> import pyctk                                       # doctest: +GPU
+        >>> x = pyctk.zeros((2, 3, 4))
+        >>> x.transpose(1, 0, 2).shape, x.transpose().shape
+        ((3, 2, 4), (4, 3, 2))
+        """
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) and axes[0] is not None:
             axes = tuple(axes[0])
         if not axes or axes == (None,):
@@ -194,6 +267,7 @@ class DeviceArray:
                           [self._strides[i] for i in normalised])
 
     def __len__(self) -> int:
+        """The extent of the first axis; TypeError for a 0-d array, as NumPy's."""
         if not self._shape:
             raise TypeError("len() of a 0-d DeviceArray")
         return self._shape[0]
@@ -212,7 +286,33 @@ class DeviceArray:
     # -- indexing ------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> DeviceArray:
-        """A view: NumPy's basic indexing (integers, slices with any step, ``...``, None)."""
+        """A view: NumPy's basic indexing (integers, slices with any step, ``...``, None).
+
+        Parameters
+        ----------
+        key : int, slice, Ellipsis, None, or a tuple of them
+            As NumPy takes them; an integer drops its axis, None adds one of length 1.
+
+        Returns
+        -------
+        DeviceArray
+            A view of the same memory (0-d for as many integers as axes): no data moves.
+
+        Raises
+        ------
+        IndexError
+            An integer out of bounds, too many indices, more than one ``...``, or advanced
+            indexing (arrays, lists, booleans), which DeviceArray does not do.
+
+        Examples
+        --------
+        >>> import numpy as np, pyctk                          # doctest: +GPU
+        >>> x = pyctk.asarray(np.arange(12).reshape(3, 4))
+        >>> x[1]
+        DeviceArray([4, 5, 6, 7], dtype=int64, device=0)
+        >>> x[::2, None, -1].shape
+        (2, 1)
+        """
         key = key if isinstance(key, tuple) else (key,)
         ellipses = sum(k is Ellipsis for k in key)
         indexed = sum(k is not None and k is not Ellipsis for k in key)
@@ -261,7 +361,8 @@ class DeviceArray:
 
         Examples
         --------
-        >>> asarray(np.arange(6.0).reshape(2, 3))[:, ::2].get()     # doctest: +SKIP
+        >>> import numpy as np, pyctk                               # doctest: +GPU
+        >>> pyctk.asarray(np.arange(6.0).reshape(2, 3))[:, ::2].get()
         array([[0., 2.],
                [3., 5.]])
         """
@@ -286,7 +387,20 @@ class DeviceArray:
             cudart.call("cudaStreamSynchronize", self._stream)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        """NumPy's conversion: always a copy, so ``copy=False`` raises ValueError (NumPy 2)."""
+        """NumPy's conversion (``numpy.asarray(x)``): a copy on the host, as ``get()``.
+
+        Parameters
+        ----------
+        dtype : dtype_like, optional
+            The host array's dtype, cast on the host.
+        copy : bool or None, optional
+            None or True; False raises ValueError (NumPy 2's protocol), since the data
+            must be copied from the GPU.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         if copy is False:
             raise ValueError("a DeviceArray's data is on the GPU: a NumPy array of it is always a "
                              "copy (use copy=None or True, or .get())")
@@ -305,22 +419,45 @@ class DeviceArray:
         """A C-contiguous copy in new memory on the same device, made on the device (one
         device-to-device copy, or a kernel for a view of other strides).
 
+        Returns
+        -------
+        DeviceArray
+
         Examples
         --------
-        >>> x = asarray(np.ones((2, 3)))                # doctest: +SKIP
-        >>> x.T.copy().strides                          # doctest: +SKIP
-        (16, 8)
+        >>> import numpy as np, pyctk                   # doctest: +GPU
+        >>> x = pyctk.asarray(np.ones((2, 3)))
+        >>> x.T.strides, x.T.copy().strides
+        ((8, 24), (16, 8))
         """
         return _copy(self, self._device)
 
     def astype(self, dtype: Any, copy: bool = True) -> DeviceArray:
         """A C-contiguous copy cast to ``dtype`` on the device, as ``numpy.ndarray.astype``
-        casts (``casting="unsafe"``: floats to integers truncate, complex to real drops the
-        imaginary part); with ``copy=False``, the array itself when it has that dtype.
+        casts.
+
+        Parameters
+        ----------
+        dtype : dtype_like
+            One of pyctk's dtypes. Every cast is allowed (``casting="unsafe"``): floats
+            to integers truncate, and complex to real drops the imaginary part, with
+            NumPy's ComplexWarning.
+        copy : bool, optional
+            False returns the array itself when it has that dtype already.
+
+        Returns
+        -------
+        DeviceArray
+
+        Raises
+        ------
+        TypeError
+            A dtype pyctk lacks.
 
         Examples
         --------
-        >>> asarray(np.array([1.5, -2.5])).astype(np.int32).get()   # doctest: +SKIP
+        >>> import numpy as np, pyctk                               # doctest: +GPU
+        >>> pyctk.asarray(np.array([1.5, -2.5])).astype(np.int32).get()
         array([ 1, -2], dtype=int32)
         """
         dtype = supported_dtype(dtype)
@@ -339,8 +476,10 @@ class DeviceArray:
     def __cuda_array_interface__(self) -> dict:
         """The CUDA Array Interface, version 3 (CuPy, Numba, PyTorch read it).
 
-        bfloat16 has no type string in the interface, so such arrays have no attribute
-        (AttributeError) and consumers fall back to DLPack.
+        A dict of the shape, type string, data pointer and read-only flag, strides (None
+        when C-contiguous), and the stream pyctk's pending work is on (1, the legacy
+        default stream). bfloat16 has no type string in the interface, so such arrays have
+        no attribute (AttributeError) and consumers fall back to DLPack.
         """
         if self._dtype.name == "bfloat16":
             raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack "
@@ -357,6 +496,7 @@ class DeviceArray:
         }
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack's (device type, device id) of the data: ``(2, device)``, 2 being kDLCUDA."""
         return kDLCUDA, self._device
 
     def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
@@ -429,11 +569,12 @@ def _shape_tuple(shape: Any) -> tuple[int, ...]:
 
 def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
           stream: Any = _STREAM) -> DeviceArray:
-    """A new C-contiguous array whose values are undefined.
+    """A new C-contiguous array on the GPU whose values are undefined, as ``numpy.empty``.
 
     Parameters
     ----------
     shape : int or sequence of int
+        The extent of each axis (0 allowed).
     dtype : dtype_like, optional
         One of pyctk's dtypes; float64 by default.
     device : int, optional
@@ -443,15 +584,29 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
         ``cudaStream_t`` as an int, or a stream object (CuPy, PyTorch, pyctk.driver), which
         the array keeps alive until its memory is freed; the legacy default stream by default.
 
+    Returns
+    -------
+    DeviceArray
+
     Raises
     ------
+    ValueError
+        A negative extent.
+    TypeError
+        A dtype pyctk lacks.
     pyctk.OutOfMemoryError, pyctk.NoDriverError, pyctk.NoDeviceError
         The memory cannot be had (after collecting garbage once), or the GPU cannot be used.
 
+    See Also
+    --------
+    zeros : The same, with every element zero.
+
     Examples
     --------
-    >>> empty((2, 3), np.float32).strides                     # doctest: +SKIP
-    (12, 4)
+    >>> import numpy as np, pyctk                             # doctest: +GPU
+    >>> x = pyctk.empty((2, 3), np.float32)
+    >>> x.shape, x.strides, x.device
+    ((2, 3), (12, 4), 0)
     """
     shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
     handle = streams.handle(stream)
@@ -461,12 +616,35 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
 
 
 def zeros(shape: Any, dtype: Any = np.float64, device: int | None = None) -> DeviceArray:
-    """A new C-contiguous array of zeros; arguments as for ``empty``.
+    """A new C-contiguous array on the GPU of zeros, as ``numpy.zeros``.
 
     Every byte is zero, which is 0, 0.0 or False in every pyctk dtype.
 
-    >>> zeros(3, np.int8)                                     # doctest: +SKIP
+    Parameters
+    ----------
+    shape : int or sequence of int
+        The extent of each axis (0 allowed).
+    dtype : dtype_like, optional
+        One of pyctk's dtypes; float64 by default.
+    device : int, optional
+        The CUDA device; 0 by default.
+
+    Returns
+    -------
+    DeviceArray
+
+    Raises
+    ------
+    ValueError, TypeError, pyctk.OutOfMemoryError, pyctk.NoDriverError, pyctk.NoDeviceError
+        As ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, pyctk                             # doctest: +GPU
+    >>> pyctk.zeros(3, np.int8)
     DeviceArray([0, 0, 0], dtype=int8, device=0)
+    >>> pyctk.zeros((2, 0)).size
+    0
     """
     array = empty(shape, dtype, device)
     if array.nbytes:
@@ -528,7 +706,7 @@ def as_strided(x: DeviceArray, shape: Sequence[int], strides: Sequence[int]) -> 
 
 
 def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray:
-    """``x`` as a DeviceArray, copying only what must be copied.
+    """``x`` as a DeviceArray, copying only what must be copied, as ``numpy.asarray``.
 
     Parameters
     ----------
@@ -548,14 +726,31 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
     -------
     DeviceArray
 
+    Raises
+    ------
+    TypeError
+        A dtype pyctk lacks (object, strings, datetimes ...).
+    pyctk.OutOfMemoryError, pyctk.NoDriverError, pyctk.NoDeviceError
+        As ``empty``.
+
+    See Also
+    --------
+    from_dlpack : A view of another library's GPU array through DLPack alone.
+
     Examples
     --------
-    >>> asarray(np.ones((2, 2)), dtype=np.float32).dtype      # doctest: +SKIP
-    dtype('float32')
-    >>> import cupy                                           # doctest: +SKIP
-    >>> c = cupy.arange(4.0)                                  # doctest: +SKIP
-    >>> asarray(c)._operand().pointer == c.data.ptr           # doctest: +SKIP
+    >>> import numpy as np, pyctk                             # doctest: +GPU
+    >>> x = pyctk.asarray(np.ones((2, 2)), dtype=np.float32)  # a copy on GPU 0
+    >>> x.dtype, x.device
+    (dtype('float32'), 0)
+    >>> pyctk.asarray(x) is x                                 # already a DeviceArray
     True
+    >>> pyctk.asarray(x, dtype=np.float64).get()              # cast on the GPU
+    array([[1., 1.],
+           [1., 1.]])
+
+    A CuPy, PyTorch, JAX or Numba array on the GPU is not copied: with
+    ``t = torch.ones(3, device="cuda")``, ``pyctk.asarray(t)`` is a view of ``t``'s memory.
     """
     if not isinstance(x, DeviceArray):
         operand = interop.device_operand(x, _STREAM)
@@ -571,10 +766,21 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
 
 
 def from_dlpack(x: Any) -> DeviceArray:
-    """A zero-copy DeviceArray of ``x``'s GPU data, through DLPack.
+    """A zero-copy DeviceArray of ``x``'s GPU data, through DLPack, as ``numpy.from_dlpack``.
 
     ``x`` is asked to order its pending work before pyctk's stream; the result keeps the
     imported tensor alive and releases it (its deleter, once) when the last view is gone.
+    ``asarray`` does the same for GPU arrays, and copies host data instead of refusing it.
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__`` and ``__dlpack_device__``
+        A GPU array of another library (PyTorch, CuPy, JAX ...) or of pyctk.
+
+    Returns
+    -------
+    DeviceArray
+        A view of ``x``'s memory, on ``x``'s device.
 
     Raises
     ------
@@ -585,9 +791,17 @@ def from_dlpack(x: Any) -> DeviceArray:
     pyctk.UnsupportedError
         On PyPy, which cannot read capsules through ctypes.
 
-    >>> import torch                                             # doctest: +SKIP
-    >>> from_dlpack(torch.ones(3, device="cuda")).device         # doctest: +SKIP
-    0
+    Examples
+    --------
+    >>> import numpy as np, pyctk                                # doctest: +GPU
+    >>> x = pyctk.zeros(3)
+    >>> y = pyctk.from_dlpack(x)        # torch.ones(3, device="cuda") works the same
+    >>> y.__cuda_array_interface__["data"] == x.__cuda_array_interface__["data"]
+    True
+    >>> pyctk.from_dlpack(np.zeros(3))
+    Traceback (most recent call last):
+    ...
+    TypeError: ndarray is host data (its DLPack device is the CPU), ... use pyctk.asarray(x) to copy it ...
     """
     operand = interop.dlpack_operand(x, _STREAM)
     if operand is None:

@@ -35,11 +35,30 @@ def _package_file(*parts: str) -> str:
 def get_include() -> str:
     """The folder holding ``gpumatmul.h`` (and ``gpumatmul_version.h``), the C API's header.
 
-    >>> import pyctk
-    >>> pyctk.get_include()                                   # doctest: +SKIP
-    '/home/me/venv/lib/python3.12/site-packages/pyctk/include'
+    Compile with ``-I`` this folder: ``python -m pyctk --cflags`` prints that flag, and
+    ``python -m pyctk --pkgconfig-path`` the folder of ``gpumatmul.pc`` for pkg-config.
+    Needs no GPU and loads no library.
 
-    Compile with ``-I`` this folder (``python -m pyctk --cflags`` prints it so).
+    Returns
+    -------
+    str
+        An absolute path, inside the installed pyctk package.
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        The installation lacks the header (reinstall pyctk).
+
+    See Also
+    --------
+    get_library : The library to link with.
+
+    Examples
+    --------
+    >>> import os, pyctk
+    >>> folder = pyctk.get_include()   # e.g. .../site-packages/pyctk/include
+    >>> os.path.isfile(os.path.join(folder, "gpumatmul.h"))
+    True
     """
     return os.path.dirname(_package_file("include", "gpumatmul.h"))
 
@@ -47,11 +66,29 @@ def get_include() -> str:
 def get_library() -> str:
     """The path of ``libgpumatmul.so``, the C library pyctk calls (any C FFI can load it).
 
-    >>> import pyctk
-    >>> pyctk.get_library()                                   # doctest: +SKIP
-    '/home/me/venv/lib/python3.12/site-packages/pyctk/libgpumatmul.so'
+    Link with the flags ``python -m pyctk --libs`` prints: they add an rpath to this
+    library's folder, so programs built so need no ``LD_LIBRARY_PATH``. Needs no GPU and
+    loads no library.
 
-    Link with ``python -m pyctk --libs``; programs built so need no LD_LIBRARY_PATH.
+    Returns
+    -------
+    str
+        An absolute path, inside the installed pyctk package.
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        The installation lacks the library (reinstall pyctk).
+
+    See Also
+    --------
+    get_include : The folder of the header to compile with.
+
+    Examples
+    --------
+    >>> import os, pyctk
+    >>> os.path.basename(pyctk.get_library())   # e.g. .../site-packages/pyctk/libgpumatmul.so
+    'libgpumatmul.so'
     """
     from . import loader
 

@@ -5,9 +5,11 @@ libgpumatmul is bound to), so memory and streams made here are the ones the C
 library sees. Only symbols that cudart 12.0 already exports are used
 (tests/data/exports/cudart-12.0.txt).
 
->>> from pyctk._cuda import cudart
->>> with cudart.on_device(0):                   # doctest: +SKIP
+>>> from pyctk._cuda import cudart              # doctest: +GPU
+>>> with cudart.on_device(0):
 ...     cudart.call("cudaStreamSynchronize", 0)
+>>> cudart.get_device(), cudart.device_count() >= 1
+(0, True)
 
 Every call returns a ``cudaError_t``; ``check`` turns a failure into pyctk's
 exceptions. ``on_device`` is the only way this module changes the calling
@@ -165,8 +167,11 @@ def on_device(index: int) -> Iterator[None]:
     later) creates the primary context of the caller's device if it had none yet: a
     thread that never touched its current device gets that context too.
 
-    >>> with on_device(1):                       # doctest: +SKIP
-    ...     call("cudaStreamSynchronize", 0)     # device 1's legacy stream; the caller stays put
+    >>> before = get_device()                    # doctest: +GPU
+    >>> with on_device(device_count() - 1):      # the last GPU: its legacy stream
+    ...     call("cudaStreamSynchronize", 0)
+    >>> get_device() == before                   # the caller stays put
+    True
     """
     previous = get_device()
     if previous == index:

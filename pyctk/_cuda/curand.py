@@ -10,9 +10,10 @@ The tables are cuRAND's own, in host memory: ``DIMENSIONS`` rows of 32 or 64 dir
 vectors (Joe and Kuo's polynomials), and ``DIMENSIONS`` scramble constants.
 
 >>> from pyctk._cuda import curand
->>> curand.version()  # doctest: +SKIP
-(10, 3, 10)
->>> address = curand.table("curandGetDirectionVectors32", 101)  # doctest: +SKIP
+>>> curand.version()[:2] >= (10, 3)      # (10, 3, 10) with CUDA 12.9's wheel
+True
+>>> curand.table("curandGetDirectionVectors32", 101) != 0   # the host address of the table
+True
 """
 
 from __future__ import annotations

@@ -11,8 +11,12 @@ shared freely between them. A thread that has not used CUDA yet has no current
 context; ``current_context`` then makes the runtime's current device's primary
 context current, as any runtime call would.
 
->>> from pyctk._cuda import driver_api
->>> driver_api.call("cuCtxSynchronize")           # doctest: +SKIP
+>>> from pyctk._cuda import driver_api         # doctest: +GPU
+>>> driver_api.current_device()                # device 0's primary context made current
+0
+>>> driver_api.call("cuCtxSynchronize")
+>>> driver_api.driver_version() >= 12000
+True
 """
 
 from __future__ import annotations

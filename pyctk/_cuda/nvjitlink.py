@@ -10,9 +10,12 @@ Each function exists under a versioned name per release (``__nvJitLinkCreate_12_
 ``_12_9``); pyctk calls the ``<major>_0`` ones, which every release of the major keeps, as
 it asks the driver for its 12.0 functions.
 
->>> from pyctk._cuda import nvjitlink
->>> nvjitlink.link(["-arch=sm_90"], [(nvjitlink.InputType.PTX, ptx, "a.ptx")]).cubin[:4]  # doctest: +SKIP
-b'\\x7fELF'
+>>> from pyctk._cuda import nvjitlink, nvrtc
+>>> ptx = nvrtc.compile_program('extern "C" __global__ void k(float *x) { *x = 1; }',
+...                             ["--gpu-architecture=compute_90"], [], cubin=False).image
+>>> linked = nvjitlink.link(["-arch=sm_90"], [(nvjitlink.InputType.PTX, ptx, "k.ptx")])
+>>> linked.failure, linked.cubin[:4]
+('', b'\\x7fELF')
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ command of its extra and lists every place searched.
 
 >>> nvrtc = OptionalLibrary("nvrtc", "compiles kernels with NVRTC, the CUDA run-time compiler",
 ...                         "nvrtc", {"nvrtcVersion": (ctypes.c_int, [ctypes.c_void_p] * 2)})
->>> nvrtc.install_command()  # doctest: +SKIP
-'pip install "pyctk-cu12[nvrtc]"'
+>>> nvrtc.install_command()       # pyctk-cu13 for CUDA 13
+'pip install "pyctk-cu1...[nvrtc]"'
+>>> nvrtc().nvrtcVersion is nvrtc().nvrtcVersion   # loaded once, its functions declared
+True
 """
 
 from __future__ import annotations

@@ -101,26 +101,41 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, *, casting: Casting = "same_kind",
     Dask's module. So ``pyctk.dask.matmul(x, y)`` builds the same kind of graph with
     pyctk's block product, using Dask's public ``blockwise`` and ``reduction``.
 
+    See Also
+    --------
+    suggest_chunks : Chunks for the operands, sized for your GPUs.
+    pyctk.matmul : The product of one pair of blocks.
+
     Examples
     --------
-    >>> import dask.array as da, numpy as np, pyctk.dask
+    Building the product computes nothing; the result has numpy.matmul's shape and dtype,
+    in blocks of ``x1``'s rows by ``x2``'s columns:
+
+    >>> import dask.array as da, numpy as np, pyctk.dask          # doctest: +GPU
     >>> x = da.ones((20000, 30000), dtype=np.float32, chunks=(10000, 30000))
     >>> y = da.ones((30000, 8000), dtype=np.float32, chunks=(30000, 8000))
     >>> z = pyctk.dask.matmul(x, y)
     >>> z.shape, z.dtype, z.chunks
     ((20000, 8000), dtype('float32'), ((10000, 10000), (8000,)))
-    >>> z.compute()                                              # doctest: +SKIP
-    array([[30000., 30000., ...
 
-    With a distributed cluster, its workers do the products:
+    Computing it runs each block product on a GPU (here, of small arrays, a 1-D ``x2``):
 
-    >>> from distributed import Client, LocalCluster             # doctest: +SKIP
-    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> z = pyctk.dask.matmul(x, y).compute()                    # doctest: +SKIP
+    >>> small = pyctk.dask.matmul(da.ones((4, 3), chunks=2), da.arange(3.0, chunks=2))
+    >>> small.compute()
+    array([3., 3., 3., 3.])
 
-    Errors come at once, as pyctk.matmul's:
+    With a distributed cluster, its workers do the products (here one worker, in this
+    process; dask-cuda's LocalCUDACluster gives each GPU a worker of its own):
 
-    >>> pyctk.dask.matmul(x, x)                                  # doctest: +ELLIPSIS
+    >>> from distributed import Client, LocalCluster
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+    ...     with Client(cluster):
+    ...         small.compute()
+    array([3., 3., 3., 3.])
+
+    Errors come at once, in the client, as pyctk.matmul's:
+
+    >>> pyctk.dask.matmul(x, x)
     Traceback (most recent call last):
     ...
     ValueError: matmul: shapes (20000, 30000) and (20000, 30000) are not aligned: ...

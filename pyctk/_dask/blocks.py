@@ -25,7 +25,7 @@ def block_product(a: np.ndarray, b: np.ndarray, *, operands_dtype: np.dtype | No
     bfloat16 partials summed in float32, as NumPy's own loop sums).
 
     >>> block_product(np.ones((2, 3)), np.ones((3, 4)), operands_dtype=None,
-    ...               options={}).shape                           # doctest: +SKIP
+    ...               options={}).shape                           # doctest: +GPU
     (2, 1, 4)
     """
     if operands_dtype is not None:

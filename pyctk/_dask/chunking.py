@@ -36,14 +36,31 @@ class Blocks(NamedTuple):
     ``rows``, ``k`` and ``cols`` are the sides of a block product; ``stack`` the block along
     each stack axis of the result (matrices per block); ``x1`` and ``x2`` the same as a
     chunks argument for each operand (``da.from_array(a, chunks=blocks.x1)``, ``.rechunk``).
+    A tuple of these six fields, in this order.
+
+    Examples
+    --------
+    >>> blocks = suggest_chunks((100000, 20000), (20000, 30000), "float32")
+    >>> blocks.rows, blocks.k, blocks.cols
+    (50000, 20000, 30000)
+    >>> blocks.x1, blocks.x2                # chunks= for each operand
+    ((50000, 20000), (20000, 30000))
     """
 
     rows: int
+    """Rows of ``x1`` (and of the result) in a block."""
     k: int
+    """Columns of ``x1`` and rows of ``x2`` in a block: the length summed over."""
     cols: int
+    """Columns of ``x2`` (and of the result) in a block."""
     stack: tuple[int, ...]
+    """Matrices per block along each stack axis of the result (``()`` for matrices)."""
     x1: tuple[int, ...]
+    """Chunks for ``x1``: its stack axes' blocks (1 along axes it broadcasts), then ``(rows,
+    k)``; ``(k,)`` for a 1-D ``x1``."""
     x2: tuple[int, ...]
+    """Chunks for ``x2``: its stack axes' blocks (1 along axes it broadcasts), then ``(k,
+    cols)``; ``(k,)`` for a 1-D ``x2``."""
 
 
 def suggest_chunks(shape1: Sequence[int], shape2: Sequence[int], dtype: DTypeLike,

@@ -33,6 +33,11 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
            axes: list = NOT_GIVEN, axis: int = NOT_GIVEN, keepdims: bool = NOT_GIVEN) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
+    Takes what ``numpy.matmul`` takes and returns what it returns: host arrays give a
+    host array, computed on a GPU; GPU arrays give a GPU array, computed in place on
+    their GPU. Every argument NumPy would reject is rejected, with NumPy's exception
+    type and message, before any GPU work.
+
     Parameters
     ----------
     x1, x2 : array_like or GPU arrays
@@ -47,7 +52,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         Where to write the result: its shape is the result's, or has more
         leading (stack) axes to broadcast the result into, as in NumPy. Any
         strides, and any dtype the result casts to under ``casting``; it may
-        overlap ``x1`` or ``x2``.
+        overlap ``x1`` or ``x2``. For GPU operands, any writable GPU array on
+        their GPU.
     casting : {"no", "equiv", "safe", "same_kind", "unsafe"}, optional
         The casting rule for the inputs and ``out``, as in NumPy.
     dtype : dtype_like, optional
@@ -56,11 +62,16 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     backend : {"auto", "tiled", "cublas"}, optional
         ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
         ``"tiled"`` pyctk's own kernels (every dtype), ``"auto"`` whichever
-        of the two measured faster for the GPU, dtype, precision and size
-        (the table ``benchmarks/auto_table.py`` writes: on an H100 or H200,
-        the kernels up to 64^3 multiply-adds (complex128 32^3), float16 and
-        bfloat16 up to 512^3, complex64 at precision "tf32" from 1024^3 up),
-        else cuBLAS where it computes the dtype, else the tiled kernels.
+        of the two was measured faster for the GPU, dtype, precision and size
+        (pyctk's own kernels for small products on the GPUs measured), else
+        cuBLAS where it computes the dtype, else the tiled kernels.
+    precision : {"highest", "tf32", "fp16_accumulate"}, optional
+        ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
+        float32). ``"tf32"`` (float32 and complex64) multiplies on TF32
+        tensor cores: relative error about 1e-3, several times faster (the
+        tiled backend: on an H100, float32, and complex64 products of more
+        than 512**3 multiply-adds; elsewhere in full float32).
+        ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
     stream : None, int or stream object, optional
         For GPU operands, the CUDA stream to enqueue the product on (after
         the operands' pending work): None for the legacy default stream, a
@@ -74,13 +85,6 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         For host operands, the GPUs to share the product among (instead of
         ``device``): the stack, or else the rows of the result, is split
         evenly and every GPU streams its share at once.
-    precision : {"highest", "tf32", "fp16_accumulate"}, optional
-        ``"highest"`` computes as NumPy does (float16 and bfloat16 sum in
-        float32). ``"tf32"`` (float32 and complex64) multiplies on TF32
-        tensor cores: relative error about 1e-3, several times faster (the
-        tiled backend: on an H100, float32, and complex64 products of more
-        than 512**3 multiply-adds; elsewhere in full float32).
-        ``"fp16_accumulate"`` (float16, cuBLAS) also sums in float16.
     axes : list, optional
         Where the matrices are, as numpy.matmul's (a gufunc's) ``axes=``: a
         list of three entries, for ``x1``, ``x2`` and the result, each a
@@ -99,8 +103,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
         For host operands the product in host memory, of NumPy's result
         dtype (1-D @ 1-D gives a NumPy scalar, as in NumPy); for GPU
         operands a ``pyctk.DeviceArray`` on their GPU (0-d for 1-D @ 1-D).
-        ``out`` if given (for GPU operands any writable GPU array on their
-        GPU, of any dtype the product casts to and any strides).
+        ``out`` if given.
 
     Raises
     ------
@@ -124,46 +127,81 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     pyctk.NoDriverError, pyctk.NoDeviceError, pyctk.OutOfMemoryError, pyctk.CudaError
         No driver or GPU, not enough GPU memory, or another CUDA failure.
 
+    See Also
+    --------
+    pyctk.asarray : Copy host data to the GPU once, to multiply it there many times.
+    pyctk.dask.matmul : The product of dask arrays, block by block on Dask's workers.
+
     Notes
     -----
-    One exception to NumPy's dtypes: NumPy multiplies ml_dtypes' bfloat16 in
-    float32 (bfloat16 @ bfloat16 gives float32); pyctk computes in and returns
-    ``np.result_type`` of the operands where ml_dtypes defines it (bfloat16 @
-    bfloat16 and bfloat16 @ int8 give bfloat16, bfloat16 @ float32 float32),
-    unless ``dtype`` or an ``out`` of another dtype is given; elsewhere
-    (bfloat16 @ float16) it uses NumPy's loop too.
+    The dtypes each backend computes, and the result dtype of each pair of
+    operand dtypes, are tabulated in the User guide ("NumPy semantics and
+    dtypes"). One exception to NumPy's dtypes: NumPy multiplies ml_dtypes'
+    bfloat16 in float32 (bfloat16 @ bfloat16 gives float32); pyctk computes
+    in and returns ``np.result_type`` of the operands where ml_dtypes defines
+    it (bfloat16 @ bfloat16 and bfloat16 @ int8 give bfloat16, bfloat16 @
+    float32 float32), unless ``dtype`` or an ``out`` of another dtype is
+    given; elsewhere (bfloat16 @ float16) it uses NumPy's loop too.
 
     All of the checks run before any GPU work, and the whole stack is one call
     into libgpumatmul. Operands are copied only when their strides cannot be
-    described to it (see ``pyctk._arrays.layout.reading``).
+    described to it. A host product larger than the GPU's memory is streamed
+    through it in tiles (``PYCTK_DEVICE_MEMORY_LIMIT`` caps the memory used).
 
     Examples
     --------
-    >>> import numpy as np, pyctk
+    Host arrays in, a host array out, as ``numpy.matmul`` gives it:
+
+    >>> import numpy as np, pyctk                            # doctest: +GPU
     >>> a = np.arange(6, dtype=np.float32).reshape(2, 3)
     >>> b = np.ones((3, 2), dtype=np.float32)
-    >>> pyctk.matmul(a, b)                                   # doctest: +SKIP
+    >>> pyctk.matmul(a, b)
     array([[ 3.,  3.],
            [12., 12.]], dtype=float32)
-    >>> pyctk.matmul(np.ones((10, 2, 3)), np.ones(3)).shape  # doctest: +SKIP
+
+    Stacks broadcast, a 1-D operand is a vector, and 1-D @ 1-D is a scalar:
+
+    >>> pyctk.matmul(np.ones((10, 2, 3)), np.ones(3)).shape
     (10, 2)
-    >>> pyctk.matmul(np.arange(3), np.arange(3))             # doctest: +SKIP
+    >>> pyctk.matmul(np.arange(3), np.arange(3))
     np.int64(5)
-    >>> pyctk.matmul(a, b, backend="tiled", dtype=np.float64).dtype  # doctest: +SKIP
+
+    The keywords: a dtype to compute in, a backend, matrices along other axes,
+    and ``out``:
+
+    >>> pyctk.matmul(a, b, backend="tiled", dtype=np.float64).dtype
     dtype('float64')
-    >>> pyctk.matmul(np.ones((3, 4, 2)), np.ones((4, 5)), axes=[(0, 1), (0, 1), (1, 2)]).shape  # doctest: +SKIP
+    >>> c = pyctk.matmul(np.ones((3, 4, 2)), np.ones((4, 5)),
+    ...                  axes=[(0, 1), (0, 1), (1, 2)])
+    >>> c.shape
     (2, 3, 5)
+    >>> out = np.zeros((2, 2))
+    >>> pyctk.matmul(a, b, out=out) is out
+    True
 
-    Errors come before any GPU work (these need no GPU), of NumPy's types:
+    GPU arrays stay on the GPU:
 
-    >>> pyctk.matmul(a, a)                                   # doctest: +ELLIPSIS
+    >>> x, y = pyctk.asarray(a), pyctk.asarray(b)
+    >>> pyctk.matmul(x, y)
+    DeviceArray([[ 3.,  3.],
+                 [12., 12.]], dtype=float32, device=0)
+
+    Errors come before any GPU work: NumPy's for what NumPy rejects, pyctk's own for
+    what only pyctk does not do:
+
+    >>> pyctk.matmul(a, a)
     Traceback (most recent call last):
     ...
-    ValueError: matmul: shapes (2, 3) and (2, 3) are not aligned: 3 (last dim of operand 0) != 2 ...
+    ValueError: matmul: shapes (2, 3) and (2, 3) are not aligned: ...
     >>> pyctk.matmul(a, b, backend="cutlass")
     Traceback (most recent call last):
     ...
     ValueError: backend must be one of 'auto', 'tiled', 'cublas', not 'cutlass'
+    >>> i = a.astype(np.int32)
+    >>> pyctk.matmul(i, i.T, backend="cublas")
+    Traceback (most recent call last):
+    ...
+    pyctk.UnsupportedError: the cublas backend does not multiply int32 ...
     """
     keepable = (out is None and dtype is None and devices is None and axes is NOT_GIVEN
                 and axis is NOT_GIVEN and keepdims is NOT_GIVEN)

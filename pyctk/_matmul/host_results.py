@@ -18,7 +18,7 @@ Results are ordinary writable C-ordered ndarrays; their base is a uint8 array ov
 (``flags.owndata`` is False, as for a view).
 
 >>> import numpy as np
->>> empty((4, 4), np.float32).flags.owndata      # under MIN_BYTES: NumPy's own memory
+>>> empty((4, 4), np.dtype(np.float32)).flags.owndata      # under MIN_BYTES: NumPy's own memory
 True
 """
 
