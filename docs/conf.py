@@ -30,6 +30,8 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "hawkmoth",
+    # docs/_ext: the pages generated from the code and the benchmark results.
+    "pycuda_table",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

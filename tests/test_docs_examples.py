@@ -3,8 +3,9 @@
 - The ``>>>`` examples of every docstring in the installed pyctk package, checked as doctests
   (their output must match). A docstring whose examples need a GPU flags its first such
   example ``# doctest: +GPU`` (Sphinx hides the flag): then the whole docstring is one ``gpu``
-  test, run on the GPU machine and skipped without a GPU. ``+SKIP`` is refused: an example
-  that never runs is an example nobody checks.
+  test, run on the GPU machine and skipped without a GPU; ``+CPYTHON`` likewise marks one that
+  runs on CPython only. ``+SKIP`` is refused: an example that never runs is an example nobody
+  checks.
 - The Python blocks of the docs pages (docs/**/*.md) and README.md: a ```` ```python ````
   fence is run, a ```` ```pycon ```` fence is checked as a doctest. A page's blocks run in
   order in one namespace, as a reader would type them. A block that needs a GPU has the
@@ -18,6 +19,8 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import inspect
+import platform
 import pkgutil
 import re
 from pathlib import Path
@@ -27,11 +30,15 @@ import pytest
 import pyctk
 
 GPU = doctest.register_optionflag("GPU")
+# Examples of what exists on CPython alone (ctypes.pythonapi: DLPack capsules): skipped elsewhere.
+CPYTHON = doctest.register_optionflag("CPYTHON")
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 # Modules whose import needs an optional dependency: without it, their examples cannot run.
 OPTIONAL = {"pyctk.dask": "dask", "pyctk._dask": "dask"}
+# What the test extra leaves out on some interpreters (PyPy: no dask, distributed, ml_dtypes).
+OPTIONAL_DEPENDENCIES = {"dask", "distributed", "ml_dtypes"}
 # Modules whose import starts CUDA (PyCUDA's autoinit): their docstrings are read from the
 # source, not imported, and are GPU tests.
 STARTS_CUDA = {"pyctk.autoinit", "pyctk.autoprimaryctx"}
@@ -57,8 +64,18 @@ def import_module(name: str):
 UNPARSABLE: dict[str, str] = {}
 
 
+class Finder(doctest.DocTestFinder):
+    """doctest's finder, taking the methods of a class shown under the package's name too
+    (``DeviceArray.__module__ == "pyctk"``), which doctest's own finds in neither module."""
+
+    def _from_module(self, module, object):  # noqa: A002 (doctest's name)
+        if inspect.isfunction(object):
+            return getattr(object, "__module__", "").startswith("pyctk")
+        return super()._from_module(module, object)
+
+
 def docstring_tests() -> list[doctest.DocTest]:
-    finder = doctest.DocTestFinder(exclude_empty=True)
+    finder = Finder(exclude_empty=True)
     tests = []
     for name in STARTS_CUDA:
         path = Path(pyctk.__file__).with_name(name.rpartition(".")[2] + ".py")
@@ -87,6 +104,9 @@ def needs_gpu(test: doctest.DocTest) -> bool:
 
 def as_param(test: doctest.DocTest):
     marks = [pytest.mark.gpu] if needs_gpu(test) else []
+    if any(example.options.get(CPYTHON) for example in test.examples):
+        marks.append(pytest.mark.skipif(platform.python_implementation() != "CPython",
+                                        reason="a CPython-only example (+CPYTHON)"))
     return pytest.param(test, id=test.name, marks=marks)
 
 
@@ -139,13 +159,19 @@ def run_blocks(page: Path, blocks, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__main__"}
     name = str(page.relative_to(ROOT))
-    for line, language, _, code in blocks:
-        if language == "python":
-            exec(compile("\n" * (line - 1) + code, name, "exec"), namespace)  # noqa: S102
-        else:
-            test = doctest.DocTestParser().get_doctest(code, namespace, f"{name}:{line}", name,
-                                                       line - 1)
-            run_doctest(test, tmp_path, monkeypatch)
+    try:
+        for line, language, _, code in blocks:
+            if language == "python":
+                exec(compile("\n" * (line - 1) + code, name, "exec"), namespace)  # noqa: S102
+            else:
+                test = doctest.DocTestParser().get_doctest(code, namespace, f"{name}:{line}",
+                                                           name, line - 1)
+                run_doctest(test, tmp_path, monkeypatch)
+                namespace.update(test.globs)  # a DocTest runs in a copy of what it is given
+    except ImportError as error:
+        if (error.name or "").partition(".")[0] in OPTIONAL_DEPENDENCIES:
+            pytest.skip(f"{name} needs {error.name}, which is not installed")
+        raise
 
 
 def page_params():
