@@ -54,6 +54,7 @@ autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_typehints = "none"  # the signature says it; numpydoc's Parameters explain it
+autodoc_preserve_defaults = True  # `flags=stream_flags.DEFAULT`, not its repr
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

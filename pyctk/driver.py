@@ -1,76 +1,40 @@
-"""The part of PyCUDA's ``pycuda.driver`` that programs use, with no CUDA toolkit.
+"""PyCUDA's ``pycuda.driver`` with no CUDA toolkit: devices, contexts, memory, streams, kernels.
 
 A PyCUDA program runs with its imports changed::
 
-    import pyctk.driver as cuda               # was: import pycuda.driver as cuda
-    from pyctk.compiler import SourceModule   # was: from pycuda.compiler import SourceModule
+    import pyctk.driver as cuda               # was: pycuda.driver
+    from pyctk.compiler import SourceModule   # was: pycuda.compiler
 
->>> import numpy as np
+No context needs to be set up, and no :func:`init` called: with no context pushed,
+everything works in the primary context of the current device (0 unless changed), which
+the CUDA runtime, PyTorch and CuPy use too, so that their arrays, streams and pyctk's mix
+freely. :meth:`Device.make_context` makes a context of its own, as in PyCUDA, in which
+:mod:`pyctk.driver` works while :func:`pyctk.matmul` and :class:`pyctk.DeviceArray` refuse
+to; ``import pyctk.autoinit`` pushes the primary one.
+
+Each name's documentation says where it departs from PyCUDA. The main departures:
+
+- :func:`mem_alloc` takes its memory from the stream-ordered pool that pyctk's own arrays
+  use; memory to share with another process comes from :func:`mem_alloc_ipc`.
+- CUDA 12 removed texture and surface references: asking for one raises
+  :class:`TextureReferenceError`, which says how to use :class:`TextureObject` and
+  :class:`SurfaceObject` instead.
+- :class:`Linker` links with nvJitLink, with no GPU, not with the driver's ``cuLink*``.
+- A launch checks its arguments against the kernel's parameters before anything reaches
+  the GPU.
+- Graphs (:class:`Graph`) follow PyCUDA's pull request #424; released PyCUDA has none.
+
+Memory, copies and kernels work as in PyCUDA:
+
+>>> import numpy as np                           # doctest: +GPU
+>>> import pyctk.driver as cuda
 >>> a = np.arange(4, dtype=np.float32)
->>> a_gpu = mem_alloc(a.nbytes)                   # doctest: +SKIP
->>> memcpy_htod(a_gpu, a)                         # doctest: +SKIP
->>> b = np.empty_like(a); memcpy_dtoh(b, a_gpu)   # doctest: +SKIP
-
-What is here, and where it departs from PyCUDA:
-
-- memory: ``mem_alloc`` (from pyctk's stream-ordered pool, shared with ``pyctk.DeviceArray``),
-  ``DeviceAllocation.free``, ``mem_get_info``, ``to_device``, ``from_device``,
-  ``memcpy_htod``/``dtoh``/``dtod`` and their ``_async`` forms, ``memset_d8``/``d16``/``d32``;
-- more device memory: ``mem_alloc_like``, ``mem_alloc_pitch``, ``mem_get_address_range``,
-  ``from_device_like``, ``DeviceAllocation.as_buffer``, ``PointerHolderBase`` (a subclass's
-  ``get_pointer()`` goes wherever device memory does), ``memcpy_peer``/``_async`` (a context of
-  None is the current one, as PyCUDA documents); IPC: ``mem_get_ipc_handle``,
-  ``IPCMemoryHandle`` (``ipc_mem_flags``; handles may be bytes too), ``Event.ipc_handle``/
-  ``from_ipc_handle``. CUDA shares memory from ``cuMemAlloc`` only, not ``mem_alloc``'s pool
-  memory: ``mem_alloc_ipc`` (not in PyCUDA) allocates memory to share;
-- CUDA graphs, as PyCUDA's pull request #424 has them: ``Stream.begin_capture``, ``end_capture``,
-  ``get_capture_info_v2``, ``update_capture_dependencies``; ``Graph`` (``add_kernel_node``,
-  ``instantiate``, ``debug_dot_print``), ``GraphNode``, ``GraphExec`` (``launch``,
-  ``kernel_node_set_params``); ``capture_mode``, ``capture_status``,
-  ``update_capture_dependencies_flags``;
-- host memory as NumPy arrays whose ``.base`` owns it: ``pagelocked_``, ``aligned_`` and
-  ``managed_`` ``empty``/``zeros``/``empty_like``/``zeros_like``, ``register_host_memory``
-  (``host_alloc_flags``, ``mem_host_register_flags``, ``mem_attach_flags``); managed memory's
-  ``mem_flags`` default to ``GLOBAL`` (PyCUDA's 0 is refused by the driver), and a managed
-  array is a kernel argument as it is; the pools ``DeviceMemoryPool`` and
-  ``PageLockedMemoryPool`` (also in ``pyctk.tools``);
-- CUDA arrays and textures: ``Array`` (``ArrayDescriptor``/``3D``, ``matrix_to_array``,
-  ``np_to_array``, ``gpuarray_to_array``, ``make_multichannel_2d_array``, ``memcpy_htoa`` ...,
-  ``array_cubemap_face``), ``Memcpy2D``/``3D``/
-  ``3DPeer``, ``memset_d2d8``/``16``/``32``; ``TextureObject`` and ``SurfaceObject`` (new: CUDA
-  12 removed the texture and surface references PyCUDA had, and ``TextureReference``,
-  ``get_texref``, ``texrefs=`` ... raise ``TextureReferenceError``, a ``LogicError``, saying so;
-  their constants ``TRSA_OVERRIDE_FORMAT`` and ``TR_DEFAULT`` stay for programs that name them);
-- kernels: ``Module``, ``Function``, ``module_from_buffer``, ``module_from_file``,
-  ``In``/``Out``/``InOut`` (``pyctk.compiler.SourceModule`` compiles); ``Function.prepare``
-  with ``prepared_call``, ``prepared_async_call`` and ``prepared_timed_call`` (argument types
-  as ``struct`` letters, ``"PiP"``, or NumPy dtypes), whose arguments are checked against
-  the kernel's parameters as every call's are;
-- linking: ``Linker`` (``add_data``, ``add_file``, ``link_module``, and ``link_cubin``, which
-  needs no GPU) with ``jit_input_type``, through nvJitLink (``pip install "pyctk-cu12[nvjitlink]"``),
-  not the driver's ``cuLink*``; ``module_from_buffer(buffer, options, message_handler)`` with
-  ``jit_option``, ``jit_target``, ``jit_fallback``;
-- ``get_version`` (the CUDA runtime's, from its wheel), ``get_driver_version``,
-  ``pointer_attribute``; ``start_profiler``, ``stop_profiler`` (``initialize_profiler`` raises
-  CUDA 12's CUDA_ERROR_NOT_SUPPORTED, ``profiler_output_mode``);
-- ``Stream``, ``Event``, ``Device``, ``Context``, ``init`` (optional: pyctk starts CUDA on
-  first use); contexts as PyCUDA has them (``make_context`` makes a new one, a per-thread
-  stack with ``push``/``pop``/``detach``/``attach``/``get_current``, limits, cache and shared
-  memory configs, peer access), with ``ctx_flags``, ``limit``, ``func_cache``,
-  ``shared_config``, ``compute_mode``; ``Function.set_cache_config``;
-- errors: ``Error`` (a ``pyctk.CudaError``) and ``LogicError``, ``LaunchError``,
-  ``MemoryError``, ``RuntimeError`` as in PyCUDA, plus ``ContextLostError`` (a
-  ``LaunchError`` and a ``pyctk.ContextLostError``) for the errors after which this
-  process cannot use the GPU again;
-  ``CompileError`` is ``pyctk.compiler.CompileError``, an ``Error`` as in PyCUDA.
-
-Everything works in the calling thread's current context; with none pushed, the primary
-context of the current device (0 unless changed), which the CUDA runtime, PyTorch and CuPy
-use too: their arrays, streams and pyctk's mix freely. ``Device.make_context()`` makes a
-context of its own, as in PyCUDA: ``mem_alloc``, kernels, streams work in it, while
-``pyctk.matmul`` and ``DeviceArray`` (primary contexts only) refuse to run until it is popped.
-``Device(n).retain_primary_context().push()`` (``pyctk.autoinit``) selects device ``n`` and
-shares its memory with all of them.
+>>> a_gpu = cuda.mem_alloc(a.nbytes)
+>>> cuda.memcpy_htod(a_gpu, a)
+>>> b = np.empty_like(a)
+>>> cuda.memcpy_dtoh(b, a_gpu)
+>>> b
+array([0., 1., 2., 3.], dtype=float32)
 """
 
 from ._cuda.driver_errors import (CompileError, ContextLostError, Error, LaunchError, LogicError,

@@ -38,11 +38,38 @@ def _chosen_device() -> int | None:
 
 
 def make_default_context(ctx_maker: Callable[[Device], Context] | None = None) -> Context:
-    """A context on the default device, made current: ``ctx_maker(device)``, by default
-    ``device.make_context()`` (a new context, as in PyCUDA; ``pyctk.matmul`` and ``DeviceArray``
-    refuse to work in one). Without a chosen device, the first device whose context can be made.
+    """A context on the default device, made current (PyCUDA's ``pycuda.tools`` function).
 
-    Raises RuntimeError when no device can have a context.
+    The default device is ``$CUDA_DEVICE``, else the number in ``~/.cuda_device``, else the
+    first device on which ``ctx_maker`` succeeds.
+
+    Parameters
+    ----------
+    ctx_maker : callable, optional
+        ``ctx_maker(device)`` makes the context and pushes it. Default
+        ``device.make_context()``: a new context, as in PyCUDA, in which :func:`pyctk.matmul`
+        and :class:`pyctk.DeviceArray` refuse to work; pass
+        ``lambda dev: dev.retain_primary_context()`` and push it for the primary context.
+
+    Returns
+    -------
+    pyctk.driver.Context
+        The context, current; :meth:`~pyctk.driver.Context.pop` it when done.
+
+    Raises
+    ------
+    RuntimeError
+        No device can have a context.
+    ValueError
+        ``$CUDA_DEVICE`` or ``~/.cuda_device`` is not a number.
+
+    Examples
+    --------
+    >>> from pyctk.tools import make_default_context   # doctest: +GPU
+    >>> ctx = make_default_context()
+    >>> ctx
+    <pyctk.driver.Context 0x... (made) on device ...>
+    >>> ctx.pop(); ctx.detach()
     """
     make = ctx_maker or (lambda device: device.make_context())
     chosen = _chosen_device()
@@ -60,8 +87,19 @@ def make_default_context(ctx_maker: Callable[[Device], Context] | None = None) -
 
 
 def get_default_device(default: int = 0) -> Device:
-    """Deprecated as in PyCUDA: the chosen device (``$CUDA_DEVICE``, ``~/.cuda_device``) or
-    ``default``."""
+    """The chosen device, ``$CUDA_DEVICE`` or ``~/.cuda_device``, else ``default``.
+
+    Deprecated, as in PyCUDA (a DeprecationWarning): use :func:`make_default_context`.
+
+    Parameters
+    ----------
+    default : int, optional
+        The device number to use when none is chosen.
+
+    Returns
+    -------
+    pyctk.driver.Device
+    """
     warnings.warn("get_default_device is deprecated: use make_default_context", DeprecationWarning,
                   stacklevel=2)
     chosen = _chosen_device()
@@ -72,8 +110,20 @@ _caches: list[dict] = []
 
 
 def context_dependent_memoize(func: Callable) -> Callable:
-    """``func`` remembering its results per current context and arguments (compiled kernels,
-    say, which belong to a context); ``clear_context_caches`` forgets them."""
+    """A decorator: ``func`` remembers its result for each current context and arguments.
+
+    For what belongs to a context, such as compiled kernels. :func:`clear_context_caches`
+    forgets every result.
+
+    Parameters
+    ----------
+    func : callable
+        Its arguments must be hashable.
+
+    Returns
+    -------
+    callable
+    """
     cache: dict = {}
     _caches.append(cache)
 
@@ -88,20 +138,36 @@ def context_dependent_memoize(func: Callable) -> Callable:
 
 
 def clear_context_caches() -> None:
-    """Forget every result ``context_dependent_memoize`` kept."""
+    """Forget every result that :func:`context_dependent_memoize` kept."""
     for cache in _caches:
         cache.clear()
 
 
 def mark_cuda_test(test: Callable) -> Callable:
-    """PyCUDA's decorator of a pytest test that needs a CUDA context: the test runs in one
-    ``make_default_context`` made, popped after it, with the context's caches cleared and
-    garbage collected (so that its memory goes before the next test's context); and, where
-    pytest is installed, it is marked ``cuda``.
+    """A decorator of a test that needs a CUDA context (PyCUDA's ``pycuda.tools`` one).
 
+    The test runs in a context :func:`make_default_context` made, popped after it, with the
+    per-context caches cleared and garbage collected, so that its memory goes before the
+    next test's context. Where pytest is installed, the test is also marked ``cuda``
+    (register the mark in your pytest configuration).
+
+    Parameters
+    ----------
+    test : callable
+
+    Returns
+    -------
+    callable
+        The test, wrapped.
+
+    Examples
+    --------
+    >>> from pyctk.tools import mark_cuda_test
     >>> @mark_cuda_test
     ... def test_something():
     ...     pass
+    >>> test_something.__name__
+    'test_something'
     """
     @functools.wraps(test)
     def in_context(*args: Any, **kwargs: Any) -> Any:
@@ -127,11 +193,21 @@ def _retain_and_push(device: Device) -> Context:
 
 
 def start_primary_context() -> Context:
-    """What importing ``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does: start CUDA, push the
-    default device's primary context (``make_default_context``'s choice of device), and pop it
-    and forget the per-context caches at exit (PyCUDA's ``autoprimaryctx``). Returns it.
+    """What importing :mod:`pyctk.autoinit` or :mod:`pyctk.autoprimaryctx` does.
 
-    Raises pyctk.NoDriverError, with the fix, when there is no usable driver.
+    Start CUDA, push the default device's primary context (the device
+    :func:`make_default_context` chooses), and pop it and forget the per-context caches at
+    exit, as PyCUDA's ``autoprimaryctx`` does.
+
+    Returns
+    -------
+    pyctk.driver.Context
+        The primary context, current.
+
+    Raises
+    ------
+    pyctk.NoDriverError
+        There is no usable NVIDIA driver; the message says how to fix it.
     """
     init()
     context = make_default_context(_retain_and_push)

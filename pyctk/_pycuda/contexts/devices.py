@@ -15,9 +15,11 @@ PyCUDA's contexts are there too, with PyCUDA's stack: each thread has a stack of
   context (releases a primary one), and a made context is destroyed too when its last
   ``Context`` is garbage.
 
->>> ctx = Device(0).make_context()          # doctest: +SKIP
->>> ...                                     # doctest: +SKIP
->>> ctx.pop()                               # doctest: +SKIP
+>>> import pyctk.driver as cuda                # doctest: +GPU
+>>> ctx = cuda.Device(0).make_context()
+>>> cuda.Context.get_current() == ctx
+True
+>>> ctx.pop(); ctx.detach()
 """
 
 from __future__ import annotations
@@ -33,8 +35,21 @@ from ..._cuda import contexts, driver_api, driver_errors, library
 
 
 class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUdevice_attribute`` values (cuda.h), for ``Device.get_attribute`` (PyCUDA's names;
-    aliases share a value)."""
+    """What a device can do: ``CUdevice_attribute`` (cuda.h), for :meth:`Device.get_attribute`.
+
+    PyCUDA's names; aliases (``SHARED_MEMORY_PER_BLOCK``, ``REGISTERS_PER_BLOCK`` ...) share
+    a value. Each one also reads as a lowercase attribute of a :class:`Device`
+    (``dev.warp_size``). pyctk adds ``COOPERATIVE_LAUNCH``, which PyCUDA lacks.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> cuda.device_attribute.WARP_SIZE
+    <device_attribute.WARP_SIZE: 10>
+    >>> attribute = cuda.device_attribute
+    >>> attribute.SHARED_MEMORY_PER_BLOCK is attribute.MAX_SHARED_MEMORY_PER_BLOCK
+    True
+    """
 
     MAX_THREADS_PER_BLOCK = 1
     MAX_BLOCK_DIM_X = 2
@@ -131,7 +146,7 @@ class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     CONCURRENT_MANAGED_ACCESS = 89
     COMPUTE_PREEMPTION_SUPPORTED = 90
     CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91
-    COOPERATIVE_LAUNCH = 95  # (not in PyCUDA)
+    COOPERATIVE_LAUNCH = 95  #: Not in PyCUDA.
     MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
     PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100
     DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101
@@ -147,56 +162,71 @@ class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
 
 
 class compute_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUcomputemode`` (cuda.h): what ``Device.get_attribute(COMPUTE_MODE)`` returns."""
+    """Who may use a device: ``CUcomputemode`` (cuda.h), what
+    ``Device.get_attribute(device_attribute.COMPUTE_MODE)`` returns."""
 
-    DEFAULT = 0
-    PROHIBITED = 2
-    EXCLUSIVE_PROCESS = 3
+    DEFAULT = 0            #: Any number of processes and threads.
+    PROHIBITED = 2         #: No process may make a context.
+    EXCLUSIVE_PROCESS = 3  #: One process at a time.
 
 
 class ctx_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """``CUctx_flags`` (cuda.h) for ``Device.make_context(flags)``: how a thread waits for the GPU."""
+    """Flags of :meth:`Device.make_context`: ``CUctx_flags`` (cuda.h), mostly how a thread
+    waits for the GPU.
 
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> flags = cuda.ctx_flags.SCHED_BLOCKING_SYNC | cuda.ctx_flags.LMEM_RESIZE_TO_MAX
+    >>> int(flags)
+    20
+    """
+
+    #: Spin while waiting if the GPU has fewer contexts than there are CPUs, else yield.
     SCHED_AUTO = 0x00
-    SCHED_SPIN = 0x01
-    SCHED_YIELD = 0x02
-    SCHED_BLOCKING_SYNC = 0x04
-    BLOCKING_SYNC = 0x04  # the old name
-    SCHED_MASK = 0x07
-    MAP_HOST = 0x08  # no effect since CUDA 11: every context maps page-locked memory
-    LMEM_RESIZE_TO_MAX = 0x10
-    FLAGS_MASK = 0xFF
+    SCHED_SPIN = 0x01           #: Spin while waiting: the lowest latency, one CPU core busy.
+    SCHED_YIELD = 0x02          #: Yield the CPU while waiting.
+    SCHED_BLOCKING_SYNC = 0x04  #: Sleep on a synchronisation primitive while waiting.
+    BLOCKING_SYNC = 0x04        #: The old name of ``SCHED_BLOCKING_SYNC``.
+    SCHED_MASK = 0x07           #: The scheduling bits.
+    MAP_HOST = 0x08             #: No effect since CUDA 11: every context maps page-locked memory.
+    LMEM_RESIZE_TO_MAX = 0x10   #: Keep local memory at its largest size after a launch that grew it.
+    FLAGS_MASK = 0xFF           #: Every flag bit.
 
 
 class limit(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUlimit`` (cuda.h), for ``Context.set_limit`` and ``get_limit``."""
+    """A context's limits: ``CUlimit`` (cuda.h), for :meth:`Context.set_limit` and
+    :meth:`Context.get_limit`."""
 
-    STACK_SIZE = 0
-    PRINTF_FIFO_SIZE = 1
-    MALLOC_HEAP_SIZE = 2
-    DEV_RUNTIME_SYNC_DEPTH = 3
-    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
-    MAX_L2_FETCH_GRANULARITY = 5   # (not in PyCUDA)
-    PERSISTING_L2_CACHE_SIZE = 6   # (not in PyCUDA)
+    STACK_SIZE = 0                        #: Bytes of stack for each GPU thread.
+    PRINTF_FIFO_SIZE = 1                  #: Bytes of the buffer device-side ``printf`` writes to.
+    MALLOC_HEAP_SIZE = 2                  #: Bytes of the heap of device-side ``malloc``.
+    DEV_RUNTIME_SYNC_DEPTH = 3            #: Nesting depth of dynamic parallelism's synchronisation.
+    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4  #: Launches from the GPU that may be pending at once.
+    MAX_L2_FETCH_GRANULARITY = 5          #: L2 fetch granularity in bytes (not in PyCUDA).
+    PERSISTING_L2_CACHE_SIZE = 6          #: Bytes of L2 set aside for persisting accesses (not in PyCUDA).
 
 
 class func_cache(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUfunc_cache`` (cuda.h): a preference of shared memory or L1 cache, for
-    ``Context.set_cache_config`` and ``Function.set_cache_config``."""
+    """Shared memory or L1 cache: ``CUfunc_cache`` (cuda.h), for
+    :meth:`Context.set_cache_config` and :meth:`Function.set_cache_config`."""
 
-    PREFER_NONE = 0
-    PREFER_SHARED = 1
-    PREFER_L1 = 2
-    PREFER_EQUAL = 3
+    PREFER_NONE = 0    #: No preference.
+    PREFER_SHARED = 1  #: More shared memory, less L1 cache.
+    PREFER_L1 = 2      #: More L1 cache, less shared memory.
+    PREFER_EQUAL = 3   #: As much of each.
 
 
 class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUsharedconfig`` (cuda.h): the shared memory bank size, for ``set_shared_config``
-    (deprecated by CUDA: GPUs since Maxwell have a fixed bank size, and ignore it)."""
+    """The shared memory bank size: ``CUsharedconfig`` (cuda.h), for
+    :meth:`Context.set_shared_config` and :meth:`Function.set_shared_config`.
 
-    DEFAULT_BANK_SIZE = 0
-    FOUR_BYTE_BANK_SIZE = 1
-    EIGHT_BYTE_BANK_SIZE = 2
+    Deprecated by CUDA: GPUs since Maxwell have a fixed bank size and ignore it.
+    """
+
+    DEFAULT_BANK_SIZE = 0     #: The device's default.
+    FOUR_BYTE_BANK_SIZE = 1   #: Banks of 4 bytes.
+    EIGHT_BYTE_BANK_SIZE = 2  #: Banks of 8 bytes.
 
 
 def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.IntEnum:
@@ -210,14 +240,39 @@ def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.In
 
 
 class Device:
-    """A CUDA device by its index or its PCI bus id (PyCUDA's ``Device``).
+    """A CUDA device, by its number or its PCI bus id (PyCUDA's ``Device``).
 
-    Its attributes read as lowercase names too: ``dev.multiprocessor_count`` is
-    ``dev.get_attribute(device_attribute.MULTIPROCESSOR_COUNT)``.
+    Parameters
+    ----------
+    number : int or str
+        The device's number, 0 to ``Device.count() - 1`` (CUDA's order, which
+        ``CUDA_VISIBLE_DEVICES`` changes), or its PCI bus id (``"0000:01:00.0"``).
 
-    >>> d = Device(0)                                   # doctest: +SKIP
-    >>> d.name(), d.compute_capability(), d.warp_size   # doctest: +SKIP
-    ('NVIDIA H100 80GB HBM3', (9, 0), 32)
+    Raises
+    ------
+    pyctk.NoDriverError
+        There is no usable NVIDIA driver; the message says how to fix it.
+    pyctk.driver.LogicError
+        There is no such device (``CUDA_ERROR_INVALID_DEVICE``).
+
+    Notes
+    -----
+    Every :class:`device_attribute` also reads as a lowercase attribute:
+    ``dev.multiprocessor_count`` is
+    ``dev.get_attribute(device_attribute.MULTIPROCESSOR_COUNT)``. ``int(dev)`` is the device's
+    number, and devices of one number are equal. Making a ``Device`` starts CUDA; no
+    :func:`init` is needed first.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> dev = cuda.Device(0)
+    >>> dev
+    <pyctk.driver.Device 0: ...>
+    >>> dev.warp_size, dev.get_attribute(cuda.device_attribute.WARP_SIZE)
+    (32, 32)
+    >>> int(dev), dev == cuda.Device(dev.pci_bus_id())
+    (0, True)
     """
 
     def __init__(self, number: int | str) -> None:
@@ -228,7 +283,12 @@ class Device:
 
     @staticmethod
     def count() -> int:
-        """How many devices CUDA sees."""
+        """How many devices CUDA sees (after ``CUDA_VISIBLE_DEVICES``).
+
+        Returns
+        -------
+        int
+        """
         return driver_api.query_int("cuDeviceGetCount")
 
     def __int__(self) -> int:
@@ -247,34 +307,80 @@ class Device:
         return self.get_attribute(named_attribute(device_attribute, "Device", name))
 
     def name(self) -> str:
+        """The device's name, as ``nvidia-smi`` shows it (``"NVIDIA H200"``).
+
+        Returns
+        -------
+        str
+        """
         buffer = create_string_buffer(256)
         driver_api.call("cuDeviceGetName", buffer, len(buffer), self._device)
         return buffer.value.decode()
 
     def pci_bus_id(self) -> str:
+        """The device's PCI bus id, ``"domain:bus:device.function"`` (``"0000:01:00.0"``).
+
+        ``Device(dev.pci_bus_id())`` is the same device.
+
+        Returns
+        -------
+        str
+        """
         buffer = create_string_buffer(64)
         driver_api.call("cuDeviceGetPCIBusId", buffer, len(buffer), self._device)
         return buffer.value.decode()
 
     def compute_capability(self) -> tuple[int, int]:
+        """The device's compute capability, ``(major, minor)``: ``(9, 0)`` for an H100 or H200.
+
+        Returns
+        -------
+        tuple of int
+        """
         return (self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MAJOR),
                 self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MINOR))
 
     def total_memory(self) -> int:
-        """Bytes of memory on the device."""
+        """The device's memory, in bytes (:func:`mem_get_info` says how much is free).
+
+        Returns
+        -------
+        int
+        """
         total = c_size_t()
         driver_api.call("cuDeviceTotalMem", byref(total), self._device)
         return total.value
 
     def get_attribute(self, attribute: int) -> int:
-        """The value of ``attribute`` (a ``device_attribute``, or any ``CUdevice_attribute``
-        number); ``COMPUTE_MODE`` gives a ``compute_mode``."""
+        """The value of one attribute of the device.
+
+        Parameters
+        ----------
+        attribute : device_attribute or int
+            A :class:`device_attribute`, or any ``CUdevice_attribute`` number of cuda.h.
+
+        Returns
+        -------
+        int
+            The value; a :class:`compute_mode` for ``device_attribute.COMPUTE_MODE``.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            The driver does not know the attribute (``CUDA_ERROR_INVALID_VALUE``).
+        """
         value = driver_api.query_int("cuDeviceGetAttribute", int(attribute), self._device)
         return compute_mode(value) if attribute == device_attribute.COMPUTE_MODE else value
 
     def get_attributes(self) -> dict[device_attribute, int]:
-        """Every attribute of ``device_attribute`` and its value; one the driver refuses is left
-        out with a warning, as in PyCUDA."""
+        """Every :class:`device_attribute` of the device and its value.
+
+        Returns
+        -------
+        dict
+            :class:`device_attribute` -> int. An attribute the driver refuses (one newer than
+            it) is left out, with a UserWarning, as in PyCUDA.
+        """
         values = {}
         for attribute in device_attribute:
             try:
@@ -285,24 +391,71 @@ class Device:
         return values
 
     def can_access_peer(self, other: Device) -> bool:
-        """Whether contexts on this device can use ``other``'s memory once
-        ``Context.enable_peer_access`` allowed it."""
+        """Whether this device's kernels can use the memory of device ``other``.
+
+        They can once :meth:`Context.enable_peer_access` allowed it.
+
+        Parameters
+        ----------
+        other : Device
+
+        Returns
+        -------
+        bool
+        """
         return bool(driver_api.query_int("cuDeviceCanAccessPeer", self._device, int(other)))
 
     def retain_primary_context(self) -> Context:
-        """The device's primary context, kept alive until ``detach`` (not made current:
-        ``push()`` it). Its memory, streams and kernels are the CUDA runtime's and pyctk's."""
+        """The device's primary context, retained until :meth:`Context.detach`.
+
+        The primary context is the one the CUDA runtime, PyTorch, CuPy and pyctk's own arrays
+        use: memory and streams made in it mix freely with theirs. It is not made current:
+        :meth:`Context.push` it (which is what importing :mod:`pyctk.autoprimaryctx` does).
+
+        Returns
+        -------
+        Context
+
+        Examples
+        --------
+        >>> import pyctk.driver as cuda                  # doctest: +GPU
+        >>> ctx = cuda.Device(0).retain_primary_context()
+        >>> ctx.push()
+        >>> cuda.Context.get_current() is ctx
+        True
+        >>> cuda.Context.pop()
+        """
         handle = c_void_p()
         driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
         return Context(handle.value, self._device, primary=True)
 
     def make_context(self, flags: int = 0) -> Context:
-        """A new context on the device (``cuCtxCreate``), pushed: current on this thread until
-        ``Context.pop()`` (PyCUDA's ``make_context``; ``flags``: ``ctx_flags``).
+        """Make a new context on the device and push it (``cuCtxCreate``), as PyCUDA does.
 
-        Work in it is separate from the primary context's: ``pyctk.matmul`` and ``DeviceArray``
-        refuse to run while it is current. For memory those share, use
-        ``retain_primary_context().push()`` (``pyctk.autoprimaryctx``) instead.
+        The context is current on this thread until :meth:`Context.pop`. Its memory, streams
+        and kernels are its own: :mod:`pyctk.driver` works in it, while :func:`pyctk.matmul`
+        and :class:`pyctk.DeviceArray`, which work in primary contexts, refuse to run until it
+        is popped. For memory that those share, push :meth:`retain_primary_context` instead.
+
+        Parameters
+        ----------
+        flags : ctx_flags or int, optional
+            How the thread waits for the GPU; default ``SCHED_AUTO``.
+
+        Returns
+        -------
+        Context
+            The new context, current. Destroyed by :meth:`Context.detach`, or when it is
+            garbage.
+
+        Examples
+        --------
+        >>> import pyctk.driver as cuda                  # doctest: +GPU
+        >>> ctx = cuda.Device(0).make_context(cuda.ctx_flags.SCHED_BLOCKING_SYNC)
+        >>> ctx
+        <pyctk.driver.Context 0x... (made) on device 0>
+        >>> a_gpu = cuda.mem_alloc(16)                   # memory of this context
+        >>> ctx.pop(); ctx.detach()                      # destroyed, with its memory
         """
         below = _leave_current()
         try:
@@ -401,15 +554,24 @@ def _leave_current() -> Context | None:
 
 
 class Context:
-    """A CUDA context: made by ``Device.make_context``, ``Device.retain_primary_context`` or
-    ``Context.attach``. Equal when their handles are.
+    """A CUDA context: where memory, streams and kernels live (PyCUDA's ``Context``).
 
-    Its static methods act on the calling thread's current context (the primary context of
-    the current device if none was pushed).
+    Not made by calling ``Context``: :meth:`Device.make_context` makes a new one,
+    :meth:`Device.retain_primary_context` gives a device's primary one, :meth:`attach` the
+    current one. Each thread has a stack of the contexts it pushed, whose top is current;
+    with none pushed, pyctk works in the current device's primary context, so most programs
+    need no context at all. Contexts are equal when their ``handle`` (the ``CUcontext``) is.
 
-    >>> ctx = Device(0).make_context()                   # doctest: +SKIP
-    >>> Context.set_limit(limit.PRINTF_FIFO_SIZE, 1 << 20)   # doctest: +SKIP
-    >>> ctx.pop(); ctx.detach()                          # doctest: +SKIP
+    The static methods act on the calling thread's current context.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> ctx = cuda.Device(0).make_context()
+    >>> cuda.Context.set_limit(cuda.limit.PRINTF_FIFO_SIZE, 1 << 20)
+    >>> cuda.Context.get_limit(cuda.limit.PRINTF_FIFO_SIZE) >= 1 << 20
+    True
+    >>> ctx.pop(); ctx.detach()
     """
 
     def __init__(self, handle: int, device: int, made: _Made | None = None, primary: bool = False) -> None:
@@ -433,7 +595,15 @@ class Context:
                                            f"context", "CUDA_ERROR_INVALID_CONTEXT", 201)
 
     def push(self) -> None:
-        """Make this context current on the calling thread, above the one that was."""
+        """Make this context current on the calling thread, above the one that was.
+
+        :meth:`pop` makes the one below current again.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            The context was detached.
+        """
         self._check_valid("push")
         below = _leave_current()
         try:
@@ -446,10 +616,14 @@ class Context:
 
     @staticmethod
     def pop() -> None:
-        """Take the top context off this thread's stack; the one below (if any) is current again.
+        """Take the top context off this thread's stack; the one below, if any, is current again.
 
-        Raises LogicError if this thread pushed no context (PyCUDA's "cannot pop non-current
-        context"). Nothing is destroyed: that is ``detach``'s (or the garbage collector's) work.
+        Nothing is destroyed: that is :meth:`detach`'s work, or the garbage collector's.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            This thread pushed no context (PyCUDA's "cannot pop non-current context").
         """
         if _top() is None:
             raise driver_errors.LogicError(
@@ -462,11 +636,16 @@ class Context:
             driver_api.call("cuCtxPushCurrent", below.handle)
 
     def detach(self) -> None:
-        """Give this context up: a made one is destroyed (with its memory, streams and modules)
-        once no other ``Context`` attached to it, a primary one released. If it was current,
-        the one below it on this thread's stack is current again.
+        """Give this context up.
 
-        Raises LogicError the second time ("cannot detach from invalid context").
+        A context :meth:`Device.make_context` made is destroyed, with its memory, streams and
+        modules, once no other :class:`Context` :meth:`attach` gave holds it; a primary one is
+        released. If it was current, the one below it on this thread's stack is current again.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            It was detached before ("cannot detach from invalid context").
         """
         if not self._valid:
             raise driver_errors.LogicError("Context.detach failed: cannot detach from invalid "
@@ -494,9 +673,21 @@ class Context:
 
     @staticmethod
     def attach(flags: int = 0) -> Context:
-        """The calling thread's current context as a new ``Context``, pushed on this thread's
-        stack (PyCUDA's deprecated ``attach``): a made context then lives until this one is
-        detached too; a primary one is retained once more; another library's is not owned."""
+        """The calling thread's current context, as a new :class:`Context` pushed on this
+        thread's stack (deprecated in PyCUDA, as in CUDA).
+
+        A context :meth:`Device.make_context` made then lives until this one is detached too;
+        a primary one is retained once more; another library's is not owned.
+
+        Parameters
+        ----------
+        flags : int, optional
+            PyCUDA's; unused (CUDA's ``cuCtxAttach`` took it).
+
+        Returns
+        -------
+        Context
+        """
         handle = driver_api.current_context()
         device = driver_api.current_device()
         made = contexts.made.get(handle)
@@ -513,22 +704,40 @@ class Context:
 
     @staticmethod
     def get_current() -> Context | None:
-        """The ``Context`` this thread pushed last and still has (None if none), as PyCUDA has it."""
+        """The context this thread pushed last and has not popped.
+
+        Returns
+        -------
+        Context or None
+            None if the thread pushed none (pyctk then works in the current device's primary
+            context), as in PyCUDA.
+        """
         return _top()
 
     @staticmethod
     def synchronize() -> None:
-        """Wait until all work of the current context is done."""
+        """Wait until all work of the current context, on every stream, is done."""
         driver_api.current_context()
         driver_api.call("cuCtxSynchronize")
 
     @staticmethod
     def get_device() -> Device:
-        """The current context's device."""
+        """The current context's device.
+
+        Returns
+        -------
+        Device
+        """
         return Device(driver_api.current_device())
 
     def get_api_version(self) -> int:
-        """The driver API version the context was made with (e.g. 12000 or 3020)."""
+        """The driver API version the context was made with (``cuCtxGetApiVersion``).
+
+        Returns
+        -------
+        int
+            1000 * major + 10 * minor, e.g. 3020 for every context of a current driver.
+        """
         self._check_valid("get_api_version")
         version = c_uint()
         driver_api.call("cuCtxGetApiVersion", self.handle, byref(version))
@@ -536,13 +745,30 @@ class Context:
 
     @staticmethod
     def set_limit(which: int, value: int) -> None:
-        """Set the current context's ``limit`` ``which`` (e.g. ``limit.MALLOC_HEAP_SIZE``) to ``value``."""
+        """Set one of the current context's limits.
+
+        Parameters
+        ----------
+        which : limit
+            Which one, e.g. ``limit.MALLOC_HEAP_SIZE``.
+        value : int
+            Its new value (bytes, or a count); the driver may round it up.
+        """
         driver_api.current_context()
         driver_api.call("cuCtxSetLimit", int(which), int(value))
 
     @staticmethod
     def get_limit(which: int) -> int:
-        """The current context's ``limit`` ``which``."""
+        """One of the current context's limits.
+
+        Parameters
+        ----------
+        which : limit
+
+        Returns
+        -------
+        int
+        """
         value = c_size_t()
         driver_api.current_context()
         driver_api.call("cuCtxGetLimit", byref(value), int(which))
@@ -550,40 +776,80 @@ class Context:
 
     @staticmethod
     def set_cache_config(config: int) -> None:
-        """Prefer more shared memory or more L1 cache (a ``func_cache``) for the current
-        context's kernels; ``Function.set_cache_config`` overrides it per kernel."""
+        """Prefer more shared memory or more L1 cache for the current context's kernels.
+
+        :meth:`Function.set_cache_config` overrides it for one kernel.
+
+        Parameters
+        ----------
+        config : func_cache
+        """
         driver_api.current_context()
         driver_api.call("cuCtxSetCacheConfig", int(config))
 
     @staticmethod
     def get_cache_config() -> func_cache:
-        """The current context's ``func_cache`` preference."""
+        """The current context's preference of shared memory or L1 cache.
+
+        Returns
+        -------
+        func_cache
+        """
         driver_api.current_context()
         return func_cache(driver_api.query_int("cuCtxGetCacheConfig"))
 
     @staticmethod
     def set_shared_config(config: int) -> None:
-        """Set the shared memory bank size (a ``shared_config``; no effect on current GPUs)."""
+        """Set the current context's shared memory bank size (no effect on current GPUs).
+
+        Parameters
+        ----------
+        config : shared_config
+        """
         driver_api.current_context()
         driver_api.call("cuCtxSetSharedMemConfig", int(config))
 
     @staticmethod
     def get_shared_config() -> shared_config:
-        """The current context's shared memory bank size, a ``shared_config``."""
+        """The current context's shared memory bank size.
+
+        Returns
+        -------
+        shared_config
+        """
         driver_api.current_context()
         return shared_config(driver_api.query_int("cuCtxGetSharedMemConfig"))
 
     @staticmethod
     def enable_peer_access(peer: Context, flags: int = 0) -> None:
-        """Let the current context's kernels use ``peer``'s memory (another device's context;
-        ``Device.can_access_peer`` says whether it can)."""
+        """Let the current context's kernels use the memory of context ``peer``.
+
+        Parameters
+        ----------
+        peer : Context
+            Another device's context; :meth:`Device.can_access_peer` says whether it can be.
+        flags : int, optional
+            0, the only value CUDA takes.
+
+        Raises
+        ------
+        pyctk.driver.Error
+            The devices cannot reach each other (``CUDA_ERROR_PEER_ACCESS_UNSUPPORTED``), or
+            access is enabled already (``CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED``).
+        """
         driver_api.current_context()
         driver_api.call("cuCtxEnablePeerAccess", peer.handle, int(flags))
 
     @staticmethod
     def disable_peer_access(peer: Context, flags: int = 0) -> None:
-        """Undo ``enable_peer_access(peer)``. ``flags``: PyCUDA's, which must be 0 (CUDA's
-        call takes none)."""
+        """Undo :meth:`enable_peer_access` of ``peer``.
+
+        Parameters
+        ----------
+        peer : Context
+        flags : int, optional
+            PyCUDA's; it must be 0 (CUDA's call takes none): ValueError otherwise.
+        """
         if flags != 0:
             raise ValueError(f"flags must be 0 (cuCtxDisablePeerAccess takes none), not {flags!r}")
         driver_api.current_context()
@@ -615,20 +881,60 @@ def in_context(handle: int, name: str, *args: int) -> None:
 
 
 def init(flags: int = 0) -> None:
-    """Start the CUDA driver (PyCUDA's ``init``; pyctk also starts it on first use).
+    """Start the CUDA driver (PyCUDA's ``init``).
 
-    Raises pyctk.NoDriverError, with the fix, when there is no usable driver.
+    Optional, unlike in PyCUDA: pyctk starts the driver on first use. Calling it first
+    reports a missing driver at a place of your choosing.
+
+    Parameters
+    ----------
+    flags : int, optional
+        PyCUDA's; unused (CUDA takes 0).
+
+    Raises
+    ------
+    pyctk.NoDriverError
+        There is no usable NVIDIA driver; the message says how to fix it.
     """
     driver_api.driver()
 
 
 def get_version() -> tuple[int, int, int]:
-    """The CUDA version pyctk runs with: its CUDA runtime's, from the nvidia-* wheel, as
-    ``(major, minor, 0)`` (PyCUDA: the toolkit's it was built with). No driver needed."""
+    """The CUDA version pyctk runs with: its CUDA runtime's, from NVIDIA's wheel.
+
+    PyCUDA's gives the toolkit's it was built with. No driver or GPU is needed.
+
+    Returns
+    -------
+    tuple of int
+        ``(major, minor, 0)``.
+
+    See Also
+    --------
+    get_driver_version : The version the driver supports.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> major, minor, _ = cuda.get_version()
+    >>> major >= 12
+    True
+    """
     version = library.query_int("gpumatmul_runtime_version")
     return version // 1000, version % 1000 // 10, 0
 
 
 def get_driver_version() -> int:
-    """The CUDA version the driver supports, as 1000 * major + 10 * minor (13000 for 13.0)."""
+    """The CUDA version the NVIDIA driver supports.
+
+    Returns
+    -------
+    int
+        1000 * major + 10 * minor: 13000 for CUDA 13.0, as ``nvidia-smi`` shows it.
+
+    Raises
+    ------
+    pyctk.NoDriverError
+        There is no usable NVIDIA driver.
+    """
     return driver_api.driver_version()

@@ -34,15 +34,40 @@ _REGISTER_THREADS = {
 
 
 class DeviceData:
-    """Limits of device ``dev`` (default: the current context's) for sizing launches.
+    """A device's limits for sizing kernel launches (PyCUDA's ``pycuda.tools.DeviceData``).
 
-    Attributes: ``max_threads`` (per block), ``warp_size``, ``warps_per_mp``,
-    ``thread_blocks_per_mp``, ``registers`` (per block), ``shared_memory`` (bytes per block),
-    ``smem_alloc_granularity``, ``smem_granularity``, ``register_allocation_unit``. Every GPU
-    CUDA 12 runs on (compute capability 5.0 and up) has the values PyCUDA gives 3.0 and up.
+    Every GPU CUDA 12 runs on (compute capability 5.0 and up) has the values PyCUDA gives
+    compute capability 3.0 and up.
 
-    >>> data = DeviceData()                              # doctest: +SKIP
-    >>> data.max_threads, data.warp_size, data.align(100)    # doctest: +SKIP
+    Parameters
+    ----------
+    dev : pyctk.driver.Device, optional
+        Default: the current context's device.
+
+    Attributes
+    ----------
+    max_threads : int
+        Threads per block.
+    warp_size : int
+        Threads per warp (32).
+    warps_per_mp : int
+        Warps a multiprocessor holds (64, as the old occupancy calculator counted).
+    thread_blocks_per_mp : int
+        Blocks a multiprocessor runs at once (8, likewise).
+    registers : int
+        Registers per block.
+    shared_memory : int
+        Bytes of shared memory per block (without opting in to more).
+    smem_alloc_granularity, smem_granularity : int
+        Bytes shared memory is allocated in (128), and its bank granularity (32).
+    register_allocation_unit : str
+        ``"warp"``: registers are allocated per warp.
+
+    Examples
+    --------
+    >>> from pyctk.tools import DeviceData           # doctest: +GPU
+    >>> data = DeviceData()
+    >>> data.max_threads, data.warp_size, data.align(100)
     (1024, 32, 128)
     """
 
@@ -59,7 +84,17 @@ class DeviceData:
         self.register_allocation_unit = "warp"
 
     def align_bytes(self, word_size: int = 4) -> int:
-        """The alignment in bytes for coalesced fetches of ``word_size``-byte words (4, 8 or 16)."""
+        """The alignment in bytes for coalesced fetches of ``word_size``-byte words.
+
+        Parameters
+        ----------
+        word_size : {4, 8, 16}, optional
+
+        Returns
+        -------
+        int
+            64 for 4-byte words, 128 for 8 and 16.
+        """
         try:
             return _FETCH_ALIGNMENT[word_size]
         except KeyError:
@@ -67,24 +102,55 @@ class DeviceData:
                              f"(4, 8 or 16 bytes)") from None
 
     def align(self, bytes: int, word_size: int = 4) -> int:  # noqa: A002 - PyCUDA's name
-        """``bytes`` rounded up to ``align_bytes(word_size)``."""
+        """``bytes`` rounded up to a multiple of ``align_bytes(word_size)``.
+
+        Returns
+        -------
+        int
+        """
         return _round_up(bytes, self.align_bytes(word_size))
 
     def align_words(self, word_size: int) -> int:
-        """``align_bytes(word_size)`` in words."""
+        """``align_bytes(word_size)`` in words of ``word_size`` bytes.
+
+        Returns
+        -------
+        int
+        """
         return self.align_bytes(word_size) // word_size
 
     def align_dtype(self, elements: int, dtype_size: int) -> int:
-        """``elements`` of ``dtype_size`` bytes rounded up to a whole aligned fetch."""
+        """``elements`` of ``dtype_size`` bytes each, rounded up to a whole aligned fetch.
+
+        Returns
+        -------
+        int
+            A number of elements.
+        """
         return _round_up(elements, self.align_words(dtype_size))
 
     def coalesce(self, thread_count: int) -> int:
-        """``thread_count`` rounded up to a multiple of 16 (a half warp)."""
+        """``thread_count`` rounded up to a multiple of 16 (a half warp).
+
+        Returns
+        -------
+        int
+        """
         return _round_up(thread_count, 16)
 
     @staticmethod
     def make_valid_tex_channel_count(size: int) -> int:
-        """The smallest texture channel count (1, 2 or 4) that holds ``size``."""
+        """The smallest texture channel count, 1, 2 or 4, that holds ``size`` channels.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            ``size`` is more than 4.
+        """
         for count in (1, 2, 4):
             if size <= count:
                 return count
@@ -92,17 +158,44 @@ class DeviceData:
 
 
 class OccupancyRecord:
-    """The occupancy of a launch of blocks of ``threads`` threads using ``shared_mem`` bytes
-    of shared memory and ``registers`` registers per thread, on a device ``devdata``
-    describes (a ``DeviceData``, or anything with its attributes).
+    """The occupancy of a launch, as the old CUDA occupancy calculator computed it (PyCUDA's
+    ``pycuda.tools.OccupancyRecord``).
 
-    Attributes: ``tb_per_mp`` (blocks a multiprocessor runs at once), ``limited_by`` (what
-    limits that: ``"device"``, ``"warps"``, ``"regs"`` or ``"smem"``), ``tb_per_mp_limits``
-    (each limit as ``(blocks, name)``), ``warps_per_mp``, ``occupancy`` (resident warps over
-    the most a multiprocessor holds, 0 to 1).
+    Parameters
+    ----------
+    devdata : pyctk.tools.DeviceData
+        The device, or anything with :class:`~pyctk.tools.DeviceData`'s attributes.
+    threads : int
+        Threads per block.
+    shared_mem : int, optional
+        Bytes of shared memory per block.
+    registers : int, optional
+        Registers per thread (``Function.num_regs``).
 
-    Raises ValueError for a block the device cannot run: too many threads, registers or
-    bytes of shared memory.
+    Attributes
+    ----------
+    tb_per_mp : int
+        Blocks a multiprocessor runs at once.
+    limited_by : str
+        What limits that: ``"device"``, ``"warps"``, ``"regs"`` or ``"smem"``.
+    tb_per_mp_limits : list of tuple
+        Each limit, as ``(blocks, name)``.
+    warps_per_mp : int
+        Warps resident on a multiprocessor.
+    occupancy : float
+        Those warps over the most a multiprocessor holds, 0 to 1.
+
+    Raises
+    ------
+    ValueError
+        A block the device cannot run: too many threads, registers or bytes of shared memory.
+
+    Examples
+    --------
+    >>> from pyctk.tools import DeviceData, OccupancyRecord   # doctest: +GPU
+    >>> record = OccupancyRecord(DeviceData(), threads=256, registers=64)
+    >>> record.tb_per_mp, record.limited_by, record.occupancy
+    (4, 'regs', 0.5)
     """
 
     def __init__(self, devdata: Any, threads: int, shared_mem: int = 0, registers: int = 0) -> None:

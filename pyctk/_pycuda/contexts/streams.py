@@ -16,15 +16,19 @@ from ..._cuda import driver_api, streams
 
 
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    DEFAULT = 0x0
-    NON_BLOCKING = 0x1  # not ordered with the legacy default stream
+    """Flags of :class:`Stream`: ``CUstream_flags`` (cuda.h)."""
+
+    DEFAULT = 0x0       #: Ordered with the legacy default stream (``stream=None``), both ways.
+    NON_BLOCKING = 0x1  #: Not ordered with the legacy default stream.
 
 
 class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    DEFAULT = 0x0
-    BLOCKING_SYNC = 0x1
-    DISABLE_TIMING = 0x2
-    INTERPROCESS = 0x4
+    """Flags of :class:`Event`: ``CUevent_flags`` (cuda.h)."""
+
+    DEFAULT = 0x0         #: A timing event; waiting for it spins.
+    BLOCKING_SYNC = 0x1   #: Waiting for it (:meth:`Event.synchronize`) sleeps instead of spinning.
+    DISABLE_TIMING = 0x2  #: No timestamps: cheaper to record and wait for.
+    INTERPROCESS = 0x4    #: May be shared with another process (with ``DISABLE_TIMING``).
 
 
 class _Handle:
@@ -56,8 +60,29 @@ class _Handle:
 class Stream(_Handle):
     """A CUDA stream: work on it runs in order, and may overlap other streams' work.
 
-    >>> s = Stream()                                   # doctest: +SKIP
-    >>> memcpy_htod_async(a_gpu, a, s); s.synchronize()     # doctest: +SKIP
+    Made in the calling thread's current context, and destroyed when garbage. A stream has
+    ``__cuda_stream__``, so it is a ``stream=`` for :func:`pyctk.matmul` and for other
+    libraries too; ``handle`` is its ``CUstream``. The capture methods
+    (:meth:`begin_capture` ...) make :class:`Graph` objects, as in PyCUDA's pull request
+    #424 (released PyCUDA has no graphs).
+
+    Parameters
+    ----------
+    flags : stream_flags, optional
+        ``DEFAULT``: ordered with the legacy default stream; ``NON_BLOCKING``: not.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = cuda.pagelocked_zeros(4, np.float32)     # page-locked: the copies are asynchronous
+    >>> a_gpu = cuda.mem_alloc(a.nbytes)
+    >>> stream = cuda.Stream()
+    >>> cuda.memset_d32_async(a_gpu, np.float32(1).view(np.uint32), 4, stream)
+    >>> cuda.memcpy_dtoh_async(a, a_gpu, stream)
+    >>> stream.synchronize()
+    >>> a
+    array([1., 1., 1., 1.], dtype=float32)
     """
 
     _destroy = "cuStreamDestroy"
@@ -67,6 +92,7 @@ class Stream(_Handle):
         super().__init__("cuStreamCreate", int(flags))
 
     def __cuda_stream__(self) -> tuple[int, int]:
+        """``(0, handle)``: the CUDA stream protocol, by which other libraries take this stream."""
         return 0, self.handle
 
     def synchronize(self) -> None:
@@ -78,17 +104,37 @@ class Stream(_Handle):
         return self._ready("cuStreamQuery")
 
     def wait_for_event(self, event: Event) -> None:
-        """Make work queued on the stream from now on wait for ``event``."""
+        """Make the work queued on the stream from now on wait until ``event`` has happened.
+
+        Parameters
+        ----------
+        event : Event
+            Recorded (on any stream), or it is no wait at all.
+        """
         driver_api.call("cuStreamWaitEvent", self.handle, event.handle, 0)
 
 
 class Event(_Handle):
-    """A CUDA event: a point in a stream, to wait for or to time between.
+    """A CUDA event: a point in a stream's work, to wait for or to time from.
 
-    >>> start, end = Event(), Event()                        # doctest: +SKIP
-    >>> start.record(); kernel(..., block=(256, 1, 1)); end.record()   # doctest: +SKIP
-    >>> end.synchronize().time_since(start)                  # doctest: +SKIP
-    0.0123
+    Made in the calling thread's current context, and destroyed when garbage.
+
+    Parameters
+    ----------
+    flags : event_flags, optional
+        Default ``DEFAULT``, a timing event.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> start, end = cuda.Event(), cuda.Event()
+    >>> start.record() is start
+    True
+    >>> a_gpu = cuda.mem_alloc(1 << 20)
+    >>> cuda.memset_d8(a_gpu, 0, 1 << 20)
+    >>> milliseconds = end.record().synchronize().time_since(start)
+    >>> milliseconds >= 0, end.query()
+    (True, True)
     """
 
     _destroy = "cuEventDestroy"
@@ -98,36 +144,89 @@ class Event(_Handle):
         super().__init__("cuEventCreate", int(flags))
 
     def record(self, stream: Any = None) -> Event:
-        """Record the event on ``stream`` (default: the legacy default stream); returns self."""
+        """Record the event on a stream: it happens once the work queued there so far is done.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+            default stream. (PyCUDA's ``record_in_stream(stream)`` is ``record(stream)``.)
+
+        Returns
+        -------
+        Event
+            The event itself, for ``end.record().synchronize()``.
+        """
         driver_api.call("cuEventRecord", self.handle, streams.handle(stream))
         return self
 
     def synchronize(self) -> Event:
-        """Wait until the work before the event's record is done; returns self."""
+        """Wait until the event has happened: the work queued before its record is done.
+
+        Returns
+        -------
+        Event
+            The event itself.
+        """
         driver_api.call("cuEventSynchronize", self.handle)
         return self
 
     def query(self) -> bool:
-        """Whether the work before the event's record is done, without waiting."""
+        """Whether the event has happened, without waiting.
+
+        Returns
+        -------
+        bool
+        """
         return self._ready("cuEventQuery")
 
     def time_since(self, start: Event) -> float:
-        """Milliseconds from event ``start`` to this one; both must have completed."""
+        """The milliseconds from event ``start`` to this one.
+
+        Parameters
+        ----------
+        start : Event
+            Recorded before this one; both must have happened, and have timing.
+
+        Returns
+        -------
+        float
+            Milliseconds, to about half a microsecond.
+        """
         milliseconds = c_float()
         driver_api.call("cuEventElapsedTime", byref(milliseconds), start.handle, self.handle)
         return milliseconds.value
 
     def time_till(self, end: Event) -> float:
-        """Milliseconds from this event to event ``end``."""
+        """The milliseconds from this event to event ``end``: ``end.time_since(self)``.
+
+        Parameters
+        ----------
+        end : Event
+
+        Returns
+        -------
+        float
+        """
         return end.time_since(self)
 
     def ipc_handle(self) -> bytearray:
-        """The event's handle for another process, which opens it with ``Event.from_ipc_handle``.
+        """A handle to the event for another process, which opens it with :meth:`from_ipc_handle`.
 
         The event must be made with ``event_flags.INTERPROCESS | event_flags.DISABLE_TIMING``.
 
-        >>> event = Event(event_flags.INTERPROCESS | event_flags.DISABLE_TIMING)   # doctest: +SKIP
-        >>> send_to_the_other_process(bytes(event.record(stream).ipc_handle()))     # doctest: +SKIP
+        Returns
+        -------
+        bytearray
+            64 bytes, to send to the other process (through a pipe, say).
+
+        Examples
+        --------
+        >>> import pyctk.driver as cuda                  # doctest: +GPU
+        >>> flags = cuda.event_flags.INTERPROCESS | cuda.event_flags.DISABLE_TIMING
+        >>> handle = cuda.Event(flags).record().ipc_handle()
+        >>> len(handle)
+        64
         """
         handle = driver_api.IpcHandle()
         driver_api.call("cuIpcGetEventHandle", byref(handle), self.handle)
@@ -135,9 +234,28 @@ class Event(_Handle):
 
     @staticmethod
     def from_ipc_handle(handle: Any) -> Event:
-        """The event of another process whose ``ipc_handle()`` ``handle`` is (64 bytes: a
-        bytearray as in PyCUDA, or bytes ...), to wait for (``synchronize``, ``query``,
-        ``Stream.wait_for_event``) or record. Garbage here, it leaves the other process's be."""
+        """Open the event of another process, from the handle its :meth:`ipc_handle` gave.
+
+        The event can then be waited for (:meth:`synchronize`, :meth:`query`,
+        :meth:`Stream.wait_for_event`) or recorded. When it is garbage here, the other
+        process's event stays.
+
+        Parameters
+        ----------
+        handle : bytes-like
+            The 64 bytes: a bytearray, as in PyCUDA, or bytes that came through a pipe.
+
+        Returns
+        -------
+        Event
+
+        Raises
+        ------
+        TypeError
+            ``handle`` is not a buffer.
+        ValueError
+            It is not 64 bytes long.
+        """
         opened = to_ipc_handle(handle)  # (checked before there is an event to destroy)
         event = Event.__new__(Event)
         _Handle.__init__(event, "cuIpcOpenEventHandle", opened)

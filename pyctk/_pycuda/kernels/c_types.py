@@ -41,14 +41,40 @@ _to_dtype: dict[str, np.dtype] = {}
 
 
 def get_or_register_dtype(c_names: str | Sequence[str], dtype: Any = None) -> np.dtype:
-    """The dtype of C type ``c_names`` (a name, or several that mean one type); with
-    ``dtype``, register those names for it first.
+    """The dtype of a C type; with ``dtype``, register the C type's names for it first.
 
-    Raises KeyError for an unknown name without ``dtype``, and RuntimeError for a name that
-    is already another dtype's.
+    The registry is the process's, as PyCUDA's is: a dtype registered once (a struct, say)
+    is known to every kernel Python writes.
 
+    Parameters
+    ----------
+    c_names : str or sequence of str
+        A C type's name, or several names of one type (``["unsigned", "unsigned int"]``).
+    dtype : data-type, optional
+        The dtype to register them for.
+
+    Returns
+    -------
+    numpy.dtype
+
+    Raises
+    ------
+    KeyError
+        An unknown name, without ``dtype``.
+    RuntimeError
+        A name that is already another dtype's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyctk.tools import get_or_register_dtype, dtype_to_ctype
     >>> get_or_register_dtype("unsigned int")
     dtype('uint32')
+    >>> entry = np.dtype([("index", np.int32), ("weight", np.float32)])
+    >>> get_or_register_dtype("struct entry", entry) == entry
+    True
+    >>> dtype_to_ctype(entry)
+    'struct entry'
     """
     names = [c_names] if isinstance(c_names, str) else list(c_names)
     if dtype is None:
@@ -69,8 +95,22 @@ def get_or_register_dtype(c_names: str | Sequence[str], dtype: Any = None) -> np
 
 
 def register_dtype(dtype: Any, c_names: str | Sequence[str], alias_ok: bool = False) -> None:
-    """Deprecated as in PyCUDA: use ``get_or_register_dtype``. RuntimeError for a dtype that
-    has C names already, unless ``alias_ok``."""
+    """Register C names for a dtype (deprecated, as in PyCUDA: a DeprecationWarning).
+
+    Use :func:`~pyctk.tools.get_or_register_dtype`.
+
+    Parameters
+    ----------
+    dtype : data-type
+    c_names : str or sequence of str
+    alias_ok : bool, optional
+        Allow a dtype that has C names already.
+
+    Raises
+    ------
+    RuntimeError
+        The dtype has C names already, and ``alias_ok`` is False.
+    """
     warnings.warn("register_dtype is deprecated: use get_or_register_dtype", DeprecationWarning,
                   stacklevel=2)
     if np.dtype(dtype) in _to_names and not alias_ok:
@@ -80,12 +120,31 @@ def register_dtype(dtype: Any, c_names: str | Sequence[str], alias_ok: bool = Fa
 
 
 def dtype_to_ctype(dtype: Any, with_fp_tex_hack: bool = False) -> str:
-    """The C type of ``dtype``, as kernel source writes it.
+    """The C type of a dtype, as kernel source writes it (PyCUDA's names).
 
-    >>> dtype_to_ctype(np.float32), dtype_to_ctype(np.int64)
-    ('float', 'long')
+    Parameters
+    ----------
+    dtype : data-type
+    with_fp_tex_hack : bool, optional
+        PyCUDA's names of floating-point texture fetches (``fp_tex_float`` ...).
 
-    Raises ValueError for a dtype with no C type registered (float16, among others).
+    Returns
+    -------
+    str
+        int64 is ``long`` (LP64 Linux), complex types ``pycuda::complex<...>``, vector types
+        CUDA's (``float3``).
+
+    Raises
+    ------
+    ValueError
+        No C type is registered for the dtype (float16, among others).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyctk.tools import dtype_to_ctype
+    >>> dtype_to_ctype(np.float32), dtype_to_ctype(np.int64), dtype_to_ctype(np.complex64)
+    ('float', 'long', 'pycuda::complex<float>')
     """
     dtype = np.dtype(dtype)
     if with_fp_tex_hack and dtype in _TEXTURE_NAMES:
@@ -98,7 +157,18 @@ def dtype_to_ctype(dtype: Any, with_fp_tex_hack: bool = False) -> str:
 
 
 class Argument:
-    """A kernel parameter, as ``parse_c_arg`` reads one: its ``dtype`` and ``name``."""
+    """A kernel parameter, as :func:`~pyctk.tools.parse_c_arg` reads one.
+
+    Parameters
+    ----------
+    dtype : data-type
+    name : str
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+    name : str
+    """
 
     def __init__(self, dtype: Any, name: str) -> None:
         self.dtype, self.name = np.dtype(dtype), name
@@ -108,25 +178,67 @@ class Argument:
 
 
 class VectorArg(Argument):
-    """A pointer parameter (``float *x``): passed as a device address."""
+    """A pointer parameter (``float *x``): passed as a device address.
+
+    Parameters
+    ----------
+    dtype : data-type
+        What it points to.
+    name : str
+    """
 
     struct_char = "P"
 
     def declarator(self, restrict: bool = False) -> str:
-        """The C declaration; ``restrict``: promise that no other parameter reaches its memory
-        (``__restrict__``), which lets the compiler load ahead of the kernel's stores."""
+        """The parameter's C declaration.
+
+        Parameters
+        ----------
+        restrict : bool, optional
+            Promise that no other parameter reaches its memory (``__restrict__``), which lets
+            the compiler load ahead of the kernel's stores.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyctk.tools import VectorArg
+        >>> VectorArg(np.float32, "x").declarator(restrict=True)
+        'float *__restrict__ x'
+        """
         return f"{dtype_to_ctype(self.dtype)} *{'__restrict__ ' if restrict else ''}{self.name}"
 
 
 class ScalarArg(Argument):
-    """A parameter passed by value (``int n``)."""
+    """A parameter passed by value (``int n``).
+
+    Parameters
+    ----------
+    dtype : data-type
+    name : str
+    """
 
     @property
     def struct_char(self) -> str:
+        """Its ``struct`` letter for :meth:`pyctk.driver.Function.prepare` (``"12s"`` for a
+        struct of 12 bytes)."""
         return f"{self.dtype.itemsize}s" if self.dtype.kind == "V" else self.dtype.char
 
     def declarator(self, restrict: bool = False) -> str:
-        """The C declaration (``restrict`` is for pointers: a value aliases nothing)."""
+        """The parameter's C declaration.
+
+        Parameters
+        ----------
+        restrict : bool, optional
+            Ignored: a value aliases nothing.
+
+        Returns
+        -------
+        str
+        """
         return f"{dtype_to_ctype(self.dtype)} {self.name}"
 
 
@@ -136,14 +248,30 @@ _DECLARATOR = re.compile(r"^(?P<type>[\w:<>\s]+?)(?:\s*(?P<pointer>\*)\s*|\s+)(?
 
 
 def parse_c_arg(c_arg: str) -> Argument:
-    """A ``VectorArg`` or ``ScalarArg`` of one C parameter declaration.
+    """Read one C parameter declaration (PyCUDA's ``parse_c_arg``).
 
+    Parameters
+    ----------
+    c_arg : str
+        ``"const float *x"``, ``"unsigned int n"`` ...; qualifiers are dropped.
+
+    Returns
+    -------
+    VectorArg or ScalarArg
+        A pointer (or array) parameter, or one passed by value.
+
+    Raises
+    ------
+    ValueError
+        A declaration that cannot be read, or a type not registered.
+
+    Examples
+    --------
+    >>> from pyctk.tools import parse_c_arg
     >>> parse_c_arg("const float *__restrict__ x")
     VectorArg(dtype('float32'), 'x')
     >>> parse_c_arg("unsigned int n").struct_char
     'I'
-
-    Raises ValueError for a declaration that cannot be read or a type not registered.
     """
     text = " ".join(_QUALIFIERS.sub(" ", c_arg).split())
     match = _DECLARATOR.match(text)
@@ -158,7 +286,23 @@ def parse_c_arg(c_arg: str) -> Argument:
 
 
 def get_arg_type(c_arg: str) -> str:
-    """The ``struct`` letter ``Function.prepare`` takes for a C parameter declaration."""
+    """The ``struct`` letter :meth:`pyctk.driver.Function.prepare` takes for a C parameter
+    declaration.
+
+    Parameters
+    ----------
+    c_arg : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from pyctk.tools import get_arg_type
+    >>> get_arg_type("float *a"), get_arg_type("double x")
+    ('P', 'd')
+    """
     return parse_c_arg(c_arg).struct_char
 
 

@@ -1,15 +1,8 @@
 """CUDA graphs: work captured from a stream, or built node by node, then launched as a whole.
 
 Released PyCUDA has no graphs; this is the API of its open pull request #424 (graphs,
-``Stream.begin_capture`` ...), the least surprising one for PyCUDA programs:
-
->>> stream = Stream(stream_flags.NON_BLOCKING)                           # doctest: +SKIP
->>> stream.begin_capture()                                                # doctest: +SKIP
->>> scale(a_gpu, np.float32(2), block=(256, 1, 1), grid=(4, 1), stream=stream)   # doctest: +SKIP
->>> memcpy_dtod_async(b_gpu, a_gpu, a.nbytes, stream)                     # doctest: +SKIP
->>> stream.end_capture().instantiate().launch(stream)                    # doctest: +SKIP
-
-or ``graph = Graph()``, ``node = graph.add_kernel_node(*args, func=f, block=(256, 1, 1),
+``Stream.begin_capture`` ...), the least surprising one for PyCUDA programs: work captured
+from a stream (``Graph`` has an example), or ``graph = Graph()``, ``node = graph.add_kernel_node(*args, func=f, block=(256, 1, 1),
 dependencies=[earlier_node])``, ``graph.instantiate().launch()``. A kernel node's arguments
 are a launch's (``Function.__call__``'s), less ``In``/``Out``/``InOut``, whose copies would
 be made once, not at each launch. Graphs keep the device memory their kernel nodes were given
@@ -42,26 +35,29 @@ _LEGACY_STREAM = 1      # CU_GET_PROC_ADDRESS_LEGACY_STREAM: handle 0 is the leg
 
 
 class capture_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUstreamCaptureMode`` values (cuda.h): which calls of other threads a capture refuses."""
+    """Which unsafe calls a stream capture refuses: ``CUstreamCaptureMode`` (cuda.h), for
+    :meth:`Stream.begin_capture`."""
 
-    GLOBAL = 0
-    THREAD_LOCAL = 1
-    RELAXED = 2
+    GLOBAL = 0        #: Those of every thread, while any thread captures in this mode.
+    THREAD_LOCAL = 1  #: Those of the capturing thread.
+    RELAXED = 2       #: None.
 
 
 class capture_status(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUstreamCaptureStatus`` values (cuda.h)."""
+    """Whether a stream is capturing: ``CUstreamCaptureStatus`` (cuda.h), of
+    :meth:`Stream.get_capture_info_v2`."""
 
-    NONE = 0
-    ACTIVE = 1
-    INVALIDATED = 2
+    NONE = 0         #: Not capturing.
+    ACTIVE = 1       #: Capturing.
+    INVALIDATED = 2  #: Capturing, but broken by an error: :meth:`Stream.end_capture` fails.
 
 
 class update_capture_dependencies_flags(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUstreamUpdateCaptureDependencies_flags`` values (cuda.h)."""
+    """How :meth:`Stream.update_capture_dependencies` changes them:
+    ``CUstreamUpdateCaptureDependencies_flags`` (cuda.h)."""
 
-    ADD_CAPTURE_DEPENDENCIES = 0
-    SET_CAPTURE_DEPENDENCIES = 1
+    ADD_CAPTURE_DEPENDENCIES = 0  #: Add the nodes to the dependencies.
+    SET_CAPTURE_DEPENDENCIES = 1  #: Replace the dependencies with the nodes.
 
 
 # The enums, under names that Stream's methods' parameters (PyCUDA's names) do not shadow.
@@ -113,8 +109,11 @@ def _member(kind: type[enum.IntEnum], value: Any, name: str) -> enum.IntEnum:
 
 
 class GraphNode:
-    """A node of a ``Graph`` (``add_kernel_node``'s result, or a capture's dependency);
-    nodes of one driver node are equal."""
+    """A node of a :class:`Graph`: :meth:`Graph.add_kernel_node`'s result, or a capture's
+    dependency (:meth:`Stream.get_capture_info_v2`).
+
+    Nodes are equal when their ``handle`` (the ``CUgraphNode``) is. Not made by calling it.
+    """
 
     __slots__ = ("handle",)
 
@@ -180,12 +179,48 @@ _kept: dict[int, list] = {}
 
 
 class Graph(_Owned):
-    """A CUDA graph (``cuGraphCreate``): nodes of work and the dependencies between them.
+    """A CUDA graph: nodes of work and the dependencies between them (``cuGraphCreate``).
 
-    >>> graph = Graph()                                                       # doctest: +SKIP
-    >>> first = graph.add_kernel_node(a_gpu, np.int32(1), func=plus, block=(16, 1, 1))   # doctest: +SKIP
-    >>> graph.add_kernel_node(a_gpu, np.int32(2), func=plus, block=(16, 1, 1), dependencies=[first])  # doctest: +SKIP
-    >>> graph.instantiate().launch()                                         # doctest: +SKIP
+    Released PyCUDA has no graphs; this is the API of its pull request #424. A graph is
+    built node by node (:meth:`add_kernel_node`), or captured from a stream
+    (:meth:`Stream.begin_capture`, :meth:`Stream.end_capture`), then made launchable by
+    :meth:`instantiate`. A graph keeps the device memory its kernel nodes were given alive;
+    work captured from a stream does not: its memory must outlive the graph's launches.
+    Capture on a ``Stream(stream_flags.NON_BLOCKING)``: while a blocking stream is captured,
+    work on the legacy default stream breaks the capture, and pyctk's pool frees garbage
+    :func:`mem_alloc` memory there at any time.
+
+    Examples
+    --------
+    Two launches, the second after the first, launched three times:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import SourceModule
+    >>> plus = SourceModule('''
+    ... __global__ void plus(int *a, int b) { a[threadIdx.x] += b; }''').get_function("plus")
+    >>> a_gpu = cuda.to_device(np.zeros(4, np.int32))
+    >>> graph = cuda.Graph()
+    >>> first = graph.add_kernel_node(a_gpu, np.int32(1), func=plus, block=(4, 1, 1))
+    >>> second = graph.add_kernel_node(a_gpu, np.int32(10), func=plus, block=(4, 1, 1),
+    ...                                dependencies=[first])
+    >>> launchable = graph.instantiate()
+    >>> for _ in range(3):
+    ...     launchable.launch()
+    >>> cuda.from_device(a_gpu, (4,), np.int32)
+    array([33, 33, 33, 33], dtype=int32)
+
+    The same work captured from a stream:
+
+    >>> stream = cuda.Stream(cuda.stream_flags.NON_BLOCKING)
+    >>> stream.begin_capture()
+    >>> plus(a_gpu, np.int32(1), block=(4, 1, 1), stream=stream)
+    >>> plus(a_gpu, np.int32(10), block=(4, 1, 1), stream=stream)
+    >>> captured = stream.end_capture()
+    >>> captured.instantiate().launch(stream)
+    >>> stream.synchronize()
+    >>> cuda.from_device(a_gpu, (4,), np.int32)
+    array([44, 44, 44, 44], dtype=int32)
     """
 
     _destroy = "cuGraphDestroy"
@@ -217,9 +252,36 @@ class Graph(_Owned):
     def add_kernel_node(self, *args: Any, func: Function, block: Sequence[int],
                         grid: Sequence[int] = (1,), dependencies: Sequence[GraphNode] = (),
                         shared_mem_bytes: int = 0) -> GraphNode:
-        """A node launching ``func(*args, block=block, grid=grid, shared=shared_mem_bytes)``
-        after the nodes ``dependencies``. The arguments are checked and converted as a launch's
-        (no In/Out/InOut); the device memory they name is kept alive with the graph."""
+        """Add a node that launches a kernel, after the nodes ``dependencies``.
+
+        The node launches ``func(*args, block=block, grid=grid, shared=shared_mem_bytes)``.
+
+        Parameters
+        ----------
+        *args
+            The kernel's arguments, checked and converted as a launch's
+            (:class:`Function`), but no :class:`In`, :class:`Out` or :class:`InOut`, whose
+            copies would be made once, not at each launch. The device memory they name is
+            kept alive with the graph.
+        func : Function
+        block : tuple of int
+        grid : tuple of int, optional
+            Default ``(1,)``.
+        dependencies : sequence of GraphNode, optional
+            The nodes that must be done before it runs.
+        shared_mem_bytes : int, optional
+            Bytes of dynamic shared memory.
+
+        Returns
+        -------
+        GraphNode
+
+        Raises
+        ------
+        TypeError
+            ``func`` is not a :class:`Function`, an argument is ``In``/``Out``/``InOut`` or
+            does not fit the kernel, or a dependency is not a :class:`GraphNode`.
+        """
         nodes, count = _nodes(dependencies)
         keep: list = []
         params, _ = _kernel_node(args, func, block, grid, shared_mem_bytes, keep)
@@ -229,20 +291,33 @@ class Graph(_Owned):
         return GraphNode(node.value)
 
     def instantiate(self) -> GraphExec:
-        """The graph made launchable (``cuGraphInstantiateWithParams``): a snapshot, which later
-        changes of the graph do not reach."""
+        """Make the graph launchable (``cuGraphInstantiateWithParams``).
+
+        Returns
+        -------
+        GraphExec
+            A snapshot, which later changes of the graph do not reach.
+        """
         graph_exec = c_void_p()
         driver_api.call("cuGraphInstantiateWithParams", byref(graph_exec), self.handle,
                         byref(_InstantiateParams()))
         return GraphExec(graph_exec.value, _kept.setdefault(self.handle, []))
 
     def debug_dot_print(self, path: str) -> None:
-        """Write the graph to ``path`` in Graphviz's DOT language, with all the driver's details."""
+        """Write the graph to a file in Graphviz's DOT language, with all the driver's details.
+
+        Parameters
+        ----------
+        path : str
+        """
         driver_api.call("cuGraphDebugDotPrint", self.handle, os.fsencode(path), _DEBUG_DOT_VERBOSE)
 
 
 class GraphExec(_Owned):
-    """A launchable graph, made by ``Graph.instantiate``."""
+    """A launchable graph, made by :meth:`Graph.instantiate` (PyCUDA's pull request #424).
+
+    It keeps the device memory its graph's kernel nodes were given alive.
+    """
 
     _destroy = "cuGraphExecDestroy"
 
@@ -252,15 +327,50 @@ class GraphExec(_Owned):
         self._graph_kept, self._node_kept = graph_kept, {}
 
     def launch(self, stream: Any = None) -> None:
-        """Enqueue the graph's work on ``stream`` (None: the legacy default stream)."""
+        """Enqueue the graph's work on a stream; return at once.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            Default None, the legacy default stream.
+        """
         driver_api.call("cuGraphLaunch", self.handle, streams.handle(stream))
 
     def kernel_node_set_params(self, *args: Any, kernel_node: GraphNode, func: Function,
                                block: Sequence[int], grid: Sequence[int] = (1,),
                                shared_mem_bytes: int = 0) -> None:
-        """Give kernel node ``kernel_node`` (of the graph this was made from) new arguments,
-        block, grid and shared memory for the launches from now on; ``func`` must stay its
-        kernel (``cuGraphExecKernelNodeSetParams``)."""
+        """Give a kernel node new arguments, block, grid and shared memory, for the launches
+        from now on (``cuGraphExecKernelNodeSetParams``).
+
+        Parameters
+        ----------
+        *args
+            The kernel's new arguments, as for :meth:`Graph.add_kernel_node`.
+        kernel_node : GraphNode
+            A kernel node of the graph this was made from.
+        func : Function
+            Its kernel, which must stay the same.
+        block : tuple of int
+        grid : tuple of int, optional
+        shared_mem_bytes : int, optional
+
+        Examples
+        --------
+        >>> import numpy as np                           # doctest: +GPU
+        >>> import pyctk.driver as cuda
+        >>> from pyctk.compiler import SourceModule
+        >>> plus = SourceModule('''
+        ... __global__ void plus(int *a, int b) { a[threadIdx.x] += b; }''').get_function("plus")
+        >>> a_gpu = cuda.to_device(np.zeros(4, np.int32))
+        >>> graph = cuda.Graph()
+        >>> node = graph.add_kernel_node(a_gpu, np.int32(1), func=plus, block=(4, 1, 1))
+        >>> launchable = graph.instantiate()
+        >>> launchable.kernel_node_set_params(a_gpu, np.int32(5), kernel_node=node, func=plus,
+        ...                                   block=(4, 1, 1))
+        >>> launchable.launch()
+        >>> cuda.from_device(a_gpu, (4,), np.int32)
+        array([5, 5, 5, 5], dtype=int32)
+        """
         if not isinstance(kernel_node, GraphNode):
             raise TypeError(f"kernel_node= must be a GraphNode (add_kernel_node's result), "
                             f"not {type(kernel_node).__name__}")
@@ -274,24 +384,64 @@ class GraphExec(_Owned):
 # Stream capture: Stream's methods.
 
 def begin_capture(self: Stream, capture_mode: int = capture_mode.GLOBAL) -> None:
-    """Record the work enqueued on the stream from now on into a graph instead of running it,
-    until ``end_capture``. ``capture_mode``: which other calls the capture refuses
-    (``GLOBAL``: unsafe ones of every thread, such as a synchronisation)."""
+    """Record the work enqueued on the stream from now on into a graph, instead of running it.
+
+    Until :meth:`end_capture`, which gives the graph (:class:`Graph` has an example).
+
+    Parameters
+    ----------
+    capture_mode : capture_mode, optional
+        Which unsafe calls (a synchronisation, say) the capture refuses: ``GLOBAL``, the
+        default, those of every thread.
+    """
     mode = _member(_CAPTURE_MODES, capture_mode, "capture_mode")
     driver_api.call("cuStreamBeginCapture", self.handle, int(mode))
 
 
 def end_capture(self: Stream) -> Graph:
-    """End the capture ``begin_capture`` started: the graph of the work captured."""
+    """End the capture :meth:`begin_capture` started.
+
+    Returns
+    -------
+    Graph
+        The graph of the work captured.
+
+    Raises
+    ------
+    pyctk.driver.Error
+        The capture was broken (``CUDA_ERROR_STREAM_CAPTURE_INVALIDATED``) or was not
+        started.
+    """
     graph = c_void_p()
     driver_api.call("cuStreamEndCapture", self.handle, byref(graph))
     return Graph._wrap(graph.value, owned=True)
 
 
 def get_capture_info_v2(self: Stream) -> tuple[capture_status, int, Graph | None, list[GraphNode]]:
-    """``(status, capture id, graph being captured, the nodes the next work will depend on)``;
-    the graph is None when the stream is not capturing. Nodes added to that graph join the
-    capture through ``update_capture_dependencies``."""
+    """What the stream's capture is: its status, id, graph and dependencies.
+
+    Returns
+    -------
+    status : capture_status
+    id : int
+        The capture's id; 0 when the stream is not capturing.
+    graph : Graph or None
+        The graph being captured; None when the stream is not capturing. Nodes added to it
+        join the capture through :meth:`update_capture_dependencies`.
+    dependencies : list of GraphNode
+        The nodes the next work captured will depend on.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> stream = cuda.Stream(cuda.stream_flags.NON_BLOCKING)
+    >>> stream.get_capture_info_v2()
+    (<capture_status.NONE: 0>, 0, None, [])
+    >>> stream.begin_capture()
+    >>> stream.get_capture_info_v2()[0]
+    <capture_status.ACTIVE: 1>
+    >>> graph = stream.end_capture()
+    """
     status, identifier, graph = c_int(), c_uint64(), c_void_p()
     nodes, count = POINTER(c_void_p)(), c_size_t()
     driver_api.check(_capture_function("cuStreamGetCaptureInfo")(
@@ -305,8 +455,15 @@ def get_capture_info_v2(self: Stream) -> tuple[capture_status, int, Graph | None
 def update_capture_dependencies(self: Stream, dependencies: Sequence[GraphNode],
                                  flags: int = update_capture_dependencies_flags.ADD_CAPTURE_DEPENDENCIES
                                  ) -> None:
-    """Make the stream's next captured work depend on ``dependencies`` too (``ADD``) or on them
-    only (``SET_CAPTURE_DEPENDENCIES``)."""
+    """Make the stream's next captured work depend on other nodes of the graph being captured.
+
+    Parameters
+    ----------
+    dependencies : sequence of GraphNode
+    flags : update_capture_dependencies_flags, optional
+        ``ADD_CAPTURE_DEPENDENCIES`` (the default): on these too;
+        ``SET_CAPTURE_DEPENDENCIES``: on these only.
+    """
     flag = _member(_UPDATE_FLAGS, flags, "flags")
     nodes, count = _nodes(dependencies)
     driver_api.check(_capture_function("cuStreamUpdateCaptureDependencies")(

@@ -23,6 +23,8 @@ import numpy as np
 
 
 class Param(NamedTuple):
+    """A kernel parameter as PTX declares it: its kind and size."""
+
     kind: str  # "int" (a pointer too, when 8 bytes), "float", or "bytes" (an aggregate)
     size: int  # bytes
 

@@ -26,15 +26,16 @@ from .modules import Module, jit_option
 
 
 class jit_input_type(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUjitInputType`` values (cuda.h): what ``Linker.add_data`` and ``add_file`` are given."""
+    """What :meth:`Linker.add_data` and :meth:`Linker.add_file` are given: ``CUjitInputType``
+    (cuda.h)."""
 
-    CUBIN = 0
-    PTX = 1
-    FATBINARY = 2
-    OBJECT = 3    # a host object file with device code in it (nvcc -dc)
-    LIBRARY = 4   # a static library of such objects (libcudadevrt.a)
-    NVVM = 5      # LTO-IR (NVRTC's -dlto), linked with -lto
-    LTO_IR = 5
+    CUBIN = 0      #: Machine code for one architecture.
+    PTX = 1        #: PTX (``pyctk.compiler.compile(..., target="ptx")``).
+    FATBINARY = 2  #: Code for several architectures.
+    OBJECT = 3     #: A host object file with device code in it (``nvcc -dc``).
+    LIBRARY = 4    #: A static library of such objects (``libcudadevrt.a``).
+    NVVM = 5       #: LTO-IR (NVRTC's ``-dlto``), linked with ``-lto``.
+    LTO_IR = 5     #: ``NVVM``'s other name.
 
 
 _NVJITLINK_INPUT = {
@@ -110,18 +111,29 @@ def device_sm() -> str:
 
 
 class Linker:
-    """Device code linked into one CUBIN (PyCUDA's ``Linker``), with nvJitLink.
+    """Device code of several sources linked into one CUBIN (PyCUDA's ``Linker``).
 
-    ``Linker(message_handler=None, options=None, log_verbose=False, *, arch=None)``:
-    ``message_handler(success, info_log, error_log)`` is called when the link is done,
-    whether it worked or not; ``options`` are ``(jit_option, int)`` pairs (translated for
-    nvJitLink: ``MAX_REGISTERS``, ``OPTIMIZATION_LEVEL``, ``TARGET``, ``GENERATE_LINE_INFO``,
-    ``LTO`` ...) or nvJitLink's own option strings; ``log_verbose`` asks for a verbose
-    info log. The code is linked for ``arch`` (``"sm_90"``), else ``jit_option.TARGET``,
-    else the current GPU's architecture.
+    Unlike PyCUDA's, which uses the driver's JIT linker (``cuLink*``), pyctk links with
+    nvJitLink from NVIDIA's wheel (``pip install "pyctk-cu12[nvjitlink]"``), which needs no
+    GPU: :meth:`link_cubin` gives the CUBIN, :meth:`link_module` loads it. That is what
+    relocatable device code (``-rdc=true``) needs: ``__device__`` functions and variables of
+    one source used by another, and dynamic parallelism, which links the device runtime
+    (``libcudadevrt.a``, :meth:`add_file`).
 
-    Inputs are kept until the link (nvJitLink reports a bad one then, naming it).
-    ``link_cubin()`` needs no GPU; ``link_module()`` loads the result.
+    Parameters
+    ----------
+    message_handler : callable, optional
+        ``message_handler(success, info_log, error_log)``, called when the link is done,
+        whether it worked or not.
+    options : list, optional
+        ``(jit_option, int)`` pairs, translated for nvJitLink (``MAX_REGISTERS``,
+        ``OPTIMIZATION_LEVEL``, ``TARGET``, ``GENERATE_LINE_INFO``, ``LTO`` ...), or
+        nvJitLink's own option strings (``"-lto"``, ``"-Xptxas=-v"``).
+    log_verbose : bool, optional
+        Ask for a verbose info log.
+    arch : str, optional
+        The architecture to link for (``"sm_90"``; pyctk's); else ``jit_option.TARGET``'s,
+        else the current GPU's.
 
     Raises
     ------
@@ -130,15 +142,38 @@ class Linker:
     pyctk.driver.LogicError
         The link failed; the message ends with nvJitLink's error log.
 
+    Notes
+    -----
+    Inputs are kept until the link; nvJitLink reports a bad one then, naming it.
+
     Examples
     --------
+    A ``__device__`` function of one source called by a kernel of another, linked for
+    sm_90 with no GPU:
+
+    >>> import pyctk.driver as cuda
     >>> from pyctk.compiler import compile
-    >>> linker = Linker(arch="sm_90")                                                # doctest: +SKIP
-    >>> linker.add_data(compile(helpers, options=["-rdc=true"], target="ptx"),
-    ...                 jit_input_type.PTX, "helpers.ptx")                           # doctest: +SKIP
-    >>> linker.add_data(compile(kernels, options=["-rdc=true"], target="ptx"),
-    ...                 jit_input_type.PTX, "kernels.ptx")                           # doctest: +SKIP
-    >>> module = linker.link_module()                                                # doctest: +SKIP
+    >>> helpers = "__device__ float twice(float x) { return 2 * x; }"
+    >>> kernels = '''__device__ float twice(float x);
+    ... __global__ void scale(float *a) { a[threadIdx.x] = twice(a[threadIdx.x]); }'''
+    >>> linker = cuda.Linker(arch="sm_90")
+    >>> for name, source in [("helpers.ptx", helpers), ("kernels.ptx", kernels)]:
+    ...     ptx = compile(source, options=["-rdc=true"], arch="sm_90", target="ptx")
+    ...     linker.add_data(ptx, cuda.jit_input_type.PTX, name)
+    >>> cubin = linker.link_cubin()
+    >>> cubin[:4]
+    b'\\x7fELF'
+
+    Without the helpers, the link fails and says why:
+
+    >>> linker = cuda.Linker(arch="sm_90")
+    >>> linker.add_data(compile(kernels, options=["-rdc=true"], arch="sm_90", target="ptx"),
+    ...                 cuda.jit_input_type.PTX, "kernels.ptx")
+    >>> linker.link_cubin()
+    Traceback (most recent call last):
+        ...
+    pyctk.driver.LogicError: linking device code with nvJitLink (options ['-arch=sm_90']) failed: ...
+    error   : Undefined reference to 'twice' in 'kernels.ptx'...
     """
 
     def __init__(self, message_handler: Any = None, options: Any = None, log_verbose: bool = False, *,
@@ -154,16 +189,41 @@ class Linker:
         self._inputs: list[tuple[nvjitlink.InputType, bytes, str]] = []
 
     def add_data(self, data: Any, input_type: jit_input_type, name: str = "unknown") -> None:
-        """Add ``data`` (bytes or any buffer) of ``input_type``; ``name`` names it in the logs."""
+        """Add device code from memory.
+
+        Parameters
+        ----------
+        data : bytes-like
+        input_type : jit_input_type
+        name : str, optional
+            Its name in the logs.
+        """
         kind = _NVJITLINK_INPUT[jit_input_type(input_type)]
         self._inputs.append((kind, bytes(memoryview(data)), str(name)))
 
     def add_file(self, filename: str | os.PathLike, input_type: jit_input_type) -> None:
-        """Add the file ``filename`` of ``input_type``, e.g. ``libcudadevrt.a`` as ``LIBRARY``."""
+        """Add device code from a file, e.g. ``libcudadevrt.a`` as ``jit_input_type.LIBRARY``.
+
+        Parameters
+        ----------
+        filename : str or os.PathLike
+        input_type : jit_input_type
+        """
         self.add_data(Path(filename).read_bytes(), input_type, os.fspath(filename))
 
     def link_cubin(self) -> bytes:
-        """Link what was added; return the CUBIN (no GPU needed). Calls the message handler."""
+        """Link what was added, with no GPU; call the message handler.
+
+        Returns
+        -------
+        bytes
+            The CUBIN.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            The link failed; the message ends with nvJitLink's error log.
+        """
         result = nvjitlink.link(self.options, self._inputs)
         if self.message_handler is not None:
             self.message_handler(result.cubin is not None, result.info_log, result.error_log)
@@ -174,7 +234,12 @@ class Linker:
         return result.cubin
 
     def link_module(self) -> Module:
-        """Link what was added and load it on the current GPU: PyCUDA's ``link_module``."""
+        """Link what was added and load the result on the current GPU, as PyCUDA's does.
+
+        Returns
+        -------
+        Module
+        """
         return Module(self.link_cubin())
 
 

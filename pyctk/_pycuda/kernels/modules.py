@@ -42,31 +42,40 @@ _DIMENSION_LIMIT = 2 ** 32                        # what a C unsigned int holds
 
 
 class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUfunction_attribute`` values (cuda.h), for ``Function.get_attribute``."""
+    """What a kernel needs and allows: ``CUfunction_attribute`` (cuda.h), for
+    :meth:`Function.get_attribute` and :meth:`Function.set_attribute`.
 
-    MAX_THREADS_PER_BLOCK = 0
-    SHARED_SIZE_BYTES = 1
-    CONST_SIZE_BYTES = 2
-    LOCAL_SIZE_BYTES = 3
-    NUM_REGS = 4
-    PTX_VERSION = 5
-    BINARY_VERSION = 6
-    CACHE_MODE_CA = 7
-    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-    PREFERRED_SHARED_MEMORY_CARVEOUT = 9
-    CLUSTER_SIZE_MUST_BE_SET = 10
-    REQUIRED_CLUSTER_WIDTH = 11
-    REQUIRED_CLUSTER_HEIGHT = 12
-    REQUIRED_CLUSTER_DEPTH = 13
-    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
-    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
-    MAX = 16  # the end of the enumeration (CUDA 12.0 to 13), not an attribute
+    Each one also reads as a lowercase attribute of a :class:`Function` (``f.num_regs``).
+    """
+
+    MAX_THREADS_PER_BLOCK = 0                 #: The most threads a block of it can have.
+    SHARED_SIZE_BYTES = 1                     #: Bytes of static shared memory.
+    CONST_SIZE_BYTES = 2                      #: Bytes of constant memory.
+    LOCAL_SIZE_BYTES = 3                      #: Bytes of local memory per thread.
+    NUM_REGS = 4                              #: Registers per thread.
+    PTX_VERSION = 5                           #: The PTX's architecture, 10 * major + minor.
+    BINARY_VERSION = 6                        #: The machine code's architecture, likewise.
+    CACHE_MODE_CA = 7                         #: Whether it was compiled with ``-Xptxas -dlcm=ca``.
+    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8         #: Bytes of dynamic shared memory it may launch with.
+    PREFERRED_SHARED_MEMORY_CARVEOUT = 9      #: The percentage of L1 it prefers as shared memory.
+    CLUSTER_SIZE_MUST_BE_SET = 10             #: Whether a launch must give a cluster size.
+    REQUIRED_CLUSTER_WIDTH = 11               #: Its compiled cluster width.
+    REQUIRED_CLUSTER_HEIGHT = 12              #: Its compiled cluster height.
+    REQUIRED_CLUSTER_DEPTH = 13               #: Its compiled cluster depth.
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14    #: Whether it may launch with a non-portable cluster size.
+    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15 #: How its clusters are scheduled.
+    MAX = 16                                  #: The end of the enumeration, not an attribute.
 
 
 class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUjit_option`` values (cuda.h): options of the driver's JIT compiler, which compiles
-    PTX when it is loaded, for ``module_from_buffer(image, options=[(jit_option.X, value)])``
-    (integer values only); ``pyctk.driver.Linker`` translates them for nvJitLink."""
+    """Options of the driver's JIT compiler, which compiles PTX as it loads it:
+    ``CUjit_option`` (cuda.h).
+
+    For ``module_from_buffer(image, options=[(jit_option.MAX_REGISTERS, 32)])``, integer
+    values only (the log buffers are pyctk's: the logs go to ``message_handler``), and for
+    :class:`Linker`, which translates them for nvJitLink. See CUDA's documentation of
+    ``CUjit_option`` for each one.
+    """
 
     MAX_REGISTERS = 0
     THREADS_PER_BLOCK = 1
@@ -116,15 +125,28 @@ jit_target = enum.IntEnum("jit_target", {
     **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
     **{f"COMPUTE_{arch}A": _ACCELERATED + arch for arch in _JIT_ARCHS if arch >= 90},
     **{f"COMPUTE_{arch}F": _FAMILY + arch for arch in _JIT_ARCHS if arch >= 100}}, module=__name__)
-jit_target.__doc__ = ("``CUjit_target`` values (cuda.h), for ``(jit_option.TARGET, jit_target.COMPUTE_90)`` "
-                      "in ``module_from_buffer``'s options.")
+jit_target.__doc__ = """The architecture the JIT compiles for: ``CUjit_target`` (cuda.h).
+
+For ``(jit_option.TARGET, jit_target.COMPUTE_90)`` in the options of
+:func:`module_from_buffer` or :class:`Linker`. ``COMPUTE_90A`` and the like are the
+architecture-specific targets (sm_90a), ``COMPUTE_100F`` and the like the family ones
+(sm_100f): CUDA 12 and 13 have them, PyCUDA does not, and CUDA dropped PyCUDA's
+``COMPUTE_10`` to ``COMPUTE_21`` long ago.
+
+Examples
+--------
+>>> import pyctk.driver as cuda
+>>> int(cuda.jit_target.COMPUTE_90), hex(cuda.jit_target.COMPUTE_90A)
+(90, '0x1005a')
+"""
 
 
 class jit_fallback(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUjit_fallback`` values (cuda.h), for ``jit_option.FALLBACK_STRATEGY``."""
+    """What a fatbinary's load prefers: ``CUjit_fallback`` (cuda.h), for
+    ``jit_option.FALLBACK_STRATEGY``."""
 
-    PREFER_PTX = 0
-    PREFER_BINARY = 1
+    PREFER_PTX = 0     #: Compile its PTX, even where it has machine code for the GPU.
+    PREFER_BINARY = 1  #: Its machine code for the GPU, if it has some.
 
 
 # Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),
@@ -168,7 +190,25 @@ class _JitArguments:
 
 
 class ArgumentHandler:
-    """A host array copied around a launch (the base of ``In``, ``Out``, ``InOut``)."""
+    """A host array copied around a launch: the base of :class:`In`, :class:`Out` and
+    :class:`InOut` (PyCUDA's ``ArgumentHandler``).
+
+    The kernel is passed the address of new device memory of the array's size.
+
+    Parameters
+    ----------
+    array : array_like
+        A NumPy array (or any buffer). One that is copied back (``Out``, ``InOut``) must be
+        writable and C- or Fortran-contiguous; one that is only copied in may be anything
+        ``numpy.ascontiguousarray`` takes.
+
+    Attributes
+    ----------
+    array : numpy.ndarray
+        The host memory copied.
+    copy_in, copy_out : bool
+        Whether it is copied in before the launch, and back after it.
+    """
 
     copy_in = copy_out = False
 
@@ -180,20 +220,60 @@ class ArgumentHandler:
 
 
 class In(ArgumentHandler):
-    """Copy the host array to the GPU before the launch and pass its device address."""
+    """A kernel argument: copy the host array to new device memory before the launch.
+
+    Parameters
+    ----------
+    array : array_like
+        Copied as it is, or made contiguous first.
+
+    See Also
+    --------
+    Function : An example.
+    """
 
     copy_in = True
 
 
 class Out(ArgumentHandler):
-    """Pass the address of new device memory of the array's size; copy it back into the
-    array after the launch."""
+    """A kernel argument: new device memory of the array's size, copied back into the array
+    after the launch (the launch then returns once the copy is done).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Writable and C- or Fortran-contiguous.
+
+    Raises
+    ------
+    ValueError
+        ``array`` is read-only or not contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyctk.driver as cuda
+    >>> out = cuda.Out(np.zeros(8)[::2])
+    Traceback (most recent call last):
+        ...
+    ValueError: host arrays must be C- or Fortran-contiguous for a copy (numpy.ascontiguousarray makes one)
+    """
 
     copy_out = True
 
 
 class InOut(ArgumentHandler):
-    """``In`` and ``Out`` together."""
+    """A kernel argument: :class:`In` and :class:`Out` together.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Writable and C- or Fortran-contiguous.
+
+    See Also
+    --------
+    Function : An example.
+    """
 
     copy_in = copy_out = True
 
@@ -212,13 +292,50 @@ def _dimensions(value: Any, what: str) -> tuple[int, int, int]:
 
 
 class Function:
-    """A kernel of a ``Module``, launched by calling it (PyCUDA's ``Function``).
+    """A kernel of a :class:`Module`, launched by calling it (PyCUDA's ``Function``).
 
-    ``f(*args, block=(x, y, z), grid=(x, y, z), shared=0, stream=None, time_kernel=False)``
-    launches ``grid`` blocks of ``block`` threads with ``shared`` bytes of dynamic shared
-    memory on ``stream`` (None: the legacy default stream; a ``Stream``, a handle, or any
-    object with ``__cuda_stream__``) and returns at once, or, with ``time_kernel=True``,
-    after the kernel, returning the seconds it took.
+    Made by :meth:`Module.get_function`. ``f(*args, block=(x, y, z), grid=(x, y, z),
+    shared=0, stream=None, time_kernel=False)`` launches ``grid`` blocks of ``block``
+    threads with ``shared`` bytes of dynamic shared memory on ``stream`` in the current
+    context, and returns at once; with ``time_kernel=True``, after the kernel, returning the
+    seconds it took.
+
+    Unlike PyCUDA's, a launch checks its arguments before anything reaches the GPU: their
+    number and, where the kernel's parameters are known (every kernel pyctk compiled, and
+    any PTX), each one's size and kind. An argument is
+
+    - device memory, passed as a pointer: a :class:`DeviceAllocation`, a
+      :class:`pyctk.DeviceArray`, any object with ``__cuda_array_interface__`` or DLPack
+      (CuPy, PyTorch, JAX ...), whose pending work is ordered before the launch, a managed
+      array (:func:`managed_empty`), a :class:`TextureObject` or :class:`SurfaceObject`;
+    - :class:`In`, :class:`Out`, :class:`InOut` of a NumPy array, copied to fresh device
+      memory before the launch and/or back after it;
+    - a NumPy scalar, passed by value, its bytes as they are (``numpy.int32(n)`` for an
+      ``int`` parameter; Python numbers are refused: their C type is a guess).
+
+    Parameters
+    ----------
+    *args
+        The kernel's arguments, as above.
+    block : tuple of int
+        Threads per block, one to three numbers (missing ones are 1). Required.
+    grid : tuple of int, optional
+        Blocks, one to three numbers; default ``(1, 1)``.
+    shared : int, optional
+        Bytes of dynamic (``extern __shared__``) shared memory.
+    stream : Stream, optional
+        Or a handle, or any object with ``__cuda_stream__``; default None, the legacy
+        default stream.
+    time_kernel : bool, optional
+        Wait for the kernel and return the seconds it took.
+    texrefs : list, optional
+        PyCUDA's; texture references no longer exist in CUDA, and a non-empty list raises
+        :class:`TextureReferenceError`.
+
+    Returns
+    -------
+    float or None
+        Seconds, with ``time_kernel=True``.
 
     Raises
     ------
@@ -226,8 +343,31 @@ class Function:
         A wrong number of arguments, or an argument the kernel's parameter cannot take.
     pyctk.DeviceMismatchError
         Device memory of another device than the current one.
-    pyctk.driver.LaunchError, LogicError ...
-        The launch failed (``ContextLostError``: a kernel faulted; see its message).
+    pyctk.driver.LaunchError
+        The launch failed (``ContextLostError``, a ``LaunchError``: a kernel faulted, and
+        the process cannot use the GPU again; see its message).
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import SourceModule
+    >>> module = SourceModule('''
+    ... __global__ void scale(float *a, float factor, int n) {
+    ...     int i = blockIdx.x * blockDim.x + threadIdx.x;
+    ...     if (i < n) a[i] *= factor;
+    ... }''')
+    >>> scale = module.get_function("scale")
+    >>> a = np.arange(4, dtype=np.float32)
+    >>> scale(cuda.InOut(a), np.float32(2), np.int32(4), block=(256, 1, 1), grid=(1, 1))
+    >>> a
+    array([0., 2., 4., 6.], dtype=float32)
+    >>> scale(cuda.InOut(a), 2.0, np.int32(4), block=(256, 1, 1))
+    Traceback (most recent call last):
+        ...
+    TypeError: scale() argument 1 is a Python float, whose C type pyctk cannot know: pass numpy.float32
+    >>> scale.num_regs > 0, scale.max_threads_per_block
+    (True, 1024)
     """
 
     def __init__(self, module: Module, kernel: int, name: str,
@@ -239,12 +379,29 @@ class Function:
         return f"<pyctk.driver.Function {self.name}>"
 
     def get_attribute(self, attribute: int) -> int:
-        """``attribute`` (a ``function_attribute``) of the kernel on the current device."""
+        """One attribute of the kernel on the current device.
+
+        Parameters
+        ----------
+        attribute : function_attribute
+
+        Returns
+        -------
+        int
+        """
         return driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle,
                                      driver_api.current_device())
 
     def set_attribute(self, attribute: int, value: int) -> None:
-        """Set ``attribute``, e.g. ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` to launch with more than 48 KiB."""
+        """Set one attribute of the kernel on the current device.
+
+        Parameters
+        ----------
+        attribute : function_attribute
+            E.g. ``MAX_DYNAMIC_SHARED_SIZE_BYTES``, to launch with more than 48 KiB of dynamic
+            shared memory.
+        value : int
+        """
         driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
                          driver_api.current_device())
 
@@ -253,13 +410,24 @@ class Function:
         return self.get_attribute(named_attribute(function_attribute, "Function", name))
 
     def set_cache_config(self, config: int) -> None:
-        """Prefer more shared memory or more L1 cache (a ``func_cache``) for this kernel on
-        the current device, over the context's ``Context.set_cache_config``."""
+        """Prefer more shared memory or more L1 cache for this kernel on the current device.
+
+        It overrides the context's :meth:`Context.set_cache_config`.
+
+        Parameters
+        ----------
+        config : func_cache
+        """
         driver_api.call("cuKernelSetCacheConfig", self.handle, int(config), driver_api.current_device())
 
     def set_shared_config(self, config: int) -> None:
-        """Set this kernel's shared memory bank size in the current context (a ``shared_config``;
-        no effect on current GPUs; PyCUDA documents it without having it)."""
+        """Set this kernel's shared memory bank size in the current context (no effect on
+        current GPUs; PyCUDA documents it without having it).
+
+        Parameters
+        ----------
+        config : shared_config
+        """
         function = c_void_p()
         driver_api.current_context()
         driver_api.call("cuKernelGetFunction", byref(function), self.handle)
@@ -268,6 +436,7 @@ class Function:
     def __call__(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] = (1, 1),
                  shared: int = 0, stream: Any = None, time_kernel: bool = False,
                  texrefs: Sequence[Any] = ()) -> float | None:
+        """Launch the kernel; the class's documentation says how."""
         textures.refuse_texrefs(texrefs)
         blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
         handle = streams.handle(stream)
@@ -322,16 +491,50 @@ class Function:
 
     def prepare(self, arg_types: str | Sequence[Any], block: Sequence[int] | None = None,
                 shared: int | None = None, texrefs: Sequence[Any] = ()) -> Function:
-        """Fix the arguments' types for ``prepared_call`` and its kin; returns the Function.
+        """Fix the arguments' types for :meth:`prepared_call` and its kin.
 
-        ``arg_types``: a ``struct`` format string, one letter per argument (``"PiP"``: a
-        pointer, an int32, a pointer; ``"f"`` float32, ``"d"`` float64, ``"q"`` int64 ...), or
-        a sequence of NumPy dtypes and such letters (``[np.intp, np.int32]``). Numbers are
-        converted to their argument's type; device memory (a ``DeviceAllocation``, a GPU
-        array, an ``int`` address for ``"P"``) passes its address. ``block`` and ``shared``
-        are PyCUDA's old defaults for the calls; texture references no longer exist in CUDA.
+        The prepared calls then convert Python numbers to their argument's type; device
+        memory (a :class:`DeviceAllocation`, a GPU array, an int address for ``"P"``) passes
+        its address.
 
-        >>> f.prepare("PPi").prepared_call((n // 256, 1), (256, 1, 1), a_gpu, b_gpu, n)  # doctest: +SKIP
+        Parameters
+        ----------
+        arg_types : str or sequence
+            A ``struct`` format string, one letter per argument (``"PiP"``: a pointer, an
+            int32, a pointer; ``"f"`` float32, ``"d"`` float64, ``"q"`` int64 ...), or a
+            sequence of NumPy dtypes and such letters (``[np.intp, np.int32]``).
+        block : tuple of int, optional
+            PyCUDA's old default block of the calls.
+        shared : int, optional
+            PyCUDA's old default bytes of dynamic shared memory.
+        texrefs : list, optional
+            Must be empty: texture references no longer exist in CUDA.
+
+        Returns
+        -------
+        Function
+            The function itself.
+
+        Raises
+        ------
+        TypeError
+            A type no kernel argument has, or as many types as the kernel has not parameters.
+
+        Examples
+        --------
+        >>> import numpy as np                           # doctest: +GPU
+        >>> import pyctk.driver as cuda
+        >>> from pyctk.compiler import SourceModule
+        >>> module = SourceModule('''
+        ... __global__ void scale(float *a, float factor, int n) {
+        ...     int i = blockIdx.x * blockDim.x + threadIdx.x;
+        ...     if (i < n) a[i] *= factor;
+        ... }''')
+        >>> scale = module.get_function("scale").prepare("Pfi")
+        >>> a_gpu = cuda.to_device(np.arange(4, dtype=np.float32))
+        >>> scale.prepared_call((1, 1), (256, 1, 1), a_gpu, 2, 4)
+        >>> cuda.from_device(a_gpu, (4,), np.float32)
+        array([0., 2., 4., 6.], dtype=float32)
         """
         textures.refuse_texrefs(texrefs)
         codes = [_type_code(t) for t in ([*arg_types] if isinstance(arg_types, str) else arg_types)]
@@ -343,17 +546,58 @@ class Function:
 
     def prepared_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
                       shared_size: int | None = None) -> None:
-        """Launch with the types ``prepare`` fixed, on the legacy default stream."""
+        """Launch with the types :meth:`prepare` fixed, on the legacy default stream; return at once.
+
+        Parameters
+        ----------
+        grid : tuple of int
+            Blocks.
+        block : tuple of int or None
+            Threads per block; None: :meth:`prepare`'s ``block``.
+        *args
+            The kernel's arguments, converted to the prepared types.
+        shared_size : int, optional
+            Bytes of dynamic shared memory; default :meth:`prepare`'s ``shared``.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            :meth:`prepare` was not called.
+        TypeError
+            A wrong number of arguments.
+        """
         self._prepared_launch(grid, block, None, args, shared_size, False)
 
     def prepared_async_call(self, grid: Sequence[int], block: Sequence[int] | None, stream: Any,
                             *args: Any, shared_size: int | None = None) -> None:
-        """Launch with the types ``prepare`` fixed, on ``stream``; returns at once."""
+        """Launch with the types :meth:`prepare` fixed, on a stream; return at once.
+
+        Parameters
+        ----------
+        grid, block
+            As for :meth:`prepared_call`.
+        stream : Stream
+            Or None, the legacy default stream.
+        *args
+            The kernel's arguments.
+        shared_size : int, optional
+        """
         self._prepared_launch(grid, block, stream, args, shared_size, False)
 
     def prepared_timed_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
                             shared_size: int | None = None) -> Any:
-        """Launch and wait; returns a function that gives the kernel's time in seconds."""
+        """Launch with the types :meth:`prepare` fixed, and wait for the kernel.
+
+        Parameters
+        ----------
+        grid, block, *args, shared_size
+            As for :meth:`prepared_call`.
+
+        Returns
+        -------
+        callable
+            Called with no argument, it gives the kernel's time in seconds, as in PyCUDA.
+        """
         seconds = self._prepared_launch(grid, block, None, args, shared_size, True)
         return lambda: seconds
 
@@ -449,8 +693,21 @@ def _pack(values: list[bytes]) -> tuple[Any, Any]:
 class Module:
     """Kernels loaded from a CUBIN, PTX or fatbinary image (PyCUDA's ``Module``).
 
-    ``kernels`` (symbol -> parameters) and ``lowered`` (C++ name -> symbol) come with
-    images pyctk compiled; for PTX the parameters are read from it.
+    Made by :func:`module_from_buffer`, :func:`module_from_file`, :meth:`Linker.link_module`,
+    or :class:`pyctk.compiler.SourceModule` (a subclass). Unlike PyCUDA's, a module is
+    loaded once for every device (``cuLibraryLoadData``, context-independent loading), and
+    its kernels launch in the calling thread's current context.
+
+    Parameters
+    ----------
+    image : bytes
+        A CUBIN, PTX or fatbinary.
+    kernels : dict, optional
+        pyctk's: each kernel's parameters, from the compiler (for PTX they are read from it).
+    lowered : dict, optional
+        pyctk's: C++ name expressions -> symbols, from the compiler.
+    jit_options, message_handler
+        As for :func:`module_from_buffer`.
     """
 
     _library = None  # until loaded: __del__ of a half-made module unloads nothing
@@ -487,8 +744,23 @@ class Module:
             driver_api._driver.cuLibraryUnload(self._library)
 
     def get_function(self, name: str) -> Function:
-        """The kernel ``name``: its plain name (``extern "C"``), its symbol, or a name expression
-        the module was compiled with (``'scale<float>'``)."""
+        """One of the module's kernels.
+
+        Parameters
+        ----------
+        name : str
+            Its plain name (``extern "C"``), its symbol, or a name expression the module was
+            compiled with (``"scale<float>"``).
+
+        Returns
+        -------
+        Function
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            No such kernel; the message lists the module's kernels.
+        """
         symbol = self._lowered.get(name, name)
         kernel = c_void_p()
         result = driver_api.driver().cuLibraryGetKernel(byref(kernel), self._library, symbol.encode())
@@ -509,8 +781,40 @@ class Module:
         return message
 
     def get_global(self, name: str) -> tuple[int, int]:
-        """``(address, size in bytes)`` of the ``__device__`` or ``__constant__`` variable ``name``
-        on the current device."""
+        """Where a ``__device__`` or ``__constant__`` variable of the module is, on the current
+        device.
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        tuple of int
+            ``(address, size in bytes)``: the address goes wherever device memory does.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            No such variable (``CUDA_ERROR_NOT_FOUND``).
+
+        Examples
+        --------
+        >>> import numpy as np                           # doctest: +GPU
+        >>> import pyctk.driver as cuda
+        >>> from pyctk.compiler import SourceModule
+        >>> module = SourceModule('''
+        ... __constant__ float coefficients[4];
+        ... __global__ void apply(float *a) { a[threadIdx.x] *= coefficients[threadIdx.x]; }''')
+        >>> address, size = module.get_global("coefficients")
+        >>> size
+        16
+        >>> cuda.memcpy_htod(address, np.array([1, 2, 3, 4], np.float32))
+        >>> a = np.ones(4, np.float32)
+        >>> module.get_function("apply")(cuda.InOut(a), block=(4, 1, 1))
+        >>> a
+        array([1., 2., 3., 4.], dtype=float32)
+        """
         address, size = ctypes.c_uint64(), c_size_t()
         driver_api.current_context()
         driver_api.call("cuLibraryGetGlobal", byref(address), byref(size), self._library,
@@ -518,29 +822,82 @@ class Module:
         return address.value, size.value
 
     def get_texref(self, name: str) -> Any:
-        """Removed with texture references in CUDA 12: raises ``TextureReferenceError``."""
+        """Removed with texture references in CUDA 12: raises :class:`TextureReferenceError`.
+
+        Use a :class:`TextureObject`: the error says how.
+        """
         raise textures.references_removed(f"Module.get_texref({name!r})")
 
     def get_surfref(self, name: str) -> Any:
-        """Removed with surface references in CUDA 12: raises ``TextureReferenceError``."""
+        """Removed with surface references in CUDA 12: raises :class:`TextureReferenceError`.
+
+        Use a :class:`SurfaceObject`: the error says how.
+        """
         raise textures.references_removed(f"Module.get_surfref({name!r})")
 
 
 def module_from_buffer(buffer: Any, options: Sequence[tuple[int, int]] | None = None,
                        message_handler: Any = None) -> Module:
-    """A ``Module`` from a CUBIN, PTX or fatbinary in memory (``pyctk.compiler.compile``'s result).
+    """Load a module from a CUBIN, PTX or fatbinary in memory (PyCUDA's ``module_from_buffer``).
 
-    ``options``: ``(jit_option, int)`` pairs for the driver's JIT compiler, which compiles
-    PTX as it loads it. ``message_handler(success, info_log, error_log)`` is called after the
-    load, whether it worked or not, with the JIT's logs (empty for a CUBIN); a failed load
-    raises ``pyctk.driver.Error`` whose message ends with the error log.
+    Parameters
+    ----------
+    buffer : bytes-like
+        The image: :func:`pyctk.compiler.compile`'s result, say.
+    options : list of tuple, optional
+        ``(jit_option, int)`` pairs for the driver's JIT compiler, which compiles PTX as it
+        loads it.
+    message_handler : callable, optional
+        ``message_handler(success, info_log, error_log)``, called after the load, whether it
+        worked or not, with the JIT's logs (empty for a CUBIN).
 
-    >>> module_from_buffer(ptx, options=[(jit_option.MAX_REGISTERS, 32)],
-    ...                    message_handler=lambda ok, info, error: print(ok, info))  # doctest: +SKIP
+    Returns
+    -------
+    Module
+
+    Raises
+    ------
+    pyctk.driver.Error
+        The load failed; the message ends with the JIT's error log. PTX the JIT refuses is
+        reported here, as in PyCUDA, not at the first launch.
+    TypeError
+        An option that is not a ``(jit_option, int)`` pair.
+
+    Examples
+    --------
+    PTX compiled with no GPU, loaded, and run:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import compile
+    >>> ptx = compile("__global__ void fill(int *a) { a[threadIdx.x] = 7; }",
+    ...               arch="compute_75", target="ptx")
+    >>> loads = []
+    >>> module = cuda.module_from_buffer(ptx, options=[(cuda.jit_option.MAX_REGISTERS, 32)],
+    ...                                  message_handler=lambda ok, info, error: loads.append(ok))
+    >>> loads
+    [True]
+    >>> a = np.zeros(4, np.int32)
+    >>> module.get_function("fill")(cuda.Out(a), block=(4, 1, 1))
+    >>> a
+    array([7, 7, 7, 7], dtype=int32)
     """
     return Module(bytes(buffer), jit_options=options, message_handler=message_handler)
 
 
 def module_from_file(path: str | os.PathLike) -> Module:
-    """A ``Module`` from a CUBIN, PTX or fatbinary file."""
+    """Load a module from a CUBIN, PTX or fatbinary file (PyCUDA's ``module_from_file``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    Module
+
+    See Also
+    --------
+    module_from_buffer : An example.
+    """
     return Module(Path(path).read_bytes())

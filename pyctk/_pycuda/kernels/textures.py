@@ -10,8 +10,7 @@ texture object is a value passed to the kernel (a ``cudaTextureObject_t``, 64 bi
         if (x < w && y < h) out[y * w + x] = tex2D<float>(tex, x + 0.5f, y + 0.5f);
     }
 
->>> tex = TextureObject(matrix_to_array(a, "C"), filter_mode=filter_mode.LINEAR)  # doctest: +SKIP
->>> sample(out_gpu, tex, np.int32(w), np.int32(h), block=(16, 16, 1), grid=(w // 16, h // 16))  # doctest: +SKIP
+(``TextureObject`` has an example that runs.)
 
 A texture reads a CUDA ``Array`` (``tex1D``/``tex2D``/``tex3D``, with filtering and address
 modes), or device memory: linear (``tex1Dfetch``) or pitched 2-D rows (``tex2D``). A surface
@@ -38,38 +37,43 @@ from ..memory.copies_nd import device_address
 
 
 class address_mode(enum.IntEnum):  # PyCUDA's name
-    """``CUaddress_mode``: what a read outside the texture gets."""
+    """What a texture read outside the texture gets: ``CUaddress_mode`` (cuda.h)."""
 
-    WRAP = 0     # the coordinate modulo the size (normalized coordinates only)
-    CLAMP = 1    # the edge
-    MIRROR = 2   # the texture mirrored (normalized coordinates only)
-    BORDER = 3   # border_color
+    WRAP = 0     #: The coordinate modulo the size (normalized coordinates only).
+    CLAMP = 1    #: The nearest edge element.
+    MIRROR = 2   #: The texture mirrored (normalized coordinates only).
+    BORDER = 3   #: ``border_color`` (:class:`TextureObject`); PyCUDA lacks it.
 
 
 class filter_mode(enum.IntEnum):  # PyCUDA's name
-    """``CUfilter_mode``: the nearest element, or the linear interpolation of the nearest ones."""
+    """How a texture read between elements is filtered: ``CUfilter_mode`` (cuda.h)."""
 
-    POINT = 0
-    LINEAR = 1
+    POINT = 0   #: The nearest element.
+    LINEAR = 1  #: The linear interpolation of the nearest ones (float results only).
 
 
 class resource_type(enum.IntEnum):  # lower case, as PyCUDA names its enums
-    """``CUresourcetype``: what a texture reads."""
+    """What a texture or surface reads: ``CUresourcetype`` (cuda.h), of
+    :meth:`TextureObject.get_resource_desc` (not in PyCUDA)."""
 
-    ARRAY = 0
-    MIPMAPPED_ARRAY = 1
-    LINEAR = 2
-    PITCH2D = 3
+    ARRAY = 0            #: An :class:`Array`.
+    MIPMAPPED_ARRAY = 1  #: A mipmapped array.
+    LINEAR = 2           #: Linear device memory (``tex1Dfetch``).
+    PITCH2D = 3          #: Rows of device memory, ``pitch`` bytes apart.
 
 
 class texture_flags(enum.IntFlag):  # lower case, as PyCUDA names its enums
-    """``CU_TRSF_*``: how a texture reads (PyCUDA has them as ``TRSF_*`` constants)."""
+    """How a texture reads: ``CU_TRSF_*`` (cuda.h), the ``flags`` of :class:`TextureObject`.
 
-    READ_AS_INTEGER = 0x01          # 8- and 16-bit integers as they are, not as floats in [0, 1]
-    NORMALIZED_COORDINATES = 0x02   # coordinates in [0, 1), not [0, size)
-    SRGB = 0x10
-    DISABLE_TRILINEAR_OPTIMIZATION = 0x20
-    SEAMLESS_CUBEMAP = 0x40
+    PyCUDA has them as the constants ``TRSF_READ_AS_INTEGER`` ..., which pyctk.driver has
+    too; the class is pyctk's.
+    """
+
+    READ_AS_INTEGER = 0x01                 #: 8- and 16-bit integers as they are, not as floats in [0, 1].
+    NORMALIZED_COORDINATES = 0x02          #: Coordinates in [0, 1), not [0, size).
+    SRGB = 0x10                            #: Convert sRGB colours to linear ones.
+    DISABLE_TRILINEAR_OPTIMIZATION = 0x20  #: Filter exactly, not the faster approximation.
+    SEAMLESS_CUBEMAP = 0x40                #: Filter across the faces of a cube map.
 
 
 TRSF_READ_AS_INTEGER = texture_flags.READ_AS_INTEGER
@@ -134,6 +138,9 @@ def element_format(dtype: Any) -> tuple[array_format, int]:
 
     >>> element_format(np.uint8)
     (<array_format.UNSIGNED_INT8: 1>, 1)
+    >>> from pyctk.gpuarray import vec
+    >>> element_format(vec.float4)
+    (<array_format.FLOAT: 32>, 4)
     """
     dtype = np.dtype(dtype)
     fields = [dtype.fields[name][0] for name in dtype.names] if dtype.names else [dtype]
@@ -181,8 +188,15 @@ class ResourceObject(Owned):
     _handle_type = c_uint64
 
     def get_resource_desc(self) -> dict[str, Any]:
-        """What it reads, as the driver says: ``{"type": resource_type.ARRAY, "hArray": ...}``,
-        or the fields of linear / pitched memory (``devPtr``, ``format``, ``numChannels`` ...)."""
+        """What it reads, as the driver says.
+
+        Returns
+        -------
+        dict
+            ``{"type": resource_type.ARRAY, "hArray": handle}`` for an array; for device
+            memory the type and the fields of cuda.h's description (``devPtr``, ``format``,
+            ``numChannels`` ...).
+        """
         description = ResourceDesc()
         driver_api.call(self._get_resource, byref(description), self.live_handle())
         kind = resource_type(description.resType)
@@ -191,29 +205,64 @@ class ResourceObject(Owned):
 
 
 class TextureObject(ResourceObject):
-    """A texture object over an ``Array`` or device memory, for ``cudaTextureObject_t`` parameters.
+    """TextureObject(resource, *, dtype=None, shape=None, pitch=None, address_mode=address_mode.CLAMP, filter_mode=filter_mode.POINT, flags=0, border_color=(0.0, 0.0, 0.0, 0.0))
+
+    A texture object, for ``cudaTextureObject_t`` kernel parameters (not in PyCUDA).
+
+    CUDA 12 removed the texture references PyCUDA had (``TextureReference``): a texture
+    object is a value passed to the kernel, which reads it with ``tex1D<T>``,
+    ``tex2D<T>``, ``tex3D<T>`` or ``tex1Dfetch<T>``. It keeps what it reads alive, and is
+    destroyed by ``free()`` or when garbage.
 
     Parameters
     ----------
     resource : Array or device memory
-        An ``Array`` (``tex1D``, ``tex2D``, ``tex3D``); or device memory (a ``DeviceAllocation``,
-        an int address, a GPU array), with ``dtype`` and ``shape``: ``(n,)`` for linear memory
-        (``tex1Dfetch``, integer indices, no filtering), ``(height, width)`` for rows ``pitch``
-        bytes apart (default ``width * itemsize``; CUDA needs it a multiple of
-        ``device_attribute.TEXTURE_PITCH_ALIGNMENT``, and the address of ``TEXTURE_ALIGNMENT``).
-    dtype : NumPy dtype, for device memory
-        (u)int8/16/32, float16, float32, or a vector type of them (``gpuarray.vec.float4``).
-    address_mode : address_mode, or one per dimension
+        An :class:`Array` (``tex1D``, ``tex2D``, ``tex3D``), or device memory (a
+        :class:`DeviceAllocation`, an int address, a GPU array) with ``dtype`` and ``shape``.
+    dtype : data-type, optional
+        For device memory: (u)int8/16/32, float16, float32, or a vector type of 1, 2 or 4 of
+        them (``pyctk.gpuarray.vec.float4``).
+    shape : int or tuple of int, optional
+        For device memory: ``(n,)`` for linear memory (``tex1Dfetch``, integer indices, no
+        filtering), ``(height, width)`` for rows ``pitch`` bytes apart (``tex2D``).
+    pitch : int, optional
+        For rows: bytes from one to the next; default ``width * itemsize``. CUDA needs it a
+        multiple of ``device_attribute.TEXTURE_PITCH_ALIGNMENT``, and the address a multiple
+        of ``TEXTURE_ALIGNMENT`` (:func:`mem_alloc_pitch` gives both).
+    address_mode : address_mode, or one for each dimension, optional
         Default ``CLAMP``.
-    filter_mode : filter_mode
+    filter_mode : filter_mode, optional
         ``POINT`` (default) or ``LINEAR`` (float results only).
-    flags : texture_flags
+    flags : texture_flags, optional
         ``TRSF_NORMALIZED_COORDINATES``; ``TRSF_READ_AS_INTEGER`` to read 8- and 16-bit
         integers as they are (the driver's default reads them as floats in [0, 1]).
-    border_color : four floats
-        What ``BORDER`` reads outside.
+    border_color : sequence of four floats, optional
+        What ``address_mode.BORDER`` reads outside.
 
-    >>> tex = TextureObject(a_gpu, dtype=np.float32, shape=(h, w), pitch=pitch)     # doctest: +SKIP
+    Raises
+    ------
+    TypeError
+        Device memory without ``dtype`` and ``shape``, or an ``Array`` with them.
+
+    Examples
+    --------
+    A 2 x 2 texture, read between its elements with linear filtering:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import SourceModule
+    >>> module = SourceModule('''
+    ... __global__ void sample(float *out, cudaTextureObject_t tex, float x, float y) {
+    ...     *out = tex2D<float>(tex, x, y);
+    ... }''')
+    >>> image = np.array([[0, 1], [2, 3]], np.float32)
+    >>> tex = cuda.TextureObject(cuda.matrix_to_array(image, "C"),
+    ...                          filter_mode=cuda.filter_mode.LINEAR)
+    >>> out = np.zeros(1, np.float32)
+    >>> module.get_function("sample")(cuda.Out(out), tex, np.float32(1), np.float32(1),
+    ...                               block=(1, 1, 1))
+    >>> out                                          # the mean of the four
+    array([1.5], dtype=float32)
     """
 
     _destroy, _get_resource = "cuTexObjectDestroy", "cuTexObjectGetResourceDesc"
@@ -234,10 +283,48 @@ class TextureObject(ResourceObject):
 
 
 class SurfaceObject(ResourceObject):
-    """A surface object over an ``Array`` made with ``array3d_flags.SURFACE_LDST``, for
-    ``cudaSurfaceObject_t`` parameters (``surf2Dwrite(v, surf, x * sizeof(v), y)``: x in bytes).
+    """SurfaceObject(array)
 
-    >>> surface = SurfaceObject(np_to_array(a, "C", allowSurfaceBind=True))    # doctest: +SKIP
+    A surface object, for ``cudaSurfaceObject_t`` kernel parameters (not in PyCUDA).
+
+    A kernel reads and writes the array through it: ``surf2Dwrite(v, surf, x * sizeof(v),
+    y)`` (x in bytes), ``surf2Dread``. It replaces PyCUDA's surface references, which CUDA
+    12 removed; it keeps the array alive, and is destroyed by ``free()`` or when garbage.
+
+    Parameters
+    ----------
+    array : Array
+        Made with ``array3d_flags.SURFACE_LDST`` (``np_to_array(a, order,
+        allowSurfaceBind=True)``).
+
+    Raises
+    ------
+    TypeError
+        ``array`` is not an :class:`Array`.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import SourceModule
+    >>> module = SourceModule('''
+    ... __global__ void fill(cudaSurfaceObject_t surf) {
+    ...     surf2Dwrite(float(threadIdx.x), surf, threadIdx.x * sizeof(float), threadIdx.y);
+    ... }''')
+    >>> array = cuda.Array(cuda.ArrayDescriptor3D(width=3, height=2, depth=0, num_channels=1,
+    ...                                           format=cuda.array_format.FLOAT,
+    ...                                           flags=cuda.array3d_flags.SURFACE_LDST))
+    >>> module.get_function("fill")(cuda.SurfaceObject(array), block=(3, 2, 1))
+    >>> out = np.zeros((2, 3), np.float32)
+    >>> copy = cuda.Memcpy2D()
+    >>> copy.set_src_array(array)
+    >>> copy.set_dst_host(out)
+    >>> copy.width_in_bytes = copy.dst_pitch = out.strides[0]
+    >>> copy.height = 2
+    >>> copy()
+    >>> out
+    array([[0., 1., 2.],
+           [0., 1., 2.]], dtype=float32)
     """
 
     _destroy, _get_resource = "cuSurfObjectDestroy", "cuSurfObjectGetResourceDesc"
@@ -253,8 +340,20 @@ class SurfaceObject(ResourceObject):
 # Texture and surface references: removed from CUDA (12.0).
 
 class TextureReferenceError(LogicError, TypeError):
-    """A texture or surface reference was asked for: CUDA 12 removed them. A ``LogicError``, as
-    PyCUDA programs catch (and a TypeError, as pyctk's ``prepare(texrefs=...)`` raised)."""
+    """A texture or surface reference was asked for: CUDA 12 removed them (not in PyCUDA).
+
+    The message says what to use instead: :class:`TextureObject` or :class:`SurfaceObject`.
+    A :class:`LogicError`, as PyCUDA programs catch, and a TypeError, as pyctk's
+    ``prepare(texrefs=...)`` raised before.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> cuda.TextureReference()
+    Traceback (most recent call last):
+        ...
+    pyctk.driver.TextureReferenceError: TextureReference(): texture references were removed from CUDA in version 12.0, ...
+    """
 
 
 TextureReferenceError.__module__ = "pyctk.driver"
@@ -281,26 +380,29 @@ def refuse_texrefs(texrefs: Any) -> None:
 
 
 class TextureReference:
-    """Removed from CUDA 12: making one raises ``TextureReferenceError``, which names TextureObject."""
+    """Removed from CUDA 12: making one raises :class:`TextureReferenceError`, which says how to
+    use a :class:`TextureObject` instead."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise references_removed("TextureReference()")
 
 
 class SurfaceReference:
-    """Removed from CUDA 12: making one raises ``TextureReferenceError``, which names SurfaceObject."""
+    """Removed from CUDA 12: making one raises :class:`TextureReferenceError`, which names
+    :class:`SurfaceObject`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise references_removed("SurfaceReference()")
 
 
 def bind_array_to_texref(array: Any, texref: Any) -> None:
-    """Removed with texture references: raises ``TextureReferenceError``; use ``TextureObject(array)``."""
+    """Removed with texture references: raises :class:`TextureReferenceError`; use
+    ``TextureObject(array)``."""
     raise references_removed("bind_array_to_texref")
 
 
 def matrix_to_texref(matrix: Any, texref: Any, order: str) -> None:
-    """Removed with texture references: raises ``TextureReferenceError``; use
+    """Removed with texture references: raises :class:`TextureReferenceError`; use
     ``TextureObject(matrix_to_array(matrix, order))``."""
     raise references_removed("matrix_to_texref")
 

@@ -42,14 +42,28 @@ def _maker(name: str, dtype: np.dtype) -> Callable[..., np.ndarray]:
         return np.array(values, dtype)
 
     make.__name__ = make.__qualname__ = f"make_{name}"
-    make.__doc__ = f"A 0-d array of one {name} (fields {', '.join(dtype.names)})."
+    make.__doc__ = f"A 0-d array of one {name}, from the values of its fields {', '.join(dtype.names)}."
     return make
 
 
 class vec:  # PyCUDA's name
-    """CUDA's vector types: ``vec.float3`` (a dtype), ``vec.make_float3(x, y, z)`` (a 0-d array)
-    and so on for char, uchar, short, ushort, int, uint, long, ulong, float (1 to 4 fields),
-    longlong, ulonglong and double (1 or 2)."""
+    """CUDA's vector types as NumPy dtypes (PyCUDA's ``pycuda.gpuarray.vec``).
+
+    ``vec.float3`` is the dtype of CUDA's ``float3`` (fields ``x``, ``y``, ``z``; packed, as
+    PyCUDA has them: 12 bytes), and ``vec.make_float3(x, y, z)`` a 0-d array of one, which
+    passes to a kernel by value. So for char, uchar, short, ushort, int, uint, long, ulong
+    and float (1 to 4 fields), longlong, ulonglong and double (1 or 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyctk.gpuarray import vec
+    >>> vec.float3
+    dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4')])
+    >>> v = vec.make_float3(1, 2, 3)
+    >>> v.shape, float(v["z"])
+    ((), 3.0)
+    """
 
 
 for _name, _dtype in VECTOR_DTYPES.items():

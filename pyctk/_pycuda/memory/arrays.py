@@ -7,11 +7,11 @@ A CUDA array is device memory in the layout textures read fastest; kernels read 
 a ``TextureObject`` and read and write it through a ``SurfaceObject`` (``pyctk.driver``), and
 ``Memcpy2D`` / ``Memcpy3D`` copy to and from it (``set_dst_array``, ``set_src_array``).
 
->>> import numpy as np
+>>> import numpy as np                           # doctest: +GPU
 >>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
->>> array = matrix_to_array(a, "C")             # doctest: +SKIP
->>> d = array.get_descriptor()                  # doctest: +SKIP
->>> d.width, d.height, d.format                 # doctest: +SKIP
+>>> array = matrix_to_array(a, "C")
+>>> d = array.get_descriptor()
+>>> d.width, d.height, d.format
 (4, 3, <array_format.FLOAT: 32>)
 
 With ``order="C"`` the array's (x, y[, z]) is ``a[z, y, x]``: x runs along ``a``'s last axis;
@@ -39,38 +39,41 @@ from .device import host_buffer
 
 
 class array_format(enum.IntEnum):  # PyCUDA's name
-    """``CUarray_format``: the type of each channel of an array element."""
+    """The type of each channel of a CUDA array's elements: ``CUarray_format`` (cuda.h).
 
-    UNSIGNED_INT8 = 0x01
-    UNSIGNED_INT16 = 0x02
-    UNSIGNED_INT32 = 0x03
-    SIGNED_INT8 = 0x08
-    SIGNED_INT16 = 0x09
-    SIGNED_INT32 = 0x0A
-    HALF = 0x10
-    FLOAT = 0x20
+    :func:`dtype_to_array_format` gives the one of a NumPy type.
+    """
+
+    UNSIGNED_INT8 = 0x01   #: numpy.uint8
+    UNSIGNED_INT16 = 0x02  #: numpy.uint16
+    UNSIGNED_INT32 = 0x03  #: numpy.uint32
+    SIGNED_INT8 = 0x08     #: numpy.int8
+    SIGNED_INT16 = 0x09    #: numpy.int16
+    SIGNED_INT32 = 0x0A    #: numpy.int32
+    HALF = 0x10            #: numpy.float16
+    FLOAT = 0x20           #: numpy.float32
 
 
 class array3d_flags(enum.IntFlag):  # PyCUDA's name
-    """``CUDA_ARRAY3D_*`` flags of ``ArrayDescriptor3D.flags``."""
+    """Flags of a CUDA array, ``ArrayDescriptor3D.flags``: ``CUDA_ARRAY3D_*`` (cuda.h)."""
 
-    LAYERED = 0x01           # depth counts 2-D layers (PyCUDA documents this name ...)
-    ARRAY3D_LAYERED = 0x01   # (... and has this one)
-    ARRAY3D_2DARRAY = 0x01   # the old name, deprecated
-    SURFACE_LDST = 0x02      # surfaces may read and write it
-    CUBEMAP = 0x04
-    TEXTURE_GATHER = 0x08
+    LAYERED = 0x01           #: ``depth`` counts 2-D layers (the name PyCUDA documents).
+    ARRAY3D_LAYERED = 0x01   #: ``LAYERED`` (the name PyCUDA has).
+    ARRAY3D_2DARRAY = 0x01   #: ``LAYERED`` (the old name, deprecated).
+    SURFACE_LDST = 0x02      #: A :class:`SurfaceObject` may read and write it.
+    CUBEMAP = 0x04           #: Six layers, the faces of a cube (:class:`array_cubemap_face`).
+    TEXTURE_GATHER = 0x08    #: Textures may gather from it (``tex2Dgather``).
 
 
 class array_cubemap_face(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUarray_cubemap_face`` (cuda.h): the layer of each face in a ``CUBEMAP`` array."""
+    """The layer of each face in a ``CUBEMAP`` array: ``CUarray_cubemap_face`` (cuda.h)."""
 
-    POSITIVE_X = 0
-    NEGATIVE_X = 1
-    POSITIVE_Y = 2
-    NEGATIVE_Y = 3
-    POSITIVE_Z = 4
-    NEGATIVE_Z = 5
+    POSITIVE_X = 0  #: The face at +x.
+    NEGATIVE_X = 1  #: The face at -x.
+    POSITIVE_Y = 2  #: The face at +y.
+    NEGATIVE_Y = 3  #: The face at -y.
+    POSITIVE_Z = 4  #: The face at +z.
+    NEGATIVE_Z = 5  #: The face at -z.
 
 
 class _Descriptor:
@@ -92,20 +95,69 @@ class _Descriptor:
 _DESCRIPTOR_NAMES = {"width": ("Width", None), "height": ("Height", None), "depth": ("Depth", None),
                      "format": ("Format", array_format), "num_channels": ("NumChannels", None),
                      "flags": ("Flags", array3d_flags)}
+_DESCRIPTOR_DOCS = {"width": "Elements of each row", "height": "Rows; 0 for a 1-D array",
+                    "depth": "Slices or layers; 0 for a 1-D or 2-D array",
+                    "format": "The type of each channel, an :class:`array_format`",
+                    "num_channels": "Channels of each element: 1, 2 or 4",
+                    "flags": ":class:`array3d_flags`"}
 
 
-@pycuda_names(_DESCRIPTOR_NAMES)
+@pycuda_names(_DESCRIPTOR_NAMES, _DESCRIPTOR_DOCS)
 class ArrayDescriptor(_Descriptor, ctypes.Structure):
-    """A 1-D or 2-D array's shape and element (``CUDA_ARRAY_DESCRIPTOR``): ``width``, ``height``
-    (0 for 1-D), ``format`` (an ``array_format``) and ``num_channels`` (1, 2 or 4)."""
+    """The shape and element of a 1-D or 2-D CUDA array (``CUDA_ARRAY_DESCRIPTOR``).
+
+    Made empty (every field 0), or with fields by name. No GPU is needed.
+
+    Parameters
+    ----------
+    **fields
+        ``width``, ``height`` (0 for a 1-D array), ``format`` (an :class:`array_format`)
+        and ``num_channels`` (1, 2 or 4), also set as attributes.
+
+    Raises
+    ------
+    TypeError
+        A field it does not have.
+
+    See Also
+    --------
+    Array : Makes the array.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> cuda.ArrayDescriptor(width=64, height=32, format=cuda.array_format.FLOAT, num_channels=1)
+    ArrayDescriptor(width=64, height=32, format=<array_format.FLOAT: 32>, num_channels=1)
+    """
 
     _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Format", c_int), ("NumChannels", c_uint)]
 
 
-@pycuda_names(_DESCRIPTOR_NAMES)
+@pycuda_names(_DESCRIPTOR_NAMES, _DESCRIPTOR_DOCS)
 class ArrayDescriptor3D(_Descriptor, ctypes.Structure):
-    """A 3-D, layered or surface array's shape and element (``CUDA_ARRAY3D_DESCRIPTOR``):
-    ``width``, ``height``, ``depth``, ``format``, ``num_channels``, ``flags`` (``array3d_flags``)."""
+    """The shape and element of a CUDA array of any kind (``CUDA_ARRAY3D_DESCRIPTOR``): 3-D,
+    layered, cube map, or written by surfaces.
+
+    Parameters
+    ----------
+    **fields
+        ``width``, ``height``, ``depth``, ``format`` (an :class:`array_format`),
+        ``num_channels`` and ``flags`` (:class:`array3d_flags`), also set as attributes.
+
+    Raises
+    ------
+    TypeError
+        A field it does not have.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> d = cuda.ArrayDescriptor3D(width=16, height=16, depth=4, num_channels=1,
+    ...                            format=cuda.array_format.SIGNED_INT32,
+    ...                            flags=cuda.array3d_flags.SURFACE_LDST)
+    >>> d.depth, d.flags
+    (4, <array3d_flags.SURFACE_LDST: 2>)
+    """
 
     _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Depth", c_size_t), ("Format", c_int),
                 ("NumChannels", c_uint), ("Flags", c_uint)]
@@ -141,11 +193,34 @@ class Owned(_Handle):
 
 
 class Array(Owned):
-    """A CUDA array (``cuArrayCreate`` / ``cuArray3DCreate``) of an ``ArrayDescriptor`` or an
-    ``ArrayDescriptor3D``; ``handle`` is its ``CUarray``.
+    """Array(descriptor)
 
-    >>> array = Array(ArrayDescriptor(width=64, height=32, format=array_format.FLOAT,
-    ...                               num_channels=1))      # doctest: +SKIP
+    A CUDA array: device memory in the layout textures read fastest (PyCUDA's ``Array``).
+
+    Kernels read it through a :class:`TextureObject`, and read and write it through a
+    :class:`SurfaceObject`; :class:`Memcpy2D` and :class:`Memcpy3D` copy to and from it, and
+    :func:`matrix_to_array` and :func:`np_to_array` make one from NumPy data. Destroyed by
+    ``free()``, or when garbage (and no texture or surface reads it). ``handle`` is its
+    ``CUarray``.
+
+    Parameters
+    ----------
+    descriptor : ArrayDescriptor or ArrayDescriptor3D
+        Its shape and element (``cuArrayCreate`` or ``cuArray3DCreate``).
+
+    Raises
+    ------
+    TypeError
+        ``descriptor`` is neither.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> array = cuda.Array(cuda.ArrayDescriptor(width=64, height=32, num_channels=1,
+    ...                                         format=cuda.array_format.FLOAT))
+    >>> array.get_descriptor()
+    ArrayDescriptor(width=64, height=32, format=<array_format.FLOAT: 32>, num_channels=1)
+    >>> array.free()
     """
 
     _destroy = "cuArrayDestroy"
@@ -158,13 +233,24 @@ class Array(Owned):
         self._create("cuArray3DCreate" if three_d else "cuArrayCreate", byref(descriptor))
 
     def get_descriptor(self) -> ArrayDescriptor:
-        """The array's ``ArrayDescriptor`` (of a 1-D or 2-D array), as the driver has it."""
+        """The shape and element of a 1-D or 2-D array, as the driver has them.
+
+        Returns
+        -------
+        ArrayDescriptor
+        """
         descriptor = ArrayDescriptor()
         driver_api.call("cuArrayGetDescriptor", byref(descriptor), self.live_handle())
         return descriptor
 
     def get_descriptor_3d(self) -> ArrayDescriptor3D:
-        """The array's ``ArrayDescriptor3D``, as the driver has it (any array)."""
+        """The shape, element and flags of any array, as the driver has them.
+
+        Returns
+        -------
+        ArrayDescriptor3D
+            ``depth`` is 0 for a 1-D or 2-D array.
+        """
         descriptor = ArrayDescriptor3D()
         driver_api.call("cuArray3DGetDescriptor", byref(descriptor), self.live_handle())
         return descriptor
@@ -187,12 +273,32 @@ _AS_INT32 = {np.dtype(np.float64): 2, np.dtype(np.complex64): 2, np.dtype(np.com
 
 
 def dtype_to_array_format(dtype: Any) -> array_format:
-    """The ``array_format`` of a NumPy scalar type.
+    """The :class:`array_format` of a NumPy scalar type.
 
-    >>> dtype_to_array_format(np.float32)
+    Parameters
+    ----------
+    dtype : data-type
+        (u)int8, (u)int16, (u)int32, float16 or float32.
+
+    Returns
+    -------
+    array_format
+
+    Raises
+    ------
+    TypeError
+        A type no CUDA array holds (float64 and complex: see :func:`np_to_array`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyctk.driver as cuda
+    >>> cuda.dtype_to_array_format(np.float32)
     <array_format.FLOAT: 32>
-
-    Raises TypeError for a type no CUDA array holds (float64: see ``np_to_array``).
+    >>> cuda.dtype_to_array_format(np.float64)
+    Traceback (most recent call last):
+        ...
+    TypeError: cannot convert dtype 'float64' to an array format: CUDA arrays hold (u)int8, (u)int16, (u)int32, float16 and float32
     """
     try:
         return _FORMATS[np.dtype(dtype)]
@@ -253,11 +359,41 @@ def _upload(rows: Any, nbytes: int, extent: tuple[int, int, int],
 
 
 def matrix_to_array(matrix: Any, order: str, allow_double_hack: bool = False) -> Array:
-    """A new 2-D ``Array`` holding ``matrix``: with ``order="C"`` ``tex2D(x, y)`` reads
-    ``matrix[y, x]``, with ``"F"`` ``matrix[x, y]``.
+    """A new 2-D :class:`Array` holding a matrix (PyCUDA's ``matrix_to_array``).
 
-    ``allow_double_hack``: float64 (and complex) values are held as int32 pairs (see
-    ``np_to_array``); without it they are a TypeError.
+    Parameters
+    ----------
+    matrix : array_like
+        2-D, of a type :func:`dtype_to_array_format` knows.
+    order : {"C", "F"}
+        ``"C"``: x runs along the last axis, ``tex2D(x, y)`` reads ``matrix[y, x]``;
+        ``"F"``: along the first, ``tex2D(x, y)`` reads ``matrix[x, y]``.
+    allow_double_hack : bool, optional
+        Hold float64 (and complex) values as int32 pairs, as :func:`np_to_array` does;
+        without it they are a TypeError.
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not 2-D.
+    pyctk.driver.LogicError
+        ``order`` is neither "C" nor "F".
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    >>> desc = cuda.matrix_to_array(a, "C").get_descriptor()
+    >>> desc.width, desc.height
+    (4, 3)
+    >>> desc = cuda.matrix_to_array(a, "F").get_descriptor()
+    >>> desc.width, desc.height
+    (3, 4)
     """
     rows = _rows(matrix, order, (2,), "matrix_to_array")
     return _upload(rows, rows.nbytes, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0,
@@ -265,21 +401,74 @@ def matrix_to_array(matrix: Any, order: str, allow_double_hack: bool = False) ->
 
 
 def np_to_array(nparray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # allowSurfaceBind: PyCUDA's name
-    """A new 2-D or 3-D ``Array`` holding ``nparray`` (the axes as ``matrix_to_array`` has them).
+    """A new 2-D or 3-D :class:`Array` holding a NumPy array (PyCUDA's ``np_to_array``).
 
-    float64 is held as 2 int32 channels, complex64 as 2 and complex128 as 4: a kernel reads an
-    ``int2`` and rebuilds the double with ``__hiloint2double(v.y, v.x)``.
-    ``allowSurfaceBind=True`` makes an array surfaces may write (``SURFACE_LDST``); a 2-D one
-    is then a layered array of one layer, as in PyCUDA (``surf2DLayeredwrite``).
+    float64 is held as 2 int32 channels, complex64 as 2 and complex128 as 4 (PyCUDA's
+    "double hack"): a kernel reads an ``int2`` and rebuilds the double with
+    ``__hiloint2double(v.y, v.x)``.
+
+    Parameters
+    ----------
+    nparray : array_like
+        2-D or 3-D.
+    order : {"C", "F"}
+        ``"C"``: x runs along the last axis (``a[z, y, x]``); ``"F"``: along the first
+        (``a[x, y, z]``).
+    allowSurfaceBind : bool, optional
+        Make an array surfaces may write (``array3d_flags.SURFACE_LDST``); a 2-D one is then
+        a layered array of one layer, as in PyCUDA (``surf2DLayeredwrite``).
+
+    Returns
+    -------
+    Array
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> desc = cuda.np_to_array(np.zeros((2, 3, 4)), "C").get_descriptor_3d()
+    >>> desc.width, desc.height, desc.depth, desc.format, desc.num_channels
+    (4, 3, 2, <array_format.SIGNED_INT32: 10>, 2)
     """
     rows = _rows(nparray, order, (2, 3), "np_to_array")
     return _holding(rows, rows.shape, rows.dtype, allowSurfaceBind)
 
 
 def gpuarray_to_array(gpuarray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # PyCUDA's names
-    """A new 2-D or 3-D ``Array`` holding GPU array ``gpuarray`` (a ``GPUArray``, or any: a
-    ``DeviceArray``, CuPy's, PyTorch's) as ``np_to_array`` holds a NumPy array, copied on the
-    GPU. It is C-contiguous for ``order="C"``, Fortran-contiguous for ``"F"``."""
+    """A new 2-D or 3-D :class:`Array` holding a GPU array, copied on the GPU.
+
+    The array is held as :func:`np_to_array` holds a NumPy array.
+
+    Parameters
+    ----------
+    gpuarray
+        A :class:`pyctk.gpuarray.GPUArray`, or any GPU array (:class:`pyctk.DeviceArray`,
+        CuPy's, PyTorch's); C-contiguous for ``order="C"``, Fortran-contiguous for ``"F"``.
+    order : {"C", "F"}
+    allowSurfaceBind : bool, optional
+        As for :func:`np_to_array`.
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    TypeError
+        ``gpuarray`` is not a GPU array.
+    ValueError
+        It is not contiguous in ``order``, or not 2-D or 3-D.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk import gpuarray
+    >>> a_gpu = gpuarray.to_gpu(np.ones((4, 8), np.float32))
+    >>> desc = cuda.gpuarray_to_array(a_gpu, "C").get_descriptor()
+    >>> desc.width, desc.height, desc.format
+    (8, 4, <array_format.FLOAT: 32>)
+    """
     operand = interop.device_operand(gpuarray)
     if operand is None:
         raise TypeError(f"gpuarray_to_array takes a GPU array, not {type(gpuarray).__name__} "
@@ -307,11 +496,29 @@ def _holding(rows: Any, shape: tuple[int, ...], dtype: np.dtype, surfaces: bool)
 
 
 def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
-    """A new 2-D ``Array`` of several channels: ``ndarray``'s shape is (height, width, channels)
-    for ``order="C"`` and (channels, width, height) for ``"F"`` (in that memory order).
+    """A new 2-D :class:`Array` whose elements have several channels (PyCUDA's).
 
+    Parameters
+    ----------
+    ndarray : array_like
+        3-D: (height, width, channels) for ``order="C"``, (channels, width, height) for
+        ``"F"``; 1, 2 or 4 channels.
+    order : {"C", "F"}
+
+    Returns
+    -------
+    Array
+
+    Examples
+    --------
+    An RGBA image, read in a kernel as ``tex2D<uchar4>(tex, x, y)``:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
     >>> rgba = np.zeros((32, 64, 4), np.uint8)
-    >>> array = make_multichannel_2d_array(rgba, "C")     # doctest: +SKIP
+    >>> desc = cuda.make_multichannel_2d_array(rgba, "C").get_descriptor()
+    >>> desc.width, desc.height, desc.num_channels
+    (64, 32, 4)
     """
     rows = _rows(ndarray, order, (3,), "make_multichannel_2d_array")
     height, width, channels = rows.shape
@@ -323,35 +530,103 @@ def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
 # 1-D copies: ``index`` is a byte offset into the array.
 
 def memcpy_htoa(array: Array, index: int, src: Any) -> None:
-    """Copy host buffer ``src`` into 1-D ``array`` from byte ``index`` on."""
+    """Copy host memory into a 1-D :class:`Array`, from byte ``index`` on.
+
+    Parameters
+    ----------
+    array : Array
+    index : int
+        The offset in bytes into the array.
+    src : buffer
+        The host memory, contiguous; all of it is copied.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> array = cuda.Array(cuda.ArrayDescriptor(width=4, height=0, num_channels=1,
+    ...                                         format=cuda.array_format.SIGNED_INT32))
+    >>> cuda.memcpy_htoa(array, 0, np.arange(4, dtype=np.int32))
+    >>> b = np.zeros(2, np.int32)
+    >>> cuda.memcpy_atoh(b, array, 8)                # the last two elements
+    >>> b
+    array([2, 3], dtype=int32)
+    """
     host = host_buffer(src, writable=False)
     driver_api.current_context()
     driver_api.call("cuMemcpyHtoA", array.live_handle(), int(index), host.ctypes.data, host.nbytes)
 
 
 def memcpy_atoh(dest: Any, array: Array, index: int) -> None:
-    """Copy ``dest.nbytes`` bytes of 1-D ``array`` from byte ``index`` on into host buffer ``dest``."""
+    """Copy a 1-D :class:`Array`, from byte ``index`` on, into host memory.
+
+    Parameters
+    ----------
+    dest : buffer
+        The host memory, writable and contiguous; as many bytes as it has are copied.
+    array : Array
+    index : int
+        The offset in bytes into the array.
+
+    See Also
+    --------
+    memcpy_htoa : An example.
+    """
     host = host_buffer(dest, writable=True)
     driver_api.current_context()
     driver_api.call("cuMemcpyAtoH", host.ctypes.data, array.live_handle(), int(index), host.nbytes)
 
 
 def memcpy_dtoa(array: Array, index: int, src: Any, size: int) -> None:
-    """Copy ``size`` bytes of device memory ``src`` into 1-D ``array`` from byte ``index`` on."""
+    """Copy device memory into a 1-D :class:`Array`, from byte ``index`` on.
+
+    Parameters
+    ----------
+    array : Array
+    index : int
+        The offset in bytes into the array.
+    src
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    size : int
+        Bytes to copy.
+    """
     address, _ = device_address(src, "memcpy_dtoa")
     driver_api.current_context()
     driver_api.call("cuMemcpyDtoA", array.live_handle(), int(index), address, int(size))
 
 
 def memcpy_atod(dest: Any, array: Array, index: int, size: int) -> None:
-    """Copy ``size`` bytes of 1-D ``array`` from byte ``index`` on into device memory ``dest``."""
+    """Copy bytes of a 1-D :class:`Array`, from byte ``index`` on, into device memory.
+
+    Parameters
+    ----------
+    dest
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    array : Array
+    index : int
+        The offset in bytes into the array.
+    size : int
+        Bytes to copy.
+    """
     address, _ = device_address(dest, "memcpy_atod")
     driver_api.current_context()
     driver_api.call("cuMemcpyAtoD", address, array.live_handle(), int(index), int(size))
 
 
 def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, size: int) -> None:
-    """Copy ``size`` bytes from 1-D array ``src`` (from byte ``src_index``) into ``dest``."""
+    """Copy bytes from one 1-D :class:`Array` to another.
+
+    Parameters
+    ----------
+    dest : Array
+    dest_index : int
+        The offset in bytes into ``dest``.
+    src : Array
+    src_index : int
+        The offset in bytes into ``src``.
+    size : int
+        Bytes to copy.
+    """
     driver_api.current_context()
     driver_api.call("cuMemcpyAtoA", dest.live_handle(), int(dest_index), src.live_handle(),
                      int(src_index), int(size))

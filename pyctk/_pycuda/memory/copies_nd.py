@@ -5,16 +5,17 @@ A copy object is the driver's own ``CUDA_MEMCPY2D`` / ``CUDA_MEMCPY3D`` / ``CUDA
 (ctypes structures laid out as cuda.h has them), zeroed when made; its fields are read and
 written under PyCUDA's names (``src_pitch``, ``width_in_bytes`` ...: one table, ``_NAMES``).
 ``set_src_host`` / ``set_src_array`` / ``set_src_device`` / ``set_src_unified`` (and the
-``set_dst_*``) say where it reads and writes; calling it copies:
+``set_dst_*``) say where it reads and writes; calling it copies (``Memcpy2D`` has an
+example). Describing a copy needs no GPU:
 
 >>> import numpy as np
 >>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
 >>> copy = Memcpy2D()
 >>> copy.set_src_host(a)
->>> copy.set_dst_device(a_gpu)                                   # doctest: +SKIP
 >>> copy.width_in_bytes = copy.src_pitch = a.strides[0]
->>> copy.dst_pitch, copy.height = pitch, 3
->>> copy(aligned=True)                                           # doctest: +SKIP
+>>> copy.height = 3
+>>> copy.src_memory_type, copy.width_in_bytes, copy.height
+(<memory_type.HOST: 1>, 16, 3)
 
 Pitches, offsets and widths are in bytes, heights and depths in rows and slices. Without a
 stream a copy is done when the call returns; ``copy(stream)`` enqueues it (truly
@@ -37,12 +38,16 @@ from .device import device_pointer
 
 
 class memory_type(enum.IntEnum):  # PyCUDA's name
-    """``CUmemorytype``: where one side of a copy is."""
+    """Where one side of a copy is: ``CUmemorytype`` (cuda.h).
 
-    HOST = 1
-    DEVICE = 2
-    ARRAY = 3
-    UNIFIED = 4
+    The ``set_src_*`` and ``set_dst_*`` methods of :class:`Memcpy2D` and :class:`Memcpy3D`
+    set it.
+    """
+
+    HOST = 1     #: Host memory.
+    DEVICE = 2   #: Device memory.
+    ARRAY = 3    #: A CUDA :class:`Array`.
+    UNIFIED = 4  #: An address of the unified address space: host or device memory.
 
 
 # PyCUDA's attribute -> (the cuda.h field, the enum its values are), for every copy structure;
@@ -68,20 +73,43 @@ def _as(kind: type[enum.IntEnum] | None, value: int) -> Any:
         return value
 
 
-def pycuda_names(names: dict[str, tuple[str, Any]]):
+def pycuda_names(names: dict[str, tuple[str, Any]], docs: dict[str, str] | None = None):
     """A class decorator: the ctypes structure's fields also read and write under PyCUDA's names
-    (``names``: PyCUDA's name -> (field, enum or None)), those rows whose field it has."""
+    (``names``: PyCUDA's name -> (field, enum or None)), those rows whose field it has; ``docs``:
+    PyCUDA's name -> what the field says (its docstring, followed by cuda.h's name)."""
     def decorate(cls: type) -> type:
         fields = {field for field, _ in cls._fields_}
         for name, (field, kind) in names.items():
             if field in fields:
+                text = (docs or {}).get(name, "")
                 setattr(cls, name, property(
                     lambda self, field=field, kind=kind: _as(kind, getattr(self, field)),
                     lambda self, value, field=field: setattr(self, field, operator.index(value)),
-                    doc=f"cuda.h's {field}."))
+                    doc=f"{text} (cuda.h's ``{field}``)." if text else f"cuda.h's ``{field}``."))
         cls.pycuda_names = tuple(name for name, (field, _) in names.items() if field in fields)
         return cls
     return decorate
+
+
+# What each field says, by PyCUDA's name (the docstrings of the properties pycuda_names makes).
+_SIDE_DOCS = {
+    "x_in_bytes": "The {side}'s origin: bytes from the start of a row",
+    "y": "The {side}'s origin: rows from the start",
+    "z": "The {side}'s origin: slices from the start (3-D copies)",
+    "lod": "The mipmap level of the {side} array (3-D copies)",
+    "memory_type": "Where the {side} is, a :class:`memory_type`: the ``set_*`` methods set it",
+    "device": "The {side}'s device address, which ``set_*_device`` and ``set_*_unified`` set",
+    "pitch": "Bytes from one row of the {side} to the next (ignored for an array)",
+    "height": "Rows from one slice of the {side} to the next (3-D copies; ignored for an array)",
+}
+_DOCS = {
+    **{f"{side}_{name}": text.format(side=words)
+       for side, words in (("src", "source"), ("dst", "destination"))
+       for name, text in _SIDE_DOCS.items()},
+    "width_in_bytes": "Bytes of each row to copy",
+    "height": "Rows to copy",
+    "depth": "Slices to copy (3-D copies)",
+}
 
 
 # One side of a copy in cuda.h's order, "{side}" being src or dst. A 3-D one adds Z, LOD, a
@@ -130,38 +158,84 @@ class _Copy:
         setattr(self, f"_{side}_owner", owner)  # kept alive while the copy may use it
 
     def set_src_host(self, buffer: Any) -> None:
-        """Read from host ``buffer`` (any buffer; its first element is the origin)."""
+        """Read from host memory.
+
+        Parameters
+        ----------
+        buffer : buffer
+            Any buffer (a NumPy array, bytes ...), strided ones too; its first element is
+            the origin. It is kept alive with the copy.
+        """
         self._set("src", memory_type.HOST, buffer, host=_host_address(buffer, False))
 
     def set_src_array(self, array: Any) -> None:
-        """Read from the CUDA ``Array`` ``array``."""
+        """Read from a CUDA array.
+
+        Parameters
+        ----------
+        array : Array
+        """
         self._set("src", memory_type.ARRAY, array, array=array.live_handle())
 
     def set_src_device(self, memory: Any) -> None:
-        """Read from device memory (a ``DeviceAllocation``, an int address, a GPU array)."""
+        """Read from device memory.
+
+        Parameters
+        ----------
+        memory
+            A :class:`DeviceAllocation`, an int address, a GPU array ...
+        """
         address, owner = device_address(memory, "set_src_device")
         self._set("src", memory_type.DEVICE, owner, device=address)
 
     def set_src_unified(self, memory: Any) -> None:
-        """Read from memory of the unified address space: device memory or a host buffer
-        (managed or page-locked memory, say)."""
+        """Read from memory of the unified address space: the driver finds out where it is.
+
+        Parameters
+        ----------
+        memory
+            Device memory, or a host buffer (managed or page-locked memory, say).
+        """
         self._set("src", memory_type.UNIFIED, memory, device=_unified_address(memory, False))
 
     def set_dst_host(self, buffer: Any) -> None:
-        """Write into writable host ``buffer`` (its first element is the origin)."""
+        """Write into host memory.
+
+        Parameters
+        ----------
+        buffer : buffer
+            Writable; its first element is the origin. It is kept alive with the copy.
+        """
         self._set("dst", memory_type.HOST, buffer, host=_host_address(buffer, True))
 
     def set_dst_array(self, array: Any) -> None:
-        """Write into the CUDA ``Array`` ``array``."""
+        """Write into a CUDA array.
+
+        Parameters
+        ----------
+        array : Array
+        """
         self._set("dst", memory_type.ARRAY, array, array=array.live_handle())
 
     def set_dst_device(self, memory: Any) -> None:
-        """Write into device memory (a ``DeviceAllocation``, an int address, a GPU array)."""
+        """Write into device memory.
+
+        Parameters
+        ----------
+        memory
+            A :class:`DeviceAllocation`, an int address, a GPU array ...
+        """
         address, owner = device_address(memory, "set_dst_device")
         self._set("dst", memory_type.DEVICE, owner, device=address)
 
     def set_dst_unified(self, memory: Any) -> None:
-        """Write into memory of the unified address space (device memory or a host buffer)."""
+        """Write into memory of the unified address space: the driver finds out where it is.
+
+        Parameters
+        ----------
+        memory
+            Device memory, or a writable host buffer.
+        """
         self._set("dst", memory_type.UNIFIED, memory, device=_unified_address(memory, True))
 
     def _copy(self, function: str, stream: Any) -> None:
@@ -180,19 +254,61 @@ def _unified_address(memory: Any, writable: bool) -> int:
     return pointer.address if pointer is not None else _host_address(memory, writable)
 
 
-@pycuda_names(_NAMES)
+@pycuda_names(_NAMES, _DOCS)
 class Memcpy2D(_Copy, ctypes.Structure):
-    """A 2-D copy (``CUDA_MEMCPY2D``): ``height`` rows of ``width_in_bytes`` bytes, each
-    ``src_pitch`` bytes apart in the source and ``dst_pitch`` in the destination (pitches are
-    ignored for arrays), from (``src_x_in_bytes``, ``src_y``) to (``dst_x_in_bytes``, ``dst_y``).
+    """A 2-D copy: ``height`` rows of ``width_in_bytes`` bytes (PyCUDA's ``Memcpy2D``).
 
-    ``copy(aligned=True)`` copies now (``aligned=False``: ``cuMemcpy2DUnaligned``, which
-    tolerates unaligned device pitches and offsets); ``copy(stream)`` enqueues it on ``stream``.
+    The copy is the driver's ``CUDA_MEMCPY2D``, zeroed when made. Rows are ``src_pitch``
+    bytes apart in the source and ``dst_pitch`` in the destination (pitches are ignored for
+    arrays); the copy goes from (``src_x_in_bytes``, ``src_y``) to (``dst_x_in_bytes``,
+    ``dst_y``). The ``set_src_*`` and ``set_dst_*`` methods say where it reads and writes;
+    unlike PyCUDA's, it keeps what they were given alive.
+
+    Calling it copies: ``copy()`` or ``copy(aligned=True)`` now (``aligned=False``:
+    ``cuMemcpy2DUnaligned``, which tolerates unaligned device pitches and offsets), and
+    ``copy(stream)`` or ``copy(stream=stream)`` enqueues it on a stream (truly asynchronous
+    from page-locked host memory only).
+
+    Examples
+    --------
+    A 3 x 4 matrix into pitched device memory, and back:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    >>> a_gpu, pitch = cuda.mem_alloc_pitch(a.strides[0], 3, 4)
+    >>> copy = cuda.Memcpy2D()
+    >>> copy.set_src_host(a)
+    >>> copy.set_dst_device(a_gpu)
+    >>> copy.width_in_bytes = copy.src_pitch = a.strides[0]
+    >>> copy.dst_pitch, copy.height = pitch, 3
+    >>> copy()
+    >>> b = np.zeros_like(a)
+    >>> back = cuda.Memcpy2D()
+    >>> back.set_src_device(a_gpu)
+    >>> back.set_dst_host(b)
+    >>> back.src_pitch, back.dst_pitch = pitch, b.strides[0]
+    >>> back.width_in_bytes, back.height = b.strides[0], 3
+    >>> back()
+    >>> b
+    array([[ 0.,  1.,  2.,  3.],
+           [ 4.,  5.,  6.,  7.],
+           [ 8.,  9., 10., 11.]], dtype=float32)
     """
 
     _fields_ = _fields(_SIDE_2D, ("", ""), ["WidthInBytes", "Height"])
 
     def __call__(self, aligned: Any = True, *, stream: Any = None) -> None:
+        """Copy now, or enqueue the copy on a stream.
+
+        Parameters
+        ----------
+        aligned : bool or Stream, optional
+            False: ``cuMemcpy2DUnaligned``. A stream in its place is ``stream``, as in
+            PyCUDA's ``copy(stream)``.
+        stream : Stream, optional
+            Enqueue the copy on it and return at once.
+        """
         if not isinstance(aligned, (bool, np.bool_)):  # PyCUDA's copy(stream)
             aligned, stream = True, aligned
         if stream is None and not aligned:
@@ -201,39 +317,74 @@ class Memcpy2D(_Copy, ctypes.Structure):
             self._copy("cuMemcpy2D", stream)
 
 
-@pycuda_names(_NAMES)
+@pycuda_names(_NAMES, _DOCS)
 class Memcpy3D(_Copy, ctypes.Structure):
-    """A 3-D copy (``CUDA_MEMCPY3D``): ``depth`` slices of ``height`` rows of ``width_in_bytes``
-    bytes; in host or device memory rows are ``*_pitch`` bytes apart and slices ``*_height``
-    rows apart; (``*_x_in_bytes``, ``*_y``, ``*_z``) is each side's origin.
+    """A 3-D copy: ``depth`` slices of ``height`` rows of ``width_in_bytes`` bytes (PyCUDA's
+    ``Memcpy3D``).
 
-    ``copy()`` copies now; ``copy(stream)`` enqueues it on ``stream``.
+    The copy is the driver's ``CUDA_MEMCPY3D``, zeroed when made. In host or device memory
+    rows are ``*_pitch`` bytes apart and slices ``*_height`` rows apart; (``*_x_in_bytes``,
+    ``*_y``, ``*_z``) is each side's origin. It has :class:`Memcpy2D`'s methods;
+    ``copy()`` copies now, ``copy(stream)`` enqueues it on a stream.
+
+    Examples
+    --------
+    A 2 x 3 x 4 NumPy array into a 3-D CUDA array:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    >>> array = cuda.Array(cuda.ArrayDescriptor3D(width=4, height=3, depth=2, num_channels=1,
+    ...                                           format=cuda.array_format.FLOAT))
+    >>> copy = cuda.Memcpy3D()
+    >>> copy.set_src_host(a)
+    >>> copy.set_dst_array(array)
+    >>> copy.width_in_bytes = copy.src_pitch = a.strides[1]
+    >>> copy.src_height = copy.height = 3
+    >>> copy.depth = 2
+    >>> copy()
+    >>> array.get_descriptor_3d().depth
+    2
     """
 
     _fields_ = _fields(_SIDE_3D, ("reserved0", "reserved1"), ["WidthInBytes", "Height", "Depth"])
 
     def __call__(self, stream: Any = None) -> None:
+        """Copy now, or enqueue the copy on ``stream`` and return at once."""
         self._copy("cuMemcpy3D", stream)
 
 
-@pycuda_names(_NAMES)
+@pycuda_names(_NAMES, _DOCS)
 class Memcpy3DPeer(_Copy, ctypes.Structure):
-    """``Memcpy3D`` between the memory of two contexts (``CUDA_MEMCPY3D_PEER``): the contexts
-    come from ``set_src_context`` / ``set_dst_context``; one not set is the current context
-    when the copy is made (PyCUDA's intent; its own code left it NULL).
+    """A :class:`Memcpy3D` between the memory of two contexts (``CUDA_MEMCPY3D_PEER``).
+
+    The contexts come from :meth:`set_src_context` and :meth:`set_dst_context`; one not set
+    is the context current when the copy is made (PyCUDA's intent; its own code left it
+    NULL).
     """
 
     _fields_ = _fields(_SIDE_3D, ("srcContext", "dstContext"), ["WidthInBytes", "Height", "Depth"])
 
     def set_src_context(self, context: Any) -> None:
-        """The context of the source memory (a ``pyctk.driver.Context``)."""
+        """Say which context the source memory belongs to.
+
+        Parameters
+        ----------
+        context : Context
+        """
         self.srcContext, self._src_context = context.handle, context
 
     def set_dst_context(self, context: Any) -> None:
-        """The context of the destination memory (a ``pyctk.driver.Context``)."""
+        """Say which context the destination memory belongs to.
+
+        Parameters
+        ----------
+        context : Context
+        """
         self.dstContext, self._dst_context = context.handle, context
 
     def __call__(self, stream: Any = None) -> None:
+        """Copy now, or enqueue the copy on ``stream`` and return at once."""
         current = driver_api.current_context()
         copy = Memcpy3DPeer.from_buffer_copy(self)  # this one keeps "not set" for later calls
         copy.srcContext, copy.dstContext = self.srcContext or current, self.dstContext or current
@@ -256,36 +407,122 @@ def _memset_2d(bits: int, dest: Any, pitch: int, data: int, width: int, height: 
 
 
 def memset_d2d8(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
-    """Set ``height`` rows of ``width`` bytes, ``pitch`` bytes apart, at ``dest`` to ``data``.
+    """Set ``height`` rows of ``width`` bytes of device memory, ``pitch`` bytes apart, to ``data``.
 
-    >>> memset_d2d8(a_gpu, pitch, 0xFF, 100, 20)     # doctest: +SKIP
+    Parameters
+    ----------
+    dest
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    pitch : int
+        Bytes from one row to the next (:func:`mem_alloc_pitch`'s).
+    data : int
+        The value of each byte; -1 sets every bit.
+    width : int
+        Bytes of each row.
+    height : int
+        Rows.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu, pitch = cuda.mem_alloc_pitch(4, 3, 4)
+    >>> cuda.memset_d8(a_gpu, 0, pitch * 3)
+    >>> cuda.memset_d2d8(a_gpu, pitch, 0xFF, 2, 3)   # the first 2 bytes of each row
+    >>> rows = cuda.from_device(a_gpu, (3, pitch), np.uint8)
+    >>> rows[:, :4]
+    array([[255, 255,   0,   0],
+           [255, 255,   0,   0],
+           [255, 255,   0,   0]], dtype=uint8)
     """
     _memset_2d(8, dest, pitch, data, width, height, None, False)
 
 
 def memset_d2d16(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
-    """Set ``height`` rows of ``width`` 16-bit words, ``pitch`` bytes apart, to ``data``."""
+    """Set ``height`` rows of ``width`` 16-bit words of device memory, ``pitch`` bytes apart,
+    to ``data``.
+
+    Parameters
+    ----------
+    dest
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    pitch : int
+        Bytes from one row to the next (:func:`mem_alloc_pitch`'s).
+    data : int
+        The value of each word; -1 sets every bit.
+    width : int
+        Words of each row.
+    height : int
+        Rows.
+
+    See Also
+    --------
+    memset_d2d8 : An example.
+    """
     _memset_2d(16, dest, pitch, data, width, height, None, False)
 
 
 def memset_d2d32(dest: Any, pitch: int, data: int, width: int, height: int) -> None:
-    """Set ``height`` rows of ``width`` 32-bit words, ``pitch`` bytes apart, to ``data``."""
+    """Set ``height`` rows of ``width`` 32-bit words of device memory, ``pitch`` bytes apart,
+    to ``data``.
+
+    Parameters
+    ----------
+    dest
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    pitch : int
+        Bytes from one row to the next (:func:`mem_alloc_pitch`'s).
+    data : int
+        The value of each word; -1 sets every bit.
+    width : int
+        Words of each row.
+    height : int
+        Rows.
+
+    See Also
+    --------
+    memset_d2d8 : An example.
+    """
     _memset_2d(32, dest, pitch, data, width, height, None, False)
 
 
 def memset_d2d8_async(dest: Any, pitch: int, data: int, width: int, height: int,
                       stream: Any = None) -> None:
-    """``memset_d2d8`` enqueued on ``stream``."""
+    """:func:`memset_d2d8`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, pitch, data, width, height
+        As for :func:`memset_d2d8`.
+    stream : Stream, optional
+        Default None, the legacy default stream.
+    """
     _memset_2d(8, dest, pitch, data, width, height, stream, True)
 
 
 def memset_d2d16_async(dest: Any, pitch: int, data: int, width: int, height: int,
                        stream: Any = None) -> None:
-    """``memset_d2d16`` enqueued on ``stream``."""
+    """:func:`memset_d2d16`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, pitch, data, width, height
+        As for :func:`memset_d2d16`.
+    stream : Stream, optional
+        Default None, the legacy default stream.
+    """
     _memset_2d(16, dest, pitch, data, width, height, stream, True)
 
 
 def memset_d2d32_async(dest: Any, pitch: int, data: int, width: int, height: int,
                        stream: Any = None) -> None:
-    """``memset_d2d32`` enqueued on ``stream``."""
+    """:func:`memset_d2d32`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, pitch, data, width, height
+        As for :func:`memset_d2d32`.
+    stream : Stream, optional
+        Default None, the legacy default stream.
+    """
     _memset_2d(32, dest, pitch, data, width, height, stream, True)

@@ -32,17 +32,35 @@ from ..contexts.devices import in_context, made_context
 
 
 class DeviceAllocation(Allocation):
-    """Device memory from ``mem_alloc``: ``int(allocation)`` is its address.
+    """Device memory, as :func:`mem_alloc` gives it (PyCUDA's ``DeviceAllocation``).
 
-    It is returned to pyctk's pool by ``free()`` or when garbage (in a context
-    ``Device.make_context`` made: ``cuMemAlloc``'s memory, freed with ``cuMemFree``). It is
-    the pool's ``Allocation`` itself, with PyCUDA's face: one object per block. Subclasses hold
-    memory of other kinds (``context`` None), which they free themselves.
+    ``int(allocation)`` is its address; it goes wherever device memory does: copies, fills,
+    kernel arguments. Its memory goes back by :meth:`free`, or when it is garbage.
 
-    >>> import numpy as np
-    >>> a = mem_alloc(16)                   # doctest: +SKIP
-    >>> memcpy_htod(a, np.zeros(4, np.float32))   # doctest: +SKIP
-    >>> a.free()                            # doctest: +SKIP
+    Unlike PyCUDA's, :func:`mem_alloc`'s memory comes from the pool pyctk keeps on each
+    device for its arrays (CUDA's stream-ordered allocator), not from ``cuMemAlloc`` (which
+    :func:`mem_alloc_ipc` gives, and a context :meth:`Device.make_context` made). Subclasses
+    hold memory of other kinds: managed (:class:`ManagedAllocation`), pooled
+    (:class:`~pyctk.tools.PooledDeviceAllocation`), pitched.
+
+    Attributes
+    ----------
+    nbytes : int
+        Its size in bytes.
+    device : int
+        The number of the device it is on.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu = cuda.mem_alloc(16)
+    >>> a_gpu
+    <DeviceAllocation of 16 bytes at 0x... on device 0>
+    >>> cuda.memcpy_htod(a_gpu, np.arange(4, dtype=np.float32))
+    >>> cuda.from_device(a_gpu, (4,), np.float32)
+    array([0., 1., 2., 3.], dtype=float32)
+    >>> a_gpu.free()
     """
 
     __slots__ = ()
@@ -56,19 +74,32 @@ class DeviceAllocation(Allocation):
     __index__ = __int__  # numpy.uintp(allocation) and ctypes take it too
 
     def as_buffer(self, size: int, offset: int = 0) -> memoryview:
-        """A writable view of the ``size`` bytes at the address plus ``offset`` (PyCUDA's).
+        """A writable view, from the host, of ``size`` bytes at the address plus ``offset``.
 
         Only for memory the host can read (managed or host-mapped memory): reading device
         memory through it crashes the process. The view does not keep the memory alive.
+
+        Parameters
+        ----------
+        size : int
+        offset : int, optional
+
+        Returns
+        -------
+        memoryview
+            Of unsigned bytes (format ``"B"``).
         """
         if size < 0 or offset < 0:
             raise ValueError(f"as_buffer(size={size}, offset={offset}): neither may be negative")
         return memoryview((c_char * size).from_address(int(self) + offset)).cast("B")
 
     def free(self) -> None:
-        """Return the memory to the pool now (ordered after work queued on blocking streams).
+        """Give the memory back now.
 
-        Freeing twice does nothing. Using the memory after ``free`` is an error.
+        It goes back to pyctk's pool ordered after the work queued on blocking streams, so no
+        synchronisation is needed first (work on a ``NON_BLOCKING`` stream must be
+        synchronised). Freeing twice does nothing; ``int()`` of a freed allocation raises
+        ValueError.
         """
         pointer = self.pointer
         if pointer and contexts.alive(self.device, self.context):
@@ -112,12 +143,41 @@ class ContextAllocation(DeviceAllocation):
 
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
-    """``nbytes`` of memory on the current device (PyCUDA's ``mem_alloc``).
+    """Allocate device memory on the current device (PyCUDA's ``mem_alloc``).
+
+    The memory comes from the pool pyctk keeps on each device for its arrays (CUDA's
+    stream-ordered allocator), allocated on the legacy default stream, with which every
+    blocking :class:`Stream` is ordered; in a context :meth:`Device.make_context` made, from
+    ``cuMemAlloc``. It is not zeroed.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes; 0 gives an allocation at address 0.
+
+    Returns
+    -------
+    DeviceAllocation
 
     Raises
     ------
     pyctk.driver.MemoryError
-        Not enough memory (after collecting garbage once); it is also a MemoryError.
+        Not enough memory, after collecting garbage once; also Python's ``MemoryError``.
+    ValueError
+        ``nbytes`` is negative.
+
+    See Also
+    --------
+    mem_alloc_ipc : Memory another process can use.
+    mem_alloc_pitch : Rows aligned for coalesced access.
+    to_device : Allocate and copy from the host.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> a_gpu = cuda.mem_alloc(1024)
+    >>> a_gpu.nbytes, int(a_gpu) != 0
+    (1024, True)
     """
     nbytes = int(nbytes)
     if nbytes < 0:
@@ -141,7 +201,21 @@ def device_memory(nbytes: int, device: int, stream: int) -> DeviceAllocation:
 
 
 def mem_get_info() -> tuple[int, int]:
-    """(free, total) bytes of the current device."""
+    """The free and total memory of the current device, in bytes.
+
+    Returns
+    -------
+    tuple of int
+        ``(free, total)``. Memory in pyctk's pool (freed allocations kept for reuse) counts
+        as used.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> free, total = cuda.mem_get_info()
+    >>> 0 < free <= total == cuda.Context.get_device().total_memory()
+    True
+    """
     free, total = c_size_t(), c_size_t()
     driver_api.current_context()
     driver_api.call("cuMemGetInfo", byref(free), byref(total))
@@ -216,35 +290,150 @@ def host_buffer(x: Any, writable: bool) -> np.ndarray:
 # asynchronous on it (truly so from page-locked host memory only).
 
 def memcpy_htod(dest: Any, src: Any) -> None:
-    """Copy host buffer ``src`` to device memory ``dest`` (``src.nbytes`` bytes)."""
+    """Copy host memory to device memory; return when the copy is done.
+
+    Parameters
+    ----------
+    dest
+        The destination, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    src : buffer
+        The host memory: a contiguous NumPy array, bytes, bytearray, memoryview ... All of
+        it is copied.
+
+    Raises
+    ------
+    TypeError
+        ``dest`` is not device memory.
+    ValueError
+        ``src`` or ``dest`` is not contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = np.arange(4, dtype=np.int32)
+    >>> a_gpu = cuda.mem_alloc(a.nbytes)
+    >>> cuda.memcpy_htod(a_gpu, a)
+    >>> b = np.empty_like(a)
+    >>> cuda.memcpy_dtoh(b, a_gpu)
+    >>> b
+    array([0, 1, 2, 3], dtype=int32)
+    """
     _htod(dest, src, None, synchronous=True)
 
 
 def memcpy_dtoh(dest: Any, src: Any) -> None:
-    """Copy device memory ``src`` into host buffer ``dest`` (``dest.nbytes`` bytes)."""
+    """Copy device memory to host memory; return when the copy is done.
+
+    Parameters
+    ----------
+    dest : buffer
+        The host memory, writable and contiguous; as many bytes as it has are copied.
+    src
+        The source, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+
+    See Also
+    --------
+    memcpy_htod : The other way, with an example.
+    from_device : Copy into a new NumPy array.
+    """
     _dtoh(dest, src, None, synchronous=True)
 
 
 def memcpy_dtod(dest: Any, src: Any, size: int) -> None:
-    """Copy ``size`` bytes from device memory ``src`` to device memory ``dest``."""
+    """Copy bytes from device memory to device memory.
+
+    As in PyCUDA, the call returns when the copy is done.
+
+    Parameters
+    ----------
+    dest, src
+        The destination and the source, each device memory: a :class:`DeviceAllocation`,
+        an int address, an object with ``get_pointer()`` (:class:`PointerHolderBase`), or a
+        contiguous GPU array (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    size : int
+        Bytes to copy.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu = cuda.to_device(np.arange(4, dtype=np.int32))
+    >>> b_gpu = cuda.mem_alloc(a_gpu.nbytes)
+    >>> cuda.memcpy_dtod(b_gpu, a_gpu, a_gpu.nbytes)
+    >>> cuda.from_device(b_gpu, (4,), np.int32)
+    array([0, 1, 2, 3], dtype=int32)
+    """
     _dtod(dest, src, size, None, synchronous=True)
 
 
 def memcpy_htod_async(dest: Any, src: Any, stream: Any = None) -> None:
-    """Enqueue a copy of host buffer ``src`` to device memory ``dest`` on ``stream``."""
+    """Enqueue a copy of host memory to device memory on a stream; return at once.
+
+    The copy is asynchronous only from page-locked memory (:func:`pagelocked_empty`); from
+    other host memory the call returns once ``src`` has been read.
+
+    Parameters
+    ----------
+    dest
+        The destination, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    src : buffer
+        The host memory, contiguous; it must not change until the stream has copied it.
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+
+    See Also
+    --------
+    Stream : An example.
+    """
     _htod(dest, src, stream, synchronous=False)
 
 
 def memcpy_dtoh_async(dest: Any, src: Any, stream: Any = None) -> None:
-    """Enqueue a copy of device memory ``src`` into host buffer ``dest`` on ``stream``.
+    """Enqueue a copy of device memory to host memory on a stream; return at once.
 
-    ``dest`` must stay alive, and unread, until the stream has done the copy.
+    Parameters
+    ----------
+    dest : buffer
+        The host memory, writable and contiguous (page-locked for a truly asynchronous
+        copy). It must stay alive, and unread, until the stream has done the copy.
+    src
+        The source, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+
+    See Also
+    --------
+    Stream : An example.
     """
     _dtoh(dest, src, stream, synchronous=False)
 
 
 def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None) -> None:
-    """Enqueue a copy of ``size`` bytes from device memory ``src`` to ``dest`` on ``stream``."""
+    """Enqueue a copy of bytes from device memory to device memory on a stream.
+
+    Parameters
+    ----------
+    dest, src
+        The destination and the source, each device memory: a :class:`DeviceAllocation`,
+        an int address, an object with ``get_pointer()`` (:class:`PointerHolderBase`), or a
+        contiguous GPU array (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    size : int
+        Bytes to copy.
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+    """
     _dtod(dest, src, size, stream, synchronous=False)
 
 
@@ -285,37 +474,134 @@ def _memset(bits: int, dest: Any, data: Any, count: int, stream: Any, asynchrono
 
 
 def memset_d8(dest: Any, data: int, count: int) -> None:
-    """Set ``count`` bytes at ``dest`` to ``data``."""
+    """Set ``count`` bytes of device memory to ``data``; return when it is done.
+
+    Parameters
+    ----------
+    dest
+        The memory, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    data : int
+        The value of each byte; negative values are two's complement (-1 sets every
+        bit).
+    count : int
+        How many.
+    """
     _memset(8, dest, data, count, None, False)
 
 
 def memset_d16(dest: Any, data: int, count: int) -> None:
-    """Set ``count`` 16-bit words at ``dest`` to ``data``."""
+    """Set ``count`` 16-bit words of device memory to ``data``; return when it is done.
+
+    Parameters
+    ----------
+    dest
+        The memory, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    data : int
+        The value of each 16-bit word; negative values are two's complement (-1 sets
+        every bit).
+    count : int
+        How many.
+    """
     _memset(16, dest, data, count, None, False)
 
 
 def memset_d32(dest: Any, data: int, count: int) -> None:
-    """Set ``count`` 32-bit words at ``dest`` to ``data`` (``numpy.float32(1).view(numpy.uint32)`` for a float)."""
+    """Set ``count`` 32-bit words of device memory to ``data``; return when it is done.
+
+    Parameters
+    ----------
+    dest
+        The memory, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    data : int
+        The value of each 32-bit word; negative values are two's complement (-1 sets
+        every bit). For a float32, pass its bits: ``numpy.float32(x).view(numpy.uint32)``.
+    count : int
+        How many.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu = cuda.mem_alloc(16)
+    >>> cuda.memset_d32(a_gpu, np.float32(1.5).view(np.uint32), 4)
+    >>> cuda.from_device(a_gpu, (4,), np.float32)
+    array([1.5, 1.5, 1.5, 1.5], dtype=float32)
+    """
     _memset(32, dest, data, count, None, False)
 
 
 def memset_d8_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
-    """``memset_d8`` enqueued on ``stream``."""
+    """:func:`memset_d8`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, data, count
+        As for :func:`memset_d8`.
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+    """
     _memset(8, dest, data, count, stream, True)
 
 
 def memset_d16_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
-    """``memset_d16`` enqueued on ``stream``."""
+    """:func:`memset_d16`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, data, count
+        As for :func:`memset_d16`.
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+    """
     _memset(16, dest, data, count, stream, True)
 
 
 def memset_d32_async(dest: Any, data: int, count: int, stream: Any = None) -> None:
-    """``memset_d32`` enqueued on ``stream``."""
+    """:func:`memset_d32`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, data, count
+        As for :func:`memset_d32`.
+    stream : Stream, optional
+        Or any object with ``__cuda_stream__``, or a handle; default None, the legacy
+        default stream.
+    """
     _memset(32, dest, data, count, stream, True)
 
 
 def to_device(array: Any) -> DeviceAllocation:
-    """A new allocation holding a copy of host buffer ``array`` (PyCUDA's ``to_device``)."""
+    """Allocate device memory and copy host memory into it (PyCUDA's ``to_device``).
+
+    Parameters
+    ----------
+    array : buffer
+        The host memory: a contiguous NumPy array, bytes ...
+
+    Returns
+    -------
+    DeviceAllocation
+        Of ``array``'s size in bytes; its shape and dtype are not kept.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu = cuda.to_device(np.ones((2, 3), np.float64))
+    >>> a_gpu.nbytes
+    48
+    >>> cuda.from_device(a_gpu, (2, 3), np.float64)
+    array([[1., 1., 1.],
+           [1., 1., 1.]])
+    """
     host = host_buffer(array, writable=False)
     allocation = mem_alloc(host.nbytes)
     memcpy_htod(allocation, host)
@@ -323,7 +609,27 @@ def to_device(array: Any) -> DeviceAllocation:
 
 
 def from_device(source: Any, shape: Any, dtype: Any, order: str = "C") -> np.ndarray:
-    """A new NumPy array of ``shape`` and ``dtype`` copied from device memory ``source``."""
+    """Copy device memory into a new NumPy array; return when the copy is done.
+
+    Parameters
+    ----------
+    source
+        The memory, device memory: a :class:`DeviceAllocation`, an int address, an object with
+        ``get_pointer()`` (:class:`PointerHolderBase`), or a contiguous GPU array
+        (:class:`pyctk.DeviceArray`, CuPy, PyTorch ...).
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+
+    Returns
+    -------
+    numpy.ndarray
+
+    See Also
+    --------
+    from_device_like : Shape and dtype taken from an array.
+    to_device : An example.
+    """
     host = np.empty(shape, dtype, order=order)
     memcpy_dtoh(host, source)
     return host

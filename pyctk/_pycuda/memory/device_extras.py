@@ -8,9 +8,11 @@ a device's primary context, pyctk's default, and not in one ``Device.make_contex
 or when garbage. CUDA's IPC shares only such memory: memory to share with another process
 comes from ``mem_alloc_ipc``.
 
->>> a_gpu = mem_alloc_ipc(a.nbytes)                   # doctest: +SKIP
->>> handle = mem_get_ipc_handle(a_gpu)               # 64 bytes, sent to the other process  # doctest: +SKIP
->>> b_gpu = IPCMemoryHandle(handle)                  # there: a_gpu's memory  # doctest: +SKIP
+>>> import pyctk.driver as cuda                      # doctest: +GPU
+>>> a_gpu = cuda.mem_alloc_ipc(1024)
+>>> handle = cuda.mem_get_ipc_handle(a_gpu)         # 64 bytes, to send to another process
+>>> len(handle)
+64
 """
 
 from __future__ import annotations
@@ -35,37 +37,63 @@ _INVALID_VALUE = 1                # CUDA_ERROR_INVALID_VALUE
 
 
 class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """``CUpointer_attribute`` values (cuda.h): what ``cuPointerGetAttribute`` tells of an
-    address (PyCUDA's four, and the one ``mem_get_ipc_handle`` asks)."""
+    """What the driver tells of an address: ``CUpointer_attribute`` (cuda.h).
 
-    CONTEXT = 1
-    MEMORY_TYPE = 2
-    DEVICE_POINTER = 3
-    HOST_POINTER = 4
-    IS_LEGACY_CUDA_IPC_CAPABLE = 10  # memory cuIpcGetMemHandle can share
+    PyCUDA's four, and the one :func:`mem_get_ipc_handle` asks.
+    """
+
+    CONTEXT = 1                      #: The context the memory belongs to.
+    MEMORY_TYPE = 2                  #: A :class:`memory_type`: host or device memory.
+    DEVICE_POINTER = 3               #: The address for the GPU.
+    HOST_POINTER = 4                 #: The address for the host.
+    IS_LEGACY_CUDA_IPC_CAPABLE = 10  #: Whether ``cuIpcGetMemHandle`` can share it (not in PyCUDA).
 
 
 class ipc_mem_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """``CUipcMem_flags`` values (cuda.h), for ``IPCMemoryHandle``."""
+    """Flags of :class:`IPCMemoryHandle`: ``CUipcMem_flags`` (cuda.h)."""
 
-    LAZY_ENABLE_PEER_ACCESS = 0x1  # memory on another device: the driver enables peer access
+    #: For memory on another device, the driver enables peer access to it.
+    LAZY_ENABLE_PEER_ACCESS = 0x1
 
 
 class PointerHolderBase:
-    """The base of objects that stand for device memory (PyCUDA's): a subclass defines
-    ``get_pointer()``, returning the device address, and goes wherever device memory does
-    (copies, fills, kernel arguments, prepared calls, ``int()``, ``numpy.uintp()``).
+    """The base of objects that stand for device memory (PyCUDA's ``PointerHolderBase``).
 
-    >>> class TorchMemory(PointerHolderBase):
-    ...     def __init__(self, tensor):
+    A subclass defines :meth:`get_pointer`, returning the device address, and goes wherever
+    device memory does: copies, fills, kernel arguments, prepared calls, ``int()``,
+    ``numpy.uintp()``.
+
+    Examples
+    --------
+    Device memory that another library allocated, kept alive by the object that stands for
+    it:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> class Memory(cuda.PointerHolderBase):
+    ...     def __init__(self, owner):
     ...         super().__init__()
-    ...         self.tensor = tensor                    # alive as long as this object
+    ...         self.owner = owner                   # alive as long as this object
     ...     def get_pointer(self):
-    ...         return self.tensor.data_ptr()
-    >>> memcpy_htod(TorchMemory(t), a)                  # doctest: +SKIP
+    ...         return int(self.owner)
+    >>> memory = Memory(cuda.mem_alloc(16))
+    >>> cuda.memcpy_htod(memory, np.arange(4, dtype=np.int32))
+    >>> cuda.from_device(memory, (4,), np.int32)
+    array([0, 1, 2, 3], dtype=int32)
     """
 
     def get_pointer(self) -> int:
+        """The device address this object stands for; a subclass defines it.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        NotImplementedError
+            Here in the base class.
+        """
         raise NotImplementedError(f"{type(self).__name__} must define get_pointer(), returning the "
                                   f"device address it stands for (PointerHolderBase has none)")
 
@@ -113,24 +141,67 @@ class _DriverAllocation(DeviceAllocation):
         self._memory = memory
 
     def free(self) -> None:
-        """Free the memory now (``cuMemFree``: it waits for the GPU). Freeing twice does nothing."""
+        """Free the memory now (``cuMemFree``, which waits for the GPU). Freeing twice does nothing."""
         self.pointer = 0
         self._memory.free()
 
 
 def mem_alloc_like(ary: Any) -> DeviceAllocation:
-    """``mem_alloc(ary.nbytes)``: device memory for a copy of array ``ary``."""
+    """Allocate device memory for a copy of an array: ``mem_alloc(ary.nbytes)``.
+
+    Parameters
+    ----------
+    ary : numpy.ndarray
+        Or anything with ``nbytes``.
+
+    Returns
+    -------
+    DeviceAllocation
+    """
     return mem_alloc(ary.nbytes)
 
 
 def mem_alloc_pitch(width: int, height: int, access_size: int) -> tuple[DeviceAllocation, int]:
-    """``height`` rows of ``width`` bytes on the current device, each row ``pitch`` bytes after
-    the one before (PyCUDA's, ``cuMemAllocPitch``): each row aligned for coalesced access by
-    threads reading or writing ``access_size`` bytes each (4, 8 or 16). Returns
-    ``(allocation, pitch)``; element ``(row, column)`` of a 2-D array of ``T`` is at
-    ``int(allocation) + row * pitch + column * sizeof(T)``.
+    """Allocate rows of device memory, each aligned for coalesced access (``cuMemAllocPitch``).
 
-    >>> a_gpu, pitch = mem_alloc_pitch(columns * 4, rows, 4)   # a float32 matrix  # doctest: +SKIP
+    The memory comes from the driver, not from pyctk's pool, and is freed by ``free()`` or
+    when garbage.
+
+    Parameters
+    ----------
+    width : int
+        Bytes of each row.
+    height : int
+        Rows.
+    access_size : {4, 8, 16}
+        The bytes each thread reads or writes at once (4 for float32).
+
+    Returns
+    -------
+    allocation : DeviceAllocation
+        Of ``pitch * height`` bytes.
+    pitch : int
+        Bytes from one row to the next, ``width`` or more: element ``(row, column)`` of a
+        2-D array of ``T`` is at ``int(allocation) + row * pitch + column * sizeof(T)``.
+
+    Raises
+    ------
+    ValueError
+        A negative size, or an ``access_size`` of neither 4, 8 nor 16.
+
+    See Also
+    --------
+    Memcpy2D : Copies to and from pitched memory.
+    memset_d2d8 : Fills of pitched rows.
+
+    Examples
+    --------
+    A float32 matrix of 20 rows of 100:
+
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> a_gpu, pitch = cuda.mem_alloc_pitch(100 * 4, 20, 4)
+    >>> pitch >= 400, pitch % 128
+    (True, 0)
     """
     width, height, access_size = [operator.index(v) for v in (width, height, access_size)]
     if width < 0 or height < 0:
@@ -146,11 +217,25 @@ def mem_alloc_pitch(width: int, height: int, access_size: int) -> tuple[DeviceAl
 
 
 def mem_alloc_ipc(nbytes: int) -> DeviceAllocation:
-    """``nbytes`` of memory on the current device straight from the driver (``cuMemAlloc``, as
-    PyCUDA's ``mem_alloc`` gave it), which ``mem_get_ipc_handle`` can share with another
-    process: pyctk's ``mem_alloc`` takes its memory from a stream-ordered pool in a primary
-    context, which CUDA cannot share. Freed by ``free()`` or when garbage. pyctk's own: PyCUDA
-    has no such function.
+    """Allocate device memory that another process can use (not in PyCUDA).
+
+    The memory comes straight from the driver (``cuMemAlloc``, as PyCUDA's ``mem_alloc``
+    gave it), which :func:`mem_get_ipc_handle` can share: :func:`mem_alloc` takes its memory
+    from a stream-ordered pool, which CUDA cannot share. Freed by ``free()`` or when garbage
+    (``cuMemFree``, which waits for the GPU).
+
+    Parameters
+    ----------
+    nbytes : int
+        1 or more.
+
+    Returns
+    -------
+    DeviceAllocation
+
+    See Also
+    --------
+    mem_get_ipc_handle : The handle to send to the other process, with an example.
     """
     nbytes = operator.index(nbytes)
     if nbytes <= 0:
@@ -162,9 +247,20 @@ def mem_alloc_ipc(nbytes: int) -> DeviceAllocation:
 
 
 def mem_get_address_range(ptr: Any) -> tuple[int, int]:
-    """``(base, size)`` of the allocation that device address ``ptr`` lies in
-    (``cuMemGetAddressRange``). For memory from a stream-ordered pool (``mem_alloc``'s) it is
-    the range the pool took from the driver, which may hold more than the allocation."""
+    """Where the allocation that a device address lies in starts, and its size.
+
+    Parameters
+    ----------
+    ptr
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array.
+
+    Returns
+    -------
+    tuple of int
+        ``(base, size)`` (``cuMemGetAddressRange``). For :func:`mem_alloc`'s memory, from a
+        stream-ordered pool, it is what the driver knows: the allocation itself, or a range
+        the pool took that holds it.
+    """
     address = _contiguous_device(ptr, 0)
     driver_api.current_context()
     base, size = c_uint64(), c_size_t()
@@ -173,8 +269,19 @@ def mem_get_address_range(ptr: Any) -> tuple[int, int]:
 
 
 def from_device_like(devptr: Any, other_ary: Any) -> np.ndarray:
-    """A new NumPy array like ``other_ary`` (shape, dtype, order) copied from device memory
-    ``devptr``; returns when the copy is done."""
+    """Copy device memory into a new NumPy array shaped like another; return when it is done.
+
+    Parameters
+    ----------
+    devptr
+        The device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    other_ary : numpy.ndarray
+        Whose shape, dtype and order the new array has.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     result = np.empty_like(other_ary)
     memcpy_dtoh(result, devptr)
     return result
@@ -186,19 +293,52 @@ def from_device_like(devptr: Any, other_ary: Any) -> np.ndarray:
 
 def memcpy_peer(dest: Any, src: Any, size: int, dest_context: Context | None = None,
                 src_context: Context | None = None) -> None:
-    """Copy ``size`` bytes from device memory ``src`` of ``src_context`` to ``dest`` of
-    ``dest_context`` (``cuMemcpyPeer``), devices apart or not; returns when it is done.
+    """Copy bytes between the memory of two contexts, on one device or two (``cuMemcpyPeer``).
 
-    A context is a ``Context`` (``Device(1).retain_primary_context()``) or None, the current one.
+    The call returns when the copy is done. Unlike PyCUDA's, whose defaults crash, a context
+    of None is the current one, as PyCUDA documents.
 
-    >>> memcpy_peer(b_gpu, a_gpu, a.nbytes, Device(1).retain_primary_context())  # doctest: +SKIP
+    Parameters
+    ----------
+    dest, src
+        Device memory: a :class:`DeviceAllocation`, an int address, a GPU array ...
+    size : int
+        Bytes to copy.
+    dest_context, src_context : Context, optional
+        The contexts ``dest`` and ``src`` belong to (``Device(1).retain_primary_context()``
+        for device 1's primary context); default None, the current context.
+
+    Raises
+    ------
+    TypeError
+        A context that is neither a :class:`Context` nor None.
+
+    Examples
+    --------
+    Within one device, both contexts are the current one:
+
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a_gpu = cuda.to_device(np.arange(4, dtype=np.int32))
+    >>> b_gpu = cuda.mem_alloc(a_gpu.nbytes)
+    >>> cuda.memcpy_peer(b_gpu, a_gpu, a_gpu.nbytes)
+    >>> cuda.from_device(b_gpu, (4,), np.int32)
+    array([0, 1, 2, 3], dtype=int32)
     """
     _copy_peer(dest, src, size, dest_context, src_context, None, synchronous=True)
 
 
 def memcpy_peer_async(dest: Any, src: Any, size: int, dest_context: Context | None = None,
                       src_context: Context | None = None, stream: Any = None) -> None:
-    """``memcpy_peer`` enqueued on ``stream`` (None: the legacy default stream)."""
+    """:func:`memcpy_peer`, enqueued on a stream; return at once.
+
+    Parameters
+    ----------
+    dest, src, size, dest_context, src_context
+        As for :func:`memcpy_peer`.
+    stream : Stream, optional
+        Default None, the legacy default stream.
+    """
     _copy_peer(dest, src, size, dest_context, src_context, stream, synchronous=False)
 
 
@@ -224,12 +364,38 @@ def _copy_peer(dest: Any, src: Any, size: int, dest_context: Context | None,
 # IPC: device memory shared with another process.
 
 def mem_get_ipc_handle(devptr: Any) -> bytearray:
-    """A handle to device memory for another process, which opens it with ``IPCMemoryHandle``:
-    64 bytes (PyCUDA's ``mem_get_ipc_handle``, ``cuIpcGetMemHandle``).
+    """A handle to device memory for another process, which opens it with :class:`IPCMemoryHandle`.
 
     CUDA shares memory from ``cuMemAlloc`` only: allocate what to share with
-    ``mem_alloc_ipc`` (``mem_alloc``'s memory in a primary context comes from a stream-ordered
-    pool, which it cannot share: LogicError, saying so).
+    :func:`mem_alloc_ipc`. (:func:`mem_alloc`'s memory comes from a stream-ordered pool,
+    which it cannot share.)
+
+    Parameters
+    ----------
+    devptr
+        The memory: :func:`mem_alloc_ipc`'s, or its address.
+
+    Returns
+    -------
+    bytearray
+        64 bytes (``cuIpcGetMemHandle``), as in PyCUDA.
+
+    Raises
+    ------
+    pyctk.driver.LogicError
+        CUDA cannot share this memory (:func:`mem_alloc`'s, say); the message says what to
+        use.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> handle = cuda.mem_get_ipc_handle(cuda.mem_alloc_ipc(1024))
+    >>> len(handle)
+    64
+    >>> cuda.mem_get_ipc_handle(cuda.mem_alloc(1024))
+    Traceback (most recent call last):
+        ...
+    pyctk.driver.LogicError: mem_get_ipc_handle: CUDA cannot share the memory at 0x... with another process: ...
     """
     address = _contiguous_device(devptr, 0)
     driver_api.current_context()
@@ -249,15 +415,33 @@ def mem_get_ipc_handle(devptr: Any) -> bytearray:
 
 
 class IPCMemoryHandle(PointerHolderBase):
-    """Device memory of another process, opened here from the handle its ``mem_get_ipc_handle``
-    gave (PyCUDA's, ``cuIpcOpenMemHandle``, on the current device): ``int(h)`` is its address
-    in this process, and it goes wherever device memory does. ``close()``, or garbage, unmaps
-    it; the other process must keep its memory until then.
+    """Device memory of another process, opened here (PyCUDA's ``IPCMemoryHandle``).
 
-    ``ipc_handle``: the 64 bytes, a bytearray as PyCUDA has them or bytes from a pipe.
+    Opened on the current device from the handle the other process's
+    :func:`mem_get_ipc_handle` gave (``cuIpcOpenMemHandle``). ``int(memory)`` is its address
+    in this process, and it goes wherever device memory does. :meth:`close`, or garbage,
+    unmaps it; the other process must keep its memory until then.
 
-    >>> b_gpu = IPCMemoryHandle(handle)                 # doctest: +SKIP
-    >>> memcpy_dtoh(b, b_gpu); b_gpu.close()            # doctest: +SKIP
+    Parameters
+    ----------
+    ipc_handle : bytes-like
+        The 64 bytes: a bytearray, as PyCUDA has them, or bytes that came through a pipe.
+    flags : ipc_mem_flags, optional
+        Default ``LAZY_ENABLE_PEER_ACCESS``.
+
+    Raises
+    ------
+    pyctk.driver.Error
+        The handle is not another live process's (CUDA does not open a handle in the process
+        that made it: ``CUDA_ERROR_INVALID_CONTEXT``).
+
+    Examples
+    --------
+    In the process that got ``handle`` (bytes) from the one that allocated the memory::
+
+        b_gpu = cuda.IPCMemoryHandle(handle)
+        b = cuda.from_device(b_gpu, (256,), np.float32)
+        b_gpu.close()
     """
 
     def __init__(self, ipc_handle: Any, flags: int = ipc_mem_flags.LAZY_ENABLE_PEER_ACCESS) -> None:
@@ -268,6 +452,17 @@ class IPCMemoryHandle(PointerHolderBase):
         self._memory = _DriverMemory(pointer.value, device, "cuIpcCloseMemHandle")
 
     def get_pointer(self) -> int:
+        """The memory's address in this process.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            It was closed.
+        """
         if not self._memory.pointer:
             raise ValueError("this IPCMemoryHandle was closed")
         return self._memory.pointer

@@ -17,9 +17,6 @@ arrays over freed memory must not be used.
 - managed (``managed_empty``): ``cuMemAllocManaged``, one address for host and GPU: pass the
   array itself to a kernel, and read it on the host after ``Context.synchronize()``.
 
->>> a = pagelocked_zeros((4, 4), np.float32)        # doctest: +SKIP
->>> type(a.base).__name__                           # doctest: +SKIP
-'PagelockedHostAllocation'
 >>> aligned_empty(1000, np.float64).ctypes.data % 4096
 0
 """
@@ -45,28 +42,30 @@ _INVALID_VALUE, _INVALID_HANDLE = ("CUDA_ERROR_INVALID_VALUE", 1), ("CUDA_ERROR_
 
 
 class host_alloc_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """``CU_MEMHOSTALLOC_*`` (cuda.h), the ``mem_flags`` of ``pagelocked_empty``."""
+    """Flags of page-locked memory: ``CU_MEMHOSTALLOC_*`` (cuda.h), the ``mem_flags`` of
+    :func:`pagelocked_empty` and its kin."""
 
-    PORTABLE = 0x1       # page-locked for every context, not only the one it was made in
-    DEVICEMAP = 0x2      # mapped into the device's address space (get_device_pointer)
-    WRITECOMBINED = 0x4  # faster to copy to the GPU, very slow for the host to read
+    PORTABLE = 0x1       #: Page-locked for every context, not only the one it was made in.
+    DEVICEMAP = 0x2      #: Mapped into the GPU's address space (:meth:`HostPointer.get_device_pointer`).
+    WRITECOMBINED = 0x4  #: Faster to copy to the GPU, very slow for the host to read.
 
 
 class mem_host_register_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """``CU_MEMHOSTREGISTER_*`` (cuda.h), the ``flags`` of ``register_host_memory``."""
+    """Flags of :func:`register_host_memory`: ``CU_MEMHOSTREGISTER_*`` (cuda.h)."""
 
-    PORTABLE = 0x1
-    DEVICEMAP = 0x2
-    IOMEMORY = 0x4
-    READ_ONLY = 0x8
+    PORTABLE = 0x1   #: Page-locked for every context.
+    DEVICEMAP = 0x2  #: Mapped into the GPU's address space.
+    IOMEMORY = 0x4   #: The memory is a device's I/O memory (a PCI BAR), mapped by the host.
+    READ_ONLY = 0x8  #: The GPU only reads it.
 
 
 class mem_attach_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """``CUmemAttach_flags`` (cuda.h): who may use managed memory (``managed_empty``, ``attach``)."""
+    """Who may use managed memory: ``CUmemAttach_flags`` (cuda.h), for :func:`managed_empty`
+    and :meth:`ManagedAllocation.attach`."""
 
-    GLOBAL = 0x1  # any stream on any device
-    HOST = 0x2    # the host only, until attached to a stream
-    SINGLE = 0x4  # one stream only (ManagedAllocation.attach)
+    GLOBAL = 0x1  #: Any stream of any device.
+    HOST = 0x2    #: The host only, until attached to a stream.
+    SINGLE = 0x4  #: One stream only (:meth:`ManagedAllocation.attach`).
 
 
 # ---------------------------------------------------------------------------
@@ -203,7 +202,17 @@ class HomeContext:
 # Host memory.
 
 class HostPointer(ArrayMemory):
-    """Host memory that CUDA knows (PyCUDA's ``HostPointer``, the base of the host classes)."""
+    """Host memory that CUDA knows: the base of the classes of host memory (PyCUDA's ``HostPointer``).
+
+    An object of a subclass is the ``.base`` of the NumPy array over the memory. The memory is
+    given back by :meth:`free`, or when the object is garbage (once no array uses it), in the
+    context it was made in.
+
+    Attributes
+    ----------
+    nbytes : int
+        Its size in bytes.
+    """
 
     _pointer, _pid, nbytes = 0, None, 0  # _pid None: never made (the driver call failed)
     _RELEASE = ""  # the driver call that gives the memory back
@@ -218,8 +227,13 @@ class HostPointer(ArrayMemory):
         return self._home.call(self._RELEASE, pointer)
 
     def free(self) -> None:
-        """Give the memory back now; arrays over it must not be used after. A second ``free``
-        raises ``LogicError``."""
+        """Give the memory back now; arrays over it must not be used after.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            It was freed before, as in PyCUDA.
+        """
         pointer = self._live_address()
         self._pointer = 0
         driver_api.check(self._release(pointer), self._RELEASE)
@@ -231,9 +245,24 @@ class HostPointer(ArrayMemory):
                 self._release(self._pointer)
 
     def get_device_pointer(self) -> int:
-        """The address a kernel uses for this memory, which the GPU then reads and writes
-        over the bus: for memory page-locked with the ``DEVICEMAP`` flag (the driver refuses
-        others)."""
+        """The address a kernel uses for this memory, which the GPU then reads and writes over
+        the bus.
+
+        Only for memory page-locked with the ``DEVICEMAP`` flag: the driver refuses others.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np                           # doctest: +GPU
+        >>> import pyctk.driver as cuda
+        >>> a = cuda.pagelocked_zeros(4, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        >>> cuda.memset_d32(a.base.get_device_pointer(), 7, 4)   # the GPU writes host memory
+        >>> a
+        array([7, 7, 7, 7], dtype=int32)
+        """
         address = c_uint64()
         home = self._home or HomeContext()
         driver_api.check(home.call("cuMemHostGetDevicePointer", byref(address), self._live_address(), 0),
@@ -242,7 +271,13 @@ class HostPointer(ArrayMemory):
 
 
 class PagelockedHostAllocation(HostPointer):
-    """Page-locked host memory (``cuMemHostAlloc``), the base of ``pagelocked_empty``'s arrays."""
+    """Page-locked host memory (``cuMemHostAlloc``), the ``.base`` of :func:`pagelocked_empty`'s arrays.
+
+    Parameters
+    ----------
+    nbytes : int
+    flags : host_alloc_flags, optional
+    """
 
     _RELEASE = "cuMemFreeHost"
 
@@ -253,7 +288,13 @@ class PagelockedHostAllocation(HostPointer):
         super().__init__(pointer.value, nbytes, home)
 
     def get_flags(self) -> int:
-        """The ``host_alloc_flags`` the memory was allocated with."""
+        """The flags the memory was allocated with.
+
+        Returns
+        -------
+        int
+            :class:`host_alloc_flags` bits.
+        """
         flags = c_uint()
         driver_api.check(self._home.call("cuMemHostGetFlags", byref(flags), self._live_address()),
                          "cuMemHostGetFlags")
@@ -264,12 +305,18 @@ HostAllocation = PagelockedHostAllocation  # PyCUDA's old name
 
 
 class AlignedHostAllocation(HostPointer):
-    """Ordinary host memory starting at a multiple of ``alignment`` bytes, the base of
-    ``aligned_empty``'s arrays; page-lock it with ``register_host_memory``.
+    """Ordinary host memory starting at a multiple of ``alignment`` bytes, the ``.base`` of
+    :func:`aligned_empty`'s arrays; page-lock it with :func:`register_host_memory`.
 
-    The memory is NumPy's, over-allocated and rounded up to whole multiples of
-    ``alignment``: with a page alignment (the default) the array has its pages to itself,
-    which CUDA locks whole.
+    The memory is NumPy's, over-allocated and rounded up to whole multiples of ``alignment``:
+    with a page alignment (the default) the array has its pages to itself, which CUDA locks
+    whole. No GPU is needed.
+
+    Parameters
+    ----------
+    nbytes : int
+    alignment : int, optional
+        A power of two; default 4096, a page.
     """
 
     def __init__(self, nbytes: int, alignment: int = 4096) -> None:
@@ -287,8 +334,19 @@ class AlignedHostAllocation(HostPointer):
 
 
 class RegisteredHostMemory(HostPointer):
-    """An array's memory page-locked in place (``cuMemHostRegister``), the base of
-    ``register_host_memory``'s arrays; ``base`` is the original array."""
+    """An array's memory page-locked in place (``cuMemHostRegister``), the ``.base`` of
+    :func:`register_host_memory`'s arrays.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+    flags : mem_host_register_flags, optional
+
+    Attributes
+    ----------
+    base : numpy.ndarray
+        The array whose memory it is.
+    """
 
     _RELEASE = "cuMemHostUnregister"
 
@@ -299,71 +357,234 @@ class RegisteredHostMemory(HostPointer):
         self.base = array
 
     def unregister(self) -> None:
-        """Unlock the memory (it stays the original array's). A second call raises ``LogicError``."""
+        """Unlock the memory now; it stays the original array's.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            It was unregistered before.
+        """
         self.free()
 
 
 def pagelocked_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
                      mem_flags: int = 0) -> np.ndarray:
-    """A new array in page-locked memory, uninitialised (``mem_flags``: ``host_alloc_flags``).
+    """A new NumPy array in page-locked host memory, uninitialised.
 
-    >>> a = pagelocked_empty((1024,), np.float32)            # doctest: +SKIP
-    >>> memcpy_htod_async(a_gpu, a, stream)                   # doctest: +SKIP
+    Copies from and to page-locked memory are faster, and truly asynchronous on a stream
+    (:func:`memcpy_htod_async`); the GPU's copy engines reach it directly, and
+    :func:`pyctk.matmul` copies it in place too.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    mem_flags : host_alloc_flags, optional
+
+    Returns
+    -------
+    numpy.ndarray
+        Its ``.base`` is the :class:`PagelockedHostAllocation` that owns the memory; it is
+        freed when the array is garbage, or by ``a.base.free()``.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = cuda.pagelocked_empty((2, 3), np.float32)
+    >>> a.shape, type(a.base).__name__
+    ((2, 3), 'PagelockedHostAllocation')
     """
     return new_array(lambda nbytes: PagelockedHostAllocation(nbytes, mem_flags), shape, dtype, order)
 
 
 def pagelocked_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
                      mem_flags: int = 0) -> np.ndarray:
-    """``pagelocked_empty``, filled with zeros."""
+    """A new NumPy array in page-locked host memory, filled with zeros.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    mem_flags : host_alloc_flags, optional
+
+    Returns
+    -------
+    numpy.ndarray
+
+    See Also
+    --------
+    pagelocked_empty
+    """
     return _zeroed(pagelocked_empty(shape, dtype, order, mem_flags))
 
 
 def pagelocked_empty_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
-    """``pagelocked_empty`` of ``array``'s shape, dtype and order."""
+    """A new NumPy array in page-locked host memory, of ``array``'s shape, dtype and order.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    mem_flags : host_alloc_flags, optional
+
+    Returns
+    -------
+    numpy.ndarray
+        Uninitialised.
+    """
     return pagelocked_empty(array.shape, array.dtype, _order_of(array), mem_flags)
 
 
 def pagelocked_zeros_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
-    """``pagelocked_zeros`` of ``array``'s shape, dtype and order."""
+    """A new NumPy array in page-locked host memory of ``array``'s shape, dtype and order,
+    filled with zeros.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    mem_flags : host_alloc_flags, optional
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return _zeroed(pagelocked_empty_like(array, mem_flags))
 
 
 def aligned_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
                   alignment: int = 4096) -> np.ndarray:
-    """A new array starting at a multiple of ``alignment`` bytes (a power of two), uninitialised.
+    """A new NumPy array starting at a multiple of ``alignment`` bytes, uninitialised.
 
-    >>> aligned_empty((3, 5), np.float32, alignment=64).ctypes.data % 64
-    0
+    Ordinary host memory (no GPU needed), for :func:`register_host_memory`, which
+    page-locks whole pages.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    alignment : int, optional
+        A power of two; default 4096, a page.
+
+    Returns
+    -------
+    numpy.ndarray
+        Its ``.base`` is an :class:`AlignedHostAllocation`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyctk.driver as cuda
+    >>> a = cuda.aligned_empty((3, 5), np.float32, alignment=64)
+    >>> a.ctypes.data % 64, type(a.base).__name__
+    (0, 'AlignedHostAllocation')
     """
     return new_array(lambda nbytes: AlignedHostAllocation(nbytes, alignment), shape, dtype, order)
 
 
 def aligned_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
                   alignment: int = 4096) -> np.ndarray:
-    """``aligned_empty``, filled with zeros."""
+    """A new NumPy array starting at a multiple of ``alignment`` bytes, filled with zeros.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    alignment : int, optional
+        A power of two; default 4096, a page.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyctk.driver as cuda
+    >>> cuda.aligned_zeros(3, np.int16)
+    array([0, 0, 0], dtype=int16)
+    """
     return _zeroed(aligned_empty(shape, dtype, order, alignment))
 
 
 def aligned_empty_like(array: np.ndarray, alignment: int = 4096) -> np.ndarray:
-    """``aligned_empty`` of ``array``'s shape, dtype and order."""
+    """A new aligned NumPy array of ``array``'s shape, dtype and order, uninitialised.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    alignment : int, optional
+        A power of two; default 4096, a page.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return aligned_empty(array.shape, array.dtype, _order_of(array), alignment)
 
 
 def aligned_zeros_like(array: np.ndarray, alignment: int = 4096) -> np.ndarray:
-    """``aligned_zeros`` of ``array``'s shape, dtype and order."""
+    """A new aligned NumPy array of ``array``'s shape, dtype and order, filled with zeros.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    alignment : int, optional
+        A power of two; default 4096, a page.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyctk.driver as cuda
+    >>> cuda.aligned_zeros_like(np.ones((2, 2), order="F")).flags.f_contiguous
+    True
+    """
     return _zeroed(aligned_empty_like(array, alignment))
 
 
 def register_host_memory(ary: np.ndarray, flags: int = 0) -> np.ndarray:
-    """``ary``'s memory page-locked in place, as a new array over it whose ``base`` is a
-    ``RegisteredHostMemory`` (whose ``base`` is ``ary``); locked until ``unregister()`` or until
-    the returned array is garbage.
+    """Page-lock an array's memory in place (``cuMemHostRegister``).
 
-    ``ary`` must be a contiguous array starting on a page (``aligned_empty`` makes one):
-    CUDA locks whole pages, and two registrations may not share one.
+    Parameters
+    ----------
+    ary : numpy.ndarray
+        C- or Fortran-contiguous, not empty, and starting on a page (:func:`aligned_empty`
+        makes one): CUDA locks whole pages, and two registrations may not share one.
+    flags : mem_host_register_flags, optional
 
-    >>> a = register_host_memory(aligned_zeros(1 << 20, np.float64))   # doctest: +SKIP
+    Returns
+    -------
+    numpy.ndarray
+        A new array over ``ary``'s memory, whose ``.base`` is a :class:`RegisteredHostMemory`
+        (whose ``.base`` is ``ary``). The memory is locked until ``a.base.unregister()``, or
+        until the array is garbage.
+
+    Raises
+    ------
+    ValueError
+        ``ary`` does not start on a page, or is empty.
+    TypeError
+        ``ary`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = cuda.register_host_memory(cuda.aligned_zeros(1 << 20, np.float64))
+    >>> type(a.base).__name__
+    'RegisteredHostMemory'
+    >>> a.base.unregister()
     """
     if not isinstance(ary, np.ndarray):
         raise TypeError(f"register_host_memory takes a NumPy array, not {type(ary).__name__}")
@@ -382,8 +603,16 @@ def register_host_memory(ary: np.ndarray, flags: int = 0) -> np.ndarray:
 
 class ManagedAllocation(DeviceAllocation, ArrayMemory):
     """Managed memory (``cuMemAllocManaged``): one address for the host and every GPU, the
-    base of ``managed_empty``'s arrays. A ``DeviceAllocation`` too: it goes wherever device
-    memory does. The host must not touch it while a kernel runs (CUDA gives no protection).
+    ``.base`` of :func:`managed_empty`'s arrays.
+
+    A :class:`DeviceAllocation` too: it goes wherever device memory does. The host must not
+    touch it while a kernel runs (CUDA gives no protection).
+
+    Parameters
+    ----------
+    nbytes : int
+    mem_flags : mem_attach_flags, optional
+        ``GLOBAL`` (the default) or ``HOST``.
     """
 
     _pid = None  # never made: the driver call failed
@@ -402,19 +631,37 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
         return self.pointer
 
     def get_device_pointer(self) -> int:
-        """The memory's address, for the GPU as for the host."""
+        """The memory's address, for the GPU as for the host.
+
+        Returns
+        -------
+        int
+        """
         return int(self)
 
     def attach(self, mem_flags: int, stream: Any = None) -> None:
-        """Make the memory reachable by ``mem_flags`` (``mem_attach_flags``): ``SINGLE``, by
-        ``stream`` only; ordered on ``stream`` (None: the legacy default stream)."""
+        """Say who may use the memory from now on (``cuStreamAttachMemAsync``).
+
+        Parameters
+        ----------
+        mem_flags : mem_attach_flags
+            ``SINGLE``: ``stream`` only; ``HOST``: the host; ``GLOBAL``: any stream.
+        stream : Stream, optional
+            The stream it is ordered on (and ``SINGLE``'s stream); default None, the legacy
+            default stream.
+        """
         driver_api.current_context()
         driver_api.call("cuStreamAttachMemAsync", streams.handle(stream), self._live_address(), 0,
                         int(mem_flags))
 
     def free(self) -> None:
-        """Free the memory now; arrays over it must not be used after. A second ``free`` raises
-        ``LogicError``."""
+        """Free the memory now; arrays over it must not be used after.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            It was freed before.
+        """
         pointer = self._live_address()
         self.pointer = 0
         driver_api.check(self._home.call("cuMemFree", pointer), "cuMemFree")
@@ -435,27 +682,90 @@ def is_managed(array: np.ndarray) -> bool:
 
 def managed_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
                   mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
-    """A new array in managed memory, uninitialised; pass it to a kernel as it is.
+    """A new NumPy array in managed memory, uninitialised.
 
-    ``mem_flags`` defaults to ``GLOBAL`` (PyCUDA's default, 0, is refused by the driver).
+    Managed memory has one address for the host and the GPU: pass the array to a kernel as
+    it is, and read it on the host after :meth:`Context.synchronize`.
 
-    >>> a = managed_zeros(10, np.float32)                       # doctest: +SKIP
-    >>> double(a, block=(10, 1, 1)); Context.synchronize(); a    # doctest: +SKIP
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    mem_flags : mem_attach_flags, optional
+        Default ``GLOBAL``; unlike PyCUDA's default, 0, which the driver refuses.
+
+    Returns
+    -------
+    numpy.ndarray
+        Its ``.base`` is the :class:`ManagedAllocation` that owns the memory.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> a = cuda.managed_zeros(4, np.int32)
+    >>> cuda.memset_d32(a.base, 3, 2)                # the GPU writes the first two
+    >>> cuda.Context.synchronize()
+    >>> a
+    array([3, 3, 0, 0], dtype=int32)
     """
     return new_array(lambda nbytes: ManagedAllocation(nbytes, mem_flags), shape, dtype, order)
 
 
 def managed_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
                   mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
-    """``managed_empty``, filled with zeros (by the host)."""
+    """A new NumPy array in managed memory, filled with zeros (by the host).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    order : {"C", "F"}, optional
+    mem_flags : mem_attach_flags, optional
+        Default ``GLOBAL``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    See Also
+    --------
+    managed_empty : An example.
+    """
     return _zeroed(managed_empty(shape, dtype, order, mem_flags))
 
 
 def managed_empty_like(array: np.ndarray, mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
-    """``managed_empty`` of ``array``'s shape, dtype and order."""
+    """A new NumPy array in managed memory of ``array``'s shape, dtype and order, uninitialised.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    mem_flags : mem_attach_flags, optional
+        Default ``GLOBAL``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return managed_empty(array.shape, array.dtype, _order_of(array), mem_flags)
 
 
 def managed_zeros_like(array: np.ndarray, mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
-    """``managed_zeros`` of ``array``'s shape, dtype and order."""
+    """A new NumPy array in managed memory of ``array``'s shape, dtype and order, filled
+    with zeros.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        C- or Fortran-contiguous.
+    mem_flags : mem_attach_flags, optional
+        Default ``GLOBAL``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return _zeroed(managed_empty_like(array, mem_flags))

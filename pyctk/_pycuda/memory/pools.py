@@ -18,10 +18,6 @@ every later request of its bin. ``free()`` (or garbage) returns a block to its p
 
 >>> DeviceMemoryPool.bin_number(1000), DeviceMemoryPool.alloc_size(DeviceMemoryPool.bin_number(1000))
 (159, 1023)
->>> pool = DeviceMemoryPool()                           # doctest: +SKIP
->>> a = pool.allocate(1 << 20); a.free()                # doctest: +SKIP
->>> pool.held_blocks, pool.active_blocks                # doctest: +SKIP
-(1, 0)
 """
 
 from __future__ import annotations
@@ -43,14 +39,50 @@ _MANTISSA = (1 << MANTISSA_BITS) - 1
 
 
 def bitlog2(n: int) -> int:
-    """The integer part of log2(``n``), for ``n`` >= 1: ``bitlog2(17) == 4`` (a size's power of two)."""
+    """The integer part of log2(``n``): the power of two of a size (PyCUDA's ``bitlog2``).
+
+    Parameters
+    ----------
+    n : int
+        1 or more.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        ``n`` is less than 1.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> cuda.bitlog2(17), cuda.bitlog2(1024)
+    (4, 10)
+    """
     if n < 1:
         raise ValueError(f"bitlog2 needs a positive integer, not {n}")
     return int(n).bit_length() - 1
 
 
 def bin_number(size: int) -> int:
-    """The bin of ``size`` bytes: its power of two, then the ``MANTISSA_BITS`` after its leading one."""
+    """The bin of a size in bytes: its power of two, then the 4 bits after its leading one.
+
+    Parameters
+    ----------
+    size : int
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from pyctk.tools import DeviceMemoryPool
+    >>> DeviceMemoryPool.bin_number(1000), DeviceMemoryPool.bin_number(1023)
+    (159, 159)
+    """
     size = operator.index(size)
     if size < 0:
         raise ValueError(f"cannot allocate a negative number of bytes ({size})")
@@ -61,7 +93,23 @@ def bin_number(size: int) -> int:
 
 
 def alloc_size(number: int) -> int:
-    """The bytes a block of bin ``number`` has: the largest size of the bin."""
+    """The bytes a block of bin ``number`` has: the largest size of the bin.
+
+    Parameters
+    ----------
+    number : int
+        A :meth:`bin_number`.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from pyctk.tools import DeviceMemoryPool
+    >>> DeviceMemoryPool.alloc_size(159)
+    1023
+    """
     exponent, mantissa = number >> MANTISSA_BITS, number & _MANTISSA
     shift = exponent - MANTISSA_BITS
     head = 1 << MANTISSA_BITS | mantissa
@@ -69,12 +117,22 @@ def alloc_size(number: int) -> int:
 
 
 class MemoryPool:
-    """Blocks from ``allocator`` kept for reuse, by bin (PyCUDA's ``memory_pool``).
+    """Blocks from an allocator kept for reuse, by size class (PyCUDA's ``memory_pool``).
 
-    ``allocator(nbytes)`` returns a block with ``free()``; it raises a
-    ``pyctk.OutOfMemoryError`` when memory is short. The pool then collects garbage (pooled
-    allocations in it give their blocks back) and frees held blocks, largest first, until
-    the allocation succeeds; if none is left, ``pyctk.driver.MemoryError``.
+    The base of :class:`~pyctk.tools.DeviceMemoryPool` and
+    :class:`~pyctk.tools.PageLockedMemoryPool`. A size's bin is its power of two and the 4
+    bits after its leading one, so a block is at most 1/16 larger than asked for; each
+    block given back serves every later request of its bin.
+
+    When the allocator runs out of memory (a ``pyctk.OutOfMemoryError``), the pool collects
+    garbage, in which pooled allocations give their blocks back, and frees held blocks,
+    largest first, until the allocation succeeds; if none is left, it raises
+    ``pyctk.driver.MemoryError``.
+
+    Parameters
+    ----------
+    allocator : callable
+        ``allocator(nbytes)`` returns a block with ``free()``.
     """
 
     bin_number = staticmethod(bin_number)
@@ -107,7 +165,10 @@ class MemoryPool:
         return self._active_bytes
 
     def take(self, size: int) -> Any:
-        """A block of ``size`` bytes or more: a held one of its bin, else a new one."""
+        """A block of ``size`` bytes or more: a held one of its bin, else a new one.
+
+        The pooled allocations call it; programs call ``allocate``.
+        """
         number = bin_number(size)
         block = self._pop(number)
         if block is None:
@@ -117,7 +178,10 @@ class MemoryPool:
         return block
 
     def give_back(self, block: Any, size: int) -> None:
-        """Take back a block ``take(size)`` gave: hold it, or free it after ``stop_holding``."""
+        """Take back a block ``take(size)`` gave: hold it, or free it after :meth:`stop_holding`.
+
+        The pooled allocations call it when they are freed.
+        """
         self._active -= 1
         self._active_bytes -= size
         number = bin_number(size)
@@ -128,7 +192,7 @@ class MemoryPool:
             self._release(block, number)
 
     def free_held(self) -> None:
-        """Free every held block."""
+        """Free every held block: give the memory back to the allocator's owner."""
         # (over a copy: freeing a block may run a collection in which garbage pooled
         # allocations give theirs back, into bins that held nothing before)
         for number, held in self._bins.copy().items():
@@ -137,7 +201,7 @@ class MemoryPool:
                 self._release(held.pop(), number)
 
     def stop_holding(self) -> None:
-        """Free every held block, and from now on free blocks when they are given back."""
+        """Free every held block, and from now on free each block when it is given back."""
         self._holding = False
         self.free_held()
 
@@ -212,9 +276,13 @@ class _Pooled:
 
 
 class PooledDeviceAllocation(_Pooled, DeviceAllocation):
-    """Device memory from a ``DeviceMemoryPool``: a ``DeviceAllocation`` (``int()`` is its
-    address; a kernel argument, a copy's source or destination ...) whose ``free()`` returns
-    it to the pool; ``len()`` is the size asked for."""
+    """Device memory from a :class:`~pyctk.tools.DeviceMemoryPool` (PyCUDA's
+    ``PooledDeviceAllocation``).
+
+    A :class:`~pyctk.driver.DeviceAllocation` (``int()`` is its address; a kernel argument,
+    a copy's source or destination ...) whose ``free()``, or garbage, returns it to the
+    pool. ``len()`` is the size asked for.
+    """
 
     def __init__(self, pool: MemoryPool, size: int) -> None:
         _Pooled.__init__(self, pool, size)
@@ -223,17 +291,39 @@ class PooledDeviceAllocation(_Pooled, DeviceAllocation):
                                   stream=0, nbytes=size)
 
     def free(self) -> None:
-        """Return the memory to the pool; ``int()`` then raises. A second ``free`` raises ``LogicError``."""
+        """Return the memory to the pool; ``int()`` then raises ValueError.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            It was freed before, as in PyCUDA.
+        """
         _Pooled.free(self)
         self.pointer = 0  # int() now says it was freed
 
 
 class DeviceMemoryPool(MemoryPool):
-    """A pool of device memory in the current context (PyCUDA's ``DeviceMemoryPool``);
-    ``allocate`` is an ``allocator=`` for code that takes one.
+    """A pool of device memory in the current context (PyCUDA's ``DeviceMemoryPool``).
 
-    >>> pool = DeviceMemoryPool()                            # doctest: +SKIP
-    >>> a_gpu = pool.allocate(a.nbytes); memcpy_htod(a_gpu, a)   # doctest: +SKIP
+    Its blocks come from :func:`~pyctk.driver.mem_alloc` in the context current when the
+    pool was made (made current for each new block, as in PyCUDA). :meth:`allocate` is an
+    ``allocator=`` for code that takes one (:func:`pyctk.gpuarray.empty` ...).
+
+    pyctk's :func:`~pyctk.driver.mem_alloc` already takes its memory from a pool (CUDA's
+    stream-ordered one), so this one mostly serves programs written for PyCUDA.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda                  # doctest: +GPU
+    >>> pool = cuda.DeviceMemoryPool()
+    >>> a_gpu = pool.allocate(1000)
+    >>> a_gpu.free()                                 # back to the pool, held
+    >>> pool.held_blocks, pool.active_blocks
+    (1, 0)
+    >>> b_gpu = pool.allocate(1020)                  # the same bin: the held block
+    >>> pool.held_blocks, pool.active_blocks, pool.managed_bytes
+    (0, 1, 1023)
+    >>> b_gpu.free(); pool.free_held()
     """
 
     def __init__(self) -> None:
@@ -245,23 +335,57 @@ class DeviceMemoryPool(MemoryPool):
             return mem_alloc(nbytes)
 
     def allocate(self, size: int) -> PooledDeviceAllocation:
-        """``size`` bytes of device memory, from a held block if one of its bin is there."""
+        """Allocate device memory: a held block of its bin if there is one, else a new one.
+
+        Parameters
+        ----------
+        size : int
+            Bytes.
+
+        Returns
+        -------
+        PooledDeviceAllocation
+
+        Raises
+        ------
+        pyctk.driver.MemoryError
+            Not enough memory, with every held block freed.
+        """
         return PooledDeviceAllocation(self, size)
 
 
 class PageLockedAllocator:
-    """Page-locked host memory with ``flags`` (``host_alloc_flags``), for a ``PageLockedMemoryPool``."""
+    """The allocator of a :class:`~pyctk.tools.PageLockedMemoryPool`: page-locked host memory.
+
+    Parameters
+    ----------
+    flags : int, optional
+        :class:`~pyctk.driver.host_alloc_flags` of the memory.
+
+    Examples
+    --------
+    >>> import pyctk.driver as cuda
+    >>> allocator = cuda.PageLockedAllocator(cuda.host_alloc_flags.PORTABLE)
+    >>> pool = cuda.PageLockedMemoryPool(allocator)
+    >>> pool.active_blocks, pool.held_blocks
+    (0, 0)
+    """
 
     def __init__(self, flags: int = 0) -> None:
         self.flags = flags
 
     def __call__(self, nbytes: int) -> PagelockedHostAllocation:
+        """``nbytes`` of page-locked memory, a :class:`~pyctk.driver.PagelockedHostAllocation`."""
         return PagelockedHostAllocation(nbytes, self.flags)
 
 
 class PooledHostAllocation(_Pooled, ArrayMemory):
-    """Page-locked memory from a ``PageLockedMemoryPool``, the base of the array
-    ``allocate`` made; ``free()`` returns it to the pool."""
+    """Page-locked memory from a :class:`~pyctk.tools.PageLockedMemoryPool`, the ``.base`` of
+    the array its ``allocate`` made (PyCUDA's ``PooledHostAllocation``).
+
+    ``free()``, or garbage once no array uses it, returns it to the pool; a second
+    ``free()`` raises :class:`~pyctk.driver.LogicError`.
+    """
 
     def _address(self) -> int:
         return 0 if self._block is None else self._block._address()
@@ -270,13 +394,39 @@ class PooledHostAllocation(_Pooled, ArrayMemory):
 class PageLockedMemoryPool(MemoryPool):
     """A pool of page-locked host memory (PyCUDA's ``PageLockedMemoryPool``).
 
-    >>> pool = PageLockedMemoryPool()                          # doctest: +SKIP
-    >>> a = pool.allocate((1024, 1024), np.float32)            # doctest: +SKIP
+    Parameters
+    ----------
+    allocator : PageLockedAllocator, optional
+        Default ``PageLockedAllocator()``, no flags.
+
+    Examples
+    --------
+    >>> import numpy as np                           # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> pool = cuda.PageLockedMemoryPool()
+    >>> a = pool.allocate((256, 256), np.float32)
+    >>> a.shape, type(a.base).__name__
+    ((256, 256), 'PooledHostAllocation')
+    >>> del a                                        # its block goes back to the pool
+    >>> pool.held_blocks
+    1
     """
 
     def __init__(self, allocator: PageLockedAllocator | None = None) -> None:
         super().__init__(allocator or PageLockedAllocator())
 
     def allocate(self, shape: int | Sequence[int], dtype: Any, order: str = "C") -> np.ndarray:
-        """A new array, uninitialised, in a held block if one of its bin is there."""
+        """A new NumPy array in page-locked memory: a held block of its bin if there is one.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+        dtype : data-type
+        order : {"C", "F"}, optional
+
+        Returns
+        -------
+        numpy.ndarray
+            Uninitialised; its ``.base`` is a :class:`~pyctk.tools.PooledHostAllocation`.
+        """
         return new_array(lambda nbytes: PooledHostAllocation(self, nbytes), shape, dtype, order)
