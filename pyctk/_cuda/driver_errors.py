@@ -67,18 +67,22 @@ class CompileError(Error):
 
     @property
     def msg(self) -> str:
+        """The message, as PyCUDA's ``CompileError.msg``."""
         return str(self)
 
     @property
     def stderr(self) -> str:
+        """NVRTC's log (PyCUDA: what nvcc wrote to stderr)."""
         return self.log
 
     @property
     def stdout(self) -> str:
+        """Always empty: NVRTC writes nothing else (PyCUDA: nvcc's stdout)."""
         return ""
 
     @property
     def command_line(self) -> list[str]:
+        """The options NVRTC was given (PyCUDA: nvcc's command line)."""
         return list(self.options)
 
 
