@@ -32,6 +32,7 @@ extensions = [
     "hawkmoth",
     # docs/_ext: the pages generated from the code and the benchmark results.
     "pycuda_table",
+    "c_api",  # hawkmoth's settings for gpumatmul.h
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -13,4 +13,6 @@ NITPICK_IGNORE_REGEX = [
                r"Exception|RuntimeError|ValueError|TypeError|MemoryError|LookupError|KeyError|"
                r"IndexError|OSError|ImportError|Warning|UserWarning|RuntimeWarning|"
                r"NotImplementedError|IntEnum|IntFlag|Enum|Any|Literal|Iterator|Callable)"),
+    # C: the standard types in gpumatmul.h's declarations (stddef.h, stdint.h)
+    (r"c:identifier", r"(size_t|ptrdiff_t|u?int(8|16|32|64)_t|u?intptr_t)"),
 ]

@@ -1,59 +1,69 @@
-/*
- * gpumatmul.h - matrix multiplication on NVIDIA GPUs through a plain C ABI.
+/**
+ * gpumatmul.h: matrix multiplication on NVIDIA GPUs through a plain C ABI.
  *
  * libgpumatmul.so needs libcudart and libcublas of one CUDA major version
  * (12 or 13, fixed when the library is built) and an NVIDIA driver at run
  * time. It does not link the driver library (libcuda.so.1): it loads and
  * reports its status on a machine with no driver or no GPU.
  *
- * Conventions
- *   - Every function that can fail returns a gpumatmul_status. On failure,
- *     gpumatmul_last_error_message() describes what went wrong in the calling
- *     thread (the only global state: one message buffer per thread).
- *   - Output arguments (pointers the library writes through) must not be
- *     NULL: a NULL output is GPUMATMUL_ERROR_INVALID_ARGUMENT, with nothing
- *     written. On failure, outputs are left as they were unless a function
- *     says otherwise.
- *   - A function whose statuses include CUDA returns CONTEXT_LOST instead
- *     for the CUDA errors after which the device is unusable in this process
- *     (see gpumatmul_status); libraries older than that status return CUDA.
- *   - Matrices are row-major, BLAS style: a matrix with `rows` x `cols`
- *     elements is stored with a leading dimension `ld` >= cols, element (i, j)
- *     at offset i * ld + j. A transpose flag reads the stored matrix as its
- *     transpose, so column-major data needs no copy.
- *   - Sizes, leading dimensions and strides are counted in elements, not bytes.
- *   - Threads: every function may be called from any thread. A
- *     gpumatmul_context belongs to one device and may be used by several
- *     threads at once: their products run concurrently, none waiting for
- *     another's (each call in flight has a cuBLAS handle and a stream of its
- *     own). gpumatmul_destroy must not run concurrently with other calls on
- *     the same context.
- *   - Ownership: the caller owns every buffer it passes; the library keeps no
- *     pointer to one after the call returns, except that the device calls
- *     read A and B and write C when their stream reaches them. What the
- *     library hands out is released by the matching call: a context by
- *     gpumatmul_destroy, device memory (gpumatmul_device_alloc,
- *     gpumatmul_gemm_device_new) by gpumatmul_device_free. Strings it returns
- *     (status names, messages) are the library's: never free them.
- *   - ABI: libgpumatmul exports the gpumatmul_* functions and nothing else,
- *     each with a symbol version node (GPUMATMUL_0.2, ...). A later library
- *     only adds: functions under new nodes, enum values at the end of their
- *     enum. No function, enum value or struct field of a release is ever
- *     removed or changed (libgpu/abi/released.txt lists them), so a program
- *     built against this header runs with any later library of the same CUDA
- *     major. gpumatmul_version() says which library a program got.
- *   - CUDA state: no function changes the calling thread's current CUDA
- *     device. One that works on another device switches to it (cudaSetDevice)
- *     and back before returning, failures included; on the current device it
- *     switches nothing. A thread that never chose a device is on device 0 (as
- *     cudaGetDevice says) and is returned there, which (CUDA 12 and later)
- *     initialises device 0's primary context if it had none.
- *   - Building: cc app.c $(python -m pyctk --cflags --libs) with pyctk
- *     installed from pip, or pkg-config --cflags --libs gpumatmul (the
- *     gpumatmul.pc installed with the library; python -m pyctk
- *     --pkgconfig-path names its folder).
+ * This header is C99 and C++ safe. It includes gpumatmul_version.h, installed
+ * next to it. Its documentation comments (this one, and each before what it
+ * documents) are reStructuredText, code in `backticks`: the C API reference
+ * of pyctk's documentation is made from them.
  *
- * Example (error handling shortened):
+ * Conventions
+ * ===========
+ *
+ * - Every function that can fail returns a `gpumatmul_status`. On failure,
+ *   `gpumatmul_last_error_message()` describes what went wrong in the calling
+ *   thread (the only global state: one message buffer per thread).
+ * - Output arguments (pointers the library writes through) must not be
+ *   NULL: a NULL output is `GPUMATMUL_ERROR_INVALID_ARGUMENT`, with nothing
+ *   written. On failure, outputs are left as they were unless a function
+ *   says otherwise.
+ * - A function whose statuses include CUDA returns CONTEXT_LOST instead
+ *   for the CUDA errors after which the device is unusable in this process
+ *   (see `gpumatmul_status`); libraries older than that status return CUDA.
+ * - Matrices are row-major, BLAS style: a matrix with `rows` x `cols`
+ *   elements is stored with a leading dimension `ld` >= `cols`, element (i, j)
+ *   at offset `i * ld + j`. A transpose flag reads the stored matrix as its
+ *   transpose, so column-major data needs no copy.
+ * - Sizes, leading dimensions and strides are counted in elements, not bytes.
+ * - Threads: every function may be called from any thread. A
+ *   `gpumatmul_context` belongs to one device and may be used by several
+ *   threads at once: their products run concurrently, none waiting for
+ *   another's (each call in flight has a cuBLAS handle and a stream of its
+ *   own). `gpumatmul_destroy()` must not run concurrently with other calls on
+ *   the same context.
+ * - Ownership: the caller owns every buffer it passes; the library keeps no
+ *   pointer to one after the call returns, except that the device calls
+ *   read A and B and write C when their stream reaches them. What the
+ *   library hands out is released by the matching call: a context by
+ *   `gpumatmul_destroy()`, device memory (`gpumatmul_device_alloc()`,
+ *   `gpumatmul_gemm_device_new()`) by `gpumatmul_device_free()`. Strings it
+ *   returns (status names, messages) are the library's: never free them.
+ * - ABI: libgpumatmul exports the `gpumatmul_*` functions and nothing else,
+ *   each with a symbol version node (GPUMATMUL_0.2, ...). A later library
+ *   only adds: functions under new nodes, enum values at the end of their
+ *   enum. No function, enum value or struct field of a release is ever
+ *   removed or changed (`libgpu/abi/released.txt` lists them), so a program
+ *   built against this header runs with any later library of the same CUDA
+ *   major. `gpumatmul_version()` says which library a program got.
+ * - CUDA state: no function changes the calling thread's current CUDA
+ *   device. One that works on another device switches to it (`cudaSetDevice`)
+ *   and back before returning, failures included; on the current device it
+ *   switches nothing. A thread that never chose a device is on device 0 (as
+ *   `cudaGetDevice` says) and is returned there, which (CUDA 12 and later)
+ *   initialises device 0's primary context if it had none.
+ * - Building: `cc app.c $(python -m pyctk --cflags --libs)` with pyctk
+ *   installed from pip, or `pkg-config --cflags --libs gpumatmul` (the
+ *   gpumatmul.pc installed with the library; `python -m pyctk
+ *   --pkgconfig-path` names its folder).
+ *
+ * Example
+ * =======
+ *
+ * Error handling shortened::
  *
  *     gpumatmul_context *ctx;
  *     if (gpumatmul_create(&ctx, 0) != GPUMATMUL_SUCCESS) {
@@ -64,10 +74,8 @@
  *     gpumatmul_matmul_host(ctx, GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
  *                           0, 0, 2, 4, 3, a, 3, b, 4, c, 4);
  *     gpumatmul_destroy(ctx);
- *
- * This header is C99 and C++ safe. It includes gpumatmul_version.h, installed
- * next to it.
  */
+/* Include guard. */
 #ifndef GPUMATMUL_H
 #define GPUMATMUL_H
 
@@ -88,256 +96,342 @@ extern "C" {
  * build from the one version number in libgpu/VERSION. */
 #include "gpumatmul_version.h"
 
-/* Status codes. The values are part of the ABI and never change. */
+/**
+ * Types
+ * =====
+ */
+
+/** Status codes. The values are part of the ABI and never change. */
 typedef enum gpumatmul_status {
+    /** The call did what it says. */
     GPUMATMUL_SUCCESS = 0,
-    GPUMATMUL_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a negative size, ld too small */
-    GPUMATMUL_ERROR_NOT_SUPPORTED = 2,    /* valid, but not implemented (a dtype, a size) */
-    GPUMATMUL_ERROR_NO_DRIVER = 3,        /* no NVIDIA driver, or one older than the runtime */
-    GPUMATMUL_ERROR_NO_DEVICE = 4,        /* a driver but no usable GPU, or a bad device index */
-    GPUMATMUL_ERROR_OUT_OF_MEMORY = 5,    /* device (or pinned host) memory exhausted */
-    GPUMATMUL_ERROR_NO_KERNEL_IMAGE = 6,  /* no embedded kernel runs on this GPU */
-    GPUMATMUL_ERROR_CUDA = 7,             /* any other CUDA runtime or driver failure */
-    GPUMATMUL_ERROR_CUBLAS = 8,           /* a cuBLAS failure */
-    GPUMATMUL_ERROR_CONTEXT_LOST = 9      /* a kernel faulted (an illegal address, a
-                                           * device-side assert...), perhaps one launched
-                                           * before this call or by another library: CUDA
-                                           * now fails every call on that device in this
-                                           * process, and only a new process can use it */
+    /** A NULL pointer, a negative size, `ld` too small. */
+    GPUMATMUL_ERROR_INVALID_ARGUMENT = 1,
+    /** Valid, but not implemented (a dtype, a size). */
+    GPUMATMUL_ERROR_NOT_SUPPORTED = 2,
+    /** No NVIDIA driver, or one older than the runtime. */
+    GPUMATMUL_ERROR_NO_DRIVER = 3,
+    /** A driver but no usable GPU, or a bad device index. */
+    GPUMATMUL_ERROR_NO_DEVICE = 4,
+    /** Device (or pinned host) memory exhausted. */
+    GPUMATMUL_ERROR_OUT_OF_MEMORY = 5,
+    /** No embedded kernel runs on this GPU. */
+    GPUMATMUL_ERROR_NO_KERNEL_IMAGE = 6,
+    /** Any other CUDA runtime or driver failure. */
+    GPUMATMUL_ERROR_CUDA = 7,
+    /** A cuBLAS failure. */
+    GPUMATMUL_ERROR_CUBLAS = 8,
+    /** A kernel faulted (an illegal address, a device-side assert...), perhaps
+     * one launched before this call or by another library: CUDA now fails
+     * every call on that device in this process, and only a new process can
+     * use it.
+     */
+    GPUMATMUL_ERROR_CONTEXT_LOST = 9
 } gpumatmul_status;
 
-/* Element types, as NumPy names them. The values are part of the ABI; more
+/** Element types, as NumPy names them. The values are part of the ABI; more
  * may be appended. A product is computed in the element type of its operands
  * and result (all three are the same type): integers wrap around modulo 2^bits
- * as in NumPy; GPUMATMUL_BOOL computes the logical OR of ANDs (element values
+ * as in NumPy; `GPUMATMUL_BOOL` computes the logical OR of ANDs (element values
  * must be 0 or 1, as NumPy's are); FLOAT16 and BFLOAT16 accumulate in float32
  * unless the precision says otherwise; complex types are pairs (real,
- * imaginary) of float32 or float64. */
+ * imaginary) of float32 or float64.
+ */
 typedef enum gpumatmul_dtype {
+    /** float32: 4 bytes. */
     GPUMATMUL_FLOAT32 = 0,
+    /** float64: 8 bytes. */
     GPUMATMUL_FLOAT64 = 1,
+    /** float16: 2 bytes. */
     GPUMATMUL_FLOAT16 = 2,
+    /** bfloat16 (as ml_dtypes names it): 2 bytes. */
     GPUMATMUL_BFLOAT16 = 3,
+    /** complex64: 8 bytes, two float32. */
     GPUMATMUL_COMPLEX64 = 4,
+    /** complex128: 16 bytes, two float64. */
     GPUMATMUL_COMPLEX128 = 5,
+    /** int8: 1 byte. */
     GPUMATMUL_INT8 = 6,
+    /** int16: 2 bytes. */
     GPUMATMUL_INT16 = 7,
+    /** int32: 4 bytes. */
     GPUMATMUL_INT32 = 8,
+    /** int64: 8 bytes. */
     GPUMATMUL_INT64 = 9,
+    /** uint8: 1 byte. */
     GPUMATMUL_UINT8 = 10,
+    /** uint16: 2 bytes. */
     GPUMATMUL_UINT16 = 11,
+    /** uint32: 4 bytes. */
     GPUMATMUL_UINT32 = 12,
+    /** uint64: 8 bytes. */
     GPUMATMUL_UINT64 = 13,
+    /** bool: 1 byte, 0 or 1. */
     GPUMATMUL_BOOL = 14
 } gpumatmul_dtype;
 
-/* Which implementation multiplies. The values are part of the ABI. */
+/** Which implementation multiplies. The values are part of the ABI. */
 typedef enum gpumatmul_backend {
-    GPUMATMUL_BACKEND_AUTO = 0,   /* the faster of the two for the case (see Multiplication) */
-    GPUMATMUL_BACKEND_TILED = 1,  /* pyctk's own kernels: every dtype */
-    GPUMATMUL_BACKEND_CUBLAS = 2  /* NVIDIA cuBLAS: floating-point and complex dtypes */
+    /** The faster of the two for the case (see Multiplication). */
+    GPUMATMUL_BACKEND_AUTO = 0,
+    /** pyctk's own kernels: every dtype. */
+    GPUMATMUL_BACKEND_TILED = 1,
+    /** NVIDIA cuBLAS: floating-point and complex dtypes. */
+    GPUMATMUL_BACKEND_CUBLAS = 2
 } gpumatmul_backend;
 
-/* How exactly a product is computed. The values are part of the ABI. */
+/** How exactly a product is computed. The values are part of the ABI. */
 typedef enum gpumatmul_precision {
-    /* Every product and sum in the dtype's own precision (FLOAT16 and BFLOAT16:
-     * in float32, rounded once at the end), as NumPy computes. */
+    /** Every product and sum in the dtype's own precision (FLOAT16 and BFLOAT16:
+     * in float32, rounded once at the end), as NumPy computes.
+     */
     GPUMATMUL_PRECISION_HIGHEST = 0,
-    /* FLOAT32 and COMPLEX64 only: products on TF32 tensor cores (operands
+    /** FLOAT32 and COMPLEX64 only: products on TF32 tensor cores (operands
      * rounded to 10 mantissa bits, sums in float32). Relative error about 1e-3
      * instead of 1e-6; several times faster on Ampere and newer. TF32 allows
      * the shortcut without asking for it: the TILED backend takes it on
      * compute capability 9.0 (operands 16-byte aligned with pitches of whole
      * 16 bytes where they are contiguous along k; the others it first
      * transposes into a workspace from the context's pool; COMPLEX64 from
-     * m * n * k * batch_count above 512^3, as one FLOAT32 product of its parts
-     * with B expanded into such a workspace), and otherwise computes in full
-     * float32 on compute capability 7.0 and newer. */
+     * `m * n * k * batch_count` above 512^3, as one FLOAT32 product of its
+     * parts with B expanded into such a workspace), and otherwise computes in
+     * full float32 on compute capability 7.0 and newer.
+     */
     GPUMATMUL_PRECISION_TF32 = 1,
-    /* FLOAT16 only, cuBLAS only: sums in float16 too. Relative error about 1e-2
-     * for k in the thousands, and overflow above 65504; faster on tensor cores. */
+    /** FLOAT16 only, cuBLAS only: sums in float16 too. Relative error about 1e-2
+     * for k in the thousands, and overflow above 65504; faster on tensor cores.
+     */
     GPUMATMUL_PRECISION_FP16_ACCUMULATE = 2
 } gpumatmul_precision;
 
-/* Kinds of embedded kernel image. */
+/** Kinds of embedded kernel image. */
 typedef enum gpumatmul_image_kind {
-    GPUMATMUL_IMAGE_SASS = 0,  /* CUBIN: machine code for one architecture family */
-    GPUMATMUL_IMAGE_PTX = 1    /* PTX: compiled by the driver for newer GPUs */
+    /** CUBIN: machine code for one architecture family. */
+    GPUMATMUL_IMAGE_SASS = 0,
+    /** PTX: compiled by the driver for newer GPUs. */
+    GPUMATMUL_IMAGE_PTX = 1
 } gpumatmul_image_kind;
 
-typedef struct gpumatmul_context gpumatmul_context;  /* opaque */
+/** A device's kernels, memory pool and workers, opaque: made by
+ * `gpumatmul_create()`, released by `gpumatmul_destroy()`.
+ */
+typedef struct gpumatmul_context gpumatmul_context;
 
+/** A device, as `gpumatmul_device_properties_get()` describes it. */
 typedef struct gpumatmul_device_properties {
-    char name[256];               /* e.g. "NVIDIA H100 80GB HBM3", NUL-terminated */
+    /** E.g. "NVIDIA H100 80GB HBM3", NUL-terminated. */
+    char name[256];
+    /** The compute capability's major, e.g. 9 for 9.0. */
     int compute_capability_major;
+    /** The compute capability's minor, e.g. 0 for 9.0. */
     int compute_capability_minor;
+    /** The number of multiprocessors. */
     int multiprocessor_count;
+    /** The device's memory, in bytes. */
     size_t total_memory_bytes;
 } gpumatmul_device_properties;
 
-/* ---- Status and versions: these work with no driver and no GPU ----
+/**
+ * Status and versions
+ * ===================
  *
- * None of these initialises CUDA or creates a CUDA context. */
+ * These work with no driver and no GPU: none of them initialises CUDA or
+ * creates a CUDA context.
+ *
+ * .. c:macro:: GPUMATMUL_VERSION
+ *
+ *    The version of this header, MAJOR * 10000 + MINOR * 100 + PATCH, from
+ *    gpumatmul_version.h, which the build generates from libgpu/VERSION.
+ *    `gpumatmul_version()` is the loaded library's.
+ */
 
-/* A static, human-readable name for a status, e.g. "GPUMATMUL_ERROR_NO_DRIVER";
- * "GPUMATMUL_STATUS_UNKNOWN" for a value that is not a status. Never NULL. */
+/** A static, human-readable name for a status, e.g. "GPUMATMUL_ERROR_NO_DRIVER";
+ * "GPUMATMUL_STATUS_UNKNOWN" for a value that is not a status. Never NULL.
+ */
 GPUMATMUL_API const char *gpumatmul_status_name(gpumatmul_status status);
 
-/* Details of the last failure in the calling thread, e.g. "cudaMallocAsync
- * failed: cudaErrorMemoryAllocation: out of memory"; "" if none yet. Never
+/** Details of the last failure in the calling thread, e.g. "cudaMallocAsync
+ * failed: cudaErrorMemoryAllocation: out of memory"; `""` if none yet. Never
  * NULL. A successful call does not clear it. The text lives in a per-thread
  * buffer (at most 1023 characters): it stays valid until the same thread's
- * next failing call overwrites it, and must not be freed. */
+ * next failing call overwrites it, and must not be freed.
+ */
 GPUMATMUL_API const char *gpumatmul_last_error_message(void);
 
-/* GPUMATMUL_VERSION of the loaded library. A program built against this header
- * can compare it with the macro to detect a different library at run time. */
+/** `GPUMATMUL_VERSION` of the loaded library. A program built against this
+ * header can compare it with the macro to detect a different library at run
+ * time.
+ */
 GPUMATMUL_API int gpumatmul_version(void);
 
-/* The CUDA major version the library was built for (12 or 13): the major of
- * the libcudart and libcublas it needs. */
+/** The CUDA major version the library was built for (12 or 13): the major of
+ * the libcudart and libcublas it needs.
+ */
 GPUMATMUL_API int gpumatmul_cuda_major(void);
 
-/* The CUDA version the installed driver supports, as CUDA encodes it
- * (1000 * major + 10 * minor, e.g. 13000): 0 when no driver is installed (the
+/** The CUDA version the installed driver supports, as CUDA encodes it
+ * (`1000 * major + 10 * minor`, e.g. 13000): 0 when no driver is installed (the
  * call still succeeds). Statuses: SUCCESS; INVALID_ARGUMENT if `version` is
- * NULL; NO_DRIVER or CUDA for an unexpected runtime failure. */
+ * NULL; NO_DRIVER or CUDA for an unexpected runtime failure.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_driver_version(int *version);
 
-/* The version of the loaded CUDA runtime (libcudart), encoded as above.
+/** The version of the loaded CUDA runtime (libcudart), encoded as above.
  * Statuses: SUCCESS; INVALID_ARGUMENT if `version` is NULL; CUDA for an
- * unexpected runtime failure. */
+ * unexpected runtime failure.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_runtime_version(int *version);
 
-/* The version of the loaded cuBLAS as major * 10000 + minor * 100 + patch.
+/** The version of the loaded cuBLAS as `major * 10000 + minor * 100 + patch`.
  * Statuses: SUCCESS; INVALID_ARGUMENT if `version` is NULL; CUBLAS if cuBLAS
- * cannot say. */
+ * cannot say.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_cublas_version(int *version);
 
-/* Whether `backend` computes products of `dtype` at `precision`. Statuses:
+/** Whether `backend` computes products of `dtype` at `precision`. Statuses:
  * SUCCESS if it does; NOT_SUPPORTED if not, the message naming the backend
  * that does, or the dtypes the precision applies to, e.g. "the cublas backend
  * does not multiply int32 (...); use backend tiled or auto"; INVALID_ARGUMENT
  * for a value outside the enums. The multiplication functions answer
  * NOT_SUPPORTED for exactly these cases, with the same message. A table
- * lookup: no driver or GPU needed, no side effects. */
+ * lookup: no driver or GPU needed, no side effects.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_backend_supports(gpumatmul_backend backend,
                                                           gpumatmul_dtype dtype,
                                                           gpumatmul_precision precision);
 
-/* ---- Devices ----
+/**
+ * Devices
+ * =======
  *
  * Devices are numbered from 0 as the CUDA runtime numbers them (after
- * CUDA_VISIBLE_DEVICES). */
+ * `CUDA_VISIBLE_DEVICES`).
+ */
 
-/* The number of CUDA devices. Statuses: SUCCESS (*count >= 1); NO_DEVICE if a
+/** The number of CUDA devices. Statuses: SUCCESS (`*count >= 1`); NO_DEVICE if a
  * driver is installed but reports no GPU; NO_DRIVER if there is no usable
  * driver (none installed, one older than the runtime, or the CUDA toolkit's
  * stub libcuda.so found instead); CUDA otherwise; INVALID_ARGUMENT if `count`
- * is NULL. Unlike other outputs, *count is set to 0 on every failure but
+ * is NULL. Unlike other outputs, `*count` is set to 0 on every failure but
  * INVALID_ARGUMENT. Side effects: initialises the CUDA runtime (it loads the
- * driver), but creates no CUDA context and changes no current device. */
+ * driver), but creates no CUDA context and changes no current device.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_count(int *count);
 
-/* Name, compute capability, multiprocessors and memory of `device`; the whole
+/** Name, compute capability, multiprocessors and memory of `device`; the whole
  * struct is written on success. Statuses: SUCCESS; INVALID_ARGUMENT if
  * `properties` is NULL; NO_DEVICE for an index that is not a device; NO_DRIVER;
- * CUDA. Side effects: as gpumatmul_device_count (no context, no current
- * device change). */
+ * CUDA. Side effects: as `gpumatmul_device_count()` (no context, no current
+ * device change).
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_properties_get(
     int device, gpumatmul_device_properties *properties);
 
-/* Free and total memory of `device`, in bytes. Statuses: SUCCESS;
+/** Free and total memory of `device`, in bytes. Statuses: SUCCESS;
  * INVALID_ARGUMENT if either output is NULL; NO_DEVICE for an index that is
  * not a device; NO_DRIVER; OUT_OF_MEMORY if the device's context cannot be
  * created; CUDA. Side effects: initialises the primary CUDA context of
  * `device`, which holds some device memory until the process exits. The
- * calling thread's current device is unchanged. */
+ * calling thread's current device is unchanged.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_memory(int device, size_t *free_bytes,
                                                        size_t *total_bytes);
 
-/* ---- Embedded kernel images ----
+/**
+ * Embedded kernel images
+ * ======================
  *
  * The library embeds its kernels as SASS for each GPU architecture the
  * compiler knew and as PTX for the newest one. These functions read that
- * table: no driver or GPU needed, no side effects. */
+ * table: no driver or GPU needed, no side effects.
+ */
 
-/* The number of embedded images (at least 1). */
+/** The number of embedded images (at least 1). */
 GPUMATMUL_API int gpumatmul_kernel_image_count(void);
 
-/* Describes image `index` in [0, gpumatmul_kernel_image_count()): `arch` is
- * 10 * major + minor, e.g. 90 for sm_90 / compute_90; `size_bytes` is the
+/** Describes image `index` in `[0, gpumatmul_kernel_image_count())`: `arch` is
+ * `10 * major + minor`, e.g. 90 for sm_90 / compute_90; `size_bytes` is the
  * image's size. Statuses: SUCCESS; INVALID_ARGUMENT for an index out of range
- * or a NULL output (each of the three is required). */
+ * or a NULL output (each of the three is required).
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_info(int index, int *arch,
                                                            gpumatmul_image_kind *kind,
                                                            size_t *size_bytes);
 
-/* The image that a GPU of compute capability major.minor runs: the SASS of
+/** The image that a GPU of compute capability major.minor runs: the SASS of
  * the same major with the highest minor not above the GPU's, else the
  * newest PTX not newer than the GPU. Statuses: SUCCESS; NO_KERNEL_IMAGE if
  * none fits (the GPU is older than every image); INVALID_ARGUMENT if `index`
- * is NULL. gpumatmul_create loads the image this chooses. */
+ * is NULL. `gpumatmul_create()` loads the image this chooses.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor,
                                                              int *index);
 
-/* ---- Contexts ---- */
+/**
+ * Contexts
+ * ========
+ */
 
-/* Creates a context for `device`: initialises the device's primary CUDA
- * context, loads the kernel image that fits it (gpumatmul_kernel_image_select)
+/** Creates a context for `device`: initialises the device's primary CUDA
+ * context, loads the kernel image that fits it (`gpumatmul_kernel_image_select()`)
  * and looks up every kernel in it, creates a stream-ordered memory pool of its
  * own for the host-memory calls, and one worker: a non-blocking CUDA stream,
  * and a cuBLAS handle that the worker's first cuBLAS product creates (so a
  * process that only runs pyctk's kernels never initialises cuBLAS). A call in
  * flight uses a worker alone; a call that finds every worker busy (other
  * threads are multiplying) creates another, which the context keeps until
- * gpumatmul_destroy. On success *context is the
+ * `gpumatmul_destroy()`. On success `*context` is the
  * new context; on failure it is set to NULL and nothing is left allocated.
  *
  * Statuses: SUCCESS; INVALID_ARGUMENT if `context` is NULL; NO_DRIVER; NO_DEVICE
- * (no GPU, or `device` is not in [0, gpumatmul_device_count())); OUT_OF_MEMORY
+ * (no GPU, or `device` is not in `[0, gpumatmul_device_count())`); OUT_OF_MEMORY
  * (host memory, or device memory for the CUDA context);
  * NO_KERNEL_IMAGE (no image runs on this GPU, or the driver cannot compile the
  * PTX: update the driver); CUDA.
  *
  * Side effects: initialises the primary CUDA context of `device`, shared with
  * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...) and
- * kept until the process exits, even after gpumatmul_destroy. The calling
- * thread's current device is unchanged. */
+ * kept until the process exits, even after `gpumatmul_destroy()`. The calling
+ * thread's current device is unchanged.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device);
 
-/* Releases everything the context holds (its workers' streams and cuBLAS
+/** Releases everything the context holds (its workers' streams and cuBLAS
  * handles, its memory pool and kernel module) and frees it, even when a
  * release fails; the device's primary CUDA context stays. NULL is accepted and
  * does nothing. Statuses: SUCCESS; CUBLAS or CUDA if a release failed (the
  * context is freed all the same). Work that
- * gpumatmul_matmul_strided_batched_device enqueued with this context must have
+ * `gpumatmul_matmul_strided_batched_device()` enqueued with this context must have
  * finished first (synchronise its streams), and no other call on this context
- * may be running or start. The calling thread's current device is unchanged. */
+ * may be running or start. The calling thread's current device is unchanged.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_destroy(gpumatmul_context *context);
 
-/* Index of the embedded image the context loaded (see
- * gpumatmul_kernel_image_info). Statuses: SUCCESS; INVALID_ARGUMENT if
- * `context` or `index` is NULL. No side effects. */
+/** Index of the embedded image the context loaded (see
+ * `gpumatmul_kernel_image_info()`). Statuses: SUCCESS; INVALID_ARGUMENT if
+ * `context` or `index` is NULL. No side effects.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_context *context,
                                                               int *index);
 
-/* ---- Multiplication ----
+/**
+ * Multiplication
+ * ==============
  *
- * C[i] = op(A[i]) @ op(B[i]) for i in [0, batch_count), where op(X) is X, or
- * X's transpose when trans_x != 0. op(A) is m x k, op(B) is k x n, C is m x n.
- * Each stored A[i] is m x k with lda >= k (or k x m with lda >= m when
- * transposed), likewise B[i]; ldc >= n. Leading dimensions are at least 1.
+ * `C[i] = op(A[i]) @ op(B[i])` for i in `[0, batch_count)`, where `op(X)` is X, or
+ * X's transpose when `trans_x != 0`. `op(A)` is m x k, `op(B)` is k x n, C is m x n.
+ * Each stored `A[i]` is m x k with `lda >= k` (or k x m with `lda >= m` when
+ * transposed), likewise `B[i]`; `ldc >= n`. Leading dimensions are at least 1.
  *
- * A[i] starts at a + i * stride_a elements; stride_a == 0 makes every product
- * use the same A (a broadcast), likewise stride_b. C[i] starts at
- * c + i * stride_c, and the C matrices must not overlap one another
- * (stride_c >= m * ldc when batch_count > 1). Strides are not negative; A
+ * `A[i]` starts at `a + i * stride_a` elements; `stride_a == 0` makes every product
+ * use the same A (a broadcast), likewise `stride_b`. `C[i]` starts at
+ * `c + i * stride_c`, and the C matrices must not overlap one another
+ * (`stride_c >= m * ldc` when `batch_count > 1`). Strides are not negative; A
  * matrices may overlap one another, as may B matrices.
  *
  * Every size, leading dimension, stride and the batch count is 64-bit: any may
- * exceed 2^31 - 1. Any of m, n, k and batch_count may be 0 (k == 0 gives C of
- * zeros, m, n or batch_count == 0 does nothing). NaN and Inf propagate.
+ * exceed 2^31 - 1. Any of m, n, k and `batch_count` may be 0 (`k == 0` gives C of
+ * zeros, m, n or `batch_count == 0` does nothing). NaN and Inf propagate.
  *
  * `backend` picks the implementation (AUTO: the TILED kernels where they
  * measured faster than cuBLAS for the GPU's architecture, the dtype, the
@@ -345,18 +439,18 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * benchmarks/auto_table.py; on an H100 or H200 they win products up to 64^3
  * (complex128: 32^3), and float16 and bfloat16 up to 512^3), otherwise cuBLAS where it
  * computes the dtype at the precision, else TILED); `precision` how exactly
- * products are computed. gpumatmul_backend_supports says which combinations
+ * products are computed. `gpumatmul_backend_supports()` says which combinations
  * exist.
  *
  * Matrix pointers may be NULL only for a matrix with no elements (for A:
- * m, k or batch_count == 0). The context must not be NULL, even when there is
+ * m, k or `batch_count == 0`). The context must not be NULL, even when there is
  * nothing to do.
  *
  * Statuses: SUCCESS; INVALID_ARGUMENT (NULL context or matrix pointer, negative
  * size or stride, leading dimension too small, overlapping C matrices, a
  * matrix spanning more bytes than a pointer can address, a value outside an
  * enum); NOT_SUPPORTED (the backend does not compute this dtype at this
- * precision, as gpumatmul_backend_supports says); OUT_OF_MEMORY; NO_DRIVER;
+ * precision, as `gpumatmul_backend_supports()` says); OUT_OF_MEMORY; NO_DRIVER;
  * NO_DEVICE; NO_KERNEL_IMAGE; CUDA; CUBLAS. Every argument is checked before
  * any GPU work, so INVALID_ARGUMENT and NOT_SUPPORTED leave everything as it
  * was; after another failure C may be partly written.
@@ -364,21 +458,22 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  * The calling thread's current device is unchanged (see Conventions).
  *
  * Threads: any number of threads may multiply with one context at once; each
- * call uses a worker of the context alone (see gpumatmul_create), taken and
+ * call uses a worker of the context alone (see `gpumatmul_create()`), taken and
  * given back under a lock held for microseconds, never across GPU work.
  */
 
-/* A, B and C in host memory (pageable or pinned), any size: products larger
+/** A, B and C in host memory (pageable or pinned), any size: products larger
  * than the GPU's free memory are streamed through it in tiles (see
- * gpumatmul_gemm_host_multi, which this is with one context and default
+ * `gpumatmul_gemm_host_multi()`, which this is with one context and default
  * options). Copies, products and device memory are the calling worker's alone
  * (its streams, no other call's); device memory comes from the context's own
  * stream-ordered pool and is returned to it on every path, failures included.
  * The pool keeps freed memory for later calls (returning it to the driver at
  * each synchronisation would cost more than a small product) until
- * gpumatmul_destroy. Returns when C is written. C may overlap A or B (every A
+ * `gpumatmul_destroy()`. Returns when C is written. C may overlap A or B (every A
  * and B is then read before any C is written, which needs the whole problem
- * on the GPU). k == 0 writes zeros into C on the host, with no GPU work. */
+ * on the GPU). `k == 0` writes zeros into C on the host, with no GPU work.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     gpumatmul_precision precision, int trans_a, int trans_b,
@@ -387,8 +482,8 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
     const void *b, int64_t ldb, int64_t stride_b,
     void *c, int64_t ldc, int64_t stride_c);
 
-/* A, B and C in device memory of the context's device, enqueued on `stream`
- * (a cudaStream_t of that device; NULL is the legacy default stream); returns
+/** A, B and C in device memory of the context's device, enqueued on `stream`
+ * (a `cudaStream_t` of that device; NULL is the legacy default stream); returns
  * without waiting, so a failure while the product runs shows up later, as the
  * stream's error. C must not overlap A or B. libgpumatmul allocates nothing
  * (cuBLAS uses its handle's workspace), except workspaces for two tiled
@@ -398,8 +493,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
  * capability 9.0 whose operands are not contiguous along k (transposed copies
  * of them). Both come from the context's memory pool on `stream` and return to
  * it on every path (OUT_OF_MEMORY if the pool cannot give them).
- * k == 0 enqueues a memset of C. Calls from several threads may enqueue on the
- * same stream or on different ones. */
+ * `k == 0` enqueues a memset of C. Calls from several threads may enqueue on the
+ * same stream or on different ones.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_device(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     gpumatmul_precision precision, int trans_a, int trans_b,
@@ -408,82 +504,103 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_device(
     const void *b, int64_t ldb, int64_t stride_b,
     void *c, int64_t ldc, int64_t stride_c, void *stream);
 
-/* ---- Described once, run many times ----
+/**
+ * Described once, run many times
+ * ==============================
  *
  * A problem (everything above but the data pointers) in a struct, so that a
  * caller multiplying many operands of one shape builds it once and passes
  * three pointers per call: for callers through an FFI (Python's ctypes, ...)
- * each argument crossing costs time. The fields mean what the arguments of the
- * same names mean above; the checks, statuses and rules are the same. The
- * struct is frozen: a later version adds a new struct, never a field. */
+ * each argument crossing costs time.
+ */
+
+/** A product's shape and layout, without its data. The fields mean what the
+ * arguments of the same names mean above; the checks, statuses and rules are
+ * the same. After `backend`, `dtype` and `precision` come `trans_a` and
+ * `trans_b` (`int32_t`), then `m`, `n`, `k`, `batch_count`, `lda`, `stride_a`,
+ * `ldb`, `stride_b`, `ldc` and `stride_c` (`int64_t`). The struct is frozen: a
+ * later version adds a new struct, never a field.
+ */
 typedef struct gpumatmul_gemm_desc {
-    int32_t backend;   /* a gpumatmul_backend */
-    int32_t dtype;     /* a gpumatmul_dtype */
-    int32_t precision; /* a gpumatmul_precision */
+    /** A `gpumatmul_backend`. */
+    int32_t backend;
+    /** A `gpumatmul_dtype`. */
+    int32_t dtype;
+    /** A `gpumatmul_precision`. */
+    int32_t precision;
     int32_t trans_a, trans_b;
     int64_t m, n, k, batch_count;
     int64_t lda, stride_a, ldb, stride_b, ldc, stride_c;
 } gpumatmul_gemm_desc;
 
-/* gpumatmul_matmul_strided_batched_device on `desc`'s problem. Statuses as
+/** `gpumatmul_matmul_strided_batched_device()` on `desc`'s problem. Statuses as
  * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read: threads
- * may share one. */
+ * may share one.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *context,
                                                      const gpumatmul_gemm_desc *desc,
                                                      const void *a, const void *b, void *c,
                                                      void *stream);
 
-/* gpumatmul_gemm_device into a new C: allocates the bytes C spans as `desc`
- * lays it out ((batch_count - 1) * stride_c + (m - 1) * ldc + n elements)
- * from the context's memory pool on `stream`, as gpumatmul_device_alloc does,
- * multiplies into it and sets *c to it; the caller frees it with
- * gpumatmul_device_free. One call instead of two, for callers whose every
- * crossing into C costs time. *c is NULL when C has no elements, and on
- * failure (nothing is left allocated then). Statuses as gpumatmul_gemm_device,
- * and INVALID_ARGUMENT if `c` is NULL. */
+/** `gpumatmul_gemm_device()` into a new C: allocates the bytes C spans as `desc`
+ * lays it out (`(batch_count - 1) * stride_c + (m - 1) * ldc + n` elements)
+ * from the context's memory pool on `stream`, as `gpumatmul_device_alloc()` does,
+ * multiplies into it and sets `*c` to it; the caller frees it with
+ * `gpumatmul_device_free()`. One call instead of two, for callers whose every
+ * crossing into C costs time. `*c` is NULL when C has no elements, and on
+ * failure (nothing is left allocated then). Statuses as `gpumatmul_gemm_device()`,
+ * and INVALID_ARGUMENT if `c` is NULL.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *context,
                                                          const gpumatmul_gemm_desc *desc,
                                                          const void *a, const void *b,
                                                          void *stream, void **c);
 
-/* gpumatmul_matmul_strided_batched_host on `desc`'s problem. Statuses as
- * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read. */
+/** `gpumatmul_matmul_strided_batched_host()` on `desc`'s problem. Statuses as
+ * there, and INVALID_ARGUMENT if `desc` is NULL. `desc` is only read.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host(gpumatmul_context *context,
                                                    const gpumatmul_gemm_desc *desc,
                                                    const void *a, const void *b, void *c);
 
-/* ---- Host operands on several GPUs, and larger than a GPU ---- */
+/**
+ * Host operands on several GPUs, and larger than a GPU
+ * ====================================================
+ */
 
-/* Options of gpumatmul_gemm_host_multi. Set struct_size to
- * sizeof(gpumatmul_host_options): fields are only ever appended, and a field
- * past the caller's struct_size keeps its default. Zero-fill the rest for the
- * defaults (memset, or = {sizeof(gpumatmul_host_options)}). */
+/** Options of `gpumatmul_gemm_host_multi()`. Set `struct_size` to
+ * `sizeof(gpumatmul_host_options)`: fields are only ever appended, and a field
+ * past the caller's `struct_size` keeps its default. Zero-fill the rest for the
+ * defaults (`memset`, or `= {sizeof(gpumatmul_host_options)}`).
+ */
 typedef struct gpumatmul_host_options {
+    /** `sizeof(gpumatmul_host_options)`, as the caller's header declares it. */
     size_t struct_size;
-    /* Device bytes each GPU may use for the call; 0 (the default): what it has
+    /** Device bytes each GPU may use for the call; 0 (the default): what it has
      * free, less up to 256 MiB for cuBLAS and others. A product that does not fit
      * streams through in tiles, as any does: this caps only how large they
-     * are. */
+     * are.
+     */
     size_t device_memory_limit;
 } gpumatmul_host_options;
 
-/* gpumatmul_gemm_host on one or more GPUs: `contexts` holds `count` contexts,
+/** `gpumatmul_gemm_host()` on one or more GPUs: `contexts` holds `count` contexts,
  * each of a different device. The batch (when it has at least 4 matrices per
  * GPU) or else C's rows are shared out evenly, and each GPU multiplies its
  * share on a thread of its own (the calling thread runs the first); the call
  * returns when every share is written. `options` may be NULL for the defaults.
  *
- * How a share is computed (gpumatmul_gemm_host does the same on one GPU): C is
+ * How a share is computed (`gpumatmul_gemm_host()` does the same on one GPU): C is
  * cut into tiles sized to the GPU memory the call may use (see
- * gpumatmul_host_options), and A and B need never fit on the GPU at once:
+ * `gpumatmul_host_options`), and A and B need never fit on the GPU at once:
  * only one row of A, one column of B and their product must. The pieces of A
  * and B a tile needs are copied up on one stream while the previous tile is
  * multiplied on another and the one before it copied down on a third. An
- * operand that lies in one page-locked allocation (cudaHostAlloc,
- * cudaHostRegister) is copied by the copy engines in place. Other host
+ * operand that lies in one page-locked allocation (`cudaHostAlloc`,
+ * `cudaHostRegister`) is copied by the copy engines in place. Other host
  * memory goes through pinned staging buffers that each worker keeps (up to
  * 112 MiB; allocated on its first host call, grown when a call needs more,
- * freed by gpumatmul_destroy), filled and emptied by a pool of host threads
+ * freed by `gpumatmul_destroy()`), filled and emptied by a pool of host threads
  * started on the first large copy, one per CPU the process may run on, which
  * live as long as the process. Device memory comes from the context's pool,
  * like the device calls'; if the pool cannot give what the GPU reported free,
@@ -499,83 +616,107 @@ typedef struct gpumatmul_host_options {
  * than for the whole, so results can differ from an untiled product in the
  * last bits, as between any two GEMM algorithms.
  *
- * Statuses: those of gpumatmul_gemm_host, and INVALID_ARGUMENT if `contexts` is
- * NULL, `count` is not in [1, 64], a context is NULL or two are on one device,
- * or options->struct_size is too small to be one; OUT_OF_MEMORY if a GPU
+ * Statuses: those of `gpumatmul_gemm_host()`, and INVALID_ARGUMENT if `contexts` is
+ * NULL, `count` is not in `[1, 64]`, a context is NULL or two are on one device,
+ * or `options->struct_size` is too small to be one; OUT_OF_MEMORY if a GPU
  * cannot hold even one row of A, one column of B and their product within the
  * limit, or C overlaps A or B and the problem does not fit, or host memory
- * cannot be pinned for staging. A GPU's failure is reported as "GPU <device>:
- * <its message>" (the first failing GPU's, in `contexts` order); other GPUs
+ * cannot be pinned for staging. A GPU's failure is reported as `"GPU <device>:
+ * <its message>"` (the first failing GPU's, in `contexts` order); other GPUs
  * finish their shares. The calling thread's current device is unchanged.
- * Threads: as gpumatmul_gemm_host, with each context. */
+ * Threads: as `gpumatmul_gemm_host()`, with each context.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts,
                                                          int count,
                                                          const gpumatmul_gemm_desc *desc,
                                                          const void *a, const void *b, void *c,
                                                          const gpumatmul_host_options *options);
 
-/* ---- Device memory ----
+/**
+ * Device memory
+ * =============
  *
  * From the context's stream-ordered memory pool (the one the host calls use;
- * see gpumatmul_matmul_strided_batched_host), which keeps freed memory for the
+ * see `gpumatmul_matmul_strided_batched_host()`), which keeps freed memory for the
  * next allocation instead of returning it to the driver at each
  * synchronisation as the device's default pool does. That makes an allocation
- * a few hundred nanoseconds. */
+ * a few hundred nanoseconds.
+ */
 
-/* Sets *pointer to `bytes` of device memory of the context's device, usable by
- * work on `stream` (a cudaStream_t of that device; NULL is the legacy default
+/** Sets `*pointer` to `bytes` of device memory of the context's device, usable by
+ * work on `stream` (a `cudaStream_t` of that device; NULL is the legacy default
  * stream) once the allocation is reached in stream order, and by other streams
- * after they synchronise with it. `bytes` == 0 gives NULL. Statuses: SUCCESS;
- * INVALID_ARGUMENT if `context` or `pointer` is NULL; OUT_OF_MEMORY (*pointer
+ * after they synchronise with it. `bytes == 0` gives NULL. Statuses: SUCCESS;
+ * INVALID_ARGUMENT if `context` or `pointer` is NULL; OUT_OF_MEMORY (`*pointer`
  * is NULL; the pool has then given the driver back all the memory no
  * allocation uses, the kept free memory included, so that a request for more
  * than the GPU has holds none of it); CUDA. The calling thread's current device
- * is unchanged. Threads: any. */
+ * is unchanged. Threads: any.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *context, size_t bytes,
                                                       void *stream, void **pointer);
 
-/* Returns memory from gpumatmul_device_alloc of the same context to its pool,
+/** Returns memory from `gpumatmul_device_alloc()` of the same context to its pool,
  * in stream order on `stream`: work enqueued on `stream` before the call may
  * still use it. NULL does nothing. Statuses: SUCCESS; INVALID_ARGUMENT if
  * `context` is NULL; CUDA. The calling thread's current device is unchanged.
- * Threads: any. */
+ * Threads: any.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_device_free(gpumatmul_context *context, void *pointer,
                                                      void *stream);
 
-/* One product at GPUMATMUL_PRECISION_HIGHEST: the strided-batched host call
- * with batch_count 1. (The first ABI; kept for existing programs.) */
+/**
+ * The first ABI's products
+ * ========================
+ *
+ * The two products of the first ABI, kept for existing programs.
+ */
+
+/** One product at `GPUMATMUL_PRECISION_HIGHEST`: the strided-batched host call
+ * with `batch_count` 1. (The first ABI; kept for existing programs.)
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_host(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
 
-/* One product at GPUMATMUL_PRECISION_HIGHEST: the strided-batched device call
- * with batch_count 1. (The first ABI; kept for existing programs.) */
+/** One product at `GPUMATMUL_PRECISION_HIGHEST`: the strided-batched device call
+ * with `batch_count` 1. (The first ABI; kept for existing programs.)
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_matmul_device(
     gpumatmul_context *context, gpumatmul_backend backend, gpumatmul_dtype dtype,
     int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
     void *stream);
 
-/* ---- Copies with casts (since GPUMATMUL_0.3) ---- */
+/**
+ * Copies with casts (since GPUMATMUL_0.3)
+ * =======================================
+ */
 
-/* The most dimensions an array may have: NumPy's. */
+/** The most dimensions an array may have: NumPy's. */
 #define GPUMATMUL_MAX_DIMS 64
 
-/* An n-dimensional array of device memory, as NumPy describes one: element
- * (i_0, ..., i_{ndim-1}) is at the data pointer plus sum(i_d * strides[d]) bytes.
- * Only the first `ndim` entries of shape and strides are read. Strides are in
- * bytes (not elements, unlike the matrix calls) and may be negative or zero. */
+/** An n-dimensional array of device memory, as NumPy describes one: element
+ * `(i_0, ..., i_{ndim-1})` is at the data pointer plus `sum(i_d * strides[d])`
+ * bytes. Only the first `ndim` entries of shape and strides are read. Strides
+ * are in bytes (not elements, unlike the matrix calls) and may be negative or
+ * zero.
+ */
 typedef struct gpumatmul_array_desc {
-    int32_t dtype;  /* a gpumatmul_dtype */
-    int32_t ndim;   /* 0 (one element) to GPUMATMUL_MAX_DIMS */
+    /** A `gpumatmul_dtype`. */
+    int32_t dtype;
+    /** 0 (one element) to `GPUMATMUL_MAX_DIMS`. */
+    int32_t ndim;
+    /** The extent of each dimension. */
     int64_t shape[GPUMATMUL_MAX_DIMS];
+    /** The step in bytes along each dimension. */
     int64_t strides[GPUMATMUL_MAX_DIMS];
 } gpumatmul_array_desc;
 
-/* Copies array `src` (at `src_data`) into array `dst` (at `dst_data`), element
- * by element, converting each from src->dtype to dst->dtype as NumPy casts
- * (numpy.copyto with casting="unsafe"; the caller decides which casts to
+/** Copies array `src` (at `src_data`) into array `dst` (at `dst_data`), element
+ * by element, converting each from `src->dtype` to `dst->dtype` as NumPy casts
+ * (`numpy.copyto` with `casting="unsafe"`; the caller decides which casts to
  * allow): floats round to nearest even, complex to real drops the imaginary
  * part, integers wrap around, nonzero is true; float16 comes from float64 in
  * one rounding, bfloat16 from a float32 made first (as ml_dtypes makes it);
@@ -584,14 +725,15 @@ typedef struct gpumatmul_array_desc {
  * (a zero stride in src broadcasts an element); every element is aligned to
  * its size (a complex one to that of its parts); dst must not overlap src
  * unless the two are the same elements of the same dtype, nor itself. Enqueued
- * on `stream` (a cudaStream_t of the context's device; NULL is the legacy
+ * on `stream` (a `cudaStream_t` of the context's device; NULL is the legacy
  * default stream), ordered after the work before it there; the call returns
  * without waiting. Statuses: SUCCESS (also for zero elements, with nothing
  * enqueued); INVALID_ARGUMENT for a NULL context or descriptor, a NULL data
  * pointer of a non-empty array, a dtype or ndim out of range, shapes that
  * differ, a negative extent, an element not aligned, an array larger than a
  * pointer spans; CUDA. The calling thread's current device is unchanged.
- * Threads: any. */
+ * Threads: any.
+ */
 GPUMATMUL_API gpumatmul_status gpumatmul_copy_device(gpumatmul_context *context,
                                                     const gpumatmul_array_desc *dst,
                                                     void *dst_data,
