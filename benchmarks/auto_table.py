@@ -1,6 +1,6 @@
 """Measure where pyctk's own kernels beat cuBLAS, and write the table backend="auto" uses.
 
-    python benchmarks/auto_table.py [--write] [--json FILE]      # on the GPU machine
+    python benchmarks/auto_table.py [--write] [--out FILE]      # on the GPU machine
 
 For every dtype and precision both backends compute, times
 gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
@@ -13,18 +13,21 @@ the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS und
 
 --write rewrites libgpu/src/gemm/auto_table.c: one row for this GPU's kernel image architecture per
 dtype and precision measured, with the classes the kernels won (the other rows are kept);
---cases measures only the cases named (e.g. --cases "complex64 tf32").
+--cases measures only the cases named (e.g. --cases "complex64 tf32"). The measurements go to
+benchmarks/results/<machine>/auto-table.json (measured.py; --out to choose), with their
+"measured" object: tests/test_auto_table.py checks that the table in the library is what the
+current measurements give.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import re
 import statistics
 from pathlib import Path
 
+import measured  # benchmarks/measured.py: this folder is first on sys.path
 import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
@@ -133,18 +136,22 @@ def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], tabl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/gemm/auto_table.c")
-    parser.add_argument("--json", default="auto-table.json")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/auto-table.json)")
     parser.add_argument("--cases", nargs="+", choices=[case[0] for case in CASES],
                         help="only these cases (the table's other rows are kept)")
     args = parser.parse_args()
-    device = pyctk.info()["devices"][0]
+    report = pyctk.info()
+    device = report["devices"][0]
     arch, gpu = device["kernel_image"]["arch"], device["name"]
     rows = measure(args.cases)
     won = winners(rows)
     for (dtype, precision), classes in won.items():
         print(f"{dtype:22} {precision:28} kernels faster on: {', '.join(classes) or '-'}")
-    Path(args.json).write_text(json.dumps({"gpu": gpu, "arch": arch, "date": datetime.date.today().isoformat(),
-                                           "rows": rows}, indent=1))
+    path = args.out or measured.default_path(gpu, report["cuda_major"], "auto-table")
+    measured.write(path, {"measured": measured.measured(report), "gpu": gpu, "arch": arch,
+                          "date": datetime.date.today().isoformat(), "cases": args.cases, "rows": rows})
+    print(f"wrote {path}")
     if args.write:
         write_table(arch, gpu, won)
         print(f"wrote {TABLE}")

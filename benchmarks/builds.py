@@ -1,8 +1,8 @@
 """Host time per call of builds of pyctk side by side on one host: a table, JSON and plots.
 
     python benchmarks/builds.py before=/tmp/site-d7ee68f after=/tmp/site-main \
-        [--processes 3] [--calls 2000] [--json builds.json]
-    python benchmarks/plot.py builds.json       # overhead.png and speedup.png
+        [--processes 3] [--calls 2000] [--out FILE]
+    python benchmarks/plot.py                   # the plots, builds-speedup.png among them
 
 Each build is a folder pyctk is installed in (`pip install --no-deps --target DIR
 pyctk_cu13-*.whl`). The builds take turns, --processes times over, each in a fresh process
@@ -14,8 +14,11 @@ the same rounds. Only pyctk's public `asarray` and `matmul` are used, so older b
 Rows: "device-call-tiny", backend "<build> <case>", with "build" and "case", the median and
 range of the rounds of all processes, and for pyctk's cases "speedup" over the peer
 (per_call.speedup) and "cost": the case's cost relative to the first build's, the first's
-speedup over its speedup. A host's pace changes by more than builds differ (NOTES step 17), so
+speedup over its speedup. A host's pace changes by more than builds differ (per_call.py), so
 it is "cost", not the medians of the seconds, that compares builds.
+
+The JSON goes to benchmarks/results/<machine>/builds.json (measured.py; --out to choose), with
+its "measured" object, from the first build's pyctk.info() in its first process.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import per_call  # benchmarks/per_call.py: this folder is first on sys.path
+import measured  # benchmarks/measured.py and per_call.py: this folder is first on sys.path
+import per_call
 
 def child(folder: str, calls: int) -> dict[str, list[float]]:
     """Seconds per call of every case in this process, with pyctk from ``folder``: keyed
-    "case n" (JSON keys are strings)."""
+    "case n" (JSON keys are strings), and "info": that pyctk's info()."""
     sys.path.insert(0, folder)
     import pyctk
     import torch
@@ -40,21 +44,30 @@ def child(folder: str, calls: int) -> dict[str, list[float]]:
     torch.backends.cuda.matmul.allow_tf32 = False
     seconds = per_call.rounds(per_call.cases(per_call.peers(pyctk, torch), torch), calls,
                               torch.cuda.synchronize)
-    return {f"{name} {n}": rounds for (name, n), rounds in seconds.items()}
+    versions = {name: sys.modules[name].__version__ for name in ("numpy", "torch", "cupy")
+                if name in sys.modules and hasattr(sys.modules[name], "__version__")}
+    return {"info": pyctk.info(), "versions": versions,
+            **{f"{name} {n}": rounds for (name, n), rounds in seconds.items()}}
 
 
-def measure(builds: dict[str, str], processes: int, calls: int) -> dict[str, dict[tuple, list[float]]]:
-    """Every build's rounds of every case, from ``processes`` fresh processes each, in turns."""
+def measure(builds: dict[str, str], processes: int,
+            calls: int) -> tuple[dict[str, dict[tuple, list[float]]], dict]:
+    """Every build's rounds of every case, from ``processes`` fresh processes each, in turns;
+    and the first process's pyctk.info() and versions."""
     seconds: dict[str, dict[tuple, list[float]]] = {label: {} for label in builds}
+    first: dict = {}
     for turn in range(processes):
         for label, folder in builds.items():
             print(f"({label}, process {turn + 1} of {processes})", flush=True)
             output = subprocess.run([sys.executable, __file__, "--child", folder, "--calls", str(calls)],
                                     check=True, capture_output=True, text=True).stdout
-            for key, rounds in json.loads(output.splitlines()[-1]).items():
+            found = json.loads(output.splitlines()[-1])
+            first = first or {"info": found.pop("info"), "versions": found.pop("versions")}
+            found.pop("info", None), found.pop("versions", None)
+            for key, rounds in found.items():
                 name, n = key.rsplit(" ", 1)
                 seconds[label].setdefault((name, int(n)), []).extend(rounds)
-    return seconds
+    return seconds, first
 
 
 def rows_of(seconds: dict[str, dict[tuple, list[float]]]) -> list[dict]:
@@ -90,7 +103,8 @@ def main() -> None:
     parser.add_argument("builds", nargs="*", metavar="LABEL=FOLDER", help="pyctk installed in FOLDER")
     parser.add_argument("--processes", type=int, default=3, help="fresh processes per build")
     parser.add_argument("--calls", type=int, default=2000, help="calls timed per case and round")
-    parser.add_argument("--json", default="benchmark-builds.json")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/builds.json)")
     parser.add_argument("--child", metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -99,12 +113,16 @@ def main() -> None:
     builds = dict(build.split("=", 1) for build in args.builds if "=" in build)
     if not builds or len(builds) != len(args.builds):
         parser.error("give each build as LABEL=FOLDER, a folder pyctk is installed in")
-    rows = rows_of(measure(builds, args.processes, args.calls))
+    seconds, first = measure(builds, args.processes, args.calls)
+    rows = rows_of(seconds)
     print(table(rows))
-    Path(args.json).write_text(json.dumps({"builds": builds, "processes": args.processes,
-                                           "calls": args.calls, "rounds": per_call.ROUNDS,
-                                           "rows": rows}, indent=1) + "\n")
-    print(f"wrote {args.json}")
+    report = first["info"]
+    path = args.out or measured.default_path(report["devices"][0]["name"], report["cuda_major"], "builds")
+    record = measured.measured(report, versions=first["versions"])
+    record["build"] = ", ".join(builds)  # the builds' labels: what each is, the command says
+    measured.write(path, {"measured": record, "builds": builds, "processes": args.processes,
+                          "calls": args.calls, "rounds": per_call.ROUNDS, "rows": rows})
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Benchmark pyctk.dask.matmul on a local cluster against pyctk.matmul on the whole arrays.
 
-    python benchmarks/dask_matmul.py [--n 65536] [--workers 2] [--repeats 2] [--json FILE] [--plots DIR]
+    python benchmarks/dask_matmul.py [--n 65536] [--workers 2] [--repeats 2] [--out FILE]
     python benchmarks/dask_matmul.py --cluster cuda [--n 65536]    # a worker per GPU (dask-cuda)
-    python benchmarks/dask_matmul.py --from-json FILE [--plots DIR]       # table and plot again
+    python benchmarks/dask_matmul.py --from-json FILE              # the table again
+    python benchmarks/plot.py                                      # the plots (needs matplotlib)
 
 Issue 27's target: an n x n by n x n float32 product (n = 65536 by default: 16 GiB per
 operand, about 11 s at an H100's 51 TFLOP/s) through Dask within 15% of the same product
@@ -40,9 +41,9 @@ Operands are a cheap fill, exact in float32: x[i, j] = (i + j) % 8, y[i, j] = (i
 the product is an integer below 2^24, and SAMPLES entries of each result are checked
 exactly against the formula.
 
-The JSON goes next to this script as results-<gpu>[x<gpus>]-dask.json (--json to choose),
-the plot into benchmarks/plots/dask-overhead-<cluster>.png (--plots): seconds per row, dashed at 115% of
-"whole".
+The JSON goes to benchmarks/results/<machine>/dask.json (measured.py: h200-cu13 for a shared
+GPU, h200x2-cu13 for two; --out to choose), with its "measured" object; benchmarks/plot.py
+draws it as dask-overhead.png: seconds per row, dashed at 115% of "whole".
 """
 
 from __future__ import annotations
@@ -59,9 +60,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpuarray import gpu_slug  # benchmarks/gpuarray.py: this folder is first on sys.path
+import measured  # benchmarks/measured.py: this folder is first on sys.path
 
-HERE = Path(__file__).resolve().parent
 TARGET_OVERHEAD = 0.15            # issue 27: Dask at most 15% slower than "whole" ...
 TARGET_ROW = "dask-persist"       # ... from host operands to a host result, as "whole" (see above)
 SAMPLES = (0, 1, 7, 4099)         # rows and columns (and the last of each) checked exactly
@@ -157,7 +157,8 @@ def whole_child(n: int, repeats: int, devices: str | None) -> dict:
     seconds, c = best_of(lambda: pyctk.matmul(a, b, devices=devices), repeats)
     return {"seconds": seconds, "right": right(lambda i, j: float(c[i, j]), n),
             "device": report["devices"][0]["name"], "memory": report["devices"][0]["total_memory_bytes"],
-            "gpus": len(report["devices"]), "cuda_major": report["cuda_major"], "pyctk": pyctk.__version__}
+            "gpus": len(report["devices"]), "cuda_major": report["cuda_major"], "pyctk": pyctk.__version__,
+            "info": report}
 
 
 def whole_row(n: int, repeats: int, cluster: str) -> dict:
@@ -305,6 +306,7 @@ def measure(n: int, cluster: str, workers: int, repeats: int,
             chunks: tuple[int, int, int] | None) -> dict:
     check_host_memory(n, workers)
     whole = whole_row(n, repeats, cluster)
+    report = whole.pop("info")
     rows, versions = dask_rows(n, cluster, workers, repeats, chunks, whole["memory"])
     rows = [whole] + rows
     for r in rows:
@@ -315,16 +317,18 @@ def measure(n: int, cluster: str, workers: int, repeats: int,
     target = next(r for r in rows if r["kind"] == TARGET_ROW)
     target["target"] = f"overhead <= {TARGET_OVERHEAD:.0%}"
     target["met"] = target["overhead"] <= TARGET_OVERHEAD
-    return {"device": whole["device"], "cuda_major": whole["cuda_major"],
-            "versions": {"numpy": np.__version__, "pyctk": whole["pyctk"], **versions},
+    versions = {"numpy": np.__version__, "pyctk": whole["pyctk"], **versions}
+    gpus = whole["gpus"] if cluster == "cuda" else 1
+    return {"measured": measured.measured(report, gpus, versions=versions),
+            "device": whole["device"], "cuda_major": whole["cuda_major"], "info": report,
+            "versions": versions,
             "settings": {"n": n, "cluster": cluster, "workers": rows[-1]["workers"],
-                         "gpus": whole["gpus"] if cluster == "cuda" else 1, "repeats": repeats,
-                         "dtype": "float32"},
+                         "gpus": gpus, "repeats": repeats, "dtype": "float32"},
             "rows": rows}
 
 
 # ---------------------------------------------------------------------------
-# Report: a table, a plot.
+# Report: a table (benchmarks/plot.py draws the plot).
 
 def print_table(data: dict) -> None:
     print(f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
@@ -339,31 +343,6 @@ def print_table(data: dict) -> None:
               f"{'right' if r['right'] else 'WRONG RESULT'}{target}")
 
 
-def draw_plot(data: dict, folder: Path) -> None:
-    try:
-        from matplotlib.figure import Figure  # not pyplot: a file, no display
-    except ImportError:
-        print("(matplotlib not installed: no plot; pip install matplotlib)")
-        return
-    rows = data["rows"]
-    figure = Figure(figsize=(6, 4))
-    axis = figure.subplots()
-    bars = axis.bar([r["kind"] for r in rows], [r["best_seconds"] for r in rows])
-    axis.bar_label(bars, labels=[f"{r['best_seconds']:.2f} s\n{100 * r['overhead']:+.1f}%" for r in rows],
-                   fontsize="small")
-    axis.axhline(rows[0]["best_seconds"] * (1 + TARGET_OVERHEAD), color="k", linestyle="--", linewidth=0.8)
-    axis.set(ylabel="seconds, host arrays to result")
-    settings = data["settings"]
-    axis.set_title(f"n = {settings['n']} float32, {gpu_slug(data['device'])} x {settings['gpus']}, "
-                   f"{settings['workers']} workers (dashed: whole + 15%)", fontsize="medium")
-    axis.margins(y=0.2)
-    figure.tight_layout()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"dask-overhead-{settings['cluster']}.png"
-    figure.savefig(path, dpi=120)
-    print(f"wrote {path}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=65536, help="matrix size (default 65536)")
@@ -373,9 +352,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="timed runs per row (best)")
     parser.add_argument("--chunks", type=int, nargs=3, metavar=("ROWS", "K", "COLS"),
                         help="block sizes (default: pyctk.dask.suggest_chunks for the GPU)")
-    parser.add_argument("--json", help="where the JSON goes (default: benchmarks/results-<gpu>-dask.json)")
-    parser.add_argument("--plots", default=str(HERE / "plots"), help="folder of the PNG plot")
-    parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table and plot of FILE")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/dask.json)")
+    parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table of FILE")
     parser.add_argument("--whole-child", action="store_true", help=argparse.SUPPRESS)  # whole_row's child
     args = parser.parse_args()
     if args.whole_child:
@@ -386,13 +365,11 @@ def main() -> None:
     else:
         data = measure(args.n, args.cluster, args.workers, args.repeats,
                        tuple(args.chunks) if args.chunks else None)
-        gpus = data["settings"]["gpus"]
-        name = f"results-{gpu_slug(data['device'])}{f'x{gpus}' if gpus > 1 else ''}-dask.json"
-        path = Path(args.json) if args.json else HERE / name
-        path.write_text(json.dumps(data, indent=1))
+        path = args.out or measured.default_path(data["device"], data["cuda_major"], "dask",
+                                                 data["settings"]["gpus"])
+        measured.write(path, data)
         print(f"wrote {path}")
     print_table(data)
-    draw_plot(data, Path(args.plots))
 
 
 if __name__ == "__main__":

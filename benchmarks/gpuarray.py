@@ -1,7 +1,8 @@
-"""Benchmark pyctk.gpuarray side by side with CuPy and PyTorch in one run: a table, JSON, plots.
+"""Benchmark pyctk.gpuarray side by side with CuPy and PyTorch in one run: a table and JSON.
 
-    python benchmarks/gpuarray.py [--quick] [--json FILE] [--plots DIR]    # on the GPU machine
-    python benchmarks/gpuarray.py --from-json FILE [--plots DIR]           # table and plots again
+    python benchmarks/gpuarray.py [--quick] [--out FILE]    # on the GPU machine
+    python benchmarks/gpuarray.py --from-json FILE          # the table again
+    python benchmarks/plot.py                               # the plots (needs matplotlib)
 
 Issue 25's targets, each measured beside its peers (a library that is not installed is
 skipped with a note, printed and kept in the JSON's "notes"). Four kinds of row:
@@ -44,9 +45,9 @@ Each row has kind, library, operation, dtype, n and seconds; "speed_vs_cupy" is 
 seconds of the same kind and operation over the row's (above 1: faster than CuPy). pyctk's
 rows with a target (TARGETS) get "target" (what it asks) and "met".
 
-The JSON goes next to this script as results-<gpu>-cu<CUDA major>-gpuarray.json (--json to
-choose), the plots into benchmarks/plots/ (--plots): gpuarray-bandwidth.png (percent of the
-copy bandwidth, per operation and library) and gpuarray-percall.png (microseconds per call).
+The JSON goes to benchmarks/results/<machine>/gpuarray.json (measured.py; --out to choose),
+with its "measured" object; benchmarks/plot.py draws it as gpuarray-bandwidth.png (percent of
+the copy bandwidth, per operation and library) and gpuarray-percall.png (microseconds per call).
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -65,10 +65,10 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+import measured  # benchmarks/measured.py and matmul.py: this folder is first on sys.path
 import pyctk
-from matmul import shown_time  # benchmarks/matmul.py: this folder is first on sys.path
+from matmul import shown_time
 
-HERE = Path(__file__).resolve().parent
 WARMUP = 2           # calls before a "bandwidth" row's timed ones (the first compiles)
 WARMUP_CALLS = 100   # calls before a "per-call" row's timed ones
 SAMPLE = 4099        # every SAMPLE-th element of a large result is checked against NumPy
@@ -453,18 +453,8 @@ def target_words(target: dict[str, Any]) -> str:
     return ", ".join(TARGET_WORDS[field](want) for field, want in target.items())
 
 
-def gpu_slug(name: str) -> str:
-    """A short name for a GPU, for file names: "NVIDIA H100 80GB HBM3" -> "h100"."""
-    words = [w for w in re.split(r"[\s\-_]+", name.lower()) if w and w != "nvidia"]
-    return next((w for w in words if re.search(r"\d", w)), "-".join(words) or "gpu")
-
-
-def results_path(device: str, cuda_major: int) -> Path:
-    return HERE / f"results-{gpu_slug(device)}-cu{cuda_major}-gpuarray.json"
-
-
 # ---------------------------------------------------------------------------
-# Report: one table, two plots.
+# Report: a table (benchmarks/plot.py draws the plots).
 
 def remark(r: dict) -> str:
     """The table's last column: what a first-call row found, and the target."""
@@ -495,61 +485,6 @@ def print_table(data: dict) -> None:
         print(table_line(r))
 
 
-def grouped_bars(rows: list[dict], kind: str, value: Callable[[dict], float], ylabel: str, title: str):
-    """Bars of ``value(row)`` for the rows of ``kind``: a group per operation, a bar per library;
-    dashed, where TARGETS has one, the least fraction of the copy bandwidth."""
-    # not pyplot: files only, no display or backend to pick
-    from matplotlib.figure import Figure
-
-    chosen = [r for r in rows if r["kind"] == kind]
-    if not chosen:
-        return None
-    operations = list(dict.fromkeys(r["operation"] for r in chosen))
-    libraries = list(dict.fromkeys(r["library"] for r in chosen))
-    width = 0.8 / len(libraries)
-    figure = Figure(figsize=(2 + 1.6 * len(operations), 4.5))
-    axis = figure.subplots()
-    for k, library in enumerate(libraries):
-        values = {r["operation"]: value(r) for r in chosen if r["library"] == library}
-        places = [i + (k - (len(libraries) - 1) / 2) * width
-                  for i, operation in enumerate(operations) if operation in values]
-        bars = axis.bar(places, [values[o] for o in operations if o in values], width, label=library)
-        axis.bar_label(bars, fmt="%.3g", fontsize="x-small")
-    for i, operation in enumerate(operations):
-        least = TARGETS.get((kind, operation), {}).get("fraction_of_copy")
-        if least is not None:
-            axis.hlines(100 * least, i - 0.45, i + 0.45, colors="k", linestyles="--", linewidth=0.8)
-    axis.set_xticks(range(len(operations)), operations)
-    axis.set(ylabel=ylabel, title=title)
-    axis.legend(fontsize="small")
-    figure.tight_layout()
-    return figure
-
-
-PLOTS = {  # file name -> (kind, value of a row, y label, title)
-    "gpuarray-bandwidth.png": ("bandwidth", lambda r: 100 * r["fraction_of_copy"], "% of the copy bandwidth",
-                               "float32, bytes moved / time over cuMemcpyDtoD's (dashed: issue 25's target)"),
-    "gpuarray-percall.png": ("per-call", lambda r: r["seconds"] * 1e6, "microseconds per call",
-                             "small operations (1000 float32), host time per call"),
-}
-
-
-def draw_plots(rows: list[dict], folder: Path) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        note("matplotlib not installed: no plots (pip install matplotlib)")
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, (kind, value, ylabel, title) in PLOTS.items():
-        figure = grouped_bars(rows, kind, value, ylabel, title)
-        if figure is None:
-            print(f"{name}: no {kind} rows")
-            continue
-        figure.savefig(folder / name, dpi=120)
-        print(f"wrote {folder / name}")
-
-
 # ---------------------------------------------------------------------------
 
 def settings(args: argparse.Namespace) -> dict:
@@ -572,7 +507,8 @@ def measure(config: dict) -> dict:
     rows, copy_bandwidth = with_derived(rows)
     versions = {name: sys.modules[name].__version__ for name in ("numpy", "pyctk", "cupy", "torch")
                 if name in sys.modules and hasattr(sys.modules[name], "__version__")}
-    return {"device": device, "cuda_major": report["cuda_major"], "info": report, "versions": versions,
+    return {"measured": measured.measured(report, versions=versions),
+            "device": device, "cuda_major": report["cuda_major"], "info": report, "versions": versions,
             "settings": config, "copy_bandwidth": copy_bandwidth, "bytes_per_element": BYTES_PER_ELEMENT,
             "targets": {f"{kind} {operation}": target_words(t) for (kind, operation), t in TARGETS.items()},
             "notes": NOTES, "rows": rows}
@@ -587,9 +523,9 @@ def main() -> None:
     parser.add_argument("--percall-repeats", type=int, help="timed loops per per-call process (best)")
     parser.add_argument("--percall-rounds", type=int, help="fresh processes per per-call row (median)")
     parser.add_argument("--runs", type=int, help="fresh processes per first-call row (median)")
-    parser.add_argument("--json", help="where the JSON goes (default: benchmarks/results-<gpu>-cu<N>-gpuarray.json)")
-    parser.add_argument("--plots", default=str(HERE / "plots"), help="folder of the PNG plots")
-    parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table and plots of FILE")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/gpuarray.json)")
+    parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table of FILE")
     parser.add_argument("--percall-child", metavar="LIBRARY", help=argparse.SUPPRESS)  # per_call_rows' child
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats: a check that it all runs")
     args = parser.parse_args()
@@ -602,11 +538,10 @@ def main() -> None:
         data = json.loads(Path(args.from_json).read_text())
     else:
         data = measure(config)
-        path = Path(args.json) if args.json else results_path(data["device"], data["cuda_major"])
-        path.write_text(json.dumps(data, indent=1))
+        path = args.out or measured.default_path(data["device"], data["cuda_major"], "gpuarray")
+        measured.write(path, data)
         print(f"wrote {path}")
     print_table(data)
-    draw_plots(data["rows"], Path(args.plots))
 
 
 if __name__ == "__main__":

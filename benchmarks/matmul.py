@@ -1,8 +1,15 @@
 """Benchmark pyctk side by side with torch, CuPy and NumPy in one process: a table and JSON.
 
-    python benchmarks/matmul.py [--sizes 1024 4096 8192] [--host-sizes 1024 4096 8192]
-                                [--json results.json] [--quick]
-    python benchmarks/plot.py results.json              # the PNG plots (needs matplotlib)
+    python benchmarks/matmul.py [--only KIND ...] [--dtypes ...] [--sizes 1024 4096 8192]
+                                [--host-sizes 1024 4096 8192] [--suite NAME | --out FILE] [--quick]
+    python benchmarks/plot.py                           # the PNG plots (needs matplotlib)
+
+The JSON goes to benchmarks/results/<machine>/<suite>.json (measured.py: e.g.
+results/h200-cu13/matmul.json), replacing that suite's last run; --out writes elsewhere. The
+suite is named after what was run (--suite to choose): "device-call" (--only device-call),
+"devices" (--only host-devices), for --only device "integers" (integer and bool dtypes),
+"complex" (any complex dtype) or "matmul", otherwise "host". Its "measured" object says where
+and how it was measured (measured.measured).
 
 Every row has kind, backend, dtype, n, seconds and tflops (2 n^3 flops over seconds, 8 n^3 for
 complex dtypes; None where the row times no product of its own); some kinds add fields, named
@@ -78,7 +85,6 @@ import argparse
 import ctypes
 import functools
 import importlib.util
-import json
 import statistics
 import subprocess
 import sys
@@ -88,7 +94,8 @@ from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_void_p
 
 import numpy as np
 
-import per_call  # benchmarks/per_call.py: this folder is first on sys.path
+import measured  # benchmarks/measured.py and per_call.py: this folder is first on sys.path
+import per_call
 import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
@@ -616,6 +623,21 @@ def print_report(device: str, report: dict, bandwidth: dict, rows: list[dict]) -
         print(table_line(r))
 
 
+def suite_of(config: dict) -> str:
+    """The results file's suite for a run of these settings (see the module docstring)."""
+    only = set(config.get("only") or KINDS)
+    if only == {"device-call"}:
+        return "device-call"
+    if only == {"host-devices"}:
+        return "devices"
+    if only == {"device"}:
+        operands = {MODES.get(dtype, (dtype,))[0] for dtype in config["dtypes"]}
+        if operands <= set(INTEGERS):
+            return "integers"
+        return "complex" if any(o.startswith("complex") for o in operands) else "matmul"
+    return "host"
+
+
 def settings(args: argparse.Namespace) -> dict:
     """SETTINGS for --quick or not, overridden by what the command line gave."""
     given = {key: value for key, value in vars(args).items() if value is not None}
@@ -638,7 +660,10 @@ def main() -> None:
                         help="shape of the host-devices rows (default 32768 8192 32768)")
     parser.add_argument("--only", nargs="+", help="only these kinds of rows (device rows come "
                         "along where others need them)")
-    parser.add_argument("--json", default="benchmark-matmul.json")
+    parser.add_argument("--suite", choices=measured.SUITES, help="the results file's name "
+                        "(default: from --only and --dtypes, see above)")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/<suite>.json)")
     parser.add_argument("--tiny-child", metavar="PEER", help=argparse.SUPPRESS)  # host_tiny_rows' child
     parser.add_argument("--quick", action="store_true", help="one size, few repeats: a check that it all runs")
     args = parser.parse_args()
@@ -672,11 +697,13 @@ def main() -> None:
     rows = with_floors(rows, bandwidth)
     print_report(device, report, bandwidth, rows)
     versions = {name: sys.modules[name].__version__ for name in ("numpy", "torch", "cupy") if name in sys.modules}
-    with open(config["json"], "w") as out:
-        json.dump({"device": device, "info": report, "versions": versions, "settings": config,
-                   "pinned_bandwidth": bandwidth, "floor": FLOOR, "notes": NOTES, "rows": rows},
-                  out, indent=1)
-    print(f"wrote {config['json']}")
+    suite = config.get("suite") or suite_of(config)
+    gpus = len(report["devices"]) if suite == "devices" else 1
+    path = config.get("out") or measured.default_path(device, report["cuda_major"], suite, gpus)
+    measured.write(path, {"measured": measured.measured(report, gpus, versions=versions),
+                          "device": device, "info": report, "versions": versions, "settings": config,
+                          "pinned_bandwidth": bandwidth, "floor": FLOOR, "notes": NOTES, "rows": rows})
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

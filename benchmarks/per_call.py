@@ -3,9 +3,9 @@ and speedups taken round by round. It imports no pyctk, so that builds.py can ru
 against any build.
 
 A host's pace changes while it runs, by more than the libraries differ: on one H200 host the
-same calls took 7.5 us for seconds at a time, then 11 (NOTES step 17). A median of each case's
-rounds then compares rounds of different paces; the ratio of two cases within a round does
-not, so the speedups here are the median over rounds of that ratio.
+same calls took 7.5 us for seconds at a time, then 11 (docs/kernel-log.md, step 17). A median
+of each case's rounds then compares rounds of different paces; the ratio of two cases within
+a round does not, so the speedups here are the median over rounds of that ratio.
 """
 
 from __future__ import annotations

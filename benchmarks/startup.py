@@ -1,6 +1,6 @@
 """Where a fresh process's time to its first product goes: a table and JSON.
 
-    python benchmarks/startup.py [--runs 5] [--json startup.json]
+    python benchmarks/startup.py [--runs 5] [--out FILE]
 
 Each run is a new Python started in an empty folder (so an installed pyctk is imported), timed
 from just before it starts. Two kinds of run, alternated:
@@ -14,6 +14,9 @@ from just before it starts. Two kinds of run, alternated:
   initialisation with the loading (pyctk._contexts.load_library): the difference is that.
 
 The table gives each step's median over the runs, in milliseconds, and the time since start.
+The JSON ("runs": every process's steps, "median": the table) goes to
+benchmarks/results/<machine>/startup.json (measured.py; --out to choose), with its "measured"
+object, taken after the runs (this process starts CUDA only then).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import measured  # benchmarks/measured.py: this folder is first on sys.path
 
 CHILD = r'''
 import json, sys, time
@@ -77,7 +82,8 @@ def run(kind: str) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--json", default="startup.json")
+    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
+                        help="where the JSON goes (default: benchmarks/results/<machine>/startup.json)")
     args = parser.parse_args()
     runs: dict[str, list] = {kind: [] for kind in KINDS}
     for _ in range(args.runs):  # alternated, so that both kinds see the same machine
@@ -93,9 +99,15 @@ def main() -> None:
         print(f"  {'step':32s} {'ms':>8s} {'since start':>12s}")
         for step in table[kind]:
             print(f"  {step['step']:32s} {step['step_ms']:8.1f} {step['since_start_s']:10.3f} s")
-    with open(args.json, "w") as out:
-        json.dump({"runs": runs, "median": table}, out, indent=1)
-    print(f"wrote {args.json}")
+    import pyctk  # after the runs: its report starts CUDA in this process
+
+    report = pyctk.info()
+    if not report["devices"]:
+        raise SystemExit(f"no GPU: {report['error']}")
+    path = args.out or measured.default_path(report["devices"][0]["name"], report["cuda_major"], "startup")
+    measured.write(path, {"measured": measured.measured(report), "settings": {"runs": args.runs},
+                          "runs": runs, "median": table})
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

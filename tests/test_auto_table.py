@@ -1,5 +1,5 @@
 """backend="auto"'s table: benchmarks/auto_table.py's rule and writer, and that the table in the
-library is the one its measurements give (benchmarks/auto-table-h100-cu13.json)."""
+library is the one its measurements give (benchmarks/results/h200-cu13/auto-table.json)."""
 
 from __future__ import annotations
 
@@ -52,14 +52,14 @@ def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path)
 
 # Every measurement the table holds, in the order they were written: the whole table on an
 # H200 (sm_90, the H100's kernel image), with the very small class.
-MEASUREMENTS = ["auto-table-h200-cu13.json"]
+MEASUREMENTS = ["h200-cu13/auto-table.json"]
 
 
 def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
     table = tmp_path / "auto_table.c"
     table.write_text((ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text())
     for name in MEASUREMENTS:
-        measurements = json.loads((ROOT / "benchmarks" / name).read_text())
+        measurements = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
         auto_table.write_table(measurements["arch"], measurements["gpu"],
                                auto_table.winners(measurements["rows"]), table)
     written, library = table.read_text(), (ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text()
