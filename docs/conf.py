@@ -33,6 +33,7 @@ extensions = [
     # docs/_ext: the pages generated from the code and the benchmark results.
     "pycuda_table",
     "c_api",  # hawkmoth's settings for gpumatmul.h
+    "performance",  # tables and plots drawn from benchmarks/results/
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

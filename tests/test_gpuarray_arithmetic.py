@@ -712,7 +712,7 @@ def test_operations_need_a_gpuarray_and_out_must_be_one(device):
 
 
 def test_a_contiguous_kernel_loads_its_elements_before_it_stores_any():
-    # Four elements a thread, every load first: the loads need not wait for a store (NOTES, step 5).
+    # Four elements a thread, every load first: the loads need not wait for a store (docs/kernel-log.md, gpuarray steps 5-8).
     source = arithmetic._Plan(arithmetic.BINARY["+"], (np.dtype(np.float32), float), None).contiguous.source
     loads, stores = source.index("v0[u] = a0[i];"), source.index("o0[i] = v0[u] + v1;")
     assert f"ELEMENTS = {arithmetic.ELEMENTS}" in source and loads < stores

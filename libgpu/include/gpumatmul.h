@@ -435,9 +435,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_context_kernel_image(const gpumatmul_co
  *
  * `backend` picks the implementation (AUTO: the TILED kernels where they
  * measured faster than cuBLAS for the GPU's architecture, the dtype, the
- * precision and the size of the product (a table in the library, written by
- * benchmarks/auto_table.py; on an H100 or H200 they win products up to 64^3
- * (complex128: 32^3), and float16 and bfloat16 up to 512^3), otherwise cuBLAS where it
+ * precision and the size of the product (a table in the library,
+ * libgpu/src/gemm/auto_table.c, measured and written by benchmarks/auto_table.py;
+ * the documentation's performance page lists its choices), otherwise cuBLAS where it
  * computes the dtype at the precision, else TILED); `precision` how exactly
  * products are computed. `gpumatmul_backend_supports()` says which combinations
  * exist.

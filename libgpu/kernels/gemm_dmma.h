@@ -8,7 +8,7 @@
  * shared memory (copied asynchronously, cp.async). The block's warps form a
  * GEMM_DMMA_WARPS_M x GEMM_DMMA_WARPS_N grid, each multiplying its part with
  * FP64 tensor-core instructions (mma.sync, DMMA), 64 x 32 of C per warp. Of
- * the shapes measured on an H100 (benchmarks/NOTES.md) this is the fastest;
+ * the shapes measured on an H100 (docs/kernel-log.md, step 2) this is the fastest;
  * its 92 KB of shared memory every sm_80 and newer GPU gives a block. */
 #define GEMM_DMMA_M 128
 #define GEMM_DMMA_N 64

@@ -9,7 +9,7 @@
  * GEMM_HMMA_WARPS_N grid, each computing 64 x 32 of C with mma.sync, and
  * GEMM_HMMA_BLOCKS_PER_SM blocks share a multiprocessor (so at most 128
  * registers a thread): more warps to hide latency with. Of the shapes measured
- * on an H100 (benchmarks/NOTES.md) this is the fastest, and its 60 KB of
+ * on an H100 (docs/kernel-log.md, step 3) this is the fastest, and its 60 KB of
  * shared memory every sm_80 and newer GPU gives a block. */
 #define GEMM_HMMA_M 128
 #define GEMM_HMMA_N 128

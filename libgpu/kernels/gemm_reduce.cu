@@ -3,7 +3,7 @@
 // order. The launch contract is in gemm_reduce.h. Each thread reads 16 bytes
 // of each piece (whose rows are padded to a multiple of 16 bytes) and writes
 // their sum to C: 8 us for the four 4 MiB pieces of a 1024-cube on an H100,
-// beside the GEMM's 59 (benchmarks/NOTES.md, step 4).
+// beside the GEMM's 59 (docs/kernel-log.md, step 6).
 
 #include "gemm_common.cuh"
 #include "gemm_reduce.h"

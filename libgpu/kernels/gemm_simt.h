@@ -9,7 +9,7 @@
  * GEMM_SIMT_WARPS_M x GEMM_SIMT_WARPS_N grid, each warp 32 x 128 of C; each
  * thread keeps an 8 x 16 patch of C in registers (128 FMAs for every 24
  * values it reads from shared memory), one block per multiprocessor. Of the
- * shapes measured on an H100 (benchmarks/NOTES.md) this one is the fastest
+ * shapes measured on an H100 (docs/kernel-log.md, step 1) this one is the fastest
  * from n = 2048 up. */
 #define GEMM_SIMT_M 128
 #define GEMM_SIMT_N 256

@@ -10,7 +10,7 @@
  * warpgroups (128 threads each): one loads the slabs with the tensor memory
  * accelerator (TMA), the other two each multiply 64 rows of the tile with
  * wgmma (64 x 256 per instruction). Of the shapes measured on an H100
- * (benchmarks/NOTES.md) this is the fastest. */
+ * (docs/kernel-log.md, step 4) this is the fastest. */
 #define GEMM_WGMMA_M 128
 #define GEMM_WGMMA_N 256
 #define GEMM_WGMMA_K_BYTES 128

@@ -1,5 +1,5 @@
 /* Products of 2-, 4- and 8-byte integers as products of their bytes, on the
- * 1-byte tensor-core kernel (benchmarks/NOTES.md, step 12). NumPy's integer
+ * 1-byte tensor-core kernel (docs/kernel-log.md, step 12). NumPy's integer
  * product wraps modulo 2^W (W = 8 * bytes), and wrapping commutes with sums and
  * products. With each element as its bytes, x = sum_i x_i 2^(8i) (x_i the
  * unsigned bytes of its bits, whatever its sign),

@@ -5,7 +5,7 @@
  * sum(ar br - ai bi), Im c = sum(ar bi + ai br). The same 8mnk flops as the
  * complex product, at the rate of the real kernels (gemm_simt, TF32 wgmma,
  * gemm_dmma) instead of the generic tiled kernel's, which reached 54% and 22%
- * of cuBLAS's cgemm and zgemm on an H100 (benchmarks/NOTES.md, step 9).
+ * of cuBLAS's cgemm and zgemm on an H100 (docs/kernel-log.md, step 9).
  *
  * E is written transposed, contiguous along k (the layout every real kernel
  * reads, TF32 wgmma's too), into a workspace from the context's pool: once for

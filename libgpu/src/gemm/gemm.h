@@ -60,7 +60,7 @@ extern const struct dtype_info dtype_infos[DTYPE_COUNT];
  * more. Up to 64^3 a call costs the host more than the GPU's work, and a
  * kernel launch (4 to 5 us on an H200's host) a third of a cuBLAS call (13
  * us): the kernels win there, except complex128's above 32^3, which are
- * GPU-bound (benchmarks/NOTES.md, step 13): hence two classes. */
+ * GPU-bound (docs/kernel-log.md, step 13): hence two classes. */
 enum shape_class {
     SHAPE_TINY,
     SHAPE_VERY_SMALL,

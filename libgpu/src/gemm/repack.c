@@ -10,7 +10,7 @@
  * 16 bytes) is copied there as it is stored, its rows whole 16 bytes. So
  * Hopper runs every float16, bfloat16, TF32 and 1-byte product on wgmma. A
  * copy costs a read and a write of the operand: a few percent of the product
- * from n = 4096 up (benchmarks/NOTES.md, step 7). */
+ * from n = 4096 up (docs/kernel-log.md, step 7). */
 #include "gemm/gemm.h"
 #include "gemm_transpose.h"
 

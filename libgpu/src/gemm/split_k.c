@@ -13,7 +13,7 @@
 
 /* Each piece spans at least this much of k (4 slabs of gemm_simt's 16): with
  * less, what splitting saves no longer pays for the reduction's 5 to 10 us
- * (benchmarks/NOTES.md, step 4). */
+ * (docs/kernel-log.md, step 6). */
 static const int64_t split_min_k = 64;
 
 /* How g's k is cut: `splits` pieces of `chunk` (a multiple of 16 bytes, so

@@ -60,7 +60,7 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
 
 /* In order of preference (see gemm/gemm.h); each with its file in libgpu/kernels. The column
  * before the last, split_dtypes: only gemm_simt's grid of large tiles leaves multiprocessors
- * idle often enough to gain from split k (benchmarks/NOTES.md, step 4). */
+ * idle often enough to gain from split k (docs/kernel-log.md, step 6). */
 const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
     /* gemm_wgmma.cu: float16 and bfloat16 on Hopper (sm_90a), TMA and wgmma ... */
     {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
