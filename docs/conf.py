@@ -34,6 +34,7 @@ extensions = [
     "pycuda_table",
     "c_api",  # hawkmoth's settings for gpumatmul.h
     "performance",  # tables and plots drawn from benchmarks/results/
+    "kernel_images",  # the installed library's kernel images
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -6,6 +6,9 @@
   test, run on the GPU machine and skipped without a GPU; ``+CPYTHON`` likewise marks one that
   runs on CPython only. ``+SKIP`` is refused: an example that never runs is an example nobody
   checks.
+- The C blocks of the docs pages (```` ```c ````): each is a whole program, built with
+  ``python -m pyctk --cflags --libs`` as the C API page says, and run: on a GPU it must exit 0
+  (a ``gpu`` test), without one exit 1 saying the driver or device is missing.
 - The Python blocks of the docs pages (docs/**/*.md) and README.md: a ```` ```python ````
   fence is run, a ```` ```pycon ```` fence is checked as a doctest. A page's blocks run in
   order in one namespace, as a reader would type them. A block that needs a GPU has the
@@ -23,11 +26,16 @@ import inspect
 import platform
 import pkgutil
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import pyctk
+from c_programs import environment
+from conftest import gpu_unavailable_reason
 
 GPU = doctest.register_optionflag("GPU")
 # Examples of what exists on CPython alone (ctypes.pythonapi: DLPack capsules): skipped elsewhere.
@@ -204,3 +212,38 @@ def test_pages_have_examples_found():
 def test_readme_fits_on_a_page():
     """README.md says what pyctk is and links into the docs, which hold the rest."""
     assert (ROOT / "README.md").stat().st_size <= 10_000
+
+
+C_FENCE = re.compile(r"^```c\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def c_programs() -> list:
+    params = []
+    for page in PAGES:
+        for number, match in enumerate(C_FENCE.finditer(page.read_text(encoding="utf-8"))):
+            name = f"{page.relative_to(ROOT)}-c{number}"
+            params.append(pytest.param(match["code"], False, id=f"{name}-cpu"))
+            params.append(pytest.param(match["code"], True, id=f"{name}-gpu",
+                                       marks=[pytest.mark.gpu]))
+    return params
+
+
+@pytest.mark.parametrize("code, with_gpu", c_programs())
+def test_page_c_programs(code: str, with_gpu: bool, tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not found on PATH")
+    source, program = tmp_path / "example.c", tmp_path / "example"
+    source.write_text(code, encoding="utf-8")
+    flags = subprocess.run([sys.executable, "-m", "pyctk", "--cflags", "--libs"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", str(source), *flags,
+                    "-o", str(program)], check=True)
+    done = subprocess.run([str(program)], env=environment(), capture_output=True, text=True,
+                          timeout=300)
+    if with_gpu:
+        assert done.returncode == 0, done.stdout + done.stderr
+    else:
+        if gpu_unavailable_reason() is None:
+            pytest.skip("a GPU is present: the no-GPU run is for machines without one")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert re.search(r"GPUMATMUL_ERROR_NO_(DRIVER|DEVICE)", done.stderr), done.stderr
