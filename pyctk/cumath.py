@@ -1,7 +1,11 @@
 """PyCUDA's ``pycuda.cumath``: NumPy's math functions on GPUArrays, element by element.
 
+>>> import numpy as np                              # doctest: +GPU
 >>> from pyctk import cumath, gpuarray               # was: import pycuda.cumath as cumath
->>> cumath.sin(gpuarray.to_gpu(np.linspace(0, 1, 5, dtype=np.float32)))   # doctest: +SKIP
+>>> cumath.sqrt(gpuarray.to_gpu(np.array([1.0, 4.0, 9.0], dtype=np.float32)))
+array([1., 2., 3.], dtype=float32)
+>>> cumath.sqrt(gpuarray.to_gpu(np.array([4], dtype=np.int32))).dtype    # NumPy's dtype
+dtype('float64')
 
 float32 arrays use CUDA's float functions (``sinf`` ...), float64 the double ones, complex
 arrays the complex ones where they exist; integer arrays give NumPy's float results. ``out=``

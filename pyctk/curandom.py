@@ -1,9 +1,14 @@
 """PyCUDA's ``pycuda.curandom``: random numbers in GPUArrays.
 
+>>> import numpy as np                            # doctest: +GPU
 >>> from pyctk import curandom                    # was: from pycuda import curandom
->>> x = curandom.rand((1000,))                     # doctest: +SKIP
->>> gen = curandom.XORWOWRandomNumberGenerator()   # doctest: +SKIP
->>> y = gen.gen_normal((1000,), np.float64)        # doctest: +SKIP
+>>> x = curandom.rand((1000,))
+>>> x.shape, x.dtype
+((1000,), dtype('float32'))
+>>> gen = curandom.XORWOWRandomNumberGenerator()
+>>> y = gen.gen_normal((1000,), np.float64)
+>>> y.dtype
+dtype('float64')
 
 ``rand`` needs nothing more than pyctk (and NVRTC): pyctk's own Philox4x32-10 kernel (PyCUDA's
 is an MD5 hash), seeded from ``numpy.random`` at each call, so ``numpy.random.seed`` makes it

@@ -1,28 +1,28 @@
 """PyCUDA's ``pycuda.gpuarray``: NumPy-like arrays on the GPU, with no CUDA toolkit.
 
->>> import numpy as np
+>>> import numpy as np                          # doctest: +GPU
 >>> from pyctk import gpuarray                  # was: import pycuda.gpuarray as gpuarray
->>> a = gpuarray.to_gpu(np.arange(4, dtype=np.float32))      # doctest: +SKIP
->>> (2 * a + 1).get()                                         # doctest: +SKIP
+>>> a = gpuarray.to_gpu(np.arange(4, dtype=np.float32))
+>>> (2 * a + 1).get()
 array([1., 3., 5., 7.], dtype=float32)
->>> gpuarray.sum(a).get(), gpuarray.dot(a, a).get()           # doctest: +SKIP
+>>> gpuarray.sum(a).get(), gpuarray.dot(a, a).get()
 (array(6., dtype=float32), array(14., dtype=float32))
 
-``GPUArray`` holds memory, shape, dtype and strides; views (``a[1:, ::2]``, ``reshape``,
-``T``) share memory; ``get``/``set`` copy to and from the host. Arithmetic, comparisons,
-``cumath``'s functions and the reductions run kernels that pyctk writes and NVRTC compiles
-on first use (``pip install "pyctk-cu12[nvrtc]"``), kept in the kernel cache, so a later
-process compiles nothing. Kernels run asynchronously on the legacy default stream (or
-``stream=``), as in PyCUDA.
+A :class:`GPUArray` holds memory, shape, dtype and strides; views (``a[1:, ::2]``,
+``reshape``, ``T``) share memory; ``get``/``set`` copy to and from the host. Arithmetic,
+comparisons, :mod:`pyctk.cumath`'s functions and the reductions run kernels that pyctk writes
+and NVRTC compiles on first use (``pip install "pyctk-cu12[nvrtc]"``), kept in the kernel
+cache, so a later process compiles nothing. Kernels run asynchronously on the legacy
+default stream (or ``stream=``), as in PyCUDA.
 
 Where pyctk departs from PyCUDA, it is to give NumPy's answer where PyCUDA gives another
 or none: mixed-dtype results follow NumPy's promotion (``int32 / int32`` is float64,
 comparisons give bool, sums widen small integers as ``numpy.sum`` does), operands
 broadcast, non-contiguous arrays work everywhere (copied first where a kernel needs
 contiguous memory), and ``GPUArray`` has ``sum``, ``max``, ``min``, ``dot`` methods and
-``@`` (``pyctk.matmul``). GPU arrays of other libraries (CuPy, PyTorch, JAX,
-``pyctk.DeviceArray``) are operands as they are, and ``asarray``/``from_dlpack`` wrap them
-without a copy; a GPUArray exports ``__cuda_array_interface__`` and ``__dlpack__``.
+``@`` (:func:`pyctk.matmul`). GPU arrays of other libraries (CuPy, PyTorch, JAX,
+:class:`pyctk.DeviceArray`) are operands as they are, and :func:`asarray`/:func:`from_dlpack`
+wrap them without a copy; a GPUArray exports ``__cuda_array_interface__`` and ``__dlpack__``.
 """
 
 from ._pycuda.gpuarrays.arithmetic import (if_positive, logical_and, logical_not, logical_or, maximum, minimum,

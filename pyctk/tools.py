@@ -4,18 +4,23 @@ A PyCUDA program runs with its import changed::
 
     import pyctk.tools as tools               # was: import pycuda.tools as tools
 
-- C types of dtypes for source Python writes: ``dtype_to_ctype``, ``get_or_register_dtype``,
-  ``register_dtype`` (deprecated), ``parse_c_arg``, ``get_arg_type``, ``Argument``,
-  ``VectorArg``, ``ScalarArg``;
-- the default device and context: ``make_default_context``, ``get_default_device``
-  (deprecated); caches per context: ``context_dependent_memoize``, ``clear_context_caches``;
-  ``mark_cuda_test``, the decorator of a pytest test that needs a context;
-- ``bitlog2``;
-- memory pools: ``DeviceMemoryPool`` (``allocate(size)`` gives a ``PooledDeviceAllocation``),
-  ``PageLockedMemoryPool`` with ``PageLockedAllocator(flags)`` (``allocate(shape, dtype)``
-  gives an array whose base is a ``PooledHostAllocation``), in PyCUDA's size classes.
+- C types of dtypes for source Python writes: :func:`dtype_to_ctype`,
+  :func:`get_or_register_dtype`, :func:`register_dtype` (deprecated), :func:`parse_c_arg`,
+  :func:`get_arg_type`, :class:`Argument`, :class:`VectorArg`, :class:`ScalarArg`;
+- the default device and context: :func:`make_default_context`, :func:`get_default_device`
+  (deprecated); caches per context: :func:`context_dependent_memoize`,
+  :func:`clear_context_caches`; :func:`mark_cuda_test`, the decorator of a pytest test that
+  needs a context;
+- :func:`bitlog2`;
+- memory pools: :class:`DeviceMemoryPool` (``allocate(size)`` gives a
+  :class:`PooledDeviceAllocation`), :class:`PageLockedMemoryPool` with
+  :class:`PageLockedAllocator` (``allocate(shape, dtype)`` gives an array whose base is a
+  :class:`PooledHostAllocation`), in PyCUDA's size classes;
 - a device's launch limits and a launch's occupancy, by PyCUDA's pre-Volta rules:
-  ``DeviceData``, ``OccupancyRecord``.
+  :class:`DeviceData`, :class:`OccupancyRecord`.
+
+The rest of PyCUDA's ``pycuda.tools``, and what to use instead, is listed on the
+documentation's "Coming from PyCUDA" page.
 
 >>> dtype_to_ctype("float32")
 'float'

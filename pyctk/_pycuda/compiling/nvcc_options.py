@@ -15,8 +15,17 @@ does not know (``CompileError`` naming it). The table says what happens to the r
   ``pyctk.compiler.DynamicModule``;
 - ``none``: no NVRTC equivalent: ``CompileError`` saying what to do instead.
 
->>> translate(["-O3", "-Xptxas", "-v,-O2", "-use_fast_math"])   # doctest: +SKIP
-['--ptxas-options=-v', '--ptxas-options=-O2', '-use_fast_math']     (and a warning about -O3)
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     translate(["-O3", "-Xptxas", "-v,-O2", "-use_fast_math"])
+['--ptxas-options=-v', '--ptxas-options=-O2', '-use_fast_math']
+>>> print(caught[0].message)
+nvcc option '-O3' is for host code, which NVRTC does not compile: ignored (device code is optimized unless -G is given)
+>>> translate(["-arch=sm_90"])
+Traceback (most recent call last):
+    ...
+pyctk.compiler.CompileError: nvcc option '-arch=sm_90' has no NVRTC equivalent: pass arch='sm_XY' (or 'compute_XY')
 """
 
 from __future__ import annotations

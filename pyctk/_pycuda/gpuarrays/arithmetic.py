@@ -20,13 +20,13 @@ look-up, one allocation and one launch.
 
 Examples
 --------
->>> import numpy as np
+>>> import numpy as np                                                   # doctest: +GPU
 >>> from pyctk import gpuarray
->>> a = gpuarray.to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3))    # doctest: +SKIP
->>> (a * 2 + a[0]).get()                                                 # doctest: +SKIP
+>>> a = gpuarray.to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3))
+>>> (a * 2 + a[0]).get()                                                 # a[0] broadcast
 array([[ 0.,  3.,  6.],
        [ 6.,  9., 12.]], dtype=float32)
->>> (a > 2).dtype, (a // 4).get()[1], maximum(a, 4.0).get()[0]          # doctest: +SKIP
+>>> (a > 2).dtype, (a // 4).get()[1], gpuarray.maximum(a, 4.0).get()[0]
 (dtype('bool'), array([0., 1., 1.], dtype=float32), array([4., 4., 4.], dtype=float32))
 """
 
@@ -770,10 +770,16 @@ def operator_methods(op: str, name: str) -> tuple[Callable[[Any, Any], Any], ...
     def in_place(self: Any, other: Any) -> Any:
         return apply(operation, (self, other), self)
 
-    for function, prefix, text in ((method, "", f"x {op} y"), (reflected, "r", f"y {op} x"),
-                                   (in_place, "i", f"x {op}= y")):
+    what = ("element by element: a bool array, as NumPy's (PyCUDA's has the operands' dtype)"
+            if operation in _COMPARISONS else
+            "element by element, with NumPy's dtypes and broadcasting (PyCUDA's broadcasts only "
+            "scalars and 0-d arrays)")
+    for function, prefix, text, note in (
+            (method, "", f"x {op} y", what),
+            (reflected, "r", f"y {op} x", "for ``y`` a scalar, a host scalar array or another library's GPU array"),
+            (in_place, "i", f"x {op}= y", "in place: the result cast into ``x`` as NumPy's ``same_kind`` rule allows")):
         function.__name__ = function.__qualname__ = f"__{prefix}{name}__"
-        function.__doc__ = f"``{text}``, as NumPy computes it (``pyctk.gpuarray`` arithmetic)."
+        function.__doc__ = f"``{text}``, {note}."
     return method, reflected, in_place
 
 
@@ -787,8 +793,9 @@ def matmul(a: Any, b: Any, out: Any = None, stream: Any = None) -> Any:
     """``a @ b`` through ``pyctk.matmul`` (NumPy's matmul: stacks, vectors, dtypes): a new
     GPUArray over the product's memory (no copy), or ``out``.
 
-    >>> m = gpuarray.to_gpu(np.ones((2, 3), dtype=np.float32))        # doctest: +SKIP
-    >>> (m @ m.T).get()                                               # doctest: +SKIP
+    >>> from pyctk import gpuarray                                     # doctest: +GPU
+    >>> m = gpuarray.to_gpu(np.ones((2, 3), dtype=np.float32))
+    >>> matmul(m, m.T).get()
     array([[3., 3.],
            [3., 3.]], dtype=float32)
     """
@@ -846,7 +853,8 @@ def reverse(x: Any, stream: Any = None) -> Any:
     """A new array of ``x``'s shape with its elements in reverse order, as a 1-D array in
     memory order (PyCUDA's ``reverse``).
 
-    >>> gpuarray.to_gpu(np.arange(4)).reverse().get()      # doctest: +SKIP
+    >>> from pyctk import gpuarray                          # doctest: +GPU
+    >>> reverse(gpuarray.to_gpu(np.arange(4))).get()
     array([3, 2, 1, 0])
     """
     result = x._new_like_me()
@@ -858,46 +866,173 @@ def reverse(x: Any, stream: Any = None) -> Any:
 
 
 def maximum(a: Any, b: Any, out: Any = None, stream: Any = None) -> Any:
-    """The element-wise maximum of ``a`` and ``b`` (either may be a scalar), NumPy's: NaN
-    wins (``fmax`` would drop it).
+    """The element-wise maximum of ``a`` and ``b``, as NumPy's ``maximum`` (PyCUDA's ``maximum``).
 
-    >>> maximum(gpuarray.to_gpu(np.array([1.0, np.nan, 3.0])), 2).get()     # doctest: +SKIP
-    array([ 2., nan,  3.])
+    Unlike PyCUDA's: either operand may be a scalar, they broadcast, the dtype is NumPy's, and
+    NaN wins, as in NumPy (``fmax`` would drop it).
+
+    Parameters
+    ----------
+    a, b : GPUArray or scalar
+        At least one a GPUArray (or another library's GPU array).
+    out : GPUArray, optional
+        Where to put the result.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([1.0, np.nan, 3.0]))
+    >>> gpuarray.maximum(a, 2).get(), gpuarray.minimum(a, 2).get()
+    (array([ 2., nan,  3.]), array([ 1., nan,  2.]))
     """
     return apply(_MAXIMUM, (a, b), out, stream)
 
 
 def minimum(a: Any, b: Any, out: Any = None, stream: Any = None) -> Any:
-    """The element-wise minimum of ``a`` and ``b`` (either may be a scalar); NaN wins."""
+    """The element-wise minimum of ``a`` and ``b``, as NumPy's ``minimum`` (PyCUDA's ``minimum``).
+
+    Unlike PyCUDA's: either operand may be a scalar, they broadcast, the dtype is NumPy's, and
+    NaN wins. See :func:`maximum`.
+
+    Parameters
+    ----------
+    a, b : GPUArray or scalar
+        At least one a GPUArray (or another library's GPU array).
+    out : GPUArray, optional
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+    """
     return apply(_MINIMUM, (a, b), out, stream)
 
 
 def if_positive(criterion: Any, then_: Any, else_: Any, out: Any = None, stream: Any = None) -> Any:
-    """``then_`` where ``criterion > 0``, else ``else_`` (scalars allowed for both; the result
-    dtype is NumPy's ``result_type(then_, else_)``).
+    """``then_`` where ``criterion > 0``, else ``else_``, element by element (PyCUDA's ``if_positive``).
 
-    >>> a = gpuarray.to_gpu(np.array([1, 2, 3], dtype=np.float32))    # doctest: +SKIP
-    >>> if_positive(a - 2, a, 0).get()                                # doctest: +SKIP
+    Unlike PyCUDA's: ``then_`` and ``else_`` may be scalars, the operands broadcast, and the
+    dtype is NumPy's ``result_type(then_, else_)``.
+
+    Parameters
+    ----------
+    criterion : GPUArray
+    then_, else_ : GPUArray or scalar
+    out : GPUArray, optional
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([1, 2, 3], dtype=np.float32))
+    >>> gpuarray.if_positive(a - 2, a, 0).get()
     array([0., 0., 3.], dtype=float32)
     """
     return apply(_IF_POSITIVE, (criterion, then_, else_), out, stream)
 
 
 def where(criterion: Any, then_: Any, else_: Any, out: Any = None, stream: Any = None) -> Any:
-    """``then_`` where ``criterion`` is nonzero, else ``else_`` (``numpy.where``)."""
+    """``then_`` where ``criterion`` is nonzero, else ``else_``: NumPy's three-argument ``where``.
+
+    PyCUDA has it too, undocumented; unlike PyCUDA's, ``then_`` and ``else_`` may be scalars,
+    the operands broadcast, and the dtype is NumPy's ``result_type(then_, else_)``.
+
+    Parameters
+    ----------
+    criterion : GPUArray
+    then_, else_ : GPUArray or scalar
+    out : GPUArray, optional
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([1, 2, 3], dtype=np.float32))
+    >>> gpuarray.where(a > 1, a, -a).get()
+    array([-1.,  2.,  3.], dtype=float32)
+    """
     return apply(_WHERE, (criterion, then_, else_), out, stream)
 
 
 def logical_and(x1: Any, x2: Any, out: Any = None, allocator: Any = None) -> Any:
-    """Element-wise ``x1 and x2`` as a bool array (either may be a scalar)."""
+    """``x1 and x2``, element by element, as a bool array (PyCUDA's ``logical_and``).
+
+    As in PyCUDA, either may be a scalar; unlike PyCUDA's, the operands broadcast.
+
+    Parameters
+    ----------
+    x1, x2 : GPUArray or scalar
+    out : GPUArray, optional
+    allocator : callable, optional
+        Where a new result's memory comes from.
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([0, 1, 2], dtype=np.int32))
+    >>> gpuarray.logical_and(a, a > 1).get()
+    array([False, False,  True])
+    >>> gpuarray.logical_or(a, 0).get()
+    array([False,  True,  True])
+    >>> gpuarray.logical_not(a).get()
+    array([ True, False, False])
+    """
     return apply(_LOGICAL_AND, (x1, x2), out, allocator=allocator)
 
 
 def logical_or(x1: Any, x2: Any, out: Any = None, allocator: Any = None) -> Any:
-    """Element-wise ``x1 or x2`` as a bool array (either may be a scalar)."""
+    """``x1 or x2``, element by element, as a bool array (PyCUDA's ``logical_or``).
+
+    As in PyCUDA, either may be a scalar; unlike PyCUDA's, the operands broadcast. See
+    :func:`logical_and`.
+
+    Parameters
+    ----------
+    x1, x2 : GPUArray or scalar
+    out : GPUArray, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+    """
     return apply(_LOGICAL_OR, (x1, x2), out, allocator=allocator)
 
 
 def logical_not(x: Any, out: Any = None, allocator: Any = None) -> Any:
-    """Element-wise ``not x`` as a bool array."""
+    """``not x``, element by element, as a bool array (PyCUDA's ``logical_not``, the same).
+
+    See :func:`logical_and`.
+
+    Parameters
+    ----------
+    x : GPUArray
+    out : GPUArray, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+    """
     return apply(_LOGICAL_NOT, (x,), out, allocator=allocator)

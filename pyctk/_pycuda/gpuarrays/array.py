@@ -73,22 +73,71 @@ def compact_strides(shape: Sequence[int], strides: Sequence[int], itemsize: int)
 
 
 class GPUArray:
-    """An array in GPU memory (PyCUDA's ``GPUArray``; ``gpuarray.empty`` is the same).
+    """An n-dimensional array in GPU memory (PyCUDA's ``GPUArray``).
 
-    ``GPUArray(shape, dtype, allocator=mem_alloc, base=None, gpudata=None, strides=None,
-    order="C")``: new memory from ``allocator(nbytes)`` unless ``gpudata`` is given (then
-    the array is a view of it, and ``base`` is kept alive with it).
+    :func:`~pyctk.gpuarray.empty` is the same constructor; :func:`~pyctk.gpuarray.to_gpu`
+    and the other functions of :mod:`pyctk.gpuarray` make arrays too. Views (``a[1:, ::2]``,
+    :meth:`reshape`, :attr:`T`) share the memory and keep the array they view alive.
+    Arithmetic, comparisons, :mod:`pyctk.cumath` and the reductions run kernels that pyctk
+    writes, asynchronously on the legacy default stream (or ``stream=``), as in PyCUDA;
+    :meth:`get` waits for them.
+
+    Unlike PyCUDA's: results have NumPy's dtypes, operands broadcast, non-contiguous arrays
+    work everywhere, and there are ``sum``/``max``/``min``/``dot`` methods, ``@`` and DLPack.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : data-type
+    allocator : callable, optional
+        ``allocator(nbytes)`` gives the memory: an object whose ``int()`` is its device
+        address. Default :func:`pyctk.driver.mem_alloc`;
+        :meth:`pyctk.tools.DeviceMemoryPool.allocate` is another.
+    base : object, optional
+        What ``gpudata`` belongs to, kept alive with this array (a view's array).
+    gpudata : optional
+        Memory to view instead of allocating: a :class:`pyctk.driver.DeviceAllocation`, an
+        int address, or any object ``int()`` takes.
+    strides : tuple of int, optional
+        Byte strides; default contiguous in ``order``.
+    order : {"C", "F"}, optional
+        Row-major (default) or column-major, when ``strides`` is not given.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The length of each axis.
+    dtype : numpy.dtype
+        The elements' type.
+    size : int
+        The number of elements.
+    strides : tuple of int
+        Bytes from one element to the next along each axis (negative or 0 in views).
+    gpudata : pyctk.driver.DeviceAllocation, int or None
+        The memory: the allocator's, or the ``gpudata`` given (a view's is an int address);
+        None for an empty array.
+    allocator : callable
+        Where the memory came from; arrays made from this one allocate there too.
+    base : object or None
+        What a view keeps alive.
+    flags
+        ``c_contiguous``, ``f_contiguous`` and ``forc`` (either), as NumPy's ``flags``.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np                                                  # doctest: +GPU
     >>> from pyctk import gpuarray
-    >>> a = gpuarray.to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3))   # doctest: +SKIP
-    >>> (2 * a + 1).get()                                                   # doctest: +SKIP
+    >>> a = gpuarray.to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3))
+    >>> a
+    array([[0., 1., 2.],
+           [3., 4., 5.]], dtype=float32)
+    >>> (2 * a + 1).get()
     array([[ 1.,  3.,  5.],
            [ 7.,  9., 11.]], dtype=float32)
-    >>> a[:, 1].get(), a.T.shape                                            # doctest: +SKIP
+    >>> a[:, 1].get(), a.T.shape                                            # views
     (array([1., 4.], dtype=float32), (3, 2))
+    >>> a.shape, a.dtype, a.strides, a.flags.c_contiguous
+    ((2, 3), dtype('float32'), (12, 4), True)
     """
 
     __array_priority__ = 100  # NumPy defers to GPUArray's operators: host_array + gpu_array is ours
@@ -132,30 +181,36 @@ class GPUArray:
 
     @property
     def ndim(self) -> int:
+        """The number of axes, ``len(shape)`` (NumPy's; PyCUDA's GPUArray has it too)."""
         return len(self.shape)
 
     @property
     def itemsize(self) -> int:
+        """The bytes of one element, ``dtype.itemsize``."""
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """The bytes of all the elements, ``size * itemsize``, as in PyCUDA."""
         return self.size * self.dtype.itemsize
 
     @property
     def mem_size(self) -> int:
-        """PyCUDA's name for ``size``."""
+        """PyCUDA's name for ``size`` (PyCUDA's counts pitch padding, which pyctk's arrays never have)."""
         return self.size
 
     @property
     def ptr(self) -> int:
-        """The device address of the first element (0 for an empty array)."""
+        """The device address of the first element as an int (0 for an empty array), as in PyCUDA.
+
+        A kernel argument, or a pointer to hand to another library.
+        """
         gpudata = self.gpudata
         return 0 if gpudata is None else int(gpudata)
 
     @property
     def device(self) -> int:
-        """The index of the device the memory is on."""
+        """The index of the device the memory is on; pyctk's (PyCUDA's arrays have no such attribute)."""
         if self._device_index is None:
             self._device_index = driver_api.current_device()
         return self._device_index
@@ -169,6 +224,7 @@ class GPUArray:
         return splay(self.size, self.device)[1]
 
     def __len__(self) -> int:
+        """``len(a)``: the length of the first axis, as in PyCUDA and NumPy; TypeError for a 0-d array."""
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
@@ -242,8 +298,40 @@ class GPUArray:
     # -- transfers -------------------------------------------------------------------------
 
     def set(self, ary: Any, async_: bool = False, stream: Any = None) -> None:
-        """Copy host array ``ary`` (same size and dtype) into this array (synchronously unless
-        ``async_``, on ``stream``)."""
+        """Copy the host array ``ary`` into this array, as PyCUDA's ``set`` does.
+
+        Unlike PyCUDA's, a view with gaps (``a[::2]``) can be set: through a contiguous copy
+        on the GPU.
+
+        Parameters
+        ----------
+        ary : array_like
+            The same size and dtype as this array (a different shape is reshaped, with a
+            warning, as in PyCUDA).
+        async_ : bool, optional
+            Return without waiting for the copy (which is asynchronous only from
+            page-locked memory).
+        stream : pyctk.driver.Stream, optional
+            Where the copy is queued; default the legacy default stream.
+
+        Raises
+        ------
+        ValueError
+            ``ary`` has another size or dtype.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.zeros(3, np.float32)
+        >>> a.set(np.array([1, 2, 3], dtype=np.float32))
+        >>> a.get()
+        array([1., 2., 3.], dtype=float32)
+        >>> a.set(np.arange(3))
+        Traceback (most recent call last):
+            ...
+        ValueError: ary and self must have the same dtype: int64 != float32; convert it first (ary.astype('float32'))
+        """
         ary = np.asarray(ary)
         if ary.size != self.size:
             raise ValueError(f"ary and self must be the same size: {ary.size} != {self.size}")
@@ -272,13 +360,62 @@ class GPUArray:
         return "C" if self.flags.c_contiguous else "F" if self.flags.f_contiguous else None
 
     def set_async(self, ary: Any, stream: Any = None) -> None:
-        """``set(ary, async_=True, stream=stream)``: asynchronous from page-locked memory."""
+        """``set(ary, async_=True, stream=stream)``, as in PyCUDA: asynchronous from page-locked memory.
+
+        Keep ``ary`` unchanged until the stream is done with it.
+
+        Parameters
+        ----------
+        ary : numpy.ndarray
+            The same size and dtype; page-locked (:func:`pyctk.driver.pagelocked_empty`) for
+            the copy to overlap other work.
+        stream : pyctk.driver.Stream, optional
+        """
         self.set(ary, async_=True, stream=stream)
 
     def get(self, ary: np.ndarray | None = None, pagelocked: bool = False, async_: bool = False,
             stream: Any = None) -> np.ndarray:
-        """This array's contents in host memory: a new NumPy array (page-locked if asked),
-        or ``ary``, filled in (same size and dtype)."""
+        """This array's contents in host memory, as PyCUDA's ``get``.
+
+        It waits for the kernels queued before it on ``stream`` (the legacy default stream
+        waits for every blocking stream). Unlike PyCUDA's, any layout works (a view with
+        gaps is copied on the GPU first).
+
+        Parameters
+        ----------
+        ary : numpy.ndarray, optional
+            Where to copy to: the same size and dtype. Default a new array of this shape, in
+            this array's order (C or Fortran).
+        pagelocked : bool, optional
+            Make the new array in page-locked memory.
+        async_ : bool, optional
+            Return without waiting for the copy.
+        stream : pyctk.driver.Stream, optional
+            Where the copy is queued; default the legacy default stream.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``ary``, or the new array.
+
+        Raises
+        ------
+        ValueError
+            ``ary`` has another size.
+        TypeError
+            ``ary`` has another dtype.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(3, dtype=np.int32))
+        >>> a.get()
+        array([0, 1, 2], dtype=int32)
+        >>> host = np.empty(3, dtype=np.int32)
+        >>> a.get(host) is host
+        True
+        """
         if ary is None:
             order = "F" if self._order() == "F" else "C"
             ary = (pagelocked_empty if pagelocked else np.empty)(self.shape, self.dtype, order=order)
@@ -305,11 +442,60 @@ class GPUArray:
         return ary
 
     def get_async(self, stream: Any = None, ary: np.ndarray | None = None) -> np.ndarray:
-        """``get(ary, async_=True, stream=stream)``: synchronise the stream before reading it."""
+        """``get(ary, async_=True, stream=stream)``, as in PyCUDA: the copy is queued on ``stream``.
+
+        Synchronise the stream before reading the result. Unlike PyCUDA's, a new result is
+        not page-locked unless asked (``get(pagelocked=True, async_=True)``).
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+        ary : numpy.ndarray, optional
+            Where to copy to; page-locked for the copy to be asynchronous.
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> import pyctk.driver as cuda
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(3, dtype=np.float32))
+        >>> stream = cuda.Stream()
+        >>> host = cuda.pagelocked_empty(3, np.float32)
+        >>> a.get_async(stream, host) is host
+        True
+        >>> stream.synchronize()
+        >>> host
+        array([0., 1., 2.], dtype=float32)
+        """
         return self.get(ary, async_=True, stream=stream)
 
     def copy(self) -> GPUArray:
-        """A new array with this one's contents, contiguous in its axis order."""
+        """A new array with this array's contents, as PyCUDA's ``copy``.
+
+        The copy is contiguous in this array's axis order (NumPy's ``order="K"``): a
+        transposed view gives a Fortran-ordered copy. Unlike PyCUDA's, any view can be copied.
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(6, dtype=np.int32).reshape(2, 3))
+        >>> b = a.T.copy()
+        >>> b.flags.f_contiguous, b.ptr != a.ptr
+        (True, True)
+        >>> b.get()
+        array([[0, 3],
+               [1, 4],
+               [2, 5]], dtype=int32)
+        """
         return self._copy_in("K")
 
     def _assign(self, source: GPUArray, stream: int) -> None:
@@ -320,7 +506,41 @@ class GPUArray:
     # -- views -----------------------------------------------------------------------------
 
     def reshape(self, *shape: Any, order: str = "C") -> GPUArray:
-        """A view of another shape (one entry may be -1); a copy first if not contiguous."""
+        """The elements in another shape, as PyCUDA's ``reshape``: a view of the same memory.
+
+        Unlike PyCUDA's, which refuses it, an array that is not contiguous in ``order`` is
+        copied first (then the result is a view of the copy).
+
+        Parameters
+        ----------
+        *shape : int or tuple of int
+            The new shape, as ints or one tuple; one length may be -1 (what the others
+            leave).
+        order : {"C", "F"}, optional
+            The order the elements are read and placed in.
+
+        Returns
+        -------
+        GPUArray
+
+        Raises
+        ------
+        ValueError
+            The sizes differ, or more than one -1.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(6, dtype=np.int32))
+        >>> a.reshape(2, 3).get()
+        array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+        >>> a.reshape(-1, 2).shape
+        (3, 2)
+        >>> a.reshape(2, 3).T.reshape(6).get()                          # copied first
+        array([0, 3, 1, 4, 2, 5], dtype=int32)
+        """
         if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
             shape = tuple(shape[0])
         shape = tuple(operator.index(s) for s in shape)
@@ -349,11 +569,52 @@ class GPUArray:
         return copy
 
     def ravel(self, order: str = "C") -> GPUArray:
-        """The elements as a 1-D array (a view when contiguous in ``order``)."""
+        """The elements as a 1-D array: ``reshape(size, order=order)``.
+
+        A view when the array is contiguous in ``order``, else a copy. Unlike PyCUDA's,
+        ``order`` is taken, and any layout works.
+
+        Parameters
+        ----------
+        order : {"C", "F"}, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         return self.reshape(self.size, order=order)
 
     def view(self, dtype: Any = None) -> GPUArray:
-        """The same memory read as ``dtype`` (the last axis rescaled, as NumPy does)."""
+        """The same memory read as another dtype, as PyCUDA's ``view``.
+
+        For a dtype of another size the last axis is rescaled, as NumPy does (PyCUDA's
+        rescales the axis of the smallest stride).
+
+        Parameters
+        ----------
+        dtype : data-type, optional
+            Default this array's: a view of the same memory.
+
+        Returns
+        -------
+        GPUArray
+
+        Raises
+        ------
+        ValueError
+            A dtype of another size, and the array is not C-contiguous, or its last axis's
+            bytes do not divide into the new items.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.array([1.0, -2.0], dtype=np.float32))
+        >>> a.view(np.uint32).get()
+        array([1065353216, 3221225472], dtype=uint32)
+        >>> a.view(np.uint16).shape
+        (4,)
+        """
         if dtype is None:
             return self._view(self.shape, self.strides)
         dtype = np.dtype(dtype)
@@ -370,7 +631,31 @@ class GPUArray:
         return self._view(shape, contiguous_strides(shape, new), dtype=dtype)
 
     def squeeze(self, axis: int | Sequence[int] | None = None) -> GPUArray:
-        """Without the axes of length 1 (those named by ``axis``, else all)."""
+        """A view without axes of length 1, as PyCUDA's ``squeeze``.
+
+        Unlike PyCUDA's, ``axis`` can name the axes to remove, as in NumPy.
+
+        Parameters
+        ----------
+        axis : int or tuple of int, optional
+            Those axes only (each of length 1); default all of length 1.
+
+        Returns
+        -------
+        GPUArray
+
+        Raises
+        ------
+        ValueError
+            An axis named is not of length 1.
+
+        Examples
+        --------
+        >>> from pyctk import gpuarray                                  # doctest: +GPU
+        >>> a = gpuarray.zeros((1, 3, 1))
+        >>> a.squeeze().shape, a.squeeze(axis=0).shape
+        ((3,), (3, 1))
+        """
         axes = ({a % self.ndim for a in ((axis,) if isinstance(axis, numbers.Integral) else axis)}
                 if axis is not None else {a for a, s in enumerate(self.shape) if s == 1})
         if any(self.shape[a] != 1 for a in axes):
@@ -379,7 +664,29 @@ class GPUArray:
         return self._view([self.shape[a] for a in keep], [self.strides[a] for a in keep])
 
     def transpose(self, axes: Sequence[int] | None = None) -> GPUArray:
-        """The axes permuted (reversed by default): a view."""
+        """A view with the axes permuted, as PyCUDA's ``transpose``.
+
+        Parameters
+        ----------
+        axes : sequence of int, optional
+            The new order of the axes; default reversed.
+
+        Returns
+        -------
+        GPUArray
+
+        Raises
+        ------
+        ValueError
+            ``axes`` is not a permutation of the axes.
+
+        Examples
+        --------
+        >>> from pyctk import gpuarray                                  # doctest: +GPU
+        >>> a = gpuarray.zeros((2, 3, 4))
+        >>> a.transpose((1, 0, 2)).shape, a.transpose().shape
+        ((3, 2, 4), (4, 3, 2))
+        """
         order = list(range(self.ndim))[::-1] if axes is None else [operator.index(a) % max(self.ndim, 1)
                                                                    for a in axes]
         if sorted(order) != list(range(self.ndim)):
@@ -388,14 +695,69 @@ class GPUArray:
 
     @property
     def T(self) -> GPUArray:  # noqa: N802 - NumPy's name
+        """The view with the axes reversed, ``transpose()``, as in PyCUDA."""
         return self.transpose()
 
     def __getitem__(self, index: Any) -> GPUArray:
-        """Basic indexing (ints, slices, ``...``, ``None``): a view, 0-d for all-int indices."""
+        """``a[index]``: NumPy's basic indexing, a view of the same memory, as in PyCUDA.
+
+        Parameters
+        ----------
+        index : int, slice, Ellipsis, None, or a tuple of them
+            Slices may have any step, negative too; an int removes its axis (all ints give
+            a 0-d array); ``None`` adds an axis of length 1. For an array of indices, use
+            :func:`pyctk.gpuarray.take`.
+
+        Returns
+        -------
+        GPUArray
+
+        Raises
+        ------
+        IndexError
+            An index out of bounds, too many indices, or one that is not basic.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(12, dtype=np.int32).reshape(3, 4))
+        >>> a[1].get()
+        array([4, 5, 6, 7], dtype=int32)
+        >>> a[::2, ::-1].get()
+        array([[ 3,  2,  1,  0],
+               [11, 10,  9,  8]], dtype=int32)
+        >>> a[1, 2].shape, a[None, ..., 0].shape
+        ((), (1, 3))
+        """
         shape, strides, offset = _index_view(self.shape, self.strides, index)
         return self._view(shape, strides, offset)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        """``a[index] = value``: the elements ``a[index]`` selects set from ``value``.
+
+        Unlike PyCUDA's, ``value`` (a scalar, a host array, a GPUArray or another library's
+        GPU array) is converted to this array's dtype and broadcast, as NumPy does.
+
+        Parameters
+        ----------
+        index
+            As for :meth:`__getitem__`.
+        value : scalar or array_like
+            Broadcast to the shape of ``a[index]``.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.zeros((2, 3), np.float32)
+        >>> a[0] = 1
+        >>> a[1, 1:] = np.array([5, 6])
+        >>> a[:, 0] = gpuarray.to_gpu(np.array([7.0, 8.0]))            # float64, converted
+        >>> a.get()
+        array([[7., 1., 1.],
+               [8., 5., 6.]], dtype=float32)
+        """
         view = self[index]
         operand = None if isinstance(value, GPUArray) else interop.device_operand(value)
         if isinstance(value, GPUArray) or operand is not None:
@@ -427,7 +789,27 @@ class GPUArray:
     # -- fills and casts -------------------------------------------------------------------
 
     def fill(self, value: Any, stream: Any = None) -> GPUArray:
-        """Set every element to ``value`` (converted to the dtype); returns the array."""
+        """Set every element to ``value``, as PyCUDA's ``fill``; returns the array.
+
+        Parameters
+        ----------
+        value : scalar
+            Converted to the array's dtype as NumPy converts it.
+        stream : pyctk.driver.Stream, optional
+            Where the fill is queued; default the legacy default stream.
+
+        Returns
+        -------
+        GPUArray
+            This array.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> gpuarray.empty(4, np.float32).fill(2.5).get()
+        array([2.5, 2.5, 2.5, 2.5], dtype=float32)
+        """
         handle = stream_handle(stream)
         item = np.array(value, dtype=self.dtype) if self.dtype.kind != "V" else np.asarray(value)
         data = item.tobytes()
@@ -440,7 +822,34 @@ class GPUArray:
         return self
 
     def astype(self, dtype: Any, stream: Any = None) -> GPUArray:
-        """A new array of ``dtype`` with the values converted as NumPy converts them."""
+        """A new array of ``dtype``, the values converted as NumPy's ``astype`` converts them.
+
+        Unlike PyCUDA's: any layout works, and complex values cast to a real dtype keep their
+        real parts, as in NumPy.
+
+        Parameters
+        ----------
+        dtype : data-type
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+            A copy, even for the same dtype.
+
+        Raises
+        ------
+        ValueError
+            A dtype that kernels have no C type for (float16, among others).
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.array([1.7, -1.7, 300.0]))
+        >>> a.astype(np.int32).get()
+        array([  1,  -1, 300], dtype=int32)
+        """
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
             return self.copy()
@@ -454,18 +863,64 @@ class GPUArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        """The CUDA Array Interface (version 3): CuPy, Numba, PyTorch and JAX read it.
-        Work queued by pyctk is on the legacy default stream (1 in the interface)."""
+        """The CUDA Array Interface (version 3), as in PyCUDA: CuPy, Numba, PyTorch and JAX read it.
+
+        Unlike PyCUDA's, it names the stream (1: the legacy default stream, where pyctk
+        queues its work), so a consumer orders its work after it.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.zeros((2, 3), np.float32)
+        >>> interface = a.__cuda_array_interface__
+        >>> interface["shape"], interface["strides"], interface["typestr"]
+        ((2, 3), (12, 4), '<f4')
+        >>> interface["data"] == (a.ptr, False)
+        True
+        """
         return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
                 "descr": [("", self.dtype.str)], "data": (self.ptr, False), "version": 3,
                 "stream": 1}
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        """``(2, device)``: DLPack's ``kDLCUDA`` and the device's index; pyctk's (PyCUDA has no DLPack)."""
         return dlpack.kDLCUDA, self.device
 
     def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
-        """Export as a DLPack capsule (the array API's protocol), keeping this array alive."""
+        """A DLPack capsule of this array, which keeps it alive; pyctk's (PyCUDA has no DLPack).
+
+        The array API's protocol: ``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``,
+        ``jax.dlpack.from_dlpack(a)`` and :func:`pyctk.from_dlpack` call it.
+
+        Parameters
+        ----------
+        stream : int, optional
+            The consumer's stream, which is made to wait for pyctk's work.
+        max_version : tuple of int, optional
+            The newest DLPack version the consumer reads.
+        dl_device : tuple of int, optional
+            Where the consumer wants the data: this array's device only.
+        copy : bool, optional
+            False or None: no copy (the only kind given).
+
+        Returns
+        -------
+        PyCapsule
+            A ``dltensor`` capsule, for the consumer to take once.
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> import pyctk
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.arange(3, dtype=np.float32))
+        >>> a.__dlpack_device__()[0]                                    # kDLCUDA
+        2
+        >>> pyctk.from_dlpack(a).shape                                  # a DeviceArray, no copy
+        (3,)
+        """
         return self._as_device_array().__dlpack__(stream=stream, max_version=max_version,
                                                   dl_device=dl_device, copy=copy)
 
@@ -495,68 +950,257 @@ class GPUArray:
     __ge__ = arithmetic.operator_methods(">=", "ge")[0]
 
     def __neg__(self) -> GPUArray:
+        """``-x``, as NumPy's ``negative`` computes it (as in PyCUDA)."""
         return arithmetic.unary("-", self)
 
     def __pos__(self) -> GPUArray:
+        """``+x``: the array itself, not a copy (pyctk's; PyCUDA has no ``+x``)."""
         return self
 
     def __invert__(self) -> GPUArray:
+        """``~x``: bitwise NOT of integers, logical NOT of bool, as NumPy's ``invert`` (pyctk's)."""
         return arithmetic.unary("~", self)
 
     def __abs__(self) -> GPUArray:
+        """``abs(x)``, as NumPy's ``absolute``: real for complex ``x`` (PyCUDA's too)."""
         return arithmetic.unary("abs", self)
 
     def __matmul__(self, other: Any) -> GPUArray:
+        """``x @ y`` by :func:`pyctk.matmul`: NumPy's ``matmul`` on the GPU (pyctk's; PyCUDA has no ``@``).
+
+        The result is a new GPUArray over the product's memory, without a copy; stacks of
+        matrices and vectors work as in NumPy.
+
+        Parameters
+        ----------
+        other : GPUArray
+            Or another library's GPU array; host arrays are refused (TypeError).
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> m = gpuarray.to_gpu(np.ones((2, 3), dtype=np.float32))
+        >>> (m @ m.T).get()
+        array([[3., 3.],
+               [3., 3.]], dtype=float32)
+        """
         return arithmetic.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> GPUArray:
+        """``y @ x``, for ``y`` another library's GPU array (see :meth:`__matmul__`)."""
         return arithmetic.matmul(other, self)
 
     def mul_add(self, selffac: Any, other: GPUArray, otherfac: Any, add_timer: Any = None,
                 stream: Any = None, out: GPUArray | None = None) -> GPUArray:
-        """``selffac * self + otherfac * other`` in one kernel."""
+        """``selffac * self + otherfac * other`` in one kernel, as PyCUDA's ``mul_add``.
+
+        Unlike PyCUDA's: NumPy's result dtype, broadcasting, and ``add_timer`` is called with
+        the kernel's time from CUDA events.
+
+        Parameters
+        ----------
+        selffac, otherfac : scalar or GPUArray
+        other : GPUArray
+        add_timer : callable, optional
+            ``add_timer(3 * size, seconds)``, where ``seconds()`` waits for the kernel and
+            gives its time.
+        stream : pyctk.driver.Stream, optional
+        out : GPUArray, optional
+            Where to put the result.
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> x = gpuarray.to_gpu(np.array([1.0, 2.0]))
+        >>> y = gpuarray.to_gpu(np.array([10.0, 20.0]))
+        >>> x.mul_add(2, y, 0.5).get()
+        array([ 7., 14.])
+        """
         return arithmetic.mul_add(self, selffac, other, otherfac, add_timer, stream, out)
 
     @property
     def real(self) -> GPUArray:
+        """The real parts, a new array, for a complex array; the array itself for a real one (as in PyCUDA).
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> z = gpuarray.to_gpu(np.array([1 + 2j, 3 - 4j], dtype=np.complex64))
+        >>> z.real.get(), z.imag.get()
+        (array([1., 3.], dtype=float32), array([ 2., -4.], dtype=float32))
+        """
         return arithmetic.real(self)
 
     @property
     def imag(self) -> GPUArray:
+        """The imaginary parts, a new array; zeros like the array for a real one (as in PyCUDA)."""
         return arithmetic.imag(self)
 
     def conj(self, out: GPUArray | None = None) -> GPUArray:
-        """The complex conjugate (this array itself for a real one)."""
+        """The complex conjugate, a new array (or ``out``); this array itself for a real one, as in PyCUDA.
+
+        Parameters
+        ----------
+        out : GPUArray, optional
+            Where to put it; ``out=a`` conjugates in place.
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> z = gpuarray.to_gpu(np.array([1 + 2j, 3 - 4j], dtype=np.complex64))
+        >>> z.conj().get()
+        array([1.-2.j, 3.+4.j], dtype=complex64)
+        """
         return arithmetic.conj(self, out)
 
     conjugate = conj
 
     def reverse(self, stream: Any = None) -> GPUArray:
-        """A new 1-D array with the elements in reverse order (PyCUDA's)."""
+        """A new array with the elements in reverse memory order, as PyCUDA's ``reverse``.
+
+        The array is treated as 1-D: the result has its shape, its last element first.
+        Unlike PyCUDA's, any layout works (PyCUDA's takes contiguous arrays only).
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> gpuarray.to_gpu(np.arange(4, dtype=np.int32)).reverse().get()
+        array([3, 2, 1, 0], dtype=int32)
+        """
         return arithmetic.reverse(self, stream)
 
     def any(self, stream: Any = None, allocator: Any = None) -> GPUArray:
-        """Whether any element is nonzero: a 0-d bool array."""
+        """Whether any element is nonzero: :func:`pyctk.gpuarray.any` of this array, a 0-d bool array.
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+        allocator : callable, optional
+            Where the result's memory comes from; default this array's allocator.
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.array([0, 1, 2], dtype=np.int32))
+        >>> a.any().get(), a.all().get()
+        (array(True), array(False))
+        """
         return reductions.any_(self, stream, allocator)
 
     def all(self, stream: Any = None, allocator: Any = None) -> GPUArray:
-        """Whether every element is nonzero: a 0-d bool array."""
+        """Whether every element is nonzero: :func:`pyctk.gpuarray.all` of this array, a 0-d bool array.
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+        allocator : callable, optional
+            Where the result's memory comes from; default this array's allocator.
+
+        Returns
+        -------
+        GPUArray
+        """
         return reductions.all_(self, stream, allocator)
 
     def sum(self, dtype: Any = None, stream: Any = None) -> GPUArray:
-        """The sum of the elements: a 0-d array (``gpuarray.sum``)."""
+        """The sum of the elements: :func:`pyctk.gpuarray.sum` of this array, a 0-d array.
+
+        pyctk's method (PyCUDA has the function only). The default ``dtype`` is NumPy's, which
+        widens small integers (PyCUDA's sums in the array's dtype).
+
+        Parameters
+        ----------
+        dtype : data-type, optional
+            What to sum in and return.
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+
+        Examples
+        --------
+        >>> import numpy as np                                          # doctest: +GPU
+        >>> from pyctk import gpuarray
+        >>> a = gpuarray.to_gpu(np.array([3, 1, 2], dtype=np.int32))
+        >>> a.sum().get(), a.max().get(), a.min().get(), a.dot(a).get()
+        (array(6), array(3, dtype=int32), array(1, dtype=int32), array(14, dtype=int32))
+        """
         return reductions.sum_(self, dtype, stream)
 
     def max(self, stream: Any = None) -> GPUArray:
-        """The largest element: a 0-d array (``gpuarray.max``)."""
+        """The largest element: :func:`pyctk.gpuarray.max` of this array, a 0-d array (pyctk's method).
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         return reductions.extreme("max", self, stream)
 
     def min(self, stream: Any = None) -> GPUArray:
-        """The smallest element: a 0-d array (``gpuarray.min``)."""
+        """The smallest element: :func:`pyctk.gpuarray.min` of this array, a 0-d array (pyctk's method).
+
+        Parameters
+        ----------
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         return reductions.extreme("min", self, stream)
 
     def dot(self, other: GPUArray, dtype: Any = None, stream: Any = None) -> GPUArray:
-        """The sum of the elementwise product: a 0-d array (``gpuarray.dot``)."""
+        """The sum of the products of the elements: :func:`pyctk.gpuarray.dot` of this array and ``other``.
+
+        pyctk's method (PyCUDA has the function only); a 0-d array, with no complex conjugate.
+
+        Parameters
+        ----------
+        other : GPUArray
+            As many elements as this array.
+        dtype : data-type, optional
+            Default NumPy's ``result_type`` of the two.
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         return reductions.dot(self, other, dtype, stream)
 
 

@@ -10,12 +10,12 @@ non-contiguous views; ``out=`` takes the result cast as NumPy's ``same_kind`` al
 ``fmod``, ``frexp``, ``ldexp`` and ``modf`` work for float32 and float64 alike (PyCUDA's
 kernels are float32 only) and give NumPy's dtypes (``frexp``'s exponents are int32).
 
->>> import numpy as np
+>>> import numpy as np                                               # doctest: +GPU
 >>> from pyctk import cumath, gpuarray
->>> a = gpuarray.to_gpu(np.array([0.0, 0.5, 1.0], dtype=np.float32))   # doctest: +SKIP
->>> cumath.sin(a).get()                                              # doctest: +SKIP
-array([0.       , 0.47942555, 0.84147096], dtype=float32)
->>> [part.get() for part in cumath.frexp(a)]                         # doctest: +SKIP
+>>> a = gpuarray.to_gpu(np.array([0.0, 0.5, 1.0], dtype=np.float32))
+>>> cumath.sqrt(a * a).get()
+array([0. , 0.5, 1. ], dtype=float32)
+>>> [part.get() for part in cumath.frexp(a)]
 [array([0. , 0.5, 0.5], dtype=float32), array([0, 0, 1], dtype=int32)]
 """
 
@@ -44,6 +44,29 @@ def _operation(name: str) -> Operation:
     return Operation(ufunc.__name__, ufunc_rule(ufunc), {"fc": name + "{f}({0})", "biu": "{0}"})
 
 
+# Each function's docstring example: (its input, its output .get(), rounded to 4 decimals
+# where the last digits of a libm result may differ between the GPU and the host).
+_EXAMPLES = {
+    "fabs": ("np.array([-1.5, 2.0], dtype=np.float32)", "array([1.5, 2. ], dtype=float32)"),
+    "ceil": ("np.array([-1.5, 1.2])", "array([-1.,  2.])"),
+    "floor": ("np.array([-1.5, 1.2])", "array([-2.,  1.])"),
+    "exp": ("np.array([0.0, 1.0])", "array([1.    , 2.7183])"),
+    "log": ("np.array([1.0, np.e])", "array([0., 1.])"),
+    "log10": ("np.array([1.0, 100.0])", "array([0., 2.])"),
+    "sqrt": ("np.array([0, 1, 4, 9], dtype=np.float32)", "array([0., 1., 2., 3.], dtype=float32)"),
+    "sin": ("np.array([0.0, np.pi / 2])", "array([0., 1.])"),
+    "cos": ("np.array([0.0, np.pi])", "array([ 1., -1.])"),
+    "tan": ("np.array([0.0, np.pi / 4])", "array([0., 1.])"),
+    "asin": ("np.array([0.0, 1.0])", "array([0.    , 1.5708])"),
+    "acos": ("np.array([1.0, 0.0])", "array([0.    , 1.5708])"),
+    "atan": ("np.array([0.0, 1.0])", "array([0.    , 0.7854])"),
+    "sinh": ("np.array([0.0, 1.0])", "array([0.    , 1.1752])"),
+    "cosh": ("np.array([0.0, 1.0])", "array([1.    , 1.5431])"),
+    "tanh": ("np.array([0.0, 1.0])", "array([0.    , 0.7616])"),
+}
+_EXACT = {"fabs", "ceil", "floor", "sqrt"}  # IEEE results: no rounding in the example
+
+
 def _function(name: str) -> Callable[..., GPUArray]:
     operation = _operation(name)
 
@@ -58,9 +81,47 @@ def _function(name: str) -> Callable[..., GPUArray]:
         return apply(operation, (array,), out, stream)
 
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = (f"``{name}`` of each element of ``array`` (NumPy's ``{FUNCTIONS[name].__name__}``), "
-                        f"into ``out`` if given, on ``stream``.\n\n"
-                        f"    >>> cumath.{name}(gpuarray.to_gpu(np.ones(3)))      # doctest: +SKIP\n")
+    given, shown = _EXAMPLES[name]
+    result = f"cumath.{name}(a).get()" + ("" if name in _EXACT else ".round(4)")
+    integer_note = ("integer arrays keep their dtype (an integer is its own ``{0}``)".format(name)
+                    if name in ("ceil", "floor") else
+                    "integer arrays give NumPy's float dtype (float64 for int32; float16, for int8 "
+                    "and uint8, is refused: convert first)")
+    complex_note = "" if name in ("fabs", "ceil", "floor") else ", complex arrays the complex one"
+    function.__doc__ = f"""C's ``{name}`` of each element, as NumPy's ``{FUNCTIONS[name].__name__}`` (PyCUDA's ``cumath.{name}``).
+
+    float32 arrays use CUDA's float function (``{name}f``), float64 the double one{complex_note}.
+    Unlike PyCUDA's: {integer_note}, any layout works, and ``out`` takes the result cast as
+    NumPy's ``same_kind`` rule allows.
+
+    Parameters
+    ----------
+    array : GPUArray
+    stream_or_out : GPUArray or pyctk.driver.Stream, optional
+        PyCUDA's old second argument, ``out`` or ``stream``: deprecated, as in PyCUDA
+        (a DeprecationWarning).
+    out : GPUArray, optional
+        Where to put the result.
+    stream : pyctk.driver.Stream, optional
+        Where the kernel is queued; default the legacy default stream.
+
+    Returns
+    -------
+    GPUArray
+
+    Raises
+    ------
+    TypeError
+        A dtype NumPy's ``{FUNCTIONS[name].__name__}`` has no loop for.
+
+    Examples
+    --------
+    >>> import numpy as np                                      # doctest: +GPU
+    >>> from pyctk import cumath, gpuarray
+    >>> a = gpuarray.to_gpu({given})
+    >>> {result}
+    {shown}
+    """
     return function
 
 
@@ -89,25 +150,110 @@ _MODF = Operation("modf", ufunc_rule(np.modf), "{o0} = modf{f}({0}, &{o1})")
 
 
 def fmod(arg: GPUArray, mod: Any, stream: Any = None) -> GPUArray:
-    """The remainder of ``arg / mod`` with ``arg``'s sign (C's ``fmod``; ``mod`` may be a scalar).
+    """The remainder of ``arg / mod`` with ``arg``'s sign: C's ``fmod``, NumPy's ``fmod`` (PyCUDA's ``cumath.fmod``).
 
-    >>> cumath.fmod(gpuarray.to_gpu(np.array([-3.5, 3.5])), 2).get()     # doctest: +SKIP
+    Unlike PyCUDA's: float64 (and integer) arrays work, not only float32; ``mod`` may be a
+    scalar; the operands broadcast.
+
+    Parameters
+    ----------
+    arg : GPUArray
+    mod : GPUArray or scalar
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                      # doctest: +GPU
+    >>> from pyctk import cumath, gpuarray
+    >>> cumath.fmod(gpuarray.to_gpu(np.array([-3.5, 3.5])), 2).get()
     array([-1.5,  1.5])
     """
     return apply(_FMOD, (arg, mod), stream=stream)
 
 
 def frexp(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
-    """``(significands, exponents)`` with ``arg == significand * 2**exponent``, the
-    significands in [0.5, 1) and the exponents int32 (NumPy's)."""
+    """``(significands, exponents)`` with ``arg == significand * 2**exponent`` (PyCUDA's ``cumath.frexp``).
+
+    The significands are in [0.5, 1) (0 for 0), the exponents int32, as NumPy's ``frexp``.
+    Unlike PyCUDA's, float64 arrays work, not only float32, and the exponents are integers
+    (PyCUDA's are floats).
+
+    Parameters
+    ----------
+    arg : GPUArray
+        float32 or float64.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    tuple of GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                      # doctest: +GPU
+    >>> from pyctk import cumath, gpuarray
+    >>> significands, exponents = cumath.frexp(gpuarray.to_gpu(np.array([0.0, 0.5, 1.0])))
+    >>> significands.get(), exponents.get()
+    (array([0. , 0.5, 0.5]), array([0, 0, 1], dtype=int32))
+    >>> cumath.ldexp(significands, exponents).get()
+    array([0. , 0.5, 1. ])
+    """
     return apply(_FREXP, (arg,), stream=stream)
 
 
 def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
-    """``significand * 2**exponent`` (``exponent`` integers: an array or a scalar)."""
+    """``significand * 2**exponent``, element by element (PyCUDA's ``cumath.ldexp``).
+
+    NumPy's ``ldexp``. Unlike PyCUDA's, float64 arrays work, not only float32, and
+    ``exponent`` may be a scalar.
+
+    Parameters
+    ----------
+    significand : GPUArray
+        float32 or float64.
+    exponent : GPUArray or int
+        Integers.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                      # doctest: +GPU
+    >>> from pyctk import cumath, gpuarray
+    >>> cumath.ldexp(gpuarray.to_gpu(np.array([0.5, 0.75])), 2).get()
+    array([2., 3.])
+    """
     return apply(_LDEXP, (significand, exponent), stream=stream)
 
 
 def modf(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
-    """``(fractional parts, integral parts)`` of ``arg``, both with its sign."""
+    """``(fractional parts, integral parts)`` of ``arg``, both with its sign (PyCUDA's ``cumath.modf``).
+
+    NumPy's ``modf``. Unlike PyCUDA's, float64 arrays work, not only float32.
+
+    Parameters
+    ----------
+    arg : GPUArray
+        float32 or float64.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    tuple of GPUArray
+
+    Examples
+    --------
+    >>> import numpy as np                                      # doctest: +GPU
+    >>> from pyctk import cumath, gpuarray
+    >>> fractions, integers = cumath.modf(gpuarray.to_gpu(np.array([-1.5, 2.25])))
+    >>> fractions.get(), integers.get()
+    (array([-0.5 ,  0.25]), array([-1.,  2.]))
+    """
     return apply(_MODF, (arg,), stream=stream)

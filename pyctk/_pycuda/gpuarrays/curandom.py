@@ -102,15 +102,41 @@ def _rand_kernel(dtype: np.dtype) -> Kernel:
 
 
 def rand(shape: Any, dtype: Any = np.float32, stream: Any = None) -> GPUArray:
-    """A new GPUArray of uniform random numbers (PyCUDA's ``curandom.rand``): float32 and
-    float64 in [0, 1), int32 and uint32 all 32 bits random; other dtypes NotImplementedError.
+    """A new GPUArray of uniform random numbers (PyCUDA's ``curandom.rand``).
 
-    Each call takes its seed from ``np.random.randint(2**31 - 1)``, as PyCUDA does, so
-    ``np.random.seed`` makes the numbers repeat; they come from Philox4x32-10, not MD5.
+    Each call takes its seed from ``np.random.randint(2**31 - 1)``, as PyCUDA's does, so
+    ``np.random.seed`` makes the numbers repeat. Unlike PyCUDA's: the numbers come from
+    Philox4x32-10, a counter-based generator, not an MD5 hash; floats are never 1 (PyCUDA's
+    can round up to 1); int32 and uint32 arrays get all 32 bits random. It needs NVRTC only,
+    not the ``curand`` extra.
 
-    >>> np.random.seed(0)                                           # doctest: +SKIP
-    >>> rand((2, 3)).get()                                          # doctest: +SKIP
-    array([[0.52..., 0.07..., ...]], dtype=float32)
+    Parameters
+    ----------
+    shape : int or tuple of int
+    dtype : {float32, float64, int32, uint32}, optional
+        float32 and float64 numbers are in [0, 1).
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+
+    Raises
+    ------
+    NotImplementedError
+        Another dtype: convert the result instead.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> np.random.seed(0)
+    >>> a = curandom.rand((2, 3)).get()
+    >>> a.shape, a.dtype, bool(((0 <= a) & (a < 1)).all())
+    ((2, 3), dtype('float32'), True)
+    >>> np.random.seed(0)
+    >>> bool((curandom.rand((2, 3)).get() == a).all())              # the same seed: the same numbers
+    True
     """
     dtype = np.dtype(dtype)
     if dtype not in RAND_DTYPES:
@@ -134,38 +160,98 @@ def _to_gpu(host: np.ndarray) -> GPUArray:
 
 
 def seed_getter_uniform(n: int) -> GPUArray:
-    """``n`` equal int32 seeds, one value of Python's ``random.randint(0, 2**31 - 1)`` (PyCUDA's).
+    """``n`` equal int32 seeds, one value of Python's ``random.randint(0, 2**31 - 1)``, as PyCUDA's ``seed_getter_uniform``.
 
-    >>> XORWOWRandomNumberGenerator(seed_getter_uniform)          # doctest: +SKIP
+    A ``seed_getter`` for :class:`XORWOWRandomNumberGenerator` and
+    :class:`MRG32k3aRandomNumberGenerator`: every generator gets the same seed (each still
+    runs its own subsequence).
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    GPUArray
+        int32, of shape ``(n,)``.
+
+    Examples
+    --------
+    >>> from pyctk import curandom                                  # doctest: +GPU
+    >>> seeds = curandom.seed_getter_uniform(4).get()
+    >>> seeds.dtype, len(set(seeds.tolist()))
+    (dtype('int32'), 1)
     """
     return GPUArray((n,), np.int32).fill(random.randint(0, 2**31 - 1))
 
 
 def seed_getter_unique(n: int) -> GPUArray:
-    """``n`` independent int32 seeds from ``np.random.randint(0, 2**31 - 1, n)`` (PyCUDA's).
+    """``n`` independent int32 seeds from ``np.random.randint(0, 2**31 - 1, n)``, as PyCUDA's ``seed_getter_unique``.
 
-    >>> XORWOWRandomNumberGenerator(seed_getter_unique)           # doctest: +SKIP
+    A ``seed_getter`` for :class:`XORWOWRandomNumberGenerator` and
+    :class:`MRG32k3aRandomNumberGenerator` (what they use when given none).
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    GPUArray
+        int32, of shape ``(n,)``.
+
+    Examples
+    --------
+    >>> from pyctk import curandom                                  # doctest: +GPU
+    >>> generator = curandom.XORWOWRandomNumberGenerator(curandom.seed_getter_unique)
+    >>> curandom.seed_getter_unique(4).shape
+    (4,)
     """
     return _to_gpu(np.random.randint(0, 2**31 - 1, n).astype(np.int32))
 
 
 def get_curand_version() -> tuple[int, int, int]:
-    """cuRAND's version, ``(major, minor, patch)``, e.g. ``(10, 3, 10)`` with CUDA 12.9
-    (PyCUDA decodes ``curandGetVersion`` as if it were CUDA's number: ``(10, 31, 0)``).
+    """cuRAND's version, ``(major, minor, patch)``, as PyCUDA's ``get_curand_version``.
 
-    Raises LibraryNotFoundError, with the pip command, without the ``curand`` extra.
+    Unlike PyCUDA's, which decodes ``curandGetVersion`` as if it were CUDA's number
+    (``(10, 31, 0)``), it is cuRAND's own: ``(10, 3, 10)`` with CUDA 12.9. No GPU is needed.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        cuRAND is not installed: the message gives the pip command (the ``curand`` extra).
+
+    Examples
+    --------
+    >>> from pyctk import curandom
+    >>> major, minor, patch = curandom.get_curand_version()
+    >>> major                                                       # 10.3 is CUDA 12's, 10.4 CUDA 13's
+    10
     """
     return curand.version()
 
 
 class direction_vector_set(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """cuRAND's ``curandDirectionVectorSet_t``: Joe and Kuo's direction vectors for up to
-    20 000 dimensions, 32 or 64 bits, plain or for scrambled Sobol."""
+    """cuRAND's ``curandDirectionVectorSet_t``, as PyCUDA's ``direction_vector_set``.
 
-    VECTOR_32 = 101
-    SCRAMBLED_VECTOR_32 = 102
-    VECTOR_64 = 103
-    SCRAMBLED_VECTOR_64 = 104
+    Joe and Kuo's direction vectors for up to 20 000 dimensions, 32 or 64 bits, plain or for
+    scrambled Sobol: what :func:`generate_direction_vectors` takes.
+
+    Examples
+    --------
+    >>> from pyctk.curandom import direction_vector_set
+    >>> direction_vector_set.VECTOR_64, int(direction_vector_set.VECTOR_64)
+    (<direction_vector_set.VECTOR_64: 103>, 103)
+    """
+
+    VECTOR_32 = 101             #: 32-bit vectors, for :class:`Sobol32RandomNumberGenerator`.
+    SCRAMBLED_VECTOR_32 = 102   #: 32-bit vectors, for :class:`ScrambledSobol32RandomNumberGenerator`.
+    VECTOR_64 = 103             #: 64-bit vectors, for :class:`Sobol64RandomNumberGenerator`.
+    SCRAMBLED_VECTOR_64 = 104   #: 64-bit vectors, for :class:`ScrambledSobol64RandomNumberGenerator`.
 
 
 _DIRECTION_BITS = {direction_vector_set.VECTOR_32: 32, direction_vector_set.SCRAMBLED_VECTOR_32: 32,
@@ -183,11 +269,33 @@ def _host_table(function: str, columns: int, bits: int, *arguments: int) -> np.n
 
 
 def generate_direction_vectors(count: int, direction: direction_vector_set | None = None) -> GPUArray:
-    """cuRAND's Sobol direction vectors for ``count`` dimensions: a GPUArray (count, 32) of
-    uint32, or (count, 64) of uint64 for the 64-bit sets; past 20 000 the table repeats
-    (PyCUDA's). ``direction``: a ``direction_vector_set`` (None: VECTOR_32).
+    """cuRAND's Sobol direction vectors for ``count`` dimensions, as PyCUDA's ``generate_direction_vectors``.
 
-    >>> generate_direction_vectors(2).get()[:, :2]                # doctest: +SKIP
+    Past cuRAND's 20 000 dimensions the table repeats, as in PyCUDA.
+
+    Parameters
+    ----------
+    count : int
+    direction : direction_vector_set, optional
+        Default ``VECTOR_32``.
+
+    Returns
+    -------
+    GPUArray
+        ``(count, 32)`` uint32, or ``(count, 64)`` uint64 for the 64-bit sets.
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        cuRAND is not installed.
+
+    Examples
+    --------
+    >>> from pyctk import curandom                                  # doctest: +GPU
+    >>> vectors = curandom.generate_direction_vectors(2)
+    >>> vectors.shape, vectors.dtype
+    ((2, 32), dtype('uint32'))
+    >>> vectors.get()[:, :2]
     array([[2147483648, 1073741824],
            [2147483648, 3221225472]], dtype=uint32)
     """
@@ -198,12 +306,39 @@ def generate_direction_vectors(count: int, direction: direction_vector_set | Non
 
 
 def generate_scramble_constants32(count: int) -> GPUArray:
-    """cuRAND's scramble constants for ``count`` dimensions of ScrambledSobol32: uint32[count]."""
+    """cuRAND's scramble constants for ``count`` dimensions of scrambled 32-bit Sobol, as PyCUDA's ``generate_scramble_constants32``.
+
+    Parameters
+    ----------
+    count : int
+
+    Returns
+    -------
+    GPUArray
+        uint32, of shape ``(count,)``.
+
+    Examples
+    --------
+    >>> from pyctk import curandom                                  # doctest: +GPU
+    >>> constants = curandom.generate_scramble_constants32(4)
+    >>> constants.shape, constants.dtype
+    ((4,), dtype('uint32'))
+    """
     return _to_gpu(np.resize(_host_table("curandGetScrambleConstants32", 1, 32), int(count)))
 
 
 def generate_scramble_constants64(count: int) -> GPUArray:
-    """cuRAND's scramble constants for ``count`` dimensions of ScrambledSobol64: uint64[count]."""
+    """cuRAND's scramble constants for ``count`` dimensions of scrambled 64-bit Sobol, as PyCUDA's ``generate_scramble_constants64``.
+
+    Parameters
+    ----------
+    count : int
+
+    Returns
+    -------
+    GPUArray
+        uint64, of shape ``(count,)``.
+    """
     return _to_gpu(np.resize(_host_table("curandGetScrambleConstants64", 1, 64), int(count)))
 
 
@@ -362,9 +497,24 @@ class _RandomNumberGeneratorBase:
     each with its own ``state_type`` state in ``state``, fill arrays with a grid-wide stride;
     the states move on with every call. All calls are asynchronous, on ``stream``.
 
-    Attributes: ``block_count``, ``generators_per_block``, ``state`` (the states' memory),
-    ``state_type``, ``generator_bits``, ``has_box_muller``, ``module`` and ``generators``
-    (kernel name -> ``Function``), as PyCUDA has them.
+    Attributes
+    ----------
+    block_count : int
+        Blocks of generators: the GPU's multiprocessors.
+    generators_per_block : int
+        Generators (threads) in a block.
+    state : pyctk.driver.DeviceAllocation
+        The generators' states.
+    state_type : str
+        cuRAND's C type of a state (``"curandStateXORWOW"`` ...).
+    generator_bits : int
+        The bits of a raw number (32, or 64 for 64-bit Sobol).
+    has_box_muller : bool
+        Whether normal numbers come two at a time.
+    module : pyctk.driver.Module
+        The generators' kernels.
+    generators : dict
+        Kernel name to :class:`pyctk.driver.Function`, as PyCUDA has them.
     """
 
     _kind = ""  # the row of _KINDS, set by each class
@@ -414,53 +564,145 @@ class _RandomNumberGeneratorBase:
             data._assign(target, handle)
 
     def fill_uniform(self, data: GPUArray, stream: Any = None) -> None:
-        """Fill ``data`` with uniform numbers: float32/float64 in (0, 1] (cuRAND's
-        ``curand_uniform``), int32/uint32 raw 32-bit numbers (the high half of a 64-bit Sobol
-        number), int64/uint64 raw 64-bit ones (64-bit Sobol only); other dtypes NotImplementedError.
+        """Fill ``data`` with uniform numbers, as PyCUDA's ``fill_uniform``.
 
-        >>> generator = XORWOWRandomNumberGenerator()              # doctest: +SKIP
-        >>> generator.fill_uniform(a)                              # doctest: +SKIP
+        float32 and float64 numbers are in (0, 1] (cuRAND's ``curand_uniform``); int32 and
+        uint32 arrays get raw 32-bit numbers, int64 and uint64 raw 64-bit ones (64-bit Sobol
+        only). Unlike PyCUDA's, integer arrays are filled too, 32 bits of a 64-bit Sobol
+        number are its high half, and a non-contiguous ``data`` is filled through a copy.
+
+        Parameters
+        ----------
+        data : GPUArray
+        stream : pyctk.driver.Stream, optional
+
+        Raises
+        ------
+        NotImplementedError
+            Another dtype.
+
+        Examples
+        --------
+        >>> import numpy as np                                      # doctest: +GPU
+        >>> from pyctk import curandom, gpuarray
+        >>> generator = curandom.XORWOWRandomNumberGenerator()
+        >>> a = gpuarray.empty(1000, np.float32)
+        >>> generator.fill_uniform(a)
+        >>> u = a.get()
+        >>> bool(u.min() > 0 and u.max() <= 1)
+        True
         """
         self._fill(_UNIFORM, "fill_uniform", data, (), stream)
 
     def fill_normal(self, data: GPUArray, stream: Any = None) -> None:
-        """Fill float32/float64 ``data`` with standard normal numbers."""
+        """Fill ``data`` with standard normal numbers, as PyCUDA's ``fill_normal``.
+
+        Generators with Box-Muller (XORWOW, MRG32k3a) make two a call where ``data`` allows.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64.
+        stream : pyctk.driver.Stream, optional
+        """
         self._fill(_NORMAL, "fill_normal", data, (), stream)
 
     def fill_log_normal(self, data: GPUArray, mean: float, stddev: float, stream: Any = None) -> None:
-        """Fill float32/float64 ``data`` with log-normal numbers: ``exp`` of normal numbers of
-        ``mean`` and ``stddev``."""
+        """Fill ``data`` with log-normal numbers, ``exp`` of normal numbers of ``mean`` and ``stddev``, as PyCUDA's ``fill_log_normal``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            float32 or float64.
+        mean, stddev : float
+            Of the normal numbers.
+        stream : pyctk.driver.Stream, optional
+        """
         self._fill(_LOG_NORMAL, "fill_log_normal", data, (float(mean), float(stddev)), stream)
 
     def fill_poisson(self, data: GPUArray, lambda_value: float | None = None, stream: Any = None) -> None:
-        """Fill uint32 ``data`` with Poisson numbers of mean ``lambda_value``; without it,
-        replace each element of float32/float64/uint32 ``data`` by a Poisson number of its
-        own mean (PyCUDA's in-place form)."""
+        """Fill ``data`` with Poisson numbers, as PyCUDA's ``fill_poisson``.
+
+        Parameters
+        ----------
+        data : GPUArray
+            uint32 with ``lambda_value``; without it, float32, float64 or uint32, each element
+            replaced by a Poisson number of that mean (PyCUDA's in-place form).
+        lambda_value : float, optional
+            The mean of every number.
+        stream : pyctk.driver.Stream, optional
+        """
         if lambda_value is None:
             self._fill(_POISSON_IN_PLACE, "fill_poisson", data, (), stream, in_place=True)
         else:
             self._fill(_POISSON, "fill_poisson(lambda_value=...)", data, (float(lambda_value),), stream)
 
     def gen_uniform(self, shape: Any, dtype: Any, stream: Any = None) -> GPUArray:
-        """A new GPUArray filled by ``fill_uniform``."""
+        """A new GPUArray filled by :meth:`fill_uniform`, as PyCUDA's ``gen_uniform``.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+        dtype : data-type
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         result = GPUArray(shape, dtype)
         self.fill_uniform(result, stream)
         return result
 
     def gen_normal(self, shape: Any, dtype: Any, stream: Any = None) -> GPUArray:
-        """A new GPUArray filled by ``fill_normal``."""
+        """A new GPUArray filled by :meth:`fill_normal`, as PyCUDA's ``gen_normal``.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+        dtype : {float32, float64}
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         result = GPUArray(shape, dtype)
         self.fill_normal(result, stream)
         return result
 
     def gen_log_normal(self, shape: Any, dtype: Any, mean: float, stddev: float, stream: Any = None) -> GPUArray:
-        """A new GPUArray filled by ``fill_log_normal``."""
+        """A new GPUArray filled by :meth:`fill_log_normal`, as PyCUDA's ``gen_log_normal``.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+        dtype : {float32, float64}
+        mean, stddev : float
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         result = GPUArray(shape, dtype)
         self.fill_log_normal(result, mean, stddev, stream)
         return result
 
     def gen_poisson(self, shape: Any, dtype: Any, lambda_value: float, stream: Any = None) -> GPUArray:
-        """A new GPUArray (dtype uint32) filled by ``fill_poisson(result, lambda_value)``."""
+        """A new GPUArray filled by ``fill_poisson(result, lambda_value)``, as PyCUDA's ``gen_poisson``.
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+        dtype : {uint32}
+        lambda_value : float
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+        """
         result = GPUArray(shape, dtype)
         self.fill_poisson(result, lambda_value, stream)
         return result
@@ -477,12 +719,35 @@ class _RandomNumberGeneratorBase:
         self._launch(kernel, stream_handle(stream), self.state, self._count, i._contiguous().ptr)
 
     def call_skip_ahead(self, i: int, stream: Any = None) -> None:
-        """Move every generator ``i`` numbers on (cuRAND's ``skipahead``)."""
+        """Move every generator ``i`` numbers on: cuRAND's ``skipahead`` (PyCUDA's ``call_skip_ahead``).
+
+        Unlike PyCUDA's, which moves only the first block's generators, every generator
+        moves.
+
+        Parameters
+        ----------
+        i : int
+        stream : pyctk.driver.Stream, optional
+        """
         self._skip("skip_ahead", i, stream)
 
     def call_skip_ahead_array(self, i: GPUArray, stream: Any = None) -> None:
-        """Move generator ``k`` ``i[k]`` numbers on: ``i`` a GPUArray of one count per generator
-        (uint64; uint32 for the 32-bit Sobol generators)."""
+        """Move generator ``k`` ``i[k]`` numbers on (PyCUDA's ``call_skip_ahead_array``).
+
+        Unlike PyCUDA's, every generator moves, not only the first block's.
+
+        Parameters
+        ----------
+        i : GPUArray
+            One count per generator (``block_count * generators_per_block``): uint64, or
+            uint32 for the 32-bit Sobol generators.
+        stream : pyctk.driver.Stream, optional
+
+        Raises
+        ------
+        TypeError
+            ``i`` of another dtype or size.
+        """
         self._skip_array("skip_ahead_array", i, stream)
 
 
@@ -502,11 +767,28 @@ class _PseudoRandomNumberGeneratorBase(_RandomNumberGeneratorBase):
         self._prepare(seed._contiguous(), 0, offset)
 
     def call_skip_ahead_sequence(self, i: int, stream: Any = None) -> None:
-        """Move every generator ``i`` subsequences on (cuRAND's ``skipahead_sequence``)."""
+        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_sequence`` (PyCUDA's ``call_skip_ahead_sequence``).
+
+        Unlike PyCUDA's, every generator moves, not only the first block's.
+
+        Parameters
+        ----------
+        i : int
+        stream : pyctk.driver.Stream, optional
+        """
         self._skip("skip_ahead_sequence", i, stream)
 
     def call_skip_ahead_sequence_array(self, i: GPUArray, stream: Any = None) -> None:
-        """Move generator ``k`` ``i[k]`` subsequences on (``i``: uint64, one per generator)."""
+        """Move generator ``k`` ``i[k]`` subsequences on (PyCUDA's ``call_skip_ahead_sequence_array``).
+
+        Unlike PyCUDA's, every generator moves, not only the first block's.
+
+        Parameters
+        ----------
+        i : GPUArray
+            uint64, one count per generator.
+        stream : pyctk.driver.Stream, optional
+        """
         self._skip_array("skip_ahead_sequence_array", i, stream)
 
 
@@ -541,40 +823,120 @@ class _SobolRandomNumberGeneratorBase(_RandomNumberGeneratorBase):
 
 
 class XORWOWRandomNumberGenerator(_PseudoRandomNumberGeneratorBase):
-    """cuRAND's XORWOW generator (PyCUDA's). ``seed_getter(n)``: an int32 GPUArray of ``n``
-    seeds (default: ``np.random.randint`` values); ``offset``: numbers to skip at the start.
+    """cuRAND's XORWOW pseudorandom generator, one per GPU thread (PyCUDA's ``XORWOWRandomNumberGenerator``).
 
-    >>> generator = XORWOWRandomNumberGenerator(seed_getter_unique)   # doctest: +SKIP
-    >>> generator.gen_normal((1000,), np.float32).get().std()          # doctest: +SKIP
-    0.99...
+    Generator ``k`` runs subsequence ``k`` of its seed's sequence; its period is at least
+    2**190. The kernels (cuRAND's device API) are compiled on first use, which needs the
+    ``curand`` extra. Unlike PyCUDA's, skipping ahead moves every generator, and the methods
+    take non-contiguous arrays.
+
+    Parameters
+    ----------
+    seed_getter : callable, optional
+        ``seed_getter(n)``: an int32 GPUArray of ``n`` seeds, such as
+        :func:`seed_getter_unique` or :func:`seed_getter_uniform`; default
+        ``np.random.randint`` values.
+    offset : int, optional
+        Numbers to skip at the start.
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        cuRAND's headers are not installed: the message gives the pip command.
+    TypeError
+        ``seed_getter`` gave seeds of another dtype or number.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.XORWOWRandomNumberGenerator(curandom.seed_getter_unique)
+    >>> x = generator.gen_normal((100000,), np.float32).get()
+    >>> x.dtype, bool(abs(x.mean()) < 0.05 and abs(x.std() - 1) < 0.05)
+    (dtype('float32'), True)
     """
 
     _kind = "XORWOW"
 
 
 class MRG32k3aRandomNumberGenerator(_PseudoRandomNumberGeneratorBase):
-    """cuRAND's MRG32k3a generator (PyCUDA's); arguments as ``XORWOWRandomNumberGenerator``.
+    """cuRAND's MRG32k3a pseudorandom generator, one per GPU thread (PyCUDA's ``MRG32k3aRandomNumberGenerator``).
 
-    >>> MRG32k3aRandomNumberGenerator().gen_uniform((4,), np.float64)  # doctest: +SKIP
+    Arguments as for :class:`XORWOWRandomNumberGenerator`; it can also skip whole
+    subsequences. Unlike PyCUDA's, skipping ahead moves every generator.
+
+    Parameters
+    ----------
+    seed_getter : callable, optional
+        ``seed_getter(n)``: an int32 GPUArray of ``n`` seeds.
+    offset : int, optional
+        Numbers to skip at the start.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.MRG32k3aRandomNumberGenerator()
+    >>> u = generator.gen_uniform((1000,), np.float64).get()
+    >>> u.dtype, bool(u.min() > 0 and u.max() <= 1)
+    (dtype('float64'), True)
     """
 
     _kind = "MRG32k3a"
 
     def call_skip_ahead_subsequence(self, i: int, stream: Any = None) -> None:
-        """Move every generator ``i`` subsequences on (cuRAND's ``skipahead_subsequence``)."""
+        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_subsequence`` (PyCUDA's ``call_skip_ahead_subsequence``).
+
+        Unlike PyCUDA's, every generator moves, not only the first block's.
+
+        Parameters
+        ----------
+        i : int
+        stream : pyctk.driver.Stream, optional
+        """
         self._skip("skip_ahead_subsequence", i, stream)
 
     def call_skip_ahead_subsequence_array(self, i: GPUArray, stream: Any = None) -> None:
-        """Move generator ``k`` ``i[k]`` subsequences on (``i``: uint64, one per generator)."""
+        """Move generator ``k`` ``i[k]`` subsequences on (PyCUDA's ``call_skip_ahead_subsequence_array``).
+
+        Unlike PyCUDA's, every generator moves, not only the first block's.
+
+        Parameters
+        ----------
+        i : GPUArray
+            uint64, one count per generator.
+        stream : pyctk.driver.Stream, optional
+        """
         self._skip_array("skip_ahead_subsequence_array", i, stream)
 
 
 class Sobol32RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
-    """cuRAND's 32-bit Sobol generator (PyCUDA's). ``dir_vector``: uint32 GPUArray (N, 32),
-    N = block_count * generators_per_block (default ``generate_direction_vectors``);
-    ``offset``: points to skip at the start.
+    """cuRAND's 32-bit Sobol quasirandom generator (PyCUDA's ``Sobol32RandomNumberGenerator``).
 
-    >>> Sobol32RandomNumberGenerator().gen_uniform((1000,), np.float32)  # doctest: +SKIP
+    Generator ``k`` makes dimension ``k`` of the sequence. Unlike PyCUDA's, skipping ahead
+    moves every generator.
+
+    Parameters
+    ----------
+    dir_vector : GPUArray, optional
+        uint32, ``(N, 32)`` for ``N = block_count * generators_per_block``; default
+        :func:`generate_direction_vectors` of ``N`` dimensions.
+    offset : int, optional
+        Points to skip at the start.
+
+    Raises
+    ------
+    TypeError
+        ``dir_vector`` of another dtype or shape.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.Sobol32RandomNumberGenerator()
+    >>> u = generator.gen_uniform((1000,), np.float32).get()
+    >>> u.shape, bool(u.min() > 0 and u.max() <= 1)
+    ((1000,), True)
     """
 
     _kind = "Sobol32"
@@ -584,10 +946,27 @@ class Sobol32RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
 
 
 class ScrambledSobol32RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
-    """cuRAND's scrambled 32-bit Sobol generator (PyCUDA's); ``scramble_vector``: uint32
-    GPUArray (N,) (default ``generate_scramble_constants32``).
+    """cuRAND's scrambled 32-bit Sobol quasirandom generator (PyCUDA's ``ScrambledSobol32RandomNumberGenerator``).
 
-    >>> ScrambledSobol32RandomNumberGenerator().gen_uniform((1000,), np.float32)  # doctest: +SKIP
+    Unlike PyCUDA's, skipping ahead moves every generator.
+
+    Parameters
+    ----------
+    dir_vector : GPUArray, optional
+        uint32, ``(N, 32)``; default :func:`generate_direction_vectors` of the
+        ``SCRAMBLED_VECTOR_32`` set.
+    scramble_vector : GPUArray, optional
+        uint32, ``(N,)``; default :func:`generate_scramble_constants32`.
+    offset : int, optional
+        Points to skip at the start.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.ScrambledSobol32RandomNumberGenerator()
+    >>> generator.gen_uniform((1000,), np.float32).shape
+    (1000,)
     """
 
     _kind = "ScrambledSobol32"
@@ -596,10 +975,26 @@ class ScrambledSobol32RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
 
 
 class Sobol64RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
-    """cuRAND's 64-bit Sobol generator (PyCUDA's); ``dir_vector``: uint64 GPUArray (N, 64).
-    ``fill_uniform`` also fills int64/uint64 arrays with raw 64-bit numbers.
+    """cuRAND's 64-bit Sobol quasirandom generator (PyCUDA's ``Sobol64RandomNumberGenerator``).
 
-    >>> Sobol64RandomNumberGenerator().gen_uniform((1000,), np.float64)  # doctest: +SKIP
+    :meth:`fill_uniform` also fills int64 and uint64 arrays with raw 64-bit numbers. Unlike
+    PyCUDA's, skipping ahead moves every generator.
+
+    Parameters
+    ----------
+    dir_vector : GPUArray, optional
+        uint64, ``(N, 64)``; default :func:`generate_direction_vectors` of the
+        ``VECTOR_64`` set.
+    offset : int, optional
+        Points to skip at the start.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.Sobol64RandomNumberGenerator()
+    >>> generator.gen_uniform((1000,), np.uint64).dtype
+    dtype('uint64')
     """
 
     _kind = "Sobol64"
@@ -610,10 +1005,27 @@ class Sobol64RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
 
 
 class ScrambledSobol64RandomNumberGenerator(_SobolRandomNumberGeneratorBase):
-    """cuRAND's scrambled 64-bit Sobol generator (PyCUDA's); ``scramble_vector``: uint64
-    GPUArray (N,) (default ``generate_scramble_constants64``).
+    """cuRAND's scrambled 64-bit Sobol quasirandom generator (PyCUDA's ``ScrambledSobol64RandomNumberGenerator``).
 
-    >>> ScrambledSobol64RandomNumberGenerator().gen_uniform((1000,), np.float64)  # doctest: +SKIP
+    Unlike PyCUDA's, skipping ahead moves every generator.
+
+    Parameters
+    ----------
+    dir_vector : GPUArray, optional
+        uint64, ``(N, 64)``; default :func:`generate_direction_vectors` of the
+        ``SCRAMBLED_VECTOR_64`` set.
+    scramble_vector : GPUArray, optional
+        uint64, ``(N,)``; default :func:`generate_scramble_constants64`.
+    offset : int, optional
+        Points to skip at the start.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import curandom
+    >>> generator = curandom.ScrambledSobol64RandomNumberGenerator()
+    >>> generator.gen_uniform((1000,), np.float64).dtype
+    dtype('float64')
     """
 
     _kind = "ScrambledSobol64"

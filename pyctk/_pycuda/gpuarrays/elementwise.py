@@ -139,39 +139,60 @@ _python_range = range  # (ElementwiseKernel.__call__'s range= hides it)
 
 
 class ElementwiseKernel:
-    """A kernel that runs ``operation`` for each ``i`` (PyCUDA's ``ElementwiseKernel``).
+    """A kernel that runs a line of C for each element ``i`` (PyCUDA's ``ElementwiseKernel``).
+
+    The kernel loops ``i`` over the elements of its first array argument with a grid-wide
+    stride, as PyCUDA's does: ``operation`` sees the parameters, ``i`` (``size_t``) and
+    ``n`` (the element count); with ``range=``/``slice=``, ``start``, ``stop``, ``step``
+    and a ``long i`` instead. It is compiled by NVRTC on first call and kept in the kernel
+    cache, so a later process compiles nothing.
+
+    Unlike PyCUDA's: other libraries' GPU arrays are arguments too; a call whose arrays do
+    not overlap runs a build whose pointers are ``__restrict__`` (its loads need not wait for
+    another element's stores); ``get_texref`` raises (CUDA 12 has no texture references).
 
     Parameters
     ----------
-    arguments : str or list of VectorArg / ScalarArg
+    arguments : str or list of VectorArg and ScalarArg
         The kernel's parameters, e.g. ``"float a, float *x, float *y"``; at least one array.
     operation : str
         C code for element ``i``, e.g. ``"y[i] = a * x[i]"``.
-    name : str
+    name : str, optional
         The kernel's name.
-    keep, options
-        As for ``pyctk.compiler.SourceModule`` (``options=None``: ``DEFAULT_NVCC_FLAGS``).
-    preamble, loop_prep, after_loop : str
-        Code before the kernel, before the loop, after it.
+    keep : bool, optional
+        Accepted for PyCUDA's sake.
+    options : list of str, optional
+        nvcc's options (None: :data:`pyctk.compiler.DEFAULT_NVCC_FLAGS`).
+    preamble : str, optional
+        Code before the kernel: helper functions, ``#include`` lines.
+    loop_prep, after_loop : str, optional
+        Code before the loop and after it, in the kernel.
 
+    Notes
+    -----
     Calling it, ``kernel(*args, range=None, slice=None, stream=None)``, launches over the
-    first array argument's elements, or ``range`` (a ``slice``/``range`` with its step) or
-    ``slice`` (Python's slice of the first array's indices); it returns at once. A call
-    whose arrays' memory does not overlap runs a second build of the source, its pointers
-    ``__restrict__`` (the loads of one element need not wait for another's store); a call
-    that passes one array twice, or overlapping views, runs the source as written.
+    first array argument's elements, or ``range`` (a ``slice`` or ``range`` with its stop
+    and step) or ``slice`` (Python's slice of the first array's indices); it returns at once,
+    the kernel queued on ``stream`` (None: the legacy default stream). Array arguments are
+    contiguous GPUArrays or other libraries' contiguous GPU arrays (CuPy, PyTorch, JAX,
+    :class:`pyctk.DeviceArray`); scalars are converted to their parameter's C type.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np                                         # doctest: +GPU
     >>> from pyctk import gpuarray
+    >>> from pyctk.elementwise import ElementwiseKernel
     >>> lin_comb = ElementwiseKernel("float a, float *x, float b, float *y, float *z",
     ...                              "z[i] = a*x[i] + b*y[i]", "linear_combination")
-    >>> x = gpuarray.to_gpu(np.ones(5, np.float32))                # doctest: +SKIP
-    >>> z = gpuarray.empty_like(x)                                 # doctest: +SKIP
-    >>> lin_comb(2, x, 3, x, z)                                    # doctest: +SKIP
-    >>> z.get()                                                    # doctest: +SKIP
-    array([5., 5., 5., 5., 5.], dtype=float32)
+    >>> x = gpuarray.to_gpu(np.ones(5, np.float32))
+    >>> y = gpuarray.to_gpu(np.arange(5, dtype=np.float32))
+    >>> z = gpuarray.empty_like(x)
+    >>> lin_comb(2, x, 3, y, z)
+    >>> z.get()
+    array([ 2.,  5.,  8., 11., 14.], dtype=float32)
+    >>> lin_comb(0, x, 0, y, z, slice=slice(1, None, 2))          # z[1::2] = 0
+    >>> z.get()
+    array([ 2.,  0.,  8.,  0., 14.], dtype=float32)
     """
 
     def __init__(self, arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
@@ -191,9 +212,24 @@ class ElementwiseKernel:
         self._first_vector = next(k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg))
 
     def kernel(self, use_range: bool = False, restrict: bool = False) -> Kernel:
-        """The kernel over ``n``, or over ``range`` (``use_range``); with ``restrict``, the build
-        whose pointers are ``__restrict__``, for calls whose arrays are ``apart``. Each is
-        compiled (or read from the cache) when a call first needs it."""
+        """The kernel a call launches; pyctk's (PyCUDA's ``ElementwiseKernel`` has no such method).
+
+        Each is compiled (or read from the cache) when a call first needs it.
+
+        Parameters
+        ----------
+        use_range : bool, optional
+            The kernel over ``range=``/``slice=`` (else over ``n``).
+        restrict : bool, optional
+            The build whose pointers are ``__restrict__``, for calls whose arrays do not
+            overlap.
+
+        Returns
+        -------
+        object
+            The launcher; its ``function`` is the loaded :class:`pyctk.driver.Function`
+            (``function.num_regs`` and the other attributes).
+        """
         kernel = self._kernels.get((use_range, restrict))
         if kernel is None:
             text = source(self.arguments, self.operation, self.name, self.preamble, self.loop_prep,
@@ -242,8 +278,23 @@ class ElementwiseKernel:
             self.kernel(True, restrict)(blocks, threads, handle, *values, start, stop, step)
 
     def get_texref(self, name: str, use_range: bool = False) -> Any:
-        """Texture references are gone from CUDA 12 (PyCUDA's ``get_texref``): raises
-        ``TextureReferenceError``, naming texture objects."""
+        """PyCUDA's ``get_texref``: raises :class:`pyctk.driver.TextureReferenceError`, which names texture objects.
+
+        CUDA 12 removed texture references; pass a :class:`pyctk.driver.TextureObject` as a
+        ``cudaTextureObject_t`` argument instead.
+
+        Parameters
+        ----------
+        name : str
+            The texture reference PyCUDA would look up.
+        use_range : bool, optional
+            PyCUDA's: which of the kernel's builds.
+
+        Raises
+        ------
+        pyctk.driver.TextureReferenceError
+            Always.
+        """
         raise textures.references_removed(f"get_texref({name!r})")
 
 
@@ -257,7 +308,45 @@ def _indices(python_slice: Any, n: int) -> Any:
 def get_elwise_module_source(arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
                              preamble: str = "", loop_prep: str = "", after_loop: str = "",
                              use_range: bool = False) -> str:
-    """The source ``ElementwiseKernel`` compiles (for reading, or ``SourceModule(..., no_extern_c=True)``)."""
+    """The CUDA source that :class:`ElementwiseKernel` compiles; pyctk's.
+
+    PyCUDA has ``get_elwise_module``, which compiles this source into a module; here, pass
+    it to ``SourceModule(source, no_extern_c=True)`` (the kernel declares ``extern "C"``
+    itself), or read it.
+
+    Parameters
+    ----------
+    arguments, operation, name, preamble, loop_prep, after_loop
+        As for :class:`ElementwiseKernel`.
+    use_range : bool, optional
+        The kernel over ``start``, ``stop`` and ``step`` (``range=``) instead of ``n``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from pyctk.elementwise import get_elwise_module_source
+    >>> source = get_elwise_module_source("float a, float *x", "x[i] *= a", "scale")
+    >>> print(source.strip())
+    extern "C" __global__ void scale(float a, float *x, unsigned long n)
+    {
+      unsigned tid = threadIdx.x;
+      unsigned total_threads = gridDim.x * blockDim.x;
+      unsigned cta_start = blockDim.x * blockIdx.x;
+      ;
+      size_t i;
+      for (i = cta_start + tid; i < n; i += total_threads)
+      {
+        x[i] *= a;
+      }
+      ;
+    }
+    >>> from pyctk.compiler import compile                        # compiles with no GPU
+    >>> b".entry scale" in compile(source, no_extern_c=True, arch="sm_80", target="ptx")
+    True
+    """
     return source(parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, use_range)
 
 

@@ -73,9 +73,31 @@ def geometry(n: int, device: int = 0, family: str = "own") -> tuple[int, int]:
 
 
 def splay(n: int, dev: Any = None) -> tuple[tuple[int, int], tuple[int, int, int]]:
-    """PyCUDA's ``gpuarray.splay``: ``((blocks, 1), (threads, 1, 1))`` for a kernel that loops
-    over ``n`` elements with a grid-wide stride: a warp per block while there are few
-    elements, then up to 32 blocks a multiprocessor, then up to 128 threads a block."""
+    """The grid and block of a kernel that loops over ``n`` elements with a grid-wide stride (PyCUDA's ``gpuarray.splay``).
+
+    A warp per block while there are few elements, then up to 32 blocks a multiprocessor,
+    then up to 128 threads a block: PyCUDA's rule, for launching your own
+    :class:`pyctk.driver.Function` over an array as PyCUDA's programs do (pyctk's own
+    kernels size their grids otherwise).
+
+    Parameters
+    ----------
+    n : int
+        The number of elements.
+    dev : pyctk.driver.Device or int, optional
+        Default the current context's device.
+
+    Returns
+    -------
+    tuple
+        ``((blocks, 1), (threads, 1, 1))``: the ``grid=`` and ``block=`` of a launch.
+
+    Examples
+    --------
+    >>> from pyctk import gpuarray                                  # doctest: +GPU
+    >>> gpuarray.splay(1000)                                        # 32 blocks of a warp
+    ((32, 1), (32, 1, 1))
+    """
     device = driver_api.current_device() if dev is None else int(dev)
     warp, most_threads, most_blocks = 32, 128, 4 * 8 * multiprocessor_count(device)
     warps = max(1, -(-n // warp))

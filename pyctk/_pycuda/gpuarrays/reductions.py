@@ -136,13 +136,21 @@ def temporary(like: Any, shape: tuple[int, ...], dtype: np.dtype, allocator: Any
 
 
 class ReductionKernel:
-    """A kernel that maps each element and folds the results (PyCUDA's ``ReductionKernel``).
+    """A kernel that maps each element through a C expression and folds the results (PyCUDA's ``ReductionKernel``).
+
+    The kernel maps each index ``i`` of its first array argument through ``map_expr`` and
+    folds the values with ``reduce_expr``, in two stages as PyCUDA's: a wave of blocks, then
+    one block. It is compiled by NVRTC on first call and kept in the kernel cache.
+
+    Unlike PyCUDA's: an empty input gives ``neutral``; structs need no ``volatile``
+    operators (values move between threads by warp shuffles); ``range=``/``slice=``
+    take negative steps; other libraries' GPU arrays are arguments too.
 
     Parameters
     ----------
-    dtype_out : dtype
+    dtype_out : data-type
         The type of the fold and of the result; a struct dtype registered with
-        ``pyctk.tools.get_or_register_dtype`` works too.
+        :func:`pyctk.tools.get_or_register_dtype` works too.
     neutral : str
         A C expression of ``dtype_out``, the neutral element of ``reduce_expr`` (``"0"``);
         what an empty input gives.
@@ -151,17 +159,23 @@ class ReductionKernel:
     map_expr : str, optional
         A C expression in ``i`` over ``arguments`` (``"x[i]*y[i]"``), converted to
         ``dtype_out``; default ``"in[i]"``, which needs an argument named ``in``.
-    arguments : str or list of VectorArg / ScalarArg
+    arguments : str or list of VectorArg and ScalarArg
         The kernel's parameters (``"float *x, float *y"``): at least one array; the first
         array's size is the number of elements ``n`` (visible in ``map_expr``).
-    name, keep, options, preamble
-        The kernels are ``<name>_stage1`` and ``<name>_stage2``; ``options`` go to NVRTC
-        (None: ``DEFAULT_NVCC_FLAGS``); ``keep`` is accepted for PyCUDA's sake; ``preamble``
-        is code before the kernels (helper functions, structs).
+    name : str, optional
+        The kernels are ``<name>_stage1`` and ``<name>_stage2``.
+    keep : bool, optional
+        Accepted for PyCUDA's sake.
+    options : list of str, optional
+        nvcc's options (None: :data:`pyctk.compiler.DEFAULT_NVCC_FLAGS`).
+    preamble : str, optional
+        Code before the kernels: helper functions, structs, ``#include`` lines.
     allocator : callable, optional
-        Where results and temporaries come from (PyCUDA documents it here); a call's
-        ``allocator=`` overrides it, and without either, the first array's allocator.
+        Where results and temporaries come from; a call's ``allocator=`` overrides it, and
+        without either, the first array's allocator.
 
+    Notes
+    -----
     Calling it, ``kernel(*args, stream=None, out=None, allocator=None, kernel_wrapper=None,
     range=None, slice=None)``, returns a 0-d GPUArray of ``dtype_out`` (or ``out``, a
     one-element array of that dtype: a 0-d view such as ``sums[3]`` too), asynchronously on
@@ -173,13 +187,20 @@ class ReductionKernel:
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np                                         # doctest: +GPU
     >>> from pyctk import gpuarray
+    >>> from pyctk.reduction import ReductionKernel
     >>> dot = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b",
     ...                       map_expr="x[i]*y[i]", arguments="float *x, float *y")
-    >>> x = gpuarray.to_gpu(np.arange(400, dtype=np.float32))      # doctest: +SKIP
-    >>> dot(x, x).get()                                            # doctest: +SKIP
-    array(21253400., dtype=float32)
+    >>> x = gpuarray.to_gpu(np.arange(100, dtype=np.float32))
+    >>> dot(x, x).get()
+    array(328350., dtype=float32)
+    >>> dot(x, x, range=slice(0, 4)).get()                          # 0 + 1 + 4 + 9
+    array(14., dtype=float32)
+    >>> largest = ReductionKernel(np.int32, neutral="-2147483647 - 1",
+    ...                           reduce_expr="max(a, b)", arguments="const int *in")
+    >>> largest(gpuarray.to_gpu(np.array([3, -7, 5], dtype=np.int32))).get()
+    array(5, dtype=int32)
     """
 
     def __init__(self, dtype_out: Any, neutral: Any, reduce_expr: str, map_expr: str | None = None,
@@ -211,7 +232,30 @@ class ReductionKernel:
         self._stage1 = {False: Kernel(self._stage2.source, f"{name}_stage1", self._codes[False], options)}
 
     def source(self, use_range: bool = False) -> str:
-        """The CUDA source of both stages (stage 1 over ``range=`` with ``use_range``)."""
+        """The CUDA source of both stages: what NVRTC compiles (pyctk's; PyCUDA has no such method).
+
+        Compiled with ``no_extern_c=True`` (the kernels declare ``extern "C"``), it checks a
+        kernel without a GPU.
+
+        Parameters
+        ----------
+        use_range : bool, optional
+            The source of calls with ``range=`` or ``slice=``.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyctk.compiler import compile
+        >>> from pyctk.reduction import ReductionKernel
+        >>> total = ReductionKernel(np.float32, "0", "a+b", arguments="const float *in", name="total")
+        >>> ptx = compile(total.source(), no_extern_c=True, arch="sm_80", target="ptx")
+        >>> b".entry total_stage1" in ptx, b".entry total_stage2" in ptx
+        (True, True)
+        """
         dtypes = [self.dtype_out, *(a.dtype for a in self.arguments)]
         complex_ = needs_complex(self.neutral, self.reduce_expr, self.map_expr, self.preamble, dtypes=dtypes)
         common = _COMMON.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("down"), reduce_expr=self.reduce_expr,
@@ -389,14 +433,38 @@ def _check_extreme(what: str, x: Any) -> None:
 
 
 def sum_(x: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
-    """The sum of the elements of GPUArray ``x``: a 0-d array (PyCUDA's ``gpuarray.sum``).
+    """The sum of the elements of ``x``: a 0-d array (PyCUDA's ``gpuarray.sum``).
 
-    The default ``dtype`` is NumPy's: ``numpy.sum``'s result type, so bool and integers
-    narrower than 64 bits sum in int64 (uint64 for unsigned ones). PyCUDA sums in
+    Unlike PyCUDA's, the default ``dtype`` is NumPy's, ``numpy.sum``'s result type: bool and
+    integers narrower than 64 bits sum in int64 (uint64 for unsigned ones). PyCUDA's sums in
     ``x.dtype`` (an int8 sum wraps at 127); pass ``dtype=x.dtype`` for that.
 
-    >>> sum_(gpuarray.to_gpu(np.arange(5, dtype=np.int8))).get()   # doctest: +SKIP
-    array(10)
+    Parameters
+    ----------
+    x : GPUArray
+    dtype : data-type, optional
+        What to sum in and return.
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+        Where the result's memory comes from; default ``x``'s allocator.
+
+    Returns
+    -------
+    GPUArray
+        0-d; ``.get()`` waits for it and gives the value.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a GPUArray, or a complex ``x`` summed into a real ``dtype``.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> x = gpuarray.to_gpu(np.arange(5, dtype=np.int8))
+    >>> gpuarray.sum(x).get(), gpuarray.sum(x, dtype=np.int8).get()
+    (array(10), array(10, dtype=int8))
     """
     x = _gpu(x, "x")
     dtype_out = _sum_dtype(x.dtype) if dtype is None else np.dtype(dtype)
@@ -404,8 +472,37 @@ def sum_(x: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -
 
 
 def subset_sum(subset: Any, a: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
-    """The sum of ``a.flat[subset]`` (``subset``: a GPUArray of integer indices, not checked
-    against ``a``'s size): a 0-d array; the default ``dtype`` as for ``sum_``."""
+    """The sum of the elements of ``a`` at ``subset``: a 0-d array (PyCUDA's ``gpuarray.subset_sum``).
+
+    Unlike PyCUDA's, the default ``dtype`` is NumPy's, as for :func:`sum`.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Integer indices into ``a``'s elements in C order, not checked against its size.
+    a : GPUArray
+    dtype : data-type, optional
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([1.0, 2.0, 4.0, 8.0]))
+    >>> subset = gpuarray.to_gpu(np.array([0, 3], dtype=np.int32))
+    >>> gpuarray.subset_sum(subset, a).get()
+    array(9.)
+    >>> gpuarray.subset_dot(subset, a, a).get()                     # 1 + 64
+    array(65.)
+    >>> gpuarray.subset_max(subset, a).get(), gpuarray.subset_min(subset, a).get()
+    (array(8.), array(1.))
+    """
     a = _c_order(a, "a")
     dtype_out = _sum_dtype(a.dtype) if dtype is None else np.dtype(dtype)
     subset = _gpu(subset, "subset")
@@ -413,12 +510,37 @@ def subset_sum(subset: Any, a: Any, dtype: Any = None, stream: Any = None, alloc
 
 
 def dot(a: Any, b: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
-    """The sum of ``a * b`` over their elements (no complex conjugate, as PyCUDA's
-    ``gpuarray.dot``): a 0-d array of ``dtype`` (default NumPy's ``result_type(a, b)``).
-    The products are taken in ``dtype``.
+    """The sum of ``a * b`` over their elements: a 0-d array (PyCUDA's ``gpuarray.dot``).
 
-    >>> x = gpuarray.to_gpu(np.arange(4.0))                      # doctest: +SKIP
-    >>> dot(x, x).get()                                           # doctest: +SKIP
+    As PyCUDA's, no complex conjugate is taken. Unlike PyCUDA's, the default ``dtype`` is
+    NumPy's ``result_type(a, b)``, and arrays of different layouts pair their elements in C
+    order.
+
+    Parameters
+    ----------
+    a, b : GPUArray
+        Of the same size.
+    dtype : data-type, optional
+        What the products are taken and summed in.
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+
+    Raises
+    ------
+    ValueError
+        ``a`` and ``b`` differ in size.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> x = gpuarray.to_gpu(np.arange(4.0))
+    >>> gpuarray.dot(x, x).get()
     array(14.)
     """
     a, b = _paired(a, b)
@@ -427,7 +549,25 @@ def dot(a: Any, b: Any, dtype: Any = None, stream: Any = None, allocator: Any = 
 
 
 def subset_dot(subset: Any, a: Any, b: Any, dtype: Any = None, stream: Any = None, allocator: Any = None) -> Any:
-    """``dot`` over the elements ``subset`` (integer indices into both arrays' flat C order)."""
+    """:func:`dot` over the elements at ``subset``: a 0-d array (PyCUDA's ``gpuarray.subset_dot``).
+
+    Unlike PyCUDA's, the default ``dtype`` is NumPy's ``result_type(a, b)``. See
+    :func:`subset_sum` for an example.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Integer indices into both arrays' elements in C order, not checked.
+    a, b : GPUArray
+    dtype : data-type, optional
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+    """
     a, b = _c_order(a, "a"), _c_order(b, "b")
     dtype_out = _result_type(a.dtype, b.dtype) if dtype is None else np.dtype(dtype)
     subset = _gpu(subset, "subset")
@@ -454,57 +594,233 @@ def subset_extreme(what: str, subset: Any, a: Any, stream: Any = None) -> Any:
 
 
 def max_(x: Any, stream: Any = None) -> Any:
-    """PyCUDA's ``gpuarray.max``: ``extreme("max", x, stream)``."""
+    """The largest element of ``x``: a 0-d array of its dtype (PyCUDA's ``gpuarray.max``).
+
+    Unlike PyCUDA's: NaN if any element is NaN, as NumPy's ``max``, and ValueError for an
+    empty array, as NumPy's.
+
+    Parameters
+    ----------
+    x : GPUArray
+        Of an integer or floating-point dtype.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+
+    Raises
+    ------
+    TypeError
+        A bool or complex ``x``, as PyCUDA's.
+    ValueError
+        An empty ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> a = gpuarray.to_gpu(np.array([3.0, -1.0, 2.0]))
+    >>> gpuarray.max(a).get(), gpuarray.min(a).get()
+    (array(3.), array(-1.))
+    >>> gpuarray.max(gpuarray.to_gpu(np.array([1.0, np.nan]))).get()
+    array(nan)
+    """
     return extreme("max", x, stream)
 
 
 def min_(x: Any, stream: Any = None) -> Any:
-    """PyCUDA's ``gpuarray.min``: ``extreme("min", x, stream)``."""
+    """The smallest element of ``x``: a 0-d array of its dtype (PyCUDA's ``gpuarray.min``).
+
+    Unlike PyCUDA's: NaN if any element is NaN, and ValueError for an empty array, as in
+    NumPy. See :func:`max`.
+
+    Parameters
+    ----------
+    x : GPUArray
+        Of an integer or floating-point dtype.
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+    """
     return extreme("min", x, stream)
 
 
 def subset_max(subset: Any, a: Any, stream: Any = None) -> Any:
-    """PyCUDA's ``gpuarray.subset_max``: ``subset_extreme("max", subset, a, stream)``."""
+    """The largest element of ``a`` at ``subset``: a 0-d array (PyCUDA's ``gpuarray.subset_max``).
+
+    Unlike PyCUDA's, NaN wins and an empty ``subset`` raises ValueError, as for :func:`max`.
+    See :func:`subset_sum` for an example.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Integer indices into ``a``'s elements in C order, not checked.
+    a : GPUArray
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+    """
     return subset_extreme("max", subset, a, stream)
 
 
 def subset_min(subset: Any, a: Any, stream: Any = None) -> Any:
-    """PyCUDA's ``gpuarray.subset_min``: ``subset_extreme("min", subset, a, stream)``."""
+    """The smallest element of ``a`` at ``subset``: a 0-d array (PyCUDA's ``gpuarray.subset_min``).
+
+    Unlike PyCUDA's, NaN wins and an empty ``subset`` raises ValueError, as for :func:`min`.
+
+    Parameters
+    ----------
+    subset : GPUArray
+        Integer indices into ``a``'s elements in C order, not checked.
+    a : GPUArray
+    stream : pyctk.driver.Stream, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d.
+    """
     return subset_extreme("min", subset, a, stream)
 
 
 def any_(x: Any, stream: Any = None, allocator: Any = None) -> Any:
-    """Whether any element of ``x`` is nonzero (NaN counts): a 0-d bool array."""
+    """Whether any element of ``x`` is nonzero (NaN counts): a 0-d bool array (PyCUDA's ``gpuarray.any``).
+
+    As PyCUDA's; unlike PyCUDA's, ``x`` may have any layout.
+
+    Parameters
+    ----------
+    x : GPUArray
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d, bool.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> gpuarray.any(gpuarray.zeros(3)).get(), gpuarray.all(gpuarray.zeros(0)).get()
+    (array(False), array(True))
+    """
     x = _gpu(x, "x")
     return _builtin("any", np.dtype(bool), (x.dtype,))(x, stream=stream, allocator=allocator)
 
 
 def all_(x: Any, stream: Any = None, allocator: Any = None) -> Any:
-    """Whether every element of ``x`` is nonzero (True for an empty array): a 0-d bool array."""
+    """Whether every element of ``x`` is nonzero: a 0-d bool array (PyCUDA's ``gpuarray.all``).
+
+    True for an empty array, as NumPy's; unlike PyCUDA's, ``x`` may have any layout. See
+    :func:`any`.
+
+    Parameters
+    ----------
+    x : GPUArray
+    stream : pyctk.driver.Stream, optional
+    allocator : callable, optional
+
+    Returns
+    -------
+    GPUArray
+        0-d, bool.
+    """
     x = _gpu(x, "x")
     return _builtin("all", np.dtype(bool), (x.dtype,))(x, stream=stream, allocator=allocator)
 
 
 # PyCUDA's factories (pycuda.reduction): the same kernels, each made once.
 def get_sum_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
-    """The kernel of ``sum`` (``dtype_out`` None: ``dtype_in``, PyCUDA's default)."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.sum` (PyCUDA's ``get_sum_kernel``).
+
+    As PyCUDA's: ``dtype_out=None`` sums in ``dtype_in``. Made once per process for each
+    pair of dtypes.
+
+    Parameters
+    ----------
+    dtype_out : data-type or None
+    dtype_in : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(x)``: a 0-d GPUArray.
+
+    Examples
+    --------
+    >>> import numpy as np                                          # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> from pyctk.reduction import get_sum_kernel
+    >>> kernel = get_sum_kernel(np.float64, np.float32)
+    >>> kernel(gpuarray.to_gpu(np.ones(10, dtype=np.float32))).get()
+    array(10.)
+    >>> kernel is get_sum_kernel(np.float64, np.float32)
+    True
+    """
     return _builtin("sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
 
 
 def get_subset_sum_kernel(dtype_out: Any, dtype_subset: Any, dtype_in: Any) -> ReductionKernel:
-    """The kernel of ``subset_sum``: arguments ``(subset, in)``."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_sum` (PyCUDA's ``get_subset_sum_kernel``).
+
+    Parameters
+    ----------
+    dtype_out : data-type or None
+        None: ``dtype_in``.
+    dtype_subset, dtype_in : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(subset, in)``.
+    """
     return _builtin("sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),),
                     np.dtype(dtype_subset))
 
 
 def get_dot_kernel(dtype_out: Any, dtype_a: Any, dtype_b: Any) -> ReductionKernel:
-    """The kernel of ``dot``: arguments ``(a, b)``."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.dot` (PyCUDA's ``get_dot_kernel``).
+
+    Parameters
+    ----------
+    dtype_out, dtype_a, dtype_b : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(a, b)``.
+    """
     return _builtin("dot", np.dtype(dtype_out), (np.dtype(dtype_a), np.dtype(dtype_b)))
 
 
 def get_subset_dot_kernel(dtype_out: Any, dtype_subset: Any, dtype_a: Any = None,
                           dtype_b: Any = None) -> ReductionKernel:
-    """The kernel of ``subset_dot``: arguments ``(subset, a, b)`` (missing dtypes as PyCUDA's)."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_dot` (PyCUDA's ``get_subset_dot_kernel``).
+
+    Missing dtypes are filled in as PyCUDA's are: ``dtype_a`` from ``dtype_out``, ``dtype_b``
+    from ``dtype_a``, ``dtype_out`` from ``dtype_a``.
+
+    Parameters
+    ----------
+    dtype_out : data-type or None
+    dtype_subset : data-type
+    dtype_a, dtype_b : data-type, optional
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(subset, a, b)``.
+    """
     dtype_a = dtype_out if dtype_a is None else dtype_a
     dtype_b = dtype_a if dtype_b is None else dtype_b
     dtype_out = dtype_a if dtype_out is None else dtype_out
@@ -512,20 +828,74 @@ def get_subset_dot_kernel(dtype_out: Any, dtype_subset: Any, dtype_a: Any = None
 
 
 def get_any_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
-    """The kernel of ``any`` (``dtype_out``: bool, as ``gpuarray.any`` asks; None is bool too)."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.any` (PyCUDA's ``get_any_kernel``).
+
+    Parameters
+    ----------
+    dtype_out : data-type or None
+        bool, as :func:`pyctk.gpuarray.any` asks; None is bool too.
+    dtype_in : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(x)``.
+    """
     return _builtin("any", np.dtype(bool if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
 
 
 def get_all_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
-    """The kernel of ``all`` (``dtype_out``: bool, as ``gpuarray.all`` asks; None is bool too)."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.all` (PyCUDA's ``get_all_kernel``).
+
+    Parameters
+    ----------
+    dtype_out : data-type or None
+        bool, as :func:`pyctk.gpuarray.all` asks; None is bool too.
+    dtype_in : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(x)``.
+    """
     return _builtin("all", np.dtype(bool if dtype_out is None else dtype_out), (np.dtype(dtype_in),))
 
 
 def get_minmax_kernel(what: str, dtype: Any) -> ReductionKernel:
-    """The kernel of ``max``/``min`` (``what``)."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.max` or :func:`~pyctk.gpuarray.min` (PyCUDA's ``get_minmax_kernel``).
+
+    Unlike PyCUDA's, its fold lets NaN win, as NumPy's ``max`` does.
+
+    Parameters
+    ----------
+    what : {"max", "min"}
+    dtype : data-type
+        Of the input and the result: an integer or floating-point dtype.
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(x)``.
+
+    Raises
+    ------
+    TypeError
+        A bool or complex ``dtype``.
+    """
     return _builtin(what, np.dtype(dtype), (np.dtype(dtype),))
 
 
 def get_subset_minmax_kernel(what: str, dtype: Any, dtype_subset: Any) -> ReductionKernel:
-    """The kernel of ``subset_max``/``subset_min``: arguments ``(subset, in)``."""
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_max` or :func:`~pyctk.gpuarray.subset_min` (PyCUDA's ``get_subset_minmax_kernel``).
+
+    Parameters
+    ----------
+    what : {"max", "min"}
+    dtype, dtype_subset : data-type
+
+    Returns
+    -------
+    ReductionKernel
+        Called as ``kernel(subset, in)``.
+    """
     return _builtin(what, np.dtype(dtype), (np.dtype(dtype),), np.dtype(dtype_subset))

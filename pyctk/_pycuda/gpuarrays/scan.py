@@ -134,7 +134,25 @@ class _ScanKernelBase:
         self._kernel = Kernel(self.source(), f"{name_prefix}_scan_tiles", ["P", "P", "P", "P", "Q"], options)
 
     def source(self) -> str:
-        """The CUDA source of the scan's kernel."""
+        """The CUDA source of the scan's kernel, ``<name_prefix>_scan_tiles``; pyctk's.
+
+        Compiled with ``no_extern_c=True``, it checks ``scan_expr`` and ``preamble`` without
+        a GPU.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyctk.compiler import compile
+        >>> from pyctk.scan import InclusiveScanKernel
+        >>> cumsum = InclusiveScanKernel(np.int32, "a+b", name_prefix="cumsum")
+        >>> ptx = compile(cumsum.source(), no_extern_c=True, arch="sm_80", target="ptx")
+        >>> b".entry cumsum_scan_tiles" in ptx
+        True
+        """
         complex_ = needs_complex(self.scan_expr, self.neutral or "", self.preamble, dtypes=[self.dtype])
         neutral = f"#define PYCTK_NEUTRAL ({self.neutral})\n" if self.exclusive else ""
         return _SOURCE.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("up"), scan_expr=self.scan_expr,
@@ -143,9 +161,33 @@ class _ScanKernelBase:
                                   threads=THREADS, warps=THREADS // 32, rounds=ROUNDS, tile=TILE)
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None, stream: Any = None) -> Any:
-        """Scan ``input_ary`` (1-D) into ``output_ary``: by default ``input_ary`` itself (in
-        place, as PyCUDA), ``"new"`` for a new array; returns it. Asynchronous on ``stream``;
-        temporaries from ``allocator`` (default: the input's)."""
+        """Scan ``input_ary`` into ``output_ary``, and return it.
+
+        As PyCUDA's, the scan is in place by default and asynchronous on ``stream``.
+
+        Parameters
+        ----------
+        input_ary : GPUArray
+            1-D, of the scan's dtype; any layout (a view with gaps is copied first).
+        output_ary : GPUArray or "new", optional
+            Where the result goes: by default ``input_ary`` itself; ``"new"`` for a new
+            array.
+        allocator : callable, optional
+            Where temporaries come from; default the input's allocator.
+        stream : pyctk.driver.Stream, optional
+
+        Returns
+        -------
+        GPUArray
+            ``output_ary``.
+
+        Raises
+        ------
+        TypeError
+            An array of another dtype, or not a GPUArray.
+        ValueError
+            An array that is not 1-D, or shapes that differ.
+        """
         if not hasattr(input_ary, "_new_like_me"):
             raise TypeError(f"a scan takes a GPUArray, not {type(input_ary).__name__}: make one first "
                             f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)")
@@ -191,35 +233,81 @@ class _ScanKernelBase:
 
 
 class InclusiveScanKernel(_ScanKernelBase):
-    """An inclusive scan (PyCUDA's): element ``k`` of the result folds elements ``0..k``.
+    """An inclusive scan (PyCUDA's ``InclusiveScanKernel``): element ``k`` of the result folds elements ``0..k``.
 
-    ``InclusiveScanKernel(dtype, scan_expr, neutral=None, name_prefix="scan", options=None,
-    preamble="", devices=None)``: ``scan_expr`` in ``a`` and ``b``, associative; ``neutral``
-    is not needed; ``options`` go to NVRTC; ``devices`` is ignored, as in PyCUDA.
+    ``InclusiveScanKernel(np.int32, "a+b")`` is ``numpy.cumsum`` on the GPU. The kernel is
+    compiled by NVRTC on first call and kept in the kernel cache.
+
+    Unlike PyCUDA's: complex dtypes work, the arrays' dtype is checked, and non-contiguous
+    arrays are scanned through a contiguous copy.
+
+    Parameters
+    ----------
+    dtype : data-type
+        Of the arrays and the fold; a struct registered with
+        :func:`pyctk.tools.get_or_register_dtype` works too.
+    scan_expr : str
+        A C expression in ``a`` (the earlier elements' fold) and ``b``; associative. It need
+        not commute: the elements' order is kept.
+    neutral : str, optional
+        Not needed by an inclusive scan.
+    name_prefix : str, optional
+        The kernel is ``<name_prefix>_scan_tiles``.
+    options : list of str, optional
+        nvcc's options (None: :data:`pyctk.compiler.DEFAULT_NVCC_FLAGS`).
+    preamble : str, optional
+        Code before the kernel: helper functions, structs.
+    devices : optional
+        Ignored, as in PyCUDA.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np                                       # doctest: +GPU
     >>> from pyctk import gpuarray
+    >>> from pyctk.scan import InclusiveScanKernel
     >>> cumsum = InclusiveScanKernel(np.int32, "a+b")
-    >>> x = gpuarray.to_gpu(np.arange(1, 6, dtype=np.int32))     # doctest: +SKIP
-    >>> cumsum(x).get()                                          # doctest: +SKIP
+    >>> x = gpuarray.to_gpu(np.arange(1, 6, dtype=np.int32))
+    >>> cumsum(x, "new").get()
     array([ 1,  3,  6, 10, 15], dtype=int32)
+    >>> running_max = InclusiveScanKernel(np.int32, "max(a, b)")
+    >>> running_max(gpuarray.to_gpu(np.array([2, 1, 5, 3], dtype=np.int32))).get()
+    array([2, 2, 5, 5], dtype=int32)
     """
 
 
 class ExclusiveScanKernel(_ScanKernelBase):
-    """An exclusive scan (PyCUDA's): element ``k`` of the result folds elements ``0..k-1``,
-    and element 0 is ``neutral`` (a C expression; required).
+    """An exclusive scan (PyCUDA's ``ExclusiveScanKernel``): element ``k`` of the result folds elements ``0..k-1``.
+
+    Element 0 is ``neutral``. Unlike PyCUDA's: complex dtypes work, the arrays' dtype is
+    checked, and non-contiguous arrays are scanned through a contiguous copy.
+
+    Parameters
+    ----------
+    dtype : data-type
+        Of the arrays and the fold.
+    scan_expr : str
+        A C expression in ``a`` and ``b``, associative (it need not commute).
+    neutral : str
+        A C expression: the value before the first element (``"0"`` for a sum). Required.
+    name_prefix, options, preamble, devices
+        As for :class:`InclusiveScanKernel`.
+
+    Raises
+    ------
+    ValueError
+        No ``neutral``.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np                                       # doctest: +GPU
     >>> from pyctk import gpuarray
+    >>> from pyctk.scan import ExclusiveScanKernel
     >>> scan = ExclusiveScanKernel(np.int32, "a+b", "0")
-    >>> x = gpuarray.to_gpu(np.arange(1, 6, dtype=np.int32))     # doctest: +SKIP
-    >>> scan(x, "new").get()                                     # doctest: +SKIP
+    >>> x = gpuarray.to_gpu(np.arange(1, 6, dtype=np.int32))
+    >>> scan(x, "new").get()
     array([ 0,  1,  3,  6, 10], dtype=int32)
+    >>> scan(x).get(), x.get()                                   # in place, as in PyCUDA
+    (array([ 0,  1,  3,  6, 10], dtype=int32), array([ 0,  1,  3,  6, 10], dtype=int32))
     """
 
     exclusive = True

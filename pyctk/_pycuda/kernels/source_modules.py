@@ -270,9 +270,14 @@ def _keep(text: str, output: nvrtc.Output, image: bytes) -> None:
 class SourceModule(Module):
     """CUDA C++ source compiled by NVRTC and loaded on the current GPU (PyCUDA's ``SourceModule``).
 
-    ``SourceModule(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None,
-    code=None, cache_dir=None, include_dirs=None, *, name_expressions=())``: PyCUDA's
-    arguments in PyCUDA's order, then pyctk's own.
+    The result is a :class:`pyctk.driver.Module`: :meth:`~pyctk.driver.Module.get_function`
+    gives its kernels as :class:`pyctk.driver.Function` objects, launched by calling them, and
+    :meth:`~pyctk.driver.Module.get_global` its ``__device__`` variables. The compiled image
+    is kept in an on-disk cache, keyed by everything it depends on (source, options, the
+    headers it includes, NVRTC's version), so a later process loads it without compiling.
+
+    Unlike PyCUDA's: NVRTC compiles, not nvcc (no CUDA toolkit; ``nvcc`` is ignored), and
+    ``name_expressions`` is pyctk's.
 
     Parameters
     ----------
@@ -287,7 +292,7 @@ class SourceModule(Module):
         nvcc's options, e.g. ``['-use_fast_math']``, ``['-DN=16']``, ``['-std=c++20']``,
         ``['-Xptxas', '-v']``; those for host code only (``-O3``, ``-g``,
         ``--compiler-options ...``) are dropped with a warning, and those NVRTC has no
-        equivalent of raise CompileError. None: ``DEFAULT_NVCC_FLAGS``.
+        equivalent of raise CompileError. None: :data:`~pyctk.compiler.DEFAULT_NVCC_FLAGS`.
     keep : bool, optional
         Keep the source, NVRTC's log, the PTX and the CUBIN in a new temporary folder,
         whose path is printed (``*** compiler output in ...``); compiles afresh.
@@ -303,7 +308,8 @@ class SourceModule(Module):
         ``pyctk-cu12[nvjitlink]`` is needed).
     cache_dir : str, path, or False, optional
         Where compiled kernels are kept (default ``$PYCTK_CACHE_DIR`` or
-        ``~/.cache/pyctk``); False compiles every time.
+        ``~/.cache/pyctk``); False compiles every time. ``PYCTK_DISABLE_CACHE=1`` turns the
+        default cache off.
     include_dirs : list of str, optional
         Folders searched for ``#include``, before the CUDA headers of the pip wheels.
     name_expressions : list of str, optional
@@ -316,7 +322,7 @@ class SourceModule(Module):
         The architecture compiled for, e.g. ``'sm_90'``.
     log : str
         NVRTC's warnings, if any (also issued as a ``UserWarning``, as PyCUDA does).
-    module : Module
+    module : pyctk.driver.Module
         PyCUDA's loaded module: this object itself.
 
     Raises
@@ -326,15 +332,32 @@ class SourceModule(Module):
     pyctk.LibraryNotFoundError
         NVRTC is not installed (and the kernel is not in the cache): the message gives
         the pip command.
-    pyctk.driver.Error, pyctk.NoDriverError
+    pyctk.driver.Error
         The module cannot be loaded on the GPU.
+    pyctk.NoDriverError
+        No NVIDIA driver: nothing can be loaded (:func:`~pyctk.compiler.compile` needs none).
+
+    See Also
+    --------
+    compile : the same compile, giving the CUBIN or PTX instead of loading it.
 
     Examples
     --------
-    >>> mod = SourceModule('''
-    ... template <typename T> __global__ void fill(T *x, T value) { x[threadIdx.x] = value; }''',
-    ...     no_extern_c=True, name_expressions=["fill<float>"])                 # doctest: +SKIP
-    >>> fill = mod.get_function("fill<float>")                                   # doctest: +SKIP
+    A template kernel, instantiated for float by its name expression:
+
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import SourceModule
+    >>> mod = SourceModule(\'\'\'
+    ... template <typename T> __global__ void fill(T *x, T value) { x[threadIdx.x] = value; }\'\'\',
+    ...     no_extern_c=True, name_expressions=["fill<float>"])
+    >>> fill = mod.get_function("fill<float>")
+    >>> x = np.zeros(4, dtype=np.float32)
+    >>> fill(cuda.Out(x), np.float32(7), block=(4, 1, 1))
+    >>> x
+    array([7., 7., 7., 7.], dtype=float32)
+    >>> mod.target.startswith("sm_")                                    # SASS for this GPU
+    True
     """
 
     def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
@@ -348,6 +371,7 @@ class SourceModule(Module):
 
     @property
     def module(self) -> Module:
+        """PyCUDA's loaded module: this object itself."""
         return self
 
 
@@ -355,27 +379,50 @@ def compile(source: str, nvcc: str = "nvcc", options: Sequence[str] | None = Non
             keep: bool = False, no_extern_c: bool = False, arch: str | None = None, code: str | None = None,
             cache_dir: Any = None, include_dirs: Sequence[str] | None = None, target: str = "cubin", *,
             name_expressions: Sequence[str] = ()) -> bytes:
-    """Compile ``source`` to CUBIN or PTX bytes (PyCUDA's ``compile``); no GPU needed when
-    ``arch`` or ``code`` names the architecture.
+    """Compile ``source`` to CUBIN or PTX bytes (PyCUDA's ``compile``), without loading it.
 
-    Arguments as for ``SourceModule``, and ``target``: ``"cubin"`` (SASS for ``code``, else
-    for ``arch`` when it is ``'sm_XY'``; PTX when it is ``'compute_XY'``, where nvcc would
-    refuse) or ``"ptx"`` (for ``arch``'s virtual architecture). ``"fatbin"`` raises
-    ``pyctk.UnsupportedError``: NVRTC makes one architecture's code per compile. With no
-    ``arch`` and ``code``, the current GPU's architecture (which needs one). The result
-    loads with ``pyctk.driver.module_from_buffer``, and links with ``pyctk.driver.Linker``.
+    No GPU is needed when ``arch`` or ``code`` names the architecture: this runs on a build
+    machine or in CI. The result loads with :func:`pyctk.driver.module_from_buffer`, and
+    links with :class:`pyctk.driver.Linker`.
+
+    Unlike PyCUDA's: NVRTC compiles, ``target="fatbin"`` is refused (NVRTC makes one
+    architecture's code per compile), and ``name_expressions`` is pyctk's.
+
+    Parameters
+    ----------
+    source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs, name_expressions
+        As for :class:`SourceModule`. With no ``arch`` and ``code``, the current GPU's
+        architecture (which needs one).
+    target : {"cubin", "ptx"}, optional
+        ``"cubin"``: SASS for ``code``, else for ``arch`` when it is ``'sm_XY'``; PTX when it
+        is ``'compute_XY'``, where nvcc would refuse. ``"ptx"``: PTX for ``arch``'s virtual
+        architecture.
 
     Returns
     -------
     bytes
         An ELF CUBIN, or the PTX text.
 
+    Raises
+    ------
+    pyctk.compiler.CompileError
+        The source does not compile (the message is NVRTC's log), or an option NVRTC has no
+        equivalent of.
+    pyctk.UnsupportedError
+        ``target="fatbin"``, or a GPU older than NVRTC supports.
+    ValueError
+        An architecture NVRTC does not know, or ``code`` that cannot come from ``arch``.
+
     Examples
     --------
-    >>> cubin = compile("__global__ void k(int *x) { *x = 1; }", arch="sm_80")   # doctest: +SKIP
-    >>> cubin[:4]                                                                # doctest: +SKIP
+    >>> from pyctk.compiler import compile
+    >>> source = "__global__ void one(int *x) { *x = 1; }"
+    >>> cubin = compile(source, arch="sm_80")                  # SASS for compute capability 8.0
+    >>> cubin[:4]
     b'\\x7fELF'
-    >>> ptx = compile(source, options=["-rdc=true"], arch="sm_90", target="ptx")  # doctest: +SKIP
+    >>> ptx = compile(source, arch="sm_80", target="ptx").decode()
+    >>> [line for line in ptx.splitlines() if line.startswith((".target", ".visible"))]
+    ['.target sm_80', '.visible .entry one(']
     """
     program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir,
                      code, target, keep)
@@ -384,22 +431,55 @@ def compile(source: str, nvcc: str = "nvcc", options: Sequence[str] | None = Non
 
 class DynamicModule:
     """Sources, device code and device libraries linked into one module with nvJitLink
-    (PyCUDA's ``DynamicModule``); ``link()`` loads it.
+    (PyCUDA's ``DynamicModule``); :meth:`~pyctk.compiler.DynamicModule.link` loads it.
 
-    ``DynamicModule(nvcc="nvcc", link_options=None, keep=False, no_extern_c=False, arch=None,
-    code=None, cache_dir=None, include_dirs=None, message_handler=None, log_verbose=False,
-    cuda_libdir=None)``: compile settings as for ``SourceModule`` (``nvcc`` ignored), link
-    settings as for ``pyctk.driver.Linker``; code is linked for ``code``, else ``arch`` when
-    it is ``'sm_XY'``, else the current GPU. ``add_stdlib`` looks in ``cuda_libdir`` if given,
-    else beside NVIDIA's CUDA runtime wheel (``pyctk._pycuda.kernels.linking.find_stdlib``).
-    Each method returns the module, so calls chain.
+    Each ``add_*`` method returns the module, so calls chain; after :meth:`link`, the
+    module's kernels come from :meth:`get_function`, as a :class:`pyctk.driver.Module`'s
+    do. Sources that use each other's ``__device__`` functions or variables need
+    ``nvcc_options=["-rdc=true"]`` (relocatable device code).
 
-    Sources that use each other's ``__device__`` functions or variables need
-    ``nvcc_options=["-rdc=true"]``.
+    Unlike PyCUDA's: nvJitLink links, on the CPU, not the driver's JIT linker
+    (``pip install "pyctk-cu12[nvrtc,nvjitlink]"``); ``nvcc`` is ignored.
 
+    Parameters
+    ----------
+    nvcc : str, optional
+        Ignored.
+    link_options : list, optional
+        As ``options`` of :class:`pyctk.driver.Linker`: ``(jit_option, int)`` pairs or
+        nvJitLink's own option strings.
+    keep, no_extern_c, arch, code, cache_dir, include_dirs
+        The sources' compile settings, as for :class:`SourceModule`. The code is linked for
+        ``code``, else ``arch`` when it is ``'sm_XY'``, else the current GPU.
+    message_handler, log_verbose
+        As for :class:`pyctk.driver.Linker`.
+    cuda_libdir : str or path, optional
+        Where :meth:`add_stdlib` looks; default: beside NVIDIA's CUDA runtime wheel.
+
+    Attributes
+    ----------
+    linker : pyctk.driver.Linker or None
+        The link in progress; None once linked.
+    module : pyctk.driver.Module or None
+        The linked module; None until :meth:`link`.
+
+    Examples
+    --------
+    A kernel that calls a device function of another source:
+
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import DynamicModule
+    >>> helpers = "__device__ int twice(int x) { return 2 * x; }"
+    >>> kernels = \'\'\'
+    ... __device__ int twice(int x);
+    ... __global__ void apply(int *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\'\'\'
     >>> mod = (DynamicModule().add_source(helpers, nvcc_options=["-rdc=true"])
-    ...        .add_source(kernels, nvcc_options=["-rdc=true"]).link())          # doctest: +SKIP
-    >>> mod.get_function("kernel")                                               # doctest: +SKIP
+    ...        .add_source(kernels, nvcc_options=["-rdc=true"]).link())
+    >>> x = np.arange(4, dtype=np.int32)
+    >>> mod.get_function("apply")(cuda.InOut(x), block=(4, 1, 1))
+    >>> x
+    array([0, 2, 4, 6], dtype=int32)
     """
 
     def __init__(self, nvcc: str = "nvcc", link_options: Any = None, keep: bool = False,
@@ -419,7 +499,23 @@ class DynamicModule:
 
     def add_source(self, source: str, nvcc_options: Sequence[str] | None = None,
                    name: str = "kernel.ptx") -> DynamicModule:
-        """Compile ``source`` to PTX with the module's settings and add it, named ``name``."""
+        """Compile ``source`` to PTX with the module's settings and add it.
+
+        Parameters
+        ----------
+        source : str
+            CUDA C++, as for :class:`SourceModule`.
+        nvcc_options : list of str, optional
+            nvcc's options (None: :data:`~pyctk.compiler.DEFAULT_NVCC_FLAGS`); add
+            ``"-rdc=true"`` for code that other sources call.
+        name : str, optional
+            The PTX's name in the linker's messages.
+
+        Returns
+        -------
+        DynamicModule
+            This module.
+        """
         ptx = compile(source, options=nvcc_options, keep=self.keep, no_extern_c=self.no_extern_c,
                       arch=self.arch, code=self.code, cache_dir=self.cache_dir,
                       include_dirs=self.include_dirs, target="ptx")
@@ -427,22 +523,79 @@ class DynamicModule:
         return self
 
     def add_data(self, data: Any, input_type: jit_input_type, name: str = "unknown") -> DynamicModule:
-        """``Linker.add_data``."""
+        """Add a CUBIN, PTX, fatbinary, object or library image (:meth:`pyctk.driver.Linker.add_data`).
+
+        Parameters
+        ----------
+        data : bytes
+            The image.
+        input_type : pyctk.driver.jit_input_type
+            What ``data`` is.
+        name : str, optional
+            Its name in the linker's messages.
+
+        Returns
+        -------
+        DynamicModule
+            This module.
+        """
         self._linker().add_data(data, input_type, name)
         return self
 
     def add_file(self, filename: str | os.PathLike, input_type: jit_input_type) -> DynamicModule:
-        """``Linker.add_file``."""
+        """Add the image in a file (:meth:`pyctk.driver.Linker.add_file`).
+
+        Parameters
+        ----------
+        filename : str or path
+        input_type : pyctk.driver.jit_input_type
+            What the file holds.
+
+        Returns
+        -------
+        DynamicModule
+            This module.
+        """
         self._linker().add_file(filename, input_type)
         return self
 
     def add_stdlib(self, libname: str) -> DynamicModule:
-        """Add the static library ``lib<libname>.a``: ``"cudadevrt"``, the device runtime."""
+        """Add the static library ``lib<libname>.a`` of the CUDA toolkit's libraries.
+
+        Parameters
+        ----------
+        libname : str
+            ``"cudadevrt"``, the device runtime that dynamic parallelism needs. It is looked
+            for in ``cuda_libdir`` if given, else beside NVIDIA's CUDA runtime wheel, else in
+            ``$CUDA_PATH`` or ``$CUDA_HOME``.
+
+        Returns
+        -------
+        DynamicModule
+            This module.
+
+        Raises
+        ------
+        pyctk.LibraryNotFoundError
+            The library is in none of those places; the message lists each.
+        """
         self._linker().add_file(find_stdlib(libname, self.cuda_libdir), jit_input_type.LIBRARY)
         return self
 
     def link(self) -> DynamicModule:
-        """Link what was added and load it on the current GPU (``.module``)."""
+        """Link what was added and load it on the current GPU, as ``module``.
+
+        Returns
+        -------
+        DynamicModule
+            This module, linked: nothing more can be added.
+
+        Raises
+        ------
+        pyctk.driver.LogicError
+            The link failed (the message ends with nvJitLink's log), or the module was
+            linked already.
+        """
         self.module, self.linker = self._linker().link_module(), None
         return self
 
@@ -452,11 +605,30 @@ class DynamicModule:
         return self.module
 
     def get_function(self, name: str) -> Any:
-        """``Module.get_function`` of the linked module."""
+        """The kernel ``name`` of the linked module (:meth:`pyctk.driver.Module.get_function`).
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        pyctk.driver.Function
+        """
         return self._linked().get_function(name)
 
     def get_global(self, name: str) -> tuple[int, int]:
-        """``Module.get_global`` of the linked module."""
+        """The address and size in bytes of the linked module's ``__device__`` variable ``name``
+        (:meth:`pyctk.driver.Module.get_global`).
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        tuple of int
+        """
         return self._linked().get_global(name)
 
 
@@ -464,16 +636,32 @@ class DynamicSourceModule(DynamicModule):
     """One source compiled as relocatable device code and linked with the device runtime,
     for dynamic parallelism: kernels that launch kernels (PyCUDA's ``DynamicSourceModule``).
 
-    ``DynamicSourceModule(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False,
-    arch=None, code=None, cache_dir=None, include_dirs=None, cuda_libdir=None)``: arguments
-    as for ``SourceModule``; ``-rdc=true`` is added to ``options``, and ``libcudadevrt.a``
-    comes from NVIDIA's CUDA runtime wheel. Needs NVRTC and nvJitLink:
+    ``-rdc=true`` is added to ``options``, and ``libcudadevrt.a`` comes from NVIDIA's CUDA
+    runtime wheel; the module is linked and loaded when made. It needs NVRTC and nvJitLink:
     ``pip install "pyctk-cu12[nvrtc,nvjitlink]"``.
 
-    >>> mod = DynamicSourceModule('''
+    Unlike PyCUDA's: nvJitLink links instead of nvcc (``-lcudadevrt`` in ``options`` is
+    dropped: the library is linked anyway).
+
+    Parameters
+    ----------
+    source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs
+        As for :class:`SourceModule`.
+    cuda_libdir : str or path, optional
+        Where ``libcudadevrt.a`` is, if not beside the CUDA runtime wheel.
+
+    Examples
+    --------
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> import pyctk.driver as cuda
+    >>> from pyctk.compiler import DynamicSourceModule
+    >>> mod = DynamicSourceModule(\'\'\'
     ... __global__ void child(int *x) { x[threadIdx.x] += 1; }
-    ... __global__ void parent(int *x) { child<<<1, 32>>>(x); }''')              # doctest: +SKIP
-    >>> mod.get_function("parent")(x_gpu, block=(1, 1, 1))                       # doctest: +SKIP
+    ... __global__ void parent(int *x) { child<<<1, 4>>>(x); }\'\'\')
+    >>> x = np.arange(4, dtype=np.int32)
+    >>> mod.get_function("parent")(cuda.InOut(x), block=(1, 1, 1))
+    >>> x
+    array([1, 2, 3, 4], dtype=int32)
     """
 
     def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
@@ -490,9 +678,26 @@ class DynamicSourceModule(DynamicModule):
 
 
 def clear_cache(cache_dir: Any = None) -> int:
-    """Remove every compiled kernel from the cache (``cache_dir``, else the default); return how many.
+    """Remove every compiled kernel from the kernel cache; pyctk's (PyCUDA has no such function).
 
-    >>> clear_cache("/tmp/my-kernels")     # doctest: +SKIP
+    Parameters
+    ----------
+    cache_dir : str or path, optional
+        The ``cache_dir`` the kernels were compiled with; default the default cache,
+        ``$PYCTK_CACHE_DIR`` or ``~/.cache/pyctk``.
+
+    Returns
+    -------
+    int
+        How many entries were removed.
+
+    Examples
+    --------
+    >>> from pyctk.compiler import clear_cache, compile
+    >>> cubin = compile("__global__ void k() {}", arch="sm_80", cache_dir="my-kernels")
+    >>> clear_cache("my-kernels")
+    1
+    >>> clear_cache("my-kernels")
     0
     """
     return kernel_cache.clear(kernel_cache.default_directory() if cache_dir is None
@@ -500,10 +705,52 @@ def clear_cache(cache_dir: Any = None) -> int:
 
 
 def nvrtc_version() -> tuple[int, int]:
-    """The (major, minor) version of the NVRTC pyctk compiles with (loading it)."""
+    """The version of the NVRTC that pyctk compiles with; pyctk's (PyCUDA has nvcc's instead).
+
+    NVRTC is loaded to ask it; no GPU is needed.
+
+    Returns
+    -------
+    tuple of int
+        ``(major, minor)``, e.g. ``(12, 9)``.
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        NVRTC is not installed: the message gives the pip command.
+
+    Examples
+    --------
+    >>> from pyctk.compiler import nvrtc_version
+    >>> major, minor = nvrtc_version()
+    >>> major >= 12
+    True
+    """
     return nvrtc.version()
 
 
 def supported_archs() -> list[int]:
-    """The architectures that NVRTC compiles SASS for (``[75, 80, ..., 121]``)."""
+    """The architectures that NVRTC compiles SASS for; pyctk's (PyCUDA has no such function).
+
+    ``arch="sm_XY"`` takes those; a GPU newer than all of them gets PTX, which its driver
+    compiles.
+
+    Returns
+    -------
+    list of int
+        Compute capabilities as numbers, oldest first: ``[75, 80, 86, ..., 121]`` (90 is
+        compute capability 9.0).
+
+    Raises
+    ------
+    pyctk.LibraryNotFoundError
+        NVRTC is not installed: the message gives the pip command.
+
+    Examples
+    --------
+    >>> from pyctk.compiler import supported_archs
+    >>> archs = supported_archs()
+    >>> 80 in archs and 90 in archs, archs == sorted(archs)
+    (True, True)
+    """
     return nvrtc.supported_archs()
