@@ -467,7 +467,7 @@ def _elements_loop(loads: list[tuple[str, str, str]], statement: str) -> str:
     """The contiguous kernel's loop: ELEMENTS elements a thread, blockDim apart, every load
     before any store. Its loads need not wait for the previous element's store (the compiler
     may not move them past it: the output may be an input, element for element), which keeps
-    enough bytes in flight for an H200's memory (benchmarks/NOTES.md, step 5). Operands that
+    enough bytes in flight for an H200's memory (docs/kernel-log.md, gpuarray steps 5-8). Operands that
     overlap the output otherwise were copied first (``_apart``), so the order changes nothing."""
     declared = "".join(f"    {ctype} {value}[ELEMENTS];\n" for ctype, value, _ in loads)
     assigned = " ".join(f"{value}[u] = {load};" for _, value, load in loads)
@@ -573,7 +573,7 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
 # dtypes, shapes and strides, scalars of the same types), launched then as one contiguous kernel,
 # is launched as it was: what ``apply`` decided is a function of those layouts alone, and deciding
 # it again was 8-10% of a small operation's host time (a + b on 1000 float32: 4.1 us against 3.8
-# on a 2-core host with the driver's launch stubbed out; benchmarks/NOTES.md, step 13).
+# on a 2-core host with the driver's launch stubbed out; docs/kernel-log.md, step 13).
 
 _KEPT = 1024  # layouts kept: past this they start again
 

@@ -42,7 +42,7 @@ class Geometry(NamedTuple):
     blocks_per_sm: int | None
 
 
-# Measured on an H100, 2^28 float32 (benchmarks/NOTES.md, gpuarray step 4): the arithmetic's
+# Measured on an H100, 2^28 float32 (docs/kernel-log.md, gpuarray steps 1-4): the arithmetic's
 # kernels ran fastest in 256 blocks of 256 a multiprocessor, a user's ElementwiseKernel (a*b+c)
 # at a thread an element in blocks of 128, CuPy's geometry; each 2-10% slower in the other's.
 # (Copies and fills take the "own" row unmeasured.) On an H200 no grid helped a kernel whose

@@ -40,10 +40,11 @@ from .launching import Kernel, multiprocessor_count, stream_handle
 
 THREADS = 256      # threads per block, both stages
 MIN_BLOCKS = 4     # blocks per multiprocessor __launch_bounds__ asks room for (at most 64 registers)
+# Measured (docs/kernel-log.md, gpuarray steps 1-8):
 UNROLL = 8         # elements each thread loads before folding them: loads in flight (on an
-                   # H200, 2^28 float32: 8 with __restrict__ inputs 89% of copy, 4 81%; NOTES.md)
+                   # H200, 2^28 float32: 8 with __restrict__ inputs 89% of copy, 4 81%)
 WAVES = 2          # stage-1 grid: this many waves of blocks (measured on an H100: 4 and 2 waves
-                   # read 2^28 float32 at 92% of the copy's bandwidth, 8 and 1 at 88%; NOTES.md)
+                   # read 2^28 float32 at 92% of the copy's bandwidth, 8 and 1 at 88%)
 SMALL = 2 * UNROLL * THREADS  # most elements one block takes on alone (then stage 1 is the result)
 _NUM_REGS = 4                       # CU_FUNC_ATTRIBUTE_NUM_REGS
 _THREADS_PER_SM, _REGISTERS_PER_SM = 39, 82  # CU_DEVICE_ATTRIBUTE_MAX_{THREADS,REGISTERS}_PER_MULTIPROCESSOR
