@@ -53,6 +53,8 @@ def _hand_over_to_installed_copy():
 try:
     from ._build_config import VERSION as __version__
 except ImportError:
+    __version__ = None  # handed over below, outside this handler: its error stands alone
+if __version__ is None:
     _hand_over_to_installed_copy()
 else:
     from ._arrays.device_array import DeviceArray, asarray, empty, from_dlpack, zeros
