@@ -90,10 +90,11 @@ def measure(cases: list[str] | None = None) -> list[dict]:
                 c = torch.empty_like(a)
                 row = {"case": name, "dtype": dtype, "precision": precision, "class": shape_class, "n": n}
                 for backend, code in BACKENDS.items():
+                    # (B023: the closure is timed and dropped within this iteration, so it sees its values)
                     row[backend] = seconds_per_call(lambda code=code: _library.call(
-                        "gpumatmul_matmul_strided_batched_device", context, code, CODES[dtype],
-                        CODES[precision], 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n,
-                        0, c.data_ptr(), n, 0, None))
+                        "gpumatmul_matmul_strided_batched_device", context, code, CODES[dtype],  # noqa: B023
+                        CODES[precision], 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n,  # noqa: B023
+                        0, c.data_ptr(), n, 0, None))  # noqa: B023
                 print(f"{name:13} {shape_class:13} n={n:5}  tiled {row['tiled'] * 1e6:10.1f} us  "
                       f"cublas {row['cublas'] * 1e6:10.1f} us  {row['cublas'] / row['tiled']:6.2f}x",
                       flush=True)
@@ -130,7 +131,7 @@ def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], tabl
         f" * at both sizes measured (gemm/gemm.h: shape_class). Unmeasured: cuBLAS. */\n"
         f'#include "gemm/gemm.h"\n\n'
         f"const struct auto_choice auto_choices[] = {{\n" + "\n".join(kept + rows) + "\n};\n"
-        f"const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n")
+        "const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n")
 
 
 def main() -> None:

@@ -33,11 +33,13 @@ from pathlib import Path
 import measured  # benchmarks/measured.py and per_call.py: this folder is first on sys.path
 import per_call
 
+
 def child(folder: str, calls: int) -> dict[str, list[float]]:
     """Seconds per call of every case in this process, with pyctk from ``folder``: keyed
     "case n" (JSON keys are strings), and "info": that pyctk's info()."""
     sys.path.insert(0, folder)
-    import pyctk
+    import pyctk  # before torch, as in the other benchmarks: keep the import order
+    # isort: split
     import torch
     if not pyctk.__file__.startswith(str(Path(folder).resolve())):
         raise SystemExit(f"pyctk came from {pyctk.__file__}, not from {folder}")
@@ -75,12 +77,12 @@ def rows_of(seconds: dict[str, dict[tuple, list[float]]]) -> list[dict]:
     one the others' "cost" is relative to."""
     first = next(iter(seconds))
     rows = []
-    for label, measured in seconds.items():
-        for (name, n), rounds in measured.items():
+    for label, by_case in seconds.items():
+        for (name, n), rounds in by_case.items():
             row = {"kind": "device-call-tiny", "backend": f"{label} {name}", "build": label,
                    "case": name, "dtype": "float32", "n": n, "seconds": statistics.median(rounds),
                    "least_seconds": min(rounds), "most_seconds": max(rounds), "rounds": len(rounds),
-                   **per_call.speedup(measured, name, n)}
+                   **per_call.speedup(by_case, name, n)}
             if "speedup" in row:
                 row["cost"] = per_call.speedup(seconds[first], name, n)["speedup"] / row["speedup"]
             rows.append(row)

@@ -11,7 +11,8 @@ what this prints, so a new results file is followed by ``--write``.
 
 Each row (HEADLINE) is one figure a user compares, with its peers measured in the same run:
 it is read from the first machine of MACHINES, and the first of the row's suites there, whose
-results have it, and says which GPU and which day. The docs' performance page shows the same rows (docs/_ext/performance.py).
+results have it, and says which GPU and which day. The docs' performance page shows the same
+rows (docs/_ext/performance.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ HEADLINE = (
     Figure("float32, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)", "TFLOP/s", ("matmul", "complex"), "device",
            "float32", 8192,
            ("tiled", "cublas", "torch", "cupy", None)),
-    Figure("float16, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)", "TFLOP/s", ("matmul",), "device", "float16", 8192,
+    Figure("float16, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)", "TFLOP/s", ("matmul",), "device",
+           "float16", 8192,
            ("tiled", "cublas", "torch", "cupy", None)),
     Figure("int8, 8192³ on GPU arrays, TOP/s (PyTorch: `torch._int_mm`)", "TOP/s", ("integers",), "device",
            "int8", 8192,
@@ -161,7 +163,7 @@ def main() -> None:
         try:
             path.write_text(written(path.read_text(), headline))
         except ValueError as error:
-            raise SystemExit(f"{path}: {error}")
+            raise SystemExit(f"{path}: {error}") from error
         print(f"wrote {path}")
 
 

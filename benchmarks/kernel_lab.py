@@ -48,13 +48,16 @@ VARIANTS: dict[str, tuple] = {
     "hmma_f16": ("float16", "gemm_hmma_f16", 128, 128, 256, "GEMM_HMMA_SHARED_BYTES", None),
     "tiled_bf16": ("bfloat16", "gemm_tiled_bf16", 64, 64, 256, 0, None),
     "hmma_bf16": ("bfloat16", "gemm_hmma_bf16", 128, 128, 256, "GEMM_HMMA_SHARED_BYTES", None),
-    "hmma_f16_128x256x32_3st": ("float16", "gemm_hmma<f16_bits, 128, 256, 32, 3, 2, 4>", 128, 256, 256, "hmma:128:256:32:3:2", 1),
-    "hmma_f16_128x128x32_4st_2blk": ("float16", "gemm_hmma<f16_bits, 128, 128, 32, 4, 2, 4>", 128, 128, 256, "hmma:128:128:32:4:2", 2),
+    "hmma_f16_128x256x32_3st": ("float16", "gemm_hmma<f16_bits, 128, 256, 32, 3, 2, 4>", 128, 256, 256,
+                                "hmma:128:256:32:3:2", 1),
+    "hmma_f16_128x128x32_4st_2blk": ("float16", "gemm_hmma<f16_bits, 128, 128, 32, 4, 2, 4>", 128, 128, 256,
+                                     "hmma:128:128:32:4:2", 2),
 }
 
 
 def dmma_shared_bytes(bm: int, bn: int, bk: int, stages: int) -> int:
-    slab = lambda rows: max(bk * (rows + 8), rows * (bk + 4)) * 8  # as gemm_dmma.h
+    def slab(rows: int) -> int:
+        return max(bk * (rows + 8), rows * (bk + 4)) * 8  # as gemm_dmma.h
     return stages * (slab(bm) + slab(bn))
 
 
@@ -63,7 +66,8 @@ def simt_shared_bytes(bm: int, bn: int, bk: int) -> int:
 
 
 def hmma_shared_bytes(bm: int, bn: int, bk: int, stages: int, size: int) -> int:
-    slab = lambda rows: max(bk * (rows + 8), rows * (bk + 8)) * size  # as gemm_hmma.h
+    def slab(rows: int) -> int:
+        return max(bk * (rows + 8), rows * (bk + 8)) * size  # as gemm_hmma.h
     return stages * (slab(bm) + slab(bn))
 
 
@@ -95,8 +99,8 @@ def shared_bytes(spec, constants) -> int:
 
 def build(out: Path, arch: int) -> None:
     sys.path.insert(0, str(ROOT / "libgpu" / "tools"))
-    from embed_kernels import Nvrtc
     from cuda_wheels import nvrtc_path
+    from embed_kernels import Nvrtc
 
     nvrtc = Nvrtc(nvrtc_path(13))
     kernels = sorted(KERNELS.glob("*.cu"))

@@ -292,15 +292,16 @@ def device_rows(sizes, dtypes, repeats):
             a, b = (device_operand(torch, n, operand) for _ in range(2))
             c = torch.empty_like(a)
             runs = {
+                # (B023: the closures run within this iteration, so they see its values)
                 backend: (lambda code=code: _library.call(
-                    "gpumatmul_matmul_strided_batched_device", context, code, DTYPE_CODES[operand],
-                    precision, 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n, 0,
-                    c.data_ptr(), n, 0, None))
+                    "gpumatmul_matmul_strided_batched_device", context, code, DTYPE_CODES[operand],  # noqa: B023
+                    precision, 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n, 0,  # noqa: B023
+                    c.data_ptr(), n, 0, None))  # noqa: B023
                 for backend, code in backends.items()}
             if operand in INTEGERS:
                 runs.update(integer_peers(torch, operand, a, b, c))
             else:
-                runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)
+                runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)  # noqa: B023
             for name, run in runs.items():
                 try:
                     run()
@@ -681,7 +682,8 @@ def main() -> None:
     wanted = set(config.get("only") or KINDS)
     rows = []
     if wanted & {"device", "host", "host-large"}:
-        rows += device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"], config["repeats"])
+        rows += device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"],
+                            config["repeats"])
     if "host" in wanted:
         rows += host_rows(config["host_sizes"], config["host_dtypes"], config["repeats"], peers)
     if "host-tiny" in wanted:

@@ -68,8 +68,10 @@ def _checkout() -> str | None:
     None outside a git checkout. (pyctk itself may be installed from elsewhere: its
     library's path is in the run's "info".)"""
     try:
-        run = lambda *args: subprocess.run(["git", "-C", str(HERE), *args], capture_output=True,
-                                           text=True, check=True, timeout=10).stdout.strip()
+        def run(*args: str) -> str:
+            return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True,
+                                  text=True, check=True, timeout=10).stdout.strip()
+
         commit = run("rev-parse", "--short", "HEAD")
         return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.SubprocessError):

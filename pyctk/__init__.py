@@ -59,10 +59,19 @@ if __version__ is None:
 else:
     from ._arrays.device_array import DeviceArray, asarray, empty, from_dlpack, zeros
     from ._cuda.c_build import get_include, get_library
-    from ._cuda.errors import (ContextLostError, CudaError, DeviceMismatchError,
-                               ForkedAfterCudaError, LibraryNotFoundError, NoDeviceError,
-                               NoDriverError, NoKernelImageError, OutOfMemoryError, PyctkError,
-                               UnsupportedError)
+    from ._cuda.errors import (
+        ContextLostError,
+        CudaError,
+        DeviceMismatchError,
+        ForkedAfterCudaError,
+        LibraryNotFoundError,
+        NoDeviceError,
+        NoDriverError,
+        NoKernelImageError,
+        OutOfMemoryError,
+        PyctkError,
+        UnsupportedError,
+    )
     from ._info import info
     from ._matmul.api import matmul
 

@@ -38,7 +38,8 @@ def print_report(report: dict) -> None:
           f" (CUDA driver API {report['driver_version'] or 'unavailable'})")
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
-    print(f"  NVRTC:           {report['nvrtc_version'] or 'not installed (optional: ' + nvrtc.install_command() + ')'}")
+    nvrtc_version = report["nvrtc_version"] or f"not installed (optional: {nvrtc.install_command()})"
+    print(f"  NVRTC:           {nvrtc_version}")
     print("Libraries:")
     for loaded in report["libraries"]:
         print(f"  {loaded['name']:<10} {loaded['path']}  (found via {loaded['found_via']})")

@@ -36,8 +36,15 @@ import types
 
 from ._cuda.driver_errors import CompileError
 from ._pycuda.kernels import source_modules
-from ._pycuda.kernels.source_modules import (DynamicModule, DynamicSourceModule, SourceModule, clear_cache,
-                                             compile, nvrtc_version, supported_archs)
+from ._pycuda.kernels.source_modules import (
+    DynamicModule,
+    DynamicSourceModule,
+    SourceModule,
+    clear_cache,
+    compile,
+    nvrtc_version,
+    supported_archs,
+)
 
 __all__ = ["SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "CompileError",
            "DEFAULT_NVCC_FLAGS", "clear_cache", "nvrtc_version", "supported_archs"]

@@ -13,8 +13,28 @@ and ``stream=`` as in PyCUDA; ``fmod``, ``frexp``, ``ldexp`` and ``modf`` take f
 float64 (PyCUDA's are float32 only).
 """
 
-from ._pycuda.gpuarrays.cumath import (acos, asin, atan, ceil, cos, cosh, exp, fabs, floor, fmod, frexp, ldexp,
-                                       log, log10, modf, sin, sinh, sqrt, tan, tanh)
+from ._pycuda.gpuarrays.cumath import (
+    acos,
+    asin,
+    atan,
+    ceil,
+    cos,
+    cosh,
+    exp,
+    fabs,
+    floor,
+    fmod,
+    frexp,
+    ldexp,
+    log,
+    log10,
+    modf,
+    sin,
+    sinh,
+    sqrt,
+    tan,
+    tanh,
+)
 
 __all__ = ["acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "fabs", "floor", "fmod", "frexp", "ldexp", "log",
            "log10", "modf", "sin", "sinh", "sqrt", "tan", "tanh"]

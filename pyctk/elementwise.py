@@ -15,7 +15,12 @@ The kernel is written as PyCUDA writes it (a loop over ``i`` with a grid-wide st
 the element count), compiled by NVRTC on first call and kept in the kernel cache.
 """
 
-from ._pycuda.gpuarrays.elementwise import (ElementwiseKernel, ScalarArg, VectorArg, dtype_to_ctype,
-                                            get_elwise_module_source)
+from ._pycuda.gpuarrays.elementwise import (
+    ElementwiseKernel,
+    ScalarArg,
+    VectorArg,
+    dtype_to_ctype,
+    get_elwise_module_source,
+)
 
 __all__ = ["ElementwiseKernel", "ScalarArg", "VectorArg", "dtype_to_ctype", "get_elwise_module_source"]

@@ -25,12 +25,30 @@ contiguous memory), and ``GPUArray`` has ``sum``, ``max``, ``min``, ``dot`` meth
 wrap them without a copy; a GPUArray exports ``__cuda_array_interface__`` and ``__dlpack__``.
 """
 
-from ._pycuda.gpuarrays.arithmetic import (if_positive, logical_and, logical_not, logical_or, maximum, minimum,
-                                           where)
+from ._pycuda.gpuarrays.arithmetic import if_positive, logical_and, logical_not, logical_or, maximum, minimum, where
 from ._pycuda.gpuarrays.array import GPUArray
-from ._pycuda.gpuarrays.creation import (arange, asarray, concatenate, empty, empty_like, from_dlpack, full,
-                                         multi_put, multi_take, multi_take_put, ones, ones_like, reshape, stack,
-                                         take, to_gpu, to_gpu_async, transpose, zeros, zeros_like)
+from ._pycuda.gpuarrays.creation import (
+    arange,
+    asarray,
+    concatenate,
+    empty,
+    empty_like,
+    from_dlpack,
+    full,
+    multi_put,
+    multi_take,
+    multi_take_put,
+    ones,
+    ones_like,
+    reshape,
+    stack,
+    take,
+    to_gpu,
+    to_gpu_async,
+    transpose,
+    zeros,
+    zeros_like,
+)
 from ._pycuda.gpuarrays.launching import splay
 from ._pycuda.gpuarrays.reductions import all_ as all  # noqa: A004 - PyCUDA's names
 from ._pycuda.gpuarrays.reductions import any_ as any  # noqa: A004

@@ -14,9 +14,17 @@ of blocks folds the elements (warp shuffles, no ``volatile`` tricks, so struct r
 volatile operators), then one block folds their results. The result is a 0-d GPUArray.
 """
 
-from ._pycuda.gpuarrays.reductions import (ReductionKernel, get_all_kernel, get_any_kernel, get_dot_kernel,
-                                           get_minmax_kernel, get_subset_dot_kernel, get_subset_minmax_kernel,
-                                           get_subset_sum_kernel, get_sum_kernel)
+from ._pycuda.gpuarrays.reductions import (
+    ReductionKernel,
+    get_all_kernel,
+    get_any_kernel,
+    get_dot_kernel,
+    get_minmax_kernel,
+    get_subset_dot_kernel,
+    get_subset_minmax_kernel,
+    get_subset_sum_kernel,
+    get_sum_kernel,
+)
 
 __all__ = ["ReductionKernel", "get_all_kernel", "get_any_kernel", "get_dot_kernel", "get_minmax_kernel",
            "get_subset_dot_kernel", "get_subset_minmax_kernel", "get_subset_sum_kernel", "get_sum_kernel"]

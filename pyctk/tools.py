@@ -28,14 +28,32 @@ documentation's "Coming from PyCUDA" page.
 4
 """
 
-from ._pycuda.contexts.default_context import (clear_context_caches, context_dependent_memoize,
-                                               get_default_device, make_default_context,
-                                               mark_cuda_test)
+from ._pycuda.contexts.default_context import (
+    clear_context_caches,
+    context_dependent_memoize,
+    get_default_device,
+    make_default_context,
+    mark_cuda_test,
+)
 from ._pycuda.contexts.occupancy import DeviceData, OccupancyRecord
-from ._pycuda.kernels.c_types import (Argument, ScalarArg, VectorArg, dtype_to_ctype, get_arg_type,
-                                      get_or_register_dtype, parse_c_arg, register_dtype)
-from ._pycuda.memory.pools import (DeviceMemoryPool, PageLockedAllocator, PageLockedMemoryPool,
-                                   PooledDeviceAllocation, PooledHostAllocation, bitlog2)
+from ._pycuda.kernels.c_types import (
+    Argument,
+    ScalarArg,
+    VectorArg,
+    dtype_to_ctype,
+    get_arg_type,
+    get_or_register_dtype,
+    parse_c_arg,
+    register_dtype,
+)
+from ._pycuda.memory.pools import (
+    DeviceMemoryPool,
+    PageLockedAllocator,
+    PageLockedMemoryPool,
+    PooledDeviceAllocation,
+    PooledHostAllocation,
+    bitlog2,
+)
 
 __all__ = [
     "dtype_to_ctype", "get_or_register_dtype", "register_dtype", "parse_c_arg", "get_arg_type",

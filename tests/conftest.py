@@ -26,7 +26,7 @@ from pyctk._cuda import contexts
 REQUIRE_GPU = os.environ.get("PYCTK_REQUIRE_GPU", "") not in ("", "0")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_unavailable_reason() -> str | None:
     """Why there is no GPU to test on (no driver, no device), or None when there is one."""
     try:

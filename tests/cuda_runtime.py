@@ -38,14 +38,14 @@ class DeviceBuffer:
               "cudaMalloc")
 
     @classmethod
-    def from_array(cls, array: np.ndarray) -> "DeviceBuffer":
+    def from_array(cls, array: np.ndarray) -> DeviceBuffer:
         array = np.ascontiguousarray(array)
         buffer = cls(array.nbytes)
         check(buffer.runtime.cudaMemcpy(buffer.pointer, ctypes.c_void_p(array.ctypes.data),
                                         ctypes.c_size_t(array.nbytes), HOST_TO_DEVICE), "cudaMemcpy")
         return buffer
 
-    def to_array(self, shape, dtype, stream: "Stream | None" = None) -> np.ndarray:
+    def to_array(self, shape, dtype, stream: Stream | None = None) -> np.ndarray:
         """The buffer's first bytes as an array; copied in order on ``stream`` if given
         (only that stream is waited for), else after the whole device is idle."""
         out = np.empty(shape, dtype)
@@ -64,7 +64,7 @@ class DeviceBuffer:
             check(self.runtime.cudaFree(self.pointer), "cudaFree")
             self.pointer = ctypes.c_void_p()
 
-    def __enter__(self) -> "DeviceBuffer":
+    def __enter__(self) -> DeviceBuffer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pyctk._pycuda.compiling import headers as _cuda_headers
-from pyctk._cuda import loader as _loader
 from pyctk._build_config import CUDA_MAJOR
+from pyctk._cuda import loader as _loader
+from pyctk._pycuda.compiling import headers as _cuda_headers
 
 SOURCE = Path(__file__).resolve().parents[1] / "examples" / "nvrtc_c" / "vector_add.c"
 

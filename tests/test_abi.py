@@ -10,9 +10,8 @@ import subprocess
 import pytest
 
 import pyctk
-from pyctk._cuda import c_build as _c_build
-
 from c_programs import environment
+from pyctk._cuda import c_build as _c_build
 from released_abi import RELEASED, ROOT, abi
 
 LIBRARY = pyctk.get_library()

@@ -25,12 +25,9 @@ import pyctk.driver as cuda
 from pyctk import compiler, tools
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import driver_api
-from pyctk._pycuda.memory import arrays
-from pyctk._pycuda.memory import copies_nd
-from pyctk._pycuda.kernels import kernel_args
-from pyctk._pycuda.kernels import modules
-from pyctk._pycuda.kernels import textures
 from pyctk._pycuda.compiling import headers as _cuda_headers
+from pyctk._pycuda.kernels import kernel_args, modules, textures
+from pyctk._pycuda.memory import arrays, copies_nd
 from pyctk.gpuarray import vec
 
 CUDA_H = Path(_cuda_headers.header_folders()[0].path, "cuda.h").read_text()
@@ -73,9 +70,9 @@ def test_pycudas_values_and_constants():
 # Offsets and sizes from cuda.h (gcc's offsetof/sizeof on the 12.9 and 13.0 headers; LP64).
 LAYOUTS = {
     copies_nd.Memcpy2D: (128, {
-        "srcXInBytes": 0, "srcY": 8, "srcMemoryType": 16, "srcHost": 24, "srcDevice": 32, "srcArray": 40, "srcPitch": 48,
-        "dstXInBytes": 56, "dstY": 64, "dstMemoryType": 72, "dstHost": 80, "dstDevice": 88, "dstArray": 96,
-        "dstPitch": 104, "WidthInBytes": 112, "Height": 120}),
+        "srcXInBytes": 0, "srcY": 8, "srcMemoryType": 16, "srcHost": 24, "srcDevice": 32, "srcArray": 40,
+        "srcPitch": 48, "dstXInBytes": 56, "dstY": 64, "dstMemoryType": 72, "dstHost": 80, "dstDevice": 88,
+        "dstArray": 96, "dstPitch": 104, "WidthInBytes": 112, "Height": 120}),
     copies_nd.Memcpy3D: (200, {
         "srcXInBytes": 0, "srcY": 8, "srcZ": 16, "srcLOD": 24, "srcMemoryType": 32, "srcHost": 40, "srcDevice": 48,
         "srcArray": 56, "reserved0": 64, "srcPitch": 72, "srcHeight": 80, "dstXInBytes": 88, "dstY": 96, "dstZ": 104,
@@ -84,7 +81,8 @@ LAYOUTS = {
     copies_nd.Memcpy3DPeer: (200, {"srcArray": 56, "srcContext": 64, "srcPitch": 72, "dstArray": 144,
                                        "dstContext": 152, "dstPitch": 160, "Depth": 192}),
     arrays.ArrayDescriptor: (24, {"Width": 0, "Height": 8, "Format": 16, "NumChannels": 20}),
-    arrays.ArrayDescriptor3D: (40, {"Width": 0, "Height": 8, "Depth": 16, "Format": 24, "NumChannels": 28, "Flags": 32}),
+    arrays.ArrayDescriptor3D: (40, {"Width": 0, "Height": 8, "Depth": 16, "Format": 24, "NumChannels": 28,
+                                    "Flags": 32}),
     textures.ResourceDesc: (144, {"resType": 0, "res": 8, "flags": 136}),
     textures._LinearResource: (24, {"devPtr": 0, "format": 8, "numChannels": 12, "sizeInBytes": 16}),
     textures._Pitch2DResource: (40, {"devPtr": 0, "format": 8, "numChannels": 12, "width": 16, "height": 24,
@@ -377,7 +375,8 @@ def test_surface_object(created):
     ({"resource": 0x1000, "dtype": np.float32, "shape": (2, 3, 4)}, ValueError, "linear, shape=\\(n,\\)"),
     ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "pitch": 64}, ValueError, "pitch"),
     ({"resource": "memory", "dtype": np.float32, "shape": (4,)}, TypeError, "not device memory"),
-    ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "address_mode": [0, 0, 0, 0]}, ValueError, "address_mode"),
+    ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "address_mode": [0, 0, 0, 0]}, ValueError,
+     "address_mode"),
 ])
 def test_texture_object_errors(created, arguments, error, match):
     with pytest.raises(error, match=match):

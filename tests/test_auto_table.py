@@ -63,5 +63,8 @@ def test_the_librarys_table_is_what_the_measurements_give(tmp_path):
         auto_table.write_table(measurements["arch"], measurements["gpu"],
                                auto_table.winners(measurements["rows"]), table)
     written, library = table.read_text(), (ROOT / "libgpu" / "src" / "gemm" / "auto_table.c").read_text()
-    rows = lambda text: text[text.index("auto_choices[] = {"):]  # the header has the date
+
+    def rows(text):
+        return text[text.index("auto_choices[] = {"):]  # the header has the date
+
     assert rows(written) == rows(library)

@@ -57,9 +57,9 @@ def test_a_figure_is_read_from_the_first_machine_and_suite_that_has_it(tmp_path)
     def results(machine, suite, backend, tflops, date):
         path = tmp_path / machine / f"{suite}.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text('{"measured": {"gpu": "NVIDIA G%s", "gpus": 1, "date": "%s"}, "rows": '
-                        '[{"kind": "device", "backend": "%s", "dtype": "float32", "n": 8192, '
-                        '"tflops": %s}]}' % (machine[:3], date, backend, tflops))
+        path.write_text(f'{{"measured": {{"gpu": "NVIDIA G{machine[:3]}", "gpus": 1, "date": "{date}"}}, "rows": '
+                        f'[{{"kind": "device", "backend": "{backend}", "dtype": "float32", "n": 8192, '
+                        f'"tflops": {tflops}}}]}}')
     figure = headline.HEADLINE[0]
     results("h200-cu13", "complex", "tiled", 48.0, "2026-11-28")
     results("h100-cu13", "matmul", "tiled", 47.9, "2026-11-24")

@@ -65,7 +65,10 @@ def test_the_measured_object_of_a_run_here(monkeypatch):
 
 def test_matmul_names_the_suite_after_what_it_ran():
     matmul = benchmark_scripts.load("matmul")
-    suite = lambda only, dtypes=("float32",): matmul.suite_of({"only": list(only), "dtypes": list(dtypes)})
+
+    def suite(only, dtypes=("float32",)):
+        return matmul.suite_of({"only": list(only), "dtypes": list(dtypes)})
+
     assert suite(["device"], ["float32", "float16", "tf32"]) == "matmul"
     assert suite(["device"], ["complex64", "float32"]) == "complex"
     assert suite(["device"], ["c64-tf32"]) == "complex"
@@ -99,7 +102,7 @@ def test_the_performance_page_makes_tables_of_every_file(path, performance):
     assert made
     for caption, header, body in made:
         assert caption and body and all(len(cells) == len(header) for cells in body)
-    assert performance.measured_text(data).startswith(f"Measured on ")
+    assert performance.measured_text(data).startswith("Measured on ")
 
 
 def test_the_auto_choices_are_read_from_the_librarys_c_source(performance):
@@ -109,7 +112,10 @@ def test_the_auto_choices_are_read_from_the_librarys_c_source(performance):
     assert classes[-1][1] is None and all(bound for _, bound in classes[:-1])
     said, rows = performance.choices(performance.AUTO_TABLE.read_text())
     assert rows and said
-    text = lambda taken: performance.classes_text(taken, [("A", 32), ("B", 64), ("C", 512), ("D", None)])
+
+    def text(taken):
+        return performance.classes_text(taken, [("A", 32), ("B", 64), ("C", 512), ("D", None)])
+
     assert text(["A", "B"]) == "up to 64³"
     assert text(["A", "C", "D"]) == "up to 32³, and above 64³"
     assert text(["B"]) == "above 32³ up to 64³"

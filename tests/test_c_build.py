@@ -13,9 +13,9 @@ import pytest
 
 import pyctk
 from pyctk import __main__ as main_module
+from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import c_build as _c_build
 from pyctk._cuda import loader as _loader
-from pyctk._build_config import CUDA_MAJOR
 
 
 def pyctk_command(*args: str) -> subprocess.CompletedProcess:

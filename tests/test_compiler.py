@@ -18,15 +18,14 @@ import struct
 import numpy as np
 import pytest
 
+import loader_fakes
 import pyctk
-from pyctk._pycuda.kernels import source_modules as compiler
+from pyctk._build_config import CUDA_MAJOR
+from pyctk._cuda import nvrtc as _nvrtc
 from pyctk._pycuda.compiling import headers
 from pyctk._pycuda.kernels import kernel_args as _kernel_args
-from pyctk._cuda import nvrtc as _nvrtc
-from pyctk._build_config import CUDA_MAJOR
+from pyctk._pycuda.kernels import source_modules as compiler
 from pyctk._pycuda.kernels.kernel_args import Param
-
-import loader_fakes
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
@@ -306,7 +305,7 @@ def test_missing_nvrtc_names_the_pip_command(tmp_path):
 
 
 def test_info_gives_nvrtc_s_version():
-    assert pyctk.info()["nvrtc_version"] == "%d.%d" % _nvrtc.version()
+    assert pyctk.info()["nvrtc_version"] == "{}.{}".format(*_nvrtc.version())
 
 
 def test_value_bytes_checks_exact_types():

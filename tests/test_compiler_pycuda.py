@@ -26,17 +26,16 @@ from pathlib import Path
 
 import pytest
 
+import loader_fakes
 import pyctk
 import pyctk.driver as cuda
 from pyctk import compiler
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import nvjitlink as _nvjitlink
 from pyctk._pycuda.compiling import headers as _headers
+from pyctk._pycuda.compiling import nvcc_options as _nvcc_options
 from pyctk._pycuda.kernels import linking as _linking
 from pyctk._pycuda.kernels import modules as _modules
-from pyctk._pycuda.compiling import nvcc_options as _nvcc_options
-
-import loader_fakes
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {

@@ -23,8 +23,8 @@ import pytest
 
 import pyctk
 from pyctk._cuda import contexts as _contexts
-from pyctk._cuda import library as _library
 from pyctk._cuda import fork as _fork
+from pyctk._cuda import library as _library
 from pyctk._cuda import status as _status
 
 

@@ -27,9 +27,9 @@ import pyctk.driver as cuda
 from pyctk import tools
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import driver_api as _driver_api
+from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._pycuda.contexts import default_context as _default_context
 from pyctk._pycuda.contexts import devices as _devices
-from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._pycuda.memory import device as _memory
 
 

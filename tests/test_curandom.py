@@ -100,7 +100,8 @@ struct uint4 { unsigned int x, y, z, w; };
 struct uint2 { unsigned int x, y; };
 static uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return {x, y, z, w}; }
 static uint2 make_uint2(unsigned int x, unsigned int y) { return {x, y}; }
-static unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int) (((unsigned long long) a * b) >> 32); }
+static unsigned int __umulhi(unsigned int a, unsigned int b)
+{ return (unsigned int) (((unsigned long long) a * b) >> 32); }
 struct dim { unsigned int x; };
 static dim blockIdx, blockDim, threadIdx, gridDim;
 """

@@ -24,13 +24,13 @@ from hypothesis import strategies as st
 
 import pyctk
 from conftest import STAGES, stage_route
-from pyctk._cuda import cudart as _cudart
 from pyctk._arrays import device_array as _device_array
 from pyctk._arrays import dlpack as _dlpack
 from pyctk._arrays import interop as _interop
 from pyctk._arrays import memory as _memory
-from pyctk._cuda import streams as _streams
 from pyctk._arrays.dlpack import kDLCPU, kDLCUDA
+from pyctk._cuda import cudart as _cudart
+from pyctk._cuda import streams as _streams
 
 try:
     from ml_dtypes import bfloat16
@@ -613,7 +613,10 @@ def test_a_repeat_of_torch_tensors_runs_the_plan_kept_by_their_key(gpu_pointers,
 
     x, y = TorchTensorLike((3, 4), (4, 1)), TorchTensorLike((4, 2), (2, 1))
     _interop.device_operand(x)
-    layout = lambda t: (t.dtype, t.layout, t.shape, t.stride(), 1)
+
+    def layout(t):
+        return (t.dtype, t.layout, t.shape, t.stride(), 1)
+
     monkeypatch.setattr(repeat, "_device", {(layout(x), layout(y), 0, ("same_kind",)): kept})
     assert repeat.run(x, y, None, ("same_kind",)) == (0x7000, 0x7000, None)
     assert repeat.run(x, y, None, ("unsafe",)) is None  # other options: the full path

@@ -21,12 +21,12 @@ import pytest
 import pyctk
 import pyctk.driver as cuda
 from pyctk._cuda import driver_api as _driver_api
-from pyctk._pycuda.kernels import graphs as _graphs
 from pyctk._pycuda.compiling import headers as _headers
-from pyctk._pycuda.memory import device as _memory
 from pyctk._pycuda.contexts import streams as _streams
+from pyctk._pycuda.kernels import graphs as _graphs
 from pyctk._pycuda.kernels.kernel_args import Param
 from pyctk._pycuda.kernels.modules import Function
+from pyctk._pycuda.memory import device as _memory
 
 
 def _header(name: str) -> str:

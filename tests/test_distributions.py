@@ -66,7 +66,7 @@ def test_main_prints_the_warning(tmp_path, other_installed):
     env = dict(os.environ, PYTHONPATH=str(other_installed))
     run = subprocess.run([sys.executable, "-m", "pyctk", "--size", "64"], capture_output=True,
                          text=True, env=env, timeout=300, cwd=tmp_path)
-    assert f"WARNING: {OTHER}" in run.stdout or f"WARNING: pyctk-cu12 and pyctk-cu13" in run.stdout
+    assert f"WARNING: {OTHER}" in run.stdout or "WARNING: pyctk-cu12 and pyctk-cu13" in run.stdout
     assert "Traceback" not in run.stderr
 
 

@@ -23,8 +23,8 @@ import ast
 import doctest
 import importlib
 import inspect
-import platform
 import pkgutil
+import platform
 import re
 import shutil
 import subprocess
@@ -152,7 +152,8 @@ def test_no_example_is_skipped():
     assert not skipped, f"examples marked +SKIP never run; flag them +GPU instead: {skipped}"
 
 
-FENCE = re.compile(r"^(?P<gpu>(\{\.gpu\}|<!-- needs a GPU -->)\n)?```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
+FENCE = re.compile(r"^(?P<gpu>(\{\.gpu\}|<!-- needs a GPU -->)\n)?"
+                   r"```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
                    re.MULTILINE | re.DOTALL)
 
 

@@ -23,13 +23,13 @@ import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
 from pyctk import compiler
-from pyctk._pycuda.compiling import headers as _cuda_headers
+from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import driver_api as _driver_api
 from pyctk._cuda import driver_errors as _driver_errors
-from pyctk._pycuda.memory import device as _driver_memory
+from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._pycuda.kernels import modules as _driver_modules
-from pyctk._build_config import CUDA_MAJOR
 from pyctk._pycuda.kernels.kernel_args import Param
+from pyctk._pycuda.memory import device as _driver_memory
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 

@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from pyctk._build_config import CUDA_MAJOR, VERSION
-
 from c_programs import environment
 from conftest import gpu_unavailable_reason
+from pyctk._build_config import CUDA_MAJOR, VERSION
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 REQUIRE = os.environ.get("PYCTK_REQUIRE_EXAMPLES", "") not in ("", "0")

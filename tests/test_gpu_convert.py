@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 import pytest
-from gpu_arrays import device_array
-from strategies import SUPPORTED
 
 import pyctk
+from gpu_arrays import device_array
+from strategies import SUPPORTED
 
 pytestmark = pytest.mark.gpu
 

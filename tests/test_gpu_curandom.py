@@ -399,7 +399,8 @@ def test_sobol_is_the_sequence_and_skips(cls):
     generator.call_skip_ahead_array(gpuarray.to_gpu((np.arange(n) % 5).astype(generator._skip_dtype)))
     np.testing.assert_array_equal(generator.gen_uniform((1, n), raw).get(),
                                   sobol_points(directions, scramble, 11 + np.arange(n) % 5, 1))
-    np.testing.assert_array_equal(cls(offset=5).gen_uniform((2, n), raw).get(), sobol_points(directions, scramble, 5, 2))
+    np.testing.assert_array_equal(cls(offset=5).gen_uniform((2, n), raw).get(),
+                                  sobol_points(directions, scramble, 5, 2))
 
 
 @needs_curand

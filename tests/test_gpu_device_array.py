@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import pyctk
+from pyctk._arrays.device_array import asarray, empty, from_dlpack, zeros
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import library as _library
 from pyctk._cuda import streams as _streams
-from pyctk._arrays.device_array import asarray, empty, from_dlpack, zeros
 
 pytestmark = pytest.mark.gpu
 

@@ -36,7 +36,8 @@ WORK = textwrap.dedent(r'''
     maps = [line.split() for line in open("/proc/self/maps")]
     print(json.dumps({"results": {name: [repr(x) for x in value.ravel().tolist()] for name, value in results.items()},
                       "libraries": [library.name for library in loader.loaded_libraries()],
-                      "mapped_nvrtc": sorted({f[5] for f in maps if len(f) > 5 and "nvrtc" in f[5].rsplit("/", 1)[-1]})}))
+                      "mapped_nvrtc": sorted({f[5] for f in maps
+                                              if len(f) > 5 and "nvrtc" in f[5].rsplit("/", 1)[-1]})}))
 ''')
 
 

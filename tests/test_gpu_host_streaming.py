@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from pyctk._matmul import options as _host_options
 from pyctk._cuda import library as _library
+from pyctk._matmul import options as _host_options
 
 pytestmark = pytest.mark.gpu
 

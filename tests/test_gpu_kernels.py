@@ -20,11 +20,10 @@ import numpy as np
 import pytest
 
 import pyctk
+from cuda_runtime import DeviceBuffer, check, cudart
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 from pyctk._matmul import options as _host_options
-
-from cuda_runtime import DeviceBuffer, check, cudart
 
 try:
     from ml_dtypes import bfloat16
@@ -77,7 +76,9 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
     size = a.itemsize
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
             DeviceBuffer.from_array(c) as dc:
-        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
+        def at(buffer):
+            return ctypes.c_void_p(buffer.pointer.value + shift * size)
+
         _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code,
                       precision,
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
@@ -457,7 +458,9 @@ def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
     poison = np.full(size, POISON, np.uint8).view(bits)[0]
     with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
             DeviceBuffer.from_array(c) as dc:
-        at = lambda buffer: ctypes.c_void_p(buffer.pointer.value + shift * size)
+        def at(buffer):
+            return ctypes.c_void_p(buffer.pointer.value + shift * size)
+
         _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code, 0,
                       int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
                       stride_b, at(dc), ldc, stride_c, None)
@@ -524,7 +527,9 @@ def test_bool_many_true_pairs_stay_true(byte):
     """All of k true: the sum of the bytes' products is k (or 65025 k for bytes of 255, past
     2^31, where .satfinite stops it rather than let it wrap); C is true everywhere. Bytes
     other than 0 and 1 are true, as NumPy and gemm_tiled_bool read them."""
-    ones = lambda rng, count: np.full(count, byte, np.uint8).view(np.bool_)
+    def ones(rng, count):
+        return np.full(count, byte, np.uint8).view(np.bool_)
+
     check_exact(np.bool_, 16, 24, 1 << 17, 0, 1, values=ones)
     check_exact(np.bool_, 130, 40, 5000, 1, 0, values=ones, seed=1)
 
@@ -533,7 +538,9 @@ def test_bool_many_true_pairs_stay_true(byte):
 def test_bool_bytes_other_than_one_never_cancel(k):
     """Bytes of 1 and 255, both true: read as s8 their products would be +1 and -1 and many
     sums zero (false); the kernels multiply bool's bytes as u8, so every sum is positive."""
-    ones = lambda rng, count: rng.choice(np.array([1, 255], np.uint8), count).view(np.bool_)
+    def ones(rng, count):
+        return rng.choice(np.array([1, 255], np.uint8), count).view(np.bool_)
+
     check_exact(np.bool_, 200, 300, k, 0, 1, values=ones)
 
 
@@ -566,8 +573,9 @@ def test_wide_integers_every_byte_255(dtype, k):
     """Elements with every byte 255 (-1 or the largest unsigned): each diagonal's sum of
     byte products is as large as it gets, 255^2 (s + 1) k, which for 8-byte elements must
     stay exact below 2^32 in each chunk of k. C is NumPy's wrapped k (or k's negation)."""
-    full = lambda rng, count: np.full(count, np.iinfo(dtype).max if np.iinfo(dtype).min == 0
-                                      else -1, dtype)
+    def full(rng, count):
+        return np.full(count, np.iinfo(dtype).max if np.iinfo(dtype).min == 0 else -1, dtype)
+
     check_exact(dtype, 200, 300, k, 0, 1, values=full)
     check_exact(dtype, 160, 264, k, 1, 0, values=full, seed=1)
 

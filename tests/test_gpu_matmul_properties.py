@@ -6,8 +6,9 @@ exception types. The same comparison without a GPU is test_matmul_properties.py'
 from __future__ import annotations
 
 import pytest
-from gpu_arrays import LIBRARIES
 from hypothesis import given, settings
+
+from gpu_arrays import LIBRARIES
 from strategies import MatmulCase, matmul_cases
 from test_matmul_properties import QUIET, SETTINGS, check_on_gpu
 

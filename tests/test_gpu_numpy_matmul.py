@@ -4,15 +4,13 @@ point of the C library called directly. Compared value by value with NumPy."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import pyctk
+from cuda_runtime import DeviceBuffer, Stream
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
-
-from cuda_runtime import DeviceBuffer, Stream
 
 pytestmark = pytest.mark.gpu
 
@@ -188,8 +186,10 @@ def test_tf32_on_the_tiled_backend():
     a, b_t = random(rng, (512, 2048), np.float32), random(rng, (256, 2048), np.float32)
     expected = reference(a, b_t.T, np.dtype(np.float32))
     scale = np.linalg.norm(expected)
-    error = lambda b, **keywords: np.linalg.norm(
-        pyctk.matmul(a, b, backend="tiled", **keywords) - expected) / scale
+
+    def error(b, **keywords):
+        return np.linalg.norm(pyctk.matmul(a, b, backend="tiled", **keywords) - expected) / scale
+
     full = error(b_t.T)
     tf32 = {"a @ b.T": error(b_t.T, precision="tf32"),
             "a @ b": error(np.ascontiguousarray(b_t.T), precision="tf32")}

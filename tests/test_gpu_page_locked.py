@@ -10,8 +10,8 @@ import pytest
 
 import pyctk
 from pyctk._cuda import cudart as _cudart
-from pyctk._matmul import options as _host_options
 from pyctk._matmul import host_results as _host_results
+from pyctk._matmul import options as _host_options
 from test_gpu_host_streaming import CASES, check, lay_out
 from test_host_results import collect, empty_free_list  # noqa: F401 (a fixture)
 
@@ -80,7 +80,8 @@ def test_an_operand_locked_only_in_part_goes_through_the_staging(page_locked):
     check(pyctk.matmul(a, b, out=out), a, b)
 
 
-def test_a_dropped_result_s_memory_serves_the_next_page_locked(empty_free_list):
+@pytest.mark.usefixtures("empty_free_list")
+def test_a_dropped_result_s_memory_serves_the_next_page_locked():
     rng = np.random.default_rng(6)
     operands = [(rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32))
                 for _ in range(3)]
@@ -97,7 +98,8 @@ def test_a_dropped_result_s_memory_serves_the_next_page_locked(empty_free_list):
         collect()
 
 
-def test_a_block_dropped_unreleased_leaves_no_page_lock_behind(empty_free_list):
+@pytest.mark.usefixtures("empty_free_list")
+def test_a_block_dropped_unreleased_leaves_no_page_lock_behind():
     """A locked block dropped without being released (here: with the free list it was in) is
     unlocked: were CUDA to keep its lock, a new mapping at its addresses would be taken for
     page-locked memory, and the GPU would write to the old pages."""
@@ -125,7 +127,8 @@ def test_results_kept_alive_each_have_their_own_memory():
         check(result, a * i, b)
 
 
-def test_every_gpu_writes_into_a_page_locked_result(empty_free_list):
+@pytest.mark.usefixtures("empty_free_list")
+def test_every_gpu_writes_into_a_page_locked_result():
     if _cudart.device_count() < 2:
         pytest.skip("needs two GPUs")
     rng = np.random.default_rng(8)

@@ -19,8 +19,8 @@ from hypothesis.extra import numpy as hnp
 
 from pyctk import elementwise, gpuarray
 from pyctk._pycuda.gpuarrays import copying, launching
-from pyctk._pycuda.gpuarrays.elementwise import apart
 from pyctk._pycuda.gpuarrays.array import compact_strides
+from pyctk._pycuda.gpuarrays.elementwise import apart
 from pyctk._pycuda.kernels import source_modules
 
 BASE = 1 << 20  # a made-up device address: views are checked by their offsets from it

@@ -23,11 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 from pyctk import gpuarray
 from pyctk._pycuda.gpuarrays import arithmetic, copying, cumath, launching
 from pyctk._pycuda.kernels import source_modules
-
-from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 
 BASE = 1 << 24  # the made-up device address of Device's memory
 SCALARS = [True, 1, 1.0, 1j, np.int8(1), np.uint16(1), np.int64(1), np.uint64(1), np.float32(1),
@@ -712,7 +711,8 @@ def test_operations_need_a_gpuarray_and_out_must_be_one(device):
 
 
 def test_a_contiguous_kernel_loads_its_elements_before_it_stores_any():
-    # Four elements a thread, every load first: the loads need not wait for a store (docs/kernel-log.md, gpuarray steps 5-8).
+    # Four elements a thread, every load first: the loads need not wait for a store (docs/kernel-log.md,
+    # gpuarray steps 5-8).
     source = arithmetic._Plan(arithmetic.BINARY["+"], (np.dtype(np.float32), float), None).contiguous.source
     loads, stores = source.index("v0[u] = a0[i];"), source.index("o0[i] = v0[u] + v1;")
     assert f"ELEMENTS = {arithmetic.ELEMENTS}" in source and loads < stores

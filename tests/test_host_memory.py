@@ -28,11 +28,11 @@ from pyctk import tools
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import driver_api as _driver_api
 from pyctk._pycuda.compiling import headers as _cuda_headers
-from pyctk._pycuda.memory import host as _host_memory
-from pyctk._pycuda.memory import device as _memory
-from pyctk._pycuda.memory import pools as _pools
 from pyctk._pycuda.kernels.kernel_args import Param
 from pyctk._pycuda.kernels.modules import Function
+from pyctk._pycuda.memory import device as _memory
+from pyctk._pycuda.memory import host as _host_memory
+from pyctk._pycuda.memory import pools as _pools
 from test_host_results import collect
 
 CONTEXT = 0xC0FFEE          # the fake driver's one context

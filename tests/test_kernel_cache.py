@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from pyctk._pycuda.kernels import source_modules as compiler
-from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._cuda import driver_api as _driver_api
-from pyctk._pycuda.compiling import kernel_cache as _kernel_cache
 from pyctk._cuda import loader as _loader
 from pyctk._cuda import nvrtc as _nvrtc
+from pyctk._pycuda.compiling import headers as _cuda_headers
+from pyctk._pycuda.compiling import kernel_cache as _kernel_cache
+from pyctk._pycuda.kernels import source_modules as compiler
 
 SOURCE = "__global__ void k(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2; }"
 

@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 import pyctk
+from conftest import gpu_unavailable_reason
+from pyctk._build_config import CUDA_MAJOR, VERSION
 from pyctk._cuda import library as _library
 from pyctk._cuda import loader as _loader
 from pyctk._cuda import status as _status
-from pyctk._build_config import CUDA_MAJOR, VERSION
 from pyctk._cuda.errors import CONTEXT_LOST_ERRORS
-
-from conftest import gpu_unavailable_reason
 from released_abi import abi, released_constants
 
 LIBRARY = _loader.gpumatmul_path()

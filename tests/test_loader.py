@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 from loader_fakes import FakeLibs, place_wheels, run_loader
-from pyctk._cuda import loader as _loader
 from pyctk._build_config import CUDA_MAJOR
+from pyctk._cuda import loader as _loader
 from pyctk._cuda.errors import LibraryNotFoundError, PyctkError
 
 ALL = ("cudart", "cublasLt", "cublas")

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pyctk import _info
-
 from conftest import gpu_unavailable_reason
+from pyctk import _info
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

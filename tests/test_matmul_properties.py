@@ -24,14 +24,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis.control import currently_in_test_context
 
-import pyctk
-from pyctk._cuda import contexts as _contexts
-from pyctk._cuda import library as _library
-
 import gemm_emulation
+import pyctk
 from conftest import gpu_unavailable_reason
 from gpu_arrays import on_gpu, to_host
-from strategies import SUPPORTED, MatmulCase, matmul_cases
+from pyctk._cuda import contexts as _contexts
+from pyctk._cuda import library as _library
+from strategies import MatmulCase, matmul_cases
 
 # Values are small integers (tests/strategies.py), so every product is exact; the
 # tolerance covers only a cast of the result into out.

@@ -95,7 +95,7 @@ def test_pycudas_documented_dot_compiles_and_takes_a_number_as_neutral():
 
 @pytest.mark.parametrize("dtype", [*ALL, np.dtype(np.complex128)], ids=str)
 def test_scan_sources_compile(dtype):
-    operator = "a || b" if dtype == bool else "a+b"
+    operator = "a || b" if dtype == np.dtype(bool) else "a+b"
     compiles(InclusiveScanKernel(dtype, operator).source())
     compiles(ExclusiveScanKernel(dtype, operator, "0").source())
 

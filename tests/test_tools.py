@@ -12,8 +12,8 @@ import pytest
 import pyctk.driver as cuda
 import pyctk.tools as tools
 from pyctk._cuda import driver_api as _driver_api
-from pyctk._pycuda.kernels import c_types as _c_types
 from pyctk._pycuda.contexts import default_context as _default_context
+from pyctk._pycuda.kernels import c_types as _c_types
 
 
 @pytest.mark.parametrize("dtype, ctype", [

@@ -6,7 +6,8 @@ resolve is a broken reference and fails the build.
 """
 
 NITPICK_IGNORE_REGEX = [
-    (r"py:.*", r"(numpy|np|ctypes|typing|collections|dask|distributed|torch|cupy|jax|ml_dtypes|os|pathlib|enum|concurrent|threading|types)(\..*)?"),
+    (r"py:.*", r"(numpy|np|ctypes|typing|collections|dask|distributed|torch|cupy|jax|ml_dtypes|os|pathlib|enum|"
+               r"concurrent|threading|types)(\..*)?"),
     (r"py:.*", r"(int|float|complex|bool|str|bytes|bytearray|object|None|type|list|tuple|dict|set|"
                r"frozenset|callable|iterable|sequence|mapping|optional|array_like|array-like|"
                r"ArrayLike|DTypeLike|dtype_like|dtype|ndarray|memoryview|slice|Ellipsis|"

@@ -34,7 +34,8 @@ GPUS = {
     70: "Tesla V100", 72: "Jetson Xavier", 75: "RTX 20, T4",
     80: "A100, A30", 86: "RTX 30, A10, A40", 87: "Jetson Orin",
     89: "RTX 40, L4, L40", 90: "H100, H200, GH200",
-    100: "B200, GB200", 101: "Jetson Thor", 103: "B300, GB300", 110: "Jetson Thor", 120: "RTX 50, RTX PRO 6000", 121: "DGX Spark (GB10)",
+    100: "B200, GB200", 101: "Jetson Thor", 103: "B300, GB300", 110: "Jetson Thor",
+    120: "RTX 50, RTX PRO 6000", 121: "DGX Spark (GB10)",
 }
 
 

@@ -270,7 +270,9 @@ def gpuarray_tables(data: dict, rows: list[dict]) -> list[Table]:
     """gpuarray.py's rows: bandwidth, per call and first call, each library beside pyctk."""
     tables = []
     libraries = in_order(rows, "library")
-    header = lambda first: [first, *(LIBRARIES.get(x, x) for x in libraries), "pyctk's target"]
+
+    def header(first: str) -> list[str]:
+        return [first, *(LIBRARIES.get(x, x) for x in libraries), "pyctk's target"]
 
     def target(found: dict) -> str:
         ours = found.get("pyctk", {})

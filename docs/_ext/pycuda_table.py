@@ -41,7 +41,7 @@ import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,7 @@ class _SourceModule:
                 self.names.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
 
 
-@lru_cache(maxsize=None)
+@cache
 def pyctk_module(name: str) -> Any:
     """The pyctk module ``name`` (None if there is none)."""
     if name in STARTS_CUDA:
@@ -141,7 +141,7 @@ def _top(module: Any, name: str) -> tuple[bool, Any]:
     return hasattr(module, name), getattr(module, name, None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _instance_attributes(cls: type) -> frozenset[str]:
     """The attributes the methods of ``cls`` and its pyctk bases assign to ``self``, and
     their ``__slots__``."""

@@ -7,8 +7,8 @@ or ``pyctk-cu12[nvrtc]`` and a GPU).
 
 import numpy as np
 
-import pyctk.driver as cuda                  # was: import pycuda.driver as cuda
-from pyctk.compiler import SourceModule      # was: from pycuda.compiler import SourceModule
+import pyctk.driver as cuda  # was: import pycuda.driver as cuda
+from pyctk.compiler import SourceModule  # was: from pycuda.compiler import SourceModule
 
 mod = SourceModule("""
 __global__ void add(int *x, int *y, int *z, int n) {

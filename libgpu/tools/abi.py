@@ -74,7 +74,8 @@ def struct_fields(code: str) -> list[tuple[str, str]]:
 def fields(include_dir: str | Path, code: str, cc: str = "cc") -> list[str]:
     prints = "".join(f'    printf("field {s} {f} %zu %zu\\n", offsetof({s}, {f}), sizeof(((const {s} *)0)->{f}));\n'
                      for s, f in struct_fields(code))
-    source = f"#include <stddef.h>\n#include <stdio.h>\n#include \"{HEADER}\"\nint main(void) {{\n{prints}    return 0;\n}}\n"
+    source = (f"#include <stddef.h>\n#include <stdio.h>\n#include \"{HEADER}\"\n"
+              f"int main(void) {{\n{prints}    return 0;\n}}\n")
     with tempfile.TemporaryDirectory() as folder:
         program = Path(folder, "layout")
         Path(folder, "layout.c").write_text(source)

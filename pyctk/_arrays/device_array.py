@@ -33,7 +33,8 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

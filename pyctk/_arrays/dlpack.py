@@ -30,9 +30,9 @@ which the protocol allows.
 from __future__ import annotations
 
 import ctypes
-from ctypes import (POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint32,
-                    c_uint64, c_void_p)
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from ctypes import POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import c_void_p
-from typing import Iterator
 
 from . import cudart, fork, library, status
 

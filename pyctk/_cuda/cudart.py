@@ -21,9 +21,10 @@ from __future__ import annotations
 import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
-from typing import Callable, Iterator
+from typing import Callable
 
 from .._build_config import CUDA_MAJOR
 from . import fork, status

@@ -24,8 +24,7 @@ from __future__ import annotations
 import _thread  # its lock is threading.Lock; importing threading costs ~0.6 ms
 import ctypes
 import os
-from ctypes import (POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint,
-                    c_uint64, c_ushort, c_void_p)
+from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint, c_uint64, c_ushort, c_void_p
 from types import SimpleNamespace
 
 from .._build_config import CUDA_MAJOR

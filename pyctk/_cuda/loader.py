@@ -36,9 +36,10 @@ import os
 import re
 import struct
 import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 try:  # importable as pyctk._cuda.loader and, by the build, as a plain file
     from .errors import LibraryNotFoundError, PyctkError
@@ -278,7 +279,7 @@ def _not_found_message(spec: LibrarySpec, tried: list[str], search_path: Sequenc
     unset = [f"  ${v}: not set" for v in ("CUDA_PATH", "CUDA_HOME") if not environ.get(v)]
     lines = [f"pyctk could not load {spec.file_name} (CUDA {spec.major} {spec.name}).",
              "Searched, in order:",
-             f"  already loaded in this process: no",
+             "  already loaded in this process: no",
              *looked, *unset, *(f"  {t}" for t in tried),
              f"Fix: {spec.pip_install}",
              "Set PYCTK_DEBUG_LOAD=1 to log every step."]

@@ -9,8 +9,9 @@ NVRTC runs on the CPU: compiling needs no GPU and no driver.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from .driver_errors import CompileError
 from .optional_library import OptionalLibrary

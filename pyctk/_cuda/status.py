@@ -7,8 +7,15 @@ One table for the C library and for the CUDA runtime calls pyctk makes itself
 from __future__ import annotations
 
 from .._build_config import CUDA_MAJOR
-from .errors import (ContextLostError, CudaError, NoDeviceError, NoDriverError,
-                     NoKernelImageError, OutOfMemoryError, UnsupportedError)
+from .errors import (
+    ContextLostError,
+    CudaError,
+    NoDeviceError,
+    NoDriverError,
+    NoKernelImageError,
+    OutOfMemoryError,
+    UnsupportedError,
+)
 
 # enum gpumatmul_status (gpumatmul.h), named as there; the values never change, new ones
 # are appended.

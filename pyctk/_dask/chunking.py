@@ -13,7 +13,8 @@ side far below its rate. Pure Python and NumPy: no dask, no GPU.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike

@@ -102,7 +102,7 @@ def code(dtype: np.dtype) -> int:
     return number
 
 
-@functools.lru_cache(maxsize=None)  # dtype.name takes microseconds, and every call needs a code
+@functools.cache  # dtype.name takes microseconds, and every call needs a code
 def _code(dtype: np.dtype) -> int | None:
     row = DTYPES.get(dtype.name) if dtype.isnative else None
     return None if row is None else row.code

@@ -27,7 +27,7 @@ from __future__ import annotations
 import _thread
 import math
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-from typing import Any, NamedTuple, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 from numpy.typing import DTypeLike

@@ -1,7 +1,8 @@
 """Stage 5 of a product: wrap the result as the caller gets it.
 
 A temporary is moved into ``out`` (cast as ``casting=`` allowed: NumPy's copyto on the
-host, a copy kernel on the GPU, on the product's stream), and ``out=`` itself is returned; a new result has its core axes where ``axes=`` puts them (a view),
+host, a copy kernel on the GPU, on the product's stream), and ``out=`` itself is returned;
+a new result has its core axes where ``axes=`` puts them (a view),
 and is a NumPy scalar for host 1-D @ 1-D, as in NumPy; a new GPU result is the DeviceArray
 the C call allocated.
 """

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..._build_config import CUDA_MAJOR
 from ..._cuda import loader
@@ -60,7 +61,7 @@ def _distribution(site: str, pip_name: str) -> str:
     return f"{pip_name} (no .dist-info in {site})"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _find(major: int, search_path: tuple[str, ...] | None) -> tuple[list[HeaderFolder], list[str]]:
     found, missing = [], []
     for folder, probe, pip_name in HEADER_WHEELS[major]:

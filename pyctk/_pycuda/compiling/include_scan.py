@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 

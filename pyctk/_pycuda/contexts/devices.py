@@ -28,8 +28,7 @@ import enum
 import os
 import warnings
 from _thread import _local
-from ctypes import (CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_void_p,
-                    create_string_buffer)
+from ctypes import CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
 
 from ..._cuda import contexts, driver_api, driver_errors, library
 

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -383,7 +384,7 @@ def _holding(value: int) -> type:
 
 # -- kernels ---------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(operation: Operation, inputs: tuple, results: tuple, outputs: tuple, axes: int,
             wide: bool) -> Kernel:
     """The kernel of ``operation`` reading ``inputs`` ((parameter dtype, loop dtype, is an
@@ -735,7 +736,8 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
             plan.contiguous(*grid, handle, *values, n)
             return grid
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
-    lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts])
+    lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape)
+                                                  for _, own, strides, _ in layouts])
     for slot, layout in zip(range(len(outputs)), layouts):
         values[slot] = layout[0]
     for slot, layout in zip(plan.slots, layouts[len(outputs):]):

@@ -20,7 +20,8 @@ import math
 import numbers
 import operator
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def _item_type(itemsize: int) -> str:
     return f"struct alignas({alignment}) item_t {{ unsigned char bytes[{itemsize}]; }}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _strided_kernel(itemsize: int, axes: int) -> Kernel:
     item = _item_type(itemsize)
     name = f"pyctk_copy_strided_{itemsize}_{axes}"
@@ -112,7 +112,7 @@ def _conversion(to: np.dtype, frm: np.dtype) -> str:
     return f"({ctype}) ({value})"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cast_kernel(to: np.dtype, frm: np.dtype) -> Kernel:
     name = f"pyctk_cast_{to.str[1:]}_{frm.str[1:]}"
     header = COMPLEX_HEADER if needs_complex(dtypes=[to, frm]) else ""
@@ -132,7 +132,7 @@ def cast(dst: int, to: np.dtype, src: int, frm: np.dtype, n: int, stream: int) -
         _cast_kernel(np.dtype(to), np.dtype(frm))(blocks, threads, stream, dst, src, n)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fill_kernel(itemsize: int) -> Kernel:
     name = f"pyctk_fill_{itemsize}"
     source = (f"typedef {_item_type(itemsize)} item;\n"

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -273,7 +274,7 @@ def ones_like(other_ary: GPUArray, dtype: Any = None, order: str = "K") -> GPUAr
     return empty_like(other_ary, dtype, order).fill(1)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _arange_kernel(dtype: np.dtype) -> Kernel:
     ctype, name = dtype_to_ctype(dtype), f"pyctk_arange_{dtype.str[1:]}"
     source = (f'extern "C" __global__ void {name}({ctype} *z, {ctype} start, {ctype} step, unsigned long n)\n'
@@ -498,7 +499,7 @@ def reshape(a: GPUArray, *shape: Any, **kwargs: Any) -> GPUArray:
     return a.reshape(*shape, **kwargs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gather_kernel(itemsize: int, index: np.dtype) -> Kernel:
     """``out[i] = src[idx[i]]`` for items of ``itemsize`` bytes (scatter: ``dst[idx[i]] = src[i]``)."""
     name = f"pyctk_take_{itemsize}_{index.str[1:]}"

@@ -83,12 +83,13 @@ def _function(name: str) -> Callable[..., GPUArray]:
     function.__name__ = function.__qualname__ = name
     given, shown = _EXAMPLES[name]
     result = f"cumath.{name}(a).get()" + ("" if name in _EXACT else ".round(4)")
-    integer_note = ("integer arrays keep their dtype (an integer is its own ``{0}``)".format(name)
+    integer_note = (f"integer arrays keep their dtype (an integer is its own ``{name}``)"
                     if name in ("ceil", "floor") else
                     "integer arrays give NumPy's float dtype (float64 for int32; float16, for int8 "
                     "and uint8, is refused: convert first)")
     complex_note = "" if name in ("fabs", "ceil", "floor") else ", complex arrays the complex one"
-    function.__doc__ = f"""C's ``{name}`` of each element, as NumPy's ``{FUNCTIONS[name].__name__}`` (PyCUDA's ``cumath.{name}``).
+    function.__doc__ = f"""C's ``{name}`` of each element, as NumPy's ``{FUNCTIONS[name].__name__}``
+    (PyCUDA's ``cumath.{name}``).
 
     float32 arrays use CUDA's float function (``{name}f``), float64 the double one{complex_note}.
     Unlike PyCUDA's: {integer_note}, any layout works, and ``out`` takes the result cast as

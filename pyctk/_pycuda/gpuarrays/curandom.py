@@ -96,7 +96,7 @@ def rand_source(dtype: np.dtype) -> str:
             f"  }}\n}}\n")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rand_kernel(dtype: np.dtype) -> Kernel:
     return Kernel(rand_source(dtype), "pyctk_philox_rand", ["P", "Q", "I"])
 
@@ -160,7 +160,8 @@ def _to_gpu(host: np.ndarray) -> GPUArray:
 
 
 def seed_getter_uniform(n: int) -> GPUArray:
-    """``n`` equal int32 seeds, one value of Python's ``random.randint(0, 2**31 - 1)``, as PyCUDA's ``seed_getter_uniform``.
+    """``n`` equal int32 seeds, one value of Python's ``random.randint(0, 2**31 - 1)``,
+    as PyCUDA's ``seed_getter_uniform``.
 
     A ``seed_getter`` for :class:`XORWOWRandomNumberGenerator` and
     :class:`MRG32k3aRandomNumberGenerator`: every generator gets the same seed (each still
@@ -306,7 +307,8 @@ def generate_direction_vectors(count: int, direction: direction_vector_set | Non
 
 
 def generate_scramble_constants32(count: int) -> GPUArray:
-    """cuRAND's scramble constants for ``count`` dimensions of scrambled 32-bit Sobol, as PyCUDA's ``generate_scramble_constants32``.
+    """cuRAND's scramble constants for ``count`` dimensions of scrambled 32-bit Sobol,
+    as PyCUDA's ``generate_scramble_constants32``.
 
     Parameters
     ----------
@@ -328,7 +330,8 @@ def generate_scramble_constants32(count: int) -> GPUArray:
 
 
 def generate_scramble_constants64(count: int) -> GPUArray:
-    """cuRAND's scramble constants for ``count`` dimensions of scrambled 64-bit Sobol, as PyCUDA's ``generate_scramble_constants64``.
+    """cuRAND's scramble constants for ``count`` dimensions of scrambled 64-bit Sobol,
+    as PyCUDA's ``generate_scramble_constants64``.
 
     Parameters
     ----------
@@ -466,7 +469,7 @@ class _Compiled(NamedTuple):
     generators_per_block: int  # the most threads a block of every kernel can have
 
 
-@functools.lru_cache(maxsize=None)  # per process: the module serves every context of the device
+@functools.cache  # per process: the module serves every context of the device
 def _compiled(kind: str, device: int) -> _Compiled:
     source, kernels = generator_source(kind), _kernels(_KINDS[kind])
     launchers = {name: Kernel(source, name, codes) for name, (_, codes) in kernels.items()}
@@ -608,7 +611,8 @@ class _RandomNumberGeneratorBase:
         self._fill(_NORMAL, "fill_normal", data, (), stream)
 
     def fill_log_normal(self, data: GPUArray, mean: float, stddev: float, stream: Any = None) -> None:
-        """Fill ``data`` with log-normal numbers, ``exp`` of normal numbers of ``mean`` and ``stddev``, as PyCUDA's ``fill_log_normal``.
+        """Fill ``data`` with log-normal numbers, ``exp`` of normal numbers of ``mean`` and ``stddev``,
+        as PyCUDA's ``fill_log_normal``.
 
         Parameters
         ----------
@@ -767,7 +771,8 @@ class _PseudoRandomNumberGeneratorBase(_RandomNumberGeneratorBase):
         self._prepare(seed._contiguous(), 0, offset)
 
     def call_skip_ahead_sequence(self, i: int, stream: Any = None) -> None:
-        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_sequence`` (PyCUDA's ``call_skip_ahead_sequence``).
+        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_sequence``
+        (PyCUDA's ``call_skip_ahead_sequence``).
 
         Unlike PyCUDA's, every generator moves, not only the first block's.
 
@@ -885,7 +890,8 @@ class MRG32k3aRandomNumberGenerator(_PseudoRandomNumberGeneratorBase):
     _kind = "MRG32k3a"
 
     def call_skip_ahead_subsequence(self, i: int, stream: Any = None) -> None:
-        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_subsequence`` (PyCUDA's ``call_skip_ahead_subsequence``).
+        """Move every generator ``i`` subsequences on: cuRAND's ``skipahead_subsequence``
+        (PyCUDA's ``call_skip_ahead_subsequence``).
 
         Unlike PyCUDA's, every generator moves, not only the first block's.
 

@@ -15,7 +15,8 @@ parameter's C type. Calls are asynchronous, on ``stream`` (None: the legacy defa
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

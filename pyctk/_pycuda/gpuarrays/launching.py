@@ -27,7 +27,8 @@ import ctypes
 import functools
 import struct
 import threading
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from ..._cuda import driver_api, streams
 from ..kernels import source_modules
@@ -56,7 +57,7 @@ _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this
 _CONFIG = "7I4xPPI4x"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def multiprocessor_count(device: int) -> int:
     """How many multiprocessors ``device`` has."""
     return driver_api.query_int("cuDeviceGetAttribute", 16, device)  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
@@ -73,7 +74,8 @@ def geometry(n: int, device: int = 0, family: str = "own") -> tuple[int, int]:
 
 
 def splay(n: int, dev: Any = None) -> tuple[tuple[int, int], tuple[int, int, int]]:
-    """The grid and block of a kernel that loops over ``n`` elements with a grid-wide stride (PyCUDA's ``gpuarray.splay``).
+    """The grid and block of a kernel that loops over ``n`` elements with a grid-wide stride
+    (PyCUDA's ``gpuarray.splay``).
 
     A warp per block while there are few elements, then up to 32 blocks a multiprocessor,
     then up to 128 threads a block: PyCUDA's rule, for launching your own
@@ -172,7 +174,7 @@ class Kernel:
                                      f"blocks of {threads} threads")
 
 
-@functools.lru_cache(maxsize=None)  # loaded for the rest of the process
+@functools.cache  # loaded for the rest of the process
 def loaded_module(source: str, options: tuple[str, ...] | None = None) -> Any:
     """The module of ``source`` (C++ as it is: kernels declare ``extern "C"``), compiled or read
     from the cache once per process; every ``Kernel`` of one source shares it."""

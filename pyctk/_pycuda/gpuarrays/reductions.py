@@ -28,14 +28,22 @@ from __future__ import annotations
 import builtins
 import functools
 import string
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from ..._cuda import driver_api
 from ..kernels.c_types import Argument, VectorArg, dtype_to_ctype
-from .elementwise import (COMPLEX_HEADER, needs_complex, parse_arguments, scalar_packer, struct_code,
-                          vector_pointer, warp_shuffle)
+from .elementwise import (
+    COMPLEX_HEADER,
+    needs_complex,
+    parse_arguments,
+    scalar_packer,
+    struct_code,
+    vector_pointer,
+    warp_shuffle,
+)
 from .launching import Kernel, multiprocessor_count, stream_handle
 
 THREADS = 256      # threads per block, both stages
@@ -116,7 +124,7 @@ ${name}(out_type *pyctk_out, ${parameters}unsigned long n)
 _INDEX = {False: ("", "const size_t i = "), True: ("long start, long step, ", "const long i = start + step * (long) ")}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _wave(kernel: Kernel, device: int) -> int:
     """How many blocks of ``kernel`` (THREADS threads each) ``device`` runs at once: its
     multiprocessors times what one holds, by threads and by registers (allocated per warp
@@ -259,9 +267,9 @@ class ReductionKernel:
         """
         dtypes = [self.dtype_out, *(a.dtype for a in self.arguments)]
         complex_ = needs_complex(self.neutral, self.reduce_expr, self.map_expr, self.preamble, dtypes=dtypes)
-        common = _COMMON.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("down"), reduce_expr=self.reduce_expr,
-                                    out_type=dtype_to_ctype(self.dtype_out), preamble=self.preamble,
-                                    warps=THREADS // 32, neutral=self.neutral)
+        common = _COMMON.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("down"),
+                                    reduce_expr=self.reduce_expr, out_type=dtype_to_ctype(self.dtype_out),
+                                    preamble=self.preamble, warps=THREADS // 32, neutral=self.neutral)
         declared = "".join(f"{a.declarator()}, " for a in self.arguments)
         range_parameters, index = _INDEX[use_range]
         stage1 = self._stage(f"{self.name}_stage1", declared + range_parameters, index, self.map_expr)
@@ -357,7 +365,7 @@ _OPERATIONS = {
 _EXTREME_NAMES = {"max": "maximum", "min": "minimum"}  # NumPy's, for its empty-array message
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builtin(operation: str, dtype_out: np.dtype, inputs: tuple[np.dtype, ...],
              subset: np.dtype | None = None) -> ReductionKernel:
     """The ReductionKernel of ``operation`` over arrays of ``inputs`` (indexed through an
@@ -392,12 +400,12 @@ def _extreme_neutral(what: str, dtype: np.dtype) -> str:
     return f"{value}ULL" if value >= 0 else f"(-{-value - 1}LL - 1)"  # (no literal is negative in C)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return np.sum(np.zeros(1, dtype)).dtype
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _result_type(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.result_type(a, b)
 
@@ -863,7 +871,8 @@ def get_all_kernel(dtype_out: Any, dtype_in: Any) -> ReductionKernel:
 
 
 def get_minmax_kernel(what: str, dtype: Any) -> ReductionKernel:
-    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.max` or :func:`~pyctk.gpuarray.min` (PyCUDA's ``get_minmax_kernel``).
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.max` or :func:`~pyctk.gpuarray.min`
+    (PyCUDA's ``get_minmax_kernel``).
 
     Unlike PyCUDA's, its fold lets NaN win, as NumPy's ``max`` does.
 
@@ -887,7 +896,8 @@ def get_minmax_kernel(what: str, dtype: Any) -> ReductionKernel:
 
 
 def get_subset_minmax_kernel(what: str, dtype: Any, dtype_subset: Any) -> ReductionKernel:
-    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_max` or :func:`~pyctk.gpuarray.subset_min` (PyCUDA's ``get_subset_minmax_kernel``).
+    """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_max` or :func:`~pyctk.gpuarray.subset_min`
+    (PyCUDA's ``get_subset_minmax_kernel``).
 
     Parameters
     ----------

@@ -19,7 +19,8 @@ input's dtype is checked, and non-contiguous arrays are scanned through a contig
 from __future__ import annotations
 
 import string
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -155,9 +156,10 @@ class _ScanKernelBase:
         """
         complex_ = needs_complex(self.scan_expr, self.neutral or "", self.preamble, dtypes=[self.dtype])
         neutral = f"#define PYCTK_NEUTRAL ({self.neutral})\n" if self.exclusive else ""
-        return _SOURCE.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("up"), scan_expr=self.scan_expr,
-                                  exclusive=int(self.exclusive), neutral=neutral, preamble=self.preamble,
-                                  scan_type=dtype_to_ctype(self.dtype), name=f"{self.name_prefix}_scan_tiles",
+        return _SOURCE.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("up"),
+                                  scan_expr=self.scan_expr, exclusive=int(self.exclusive), neutral=neutral,
+                                  preamble=self.preamble, scan_type=dtype_to_ctype(self.dtype),
+                                  name=f"{self.name_prefix}_scan_tiles",
                                   threads=THREADS, warps=THREADS // 32, rounds=ROUNDS, tile=TILE)
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None, stream: Any = None) -> Any:

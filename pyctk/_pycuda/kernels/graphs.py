@@ -2,7 +2,8 @@
 
 Released PyCUDA has no graphs; this is the API of its open pull request #424 (graphs,
 ``Stream.begin_capture`` ...), the least surprising one for PyCUDA programs: work captured
-from a stream (``Graph`` has an example), or ``graph = Graph()``, ``node = graph.add_kernel_node(*args, func=f, block=(256, 1, 1),
+from a stream (``Graph`` has an example), or ``graph = Graph()``,
+``node = graph.add_kernel_node(*args, func=f, block=(256, 1, 1),
 dependencies=[earlier_node])``, ``graph.instantiate().launch()``. A kernel node's arguments
 are a launch's (``Function.__call__``'s), less ``In``/``Out``/``InOut``, whose copies would
 be made once, not at each launch. Graphs keep the device memory their kernel nodes were given

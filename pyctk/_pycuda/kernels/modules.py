@@ -21,9 +21,10 @@ from __future__ import annotations
 import ctypes
 import enum
 import os
+from collections.abc import Sequence
 from ctypes import byref, c_char, c_size_t, c_void_p
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -9,13 +9,13 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple
 
 from ..._build_config import CUDA_MAJOR
 from ..._cuda import driver_api, loader, nvrtc
-from ..._cuda.driver_errors import LogicError
-from ..._cuda.driver_errors import CompileError
+from ..._cuda.driver_errors import CompileError, LogicError
 from ..._cuda.errors import UnsupportedError
 from ..compiling import headers, include_scan, kernel_cache, nvcc_options
 from . import kernel_args, textures

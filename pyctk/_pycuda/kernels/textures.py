@@ -263,7 +263,7 @@ class TextureObject(ResourceObject):
     ...                               block=(1, 1, 1))
     >>> out                                          # the mean of the four
     array([1.5], dtype=float32)
-    """
+    """  # noqa: E501 - its first line is the signature Sphinx shows, and must be one line
 
     _destroy, _get_resource = "cuTexObjectDestroy", "cuTexObjectGetResourceDesc"
 
@@ -353,7 +353,7 @@ class TextureReferenceError(LogicError, TypeError):
     Traceback (most recent call last):
         ...
     pyctk.driver.TextureReferenceError: TextureReference(): texture references were removed from CUDA in version 12.0, ...
-    """
+    """  # noqa: E501 - a doctest's expected exception, compared as written
 
 
 TextureReferenceError.__module__ = "pyctk.driver"

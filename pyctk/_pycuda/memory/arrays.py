@@ -299,7 +299,7 @@ def dtype_to_array_format(dtype: Any) -> array_format:
     Traceback (most recent call last):
         ...
     TypeError: cannot convert dtype 'float64' to an array format: CUDA arrays hold (u)int8, (u)int16, (u)int32, float16 and float32
-    """
+    """  # noqa: E501 - a doctest's expected exception, compared as written
     try:
         return _FORMATS[np.dtype(dtype)]
     except KeyError:
