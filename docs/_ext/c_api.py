@@ -7,9 +7,9 @@ The reference is the checkout's header, rendered by hawkmoth through libclang fr
 - No compiler is run: ``hawkmoth_autoconf`` is off (it would run ``clang`` to find the
   system headers). The header includes two standard headers, stddef.h and stdint.h, which
   belong to the compiler: the wheel's libclang has none. They are written here, in the build's
-  doctree folder, from the types clang predefines (``__SIZE_TYPE__``...), with
-  gpumatmul_version.h, which the build generates from libgpu/VERSION (made here as
-  meson.build makes it). Nothing of them is rendered.
+  doctree folder, from the types clang predefines (``__SIZE_TYPE__``...). The header's
+  gpumatmul_version.h, which the build generates from libgpu/VERSION, is the installed
+  package's (``pyctk.get_include()``). Nothing of them is rendered.
 - The header's documentation comments (``/** ... */`` before a declaration, or, for a group
   of declarations, before another comment) are reStructuredText, with one convention of
   C headers added: text in single backticks is code. `gpumatmul_create()` links to that
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pyctk
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "libgpu" / "include"
@@ -49,19 +51,9 @@ typedef __UINTPTR_TYPE__ uintptr_t;
 """
 
 
-def version_header() -> str:
-    """gpumatmul_version.h as meson.build's configure_file makes it from libgpu/VERSION."""
-    version = (ROOT / "libgpu" / "VERSION").read_text().strip()
-    major, minor, patch = (int(part) for part in version.split("."))
-    template = (INCLUDE / "gpumatmul_version.h.in").read_text()
-    return (template.replace("@VERSION@", version)
-            .replace("@GPUMATMUL_VERSION@", str(major * 10000 + minor * 100 + patch)))
-
-
 def write_headers(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in (("stddef.h", STDDEF_H), ("stdint.h", STDINT_H),
-                       ("gpumatmul_version.h", version_header())):
+    for name, text in (("stddef.h", STDDEF_H), ("stdint.h", STDINT_H)):
         path = folder / name
         if not path.is_file() or path.read_text() != text:  # unchanged: the parse stays cached
             path.write_text(text)
@@ -72,7 +64,7 @@ def configure(app, config) -> None:
     write_headers(headers)
     config.hawkmoth_root = str(INCLUDE)
     config.hawkmoth_autoconf = None
-    config.hawkmoth_clang = ["-nostdinc", f"-isystem{headers}"]
+    config.hawkmoth_clang = ["-nostdinc", f"-isystem{headers}", f"-I{pyctk.get_include()}"]
     config.hawkmoth_transform_default = TRANSFORM
 
 
