@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import re
 import statistics
 from pathlib import Path
@@ -35,9 +36,13 @@ from pyctk._cuda import library as _library
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "libgpu" / "src" / "gemm" / "auto_table.c"
 
-CLASSES = {"SHAPE_TINY": (16, 32), "SHAPE_VERY_SMALL": (48, 64), "SHAPE_SMALL": (128, 512),
-           "SHAPE_MEDIUM": (1024, 2048),
-           "SHAPE_LARGE": (4096, 8192)}
+CLASSES = {
+    "SHAPE_TINY": (16, 32),
+    "SHAPE_VERY_SMALL": (48, 64),
+    "SHAPE_SMALL": (128, 512),
+    "SHAPE_MEDIUM": (1024, 2048),
+    "SHAPE_LARGE": (4096, 8192),
+}
 # (name, gpumatmul_dtype, torch dtype, gpumatmul_precision, B transposed)
 CASES = [
     ("float32", "GPUMATMUL_FLOAT32", "float32", "GPUMATMUL_PRECISION_HIGHEST", 0),
@@ -49,9 +54,16 @@ CASES = [
     ("complex64 tf32", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_TF32", 0),
     ("complex128", "GPUMATMUL_COMPLEX128", "complex128", "GPUMATMUL_PRECISION_HIGHEST", 0),
 ]
-CODES = {"GPUMATMUL_FLOAT32": 0, "GPUMATMUL_FLOAT64": 1, "GPUMATMUL_FLOAT16": 2,
-         "GPUMATMUL_BFLOAT16": 3, "GPUMATMUL_COMPLEX64": 4, "GPUMATMUL_COMPLEX128": 5,
-         "GPUMATMUL_PRECISION_HIGHEST": 0, "GPUMATMUL_PRECISION_TF32": 1}
+CODES = {
+    "GPUMATMUL_FLOAT32": 0,
+    "GPUMATMUL_FLOAT64": 1,
+    "GPUMATMUL_FLOAT16": 2,
+    "GPUMATMUL_BFLOAT16": 3,
+    "GPUMATMUL_COMPLEX64": 4,
+    "GPUMATMUL_COMPLEX128": 5,
+    "GPUMATMUL_PRECISION_HIGHEST": 0,
+    "GPUMATMUL_PRECISION_TF32": 1,
+}
 BACKENDS = {"tiled": 1, "cublas": 2}
 BURST_SECONDS, BURSTS = 0.02, 7
 
@@ -59,6 +71,7 @@ BURST_SECONDS, BURSTS = 0.02, 7
 def seconds_per_call(run) -> float:
     """Median over bursts of the device time per call, each burst ~BURST_SECONDS long."""
     import torch
+
     run()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -78,6 +91,7 @@ def seconds_per_call(run) -> float:
 def measure(cases: list[str] | None = None) -> list[dict]:
     """Both backends' times for each of CASES (those named in ``cases``, if given)."""
     import torch  # the operands: PyTorch's device tensors
+
     context = _contexts.context(0)
     rows = []
     for name, dtype, torch_dtype, precision, trans_b in CASES:
@@ -85,19 +99,41 @@ def measure(cases: list[str] | None = None) -> list[dict]:
             continue
         for shape_class, sizes in CLASSES.items():
             for n in sizes:
-                a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, torch_dtype))
-                        for _ in range(2))
+                a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, torch_dtype)) for _ in range(2))
                 c = torch.empty_like(a)
                 row = {"case": name, "dtype": dtype, "precision": precision, "class": shape_class, "n": n}
                 for backend, code in BACKENDS.items():
-                    # (B023: the closure is timed and dropped within this iteration, so it sees its values)
-                    row[backend] = seconds_per_call(lambda code=code: _library.call(
-                        "gpumatmul_matmul_strided_batched_device", context, code, CODES[dtype],  # noqa: B023
-                        CODES[precision], 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n,  # noqa: B023
-                        0, c.data_ptr(), n, 0, None))  # noqa: B023
-                print(f"{name:13} {shape_class:13} n={n:5}  tiled {row['tiled'] * 1e6:10.1f} us  "
-                      f"cublas {row['cublas'] * 1e6:10.1f} us  {row['cublas'] / row['tiled']:6.2f}x",
-                      flush=True)
+                    row[backend] = seconds_per_call(
+                        functools.partial(
+                            _library.call,
+                            "gpumatmul_matmul_strided_batched_device",
+                            context,
+                            code,
+                            CODES[dtype],
+                            CODES[precision],
+                            0,
+                            trans_b,
+                            n,
+                            n,
+                            n,
+                            1,
+                            a.data_ptr(),
+                            n,
+                            0,
+                            b.data_ptr(),
+                            n,
+                            0,
+                            c.data_ptr(),
+                            n,
+                            0,
+                            None,
+                        )
+                    )
+                print(
+                    f"{name:13} {shape_class:13} n={n:5}  tiled {row['tiled'] * 1e6:10.1f} us  "
+                    f"cublas {row['cublas'] * 1e6:10.1f} us  {row['cublas'] / row['tiled']:6.2f}x",
+                    flush=True,
+                )
                 rows.append(row)
     return rows
 
@@ -117,11 +153,15 @@ def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], tabl
     precisions replaced by `won`."""
     kept = []
     if table.exists():
-        kept = [row for row in re.findall(r"^    \{\d+, [^}]*\},$", table.read_text(), re.M | re.S)
-                if not any(row.startswith(f"    {{{arch}, {dtype}, {precision},")
-                           for dtype, precision in won)]
-    rows = [f"    {{{arch}, {dtype}, {precision},\n     {' | '.join(f'1u << {c}' for c in classes) or '0'}}},"
-            for (dtype, precision), classes in won.items()]
+        kept = [
+            row
+            for row in re.findall(r"^    \{\d+, [^}]*\},$", table.read_text(), re.M | re.S)
+            if not any(row.startswith(f"    {{{arch}, {dtype}, {precision},") for dtype, precision in won)
+        ]
+    rows = [
+        f"    {{{arch}, {dtype}, {precision},\n     {' | '.join(f'1u << {c}' for c in classes) or '0'}}},"
+        for (dtype, precision), classes in won.items()
+    ]
     today = datetime.date.today().isoformat()
     table.write_text(
         f"/* Where backend AUTO takes pyctk's kernels over cuBLAS: written by\n"
@@ -131,16 +171,26 @@ def write_table(arch: int, gpu: str, won: dict[tuple[str, str], list[str]], tabl
         f" * at both sizes measured (gemm/gemm.h: shape_class). Unmeasured: cuBLAS. */\n"
         f'#include "gemm/gemm.h"\n\n'
         f"const struct auto_choice auto_choices[] = {{\n" + "\n".join(kept + rows) + "\n};\n"
-        "const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n")
+        "const int auto_choice_count = (int)(sizeof auto_choices / sizeof auto_choices[0]);\n"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite libgpu/src/gemm/auto_table.c")
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/auto-table.json)")
-    parser.add_argument("--cases", nargs="+", choices=[case[0] for case in CASES],
-                        help="only these cases (the table's other rows are kept)")
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/auto-table.json)",
+    )
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        choices=[case[0] for case in CASES],
+        help="only these cases (the table's other rows are kept)",
+    )
     args = parser.parse_args()
     report = pyctk.info()
     device = report["devices"][0]
@@ -150,8 +200,17 @@ def main() -> None:
     for (dtype, precision), classes in won.items():
         print(f"{dtype:22} {precision:28} kernels faster on: {', '.join(classes) or '-'}")
     path = args.out or measured.default_path(gpu, report["cuda_major"], "auto-table")
-    measured.write(path, {"measured": measured.measured(report), "gpu": gpu, "arch": arch,
-                          "date": datetime.date.today().isoformat(), "cases": args.cases, "rows": rows})
+    measured.write(
+        path,
+        {
+            "measured": measured.measured(report),
+            "gpu": gpu,
+            "arch": arch,
+            "date": datetime.date.today().isoformat(),
+            "cases": args.cases,
+            "rows": rows,
+        },
+    )
     print(f"wrote {path}")
     if args.write:
         write_table(arch, gpu, won)

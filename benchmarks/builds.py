@@ -39,21 +39,27 @@ def child(folder: str, calls: int) -> dict[str, list[float]]:
     "case n" (JSON keys are strings), and "info": that pyctk's info()."""
     sys.path.insert(0, folder)
     import pyctk  # before torch, as in the other benchmarks: keep the import order
+
     # isort: split
     import torch
+
     if not pyctk.__file__.startswith(str(Path(folder).resolve())):
         raise SystemExit(f"pyctk came from {pyctk.__file__}, not from {folder}")
     torch.backends.cuda.matmul.allow_tf32 = False
-    seconds = per_call.rounds(per_call.cases(per_call.peers(pyctk, torch), torch), calls,
-                              torch.cuda.synchronize)
-    versions = {name: sys.modules[name].__version__ for name in ("numpy", "torch", "cupy")
-                if name in sys.modules and hasattr(sys.modules[name], "__version__")}
-    return {"info": pyctk.info(), "versions": versions,
-            **{f"{name} {n}": rounds for (name, n), rounds in seconds.items()}}
+    seconds = per_call.rounds(per_call.cases(per_call.peers(pyctk, torch), torch), calls, torch.cuda.synchronize)
+    versions = {
+        name: sys.modules[name].__version__
+        for name in ("numpy", "torch", "cupy")
+        if name in sys.modules and hasattr(sys.modules[name], "__version__")
+    }
+    return {
+        "info": pyctk.info(),
+        "versions": versions,
+        **{f"{name} {n}": rounds for (name, n), rounds in seconds.items()},
+    }
 
 
-def measure(builds: dict[str, str], processes: int,
-            calls: int) -> tuple[dict[str, dict[tuple, list[float]]], dict]:
+def measure(builds: dict[str, str], processes: int, calls: int) -> tuple[dict[str, dict[tuple, list[float]]], dict]:
     """Every build's rounds of every case, from ``processes`` fresh processes each, in turns;
     and the first process's pyctk.info() and versions."""
     seconds: dict[str, dict[tuple, list[float]]] = {label: {} for label in builds}
@@ -61,8 +67,12 @@ def measure(builds: dict[str, str], processes: int,
     for turn in range(processes):
         for label, folder in builds.items():
             print(f"({label}, process {turn + 1} of {processes})", flush=True)
-            output = subprocess.run([sys.executable, __file__, "--child", folder, "--calls", str(calls)],
-                                    check=True, capture_output=True, text=True).stdout
+            output = subprocess.run(
+                [sys.executable, __file__, "--child", folder, "--calls", str(calls)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             found = json.loads(output.splitlines()[-1])
             first = first or {"info": found.pop("info"), "versions": found.pop("versions")}
             found.pop("info", None), found.pop("versions", None)
@@ -79,10 +89,19 @@ def rows_of(seconds: dict[str, dict[tuple, list[float]]]) -> list[dict]:
     rows = []
     for label, by_case in seconds.items():
         for (name, n), rounds in by_case.items():
-            row = {"kind": "device-call-tiny", "backend": f"{label} {name}", "build": label,
-                   "case": name, "dtype": "float32", "n": n, "seconds": statistics.median(rounds),
-                   "least_seconds": min(rounds), "most_seconds": max(rounds), "rounds": len(rounds),
-                   **per_call.speedup(by_case, name, n)}
+            row = {
+                "kind": "device-call-tiny",
+                "backend": f"{label} {name}",
+                "build": label,
+                "case": name,
+                "dtype": "float32",
+                "n": n,
+                "seconds": statistics.median(rounds),
+                "least_seconds": min(rounds),
+                "most_seconds": max(rounds),
+                "rounds": len(rounds),
+                **per_call.speedup(by_case, name, n),
+            }
             if "speedup" in row:
                 row["cost"] = per_call.speedup(seconds[first], name, n)["speedup"] / row["speedup"]
             rows.append(row)
@@ -95,8 +114,10 @@ def table(rows: list[dict]) -> str:
         speedup = f"{r['speedup']:.2f}x {r['peer']}" if "speedup" in r else ""
         cost = f"{r['cost']:.2f}" if "cost" in r else ""
         spread = f"{r['least_seconds'] * 1e6:.2f}-{r['most_seconds'] * 1e6:.2f} us"
-        lines.append(f"{r['build']:<12} {r['case']:<12} {r['n']:>3} {r['seconds'] * 1e6:>6.2f} us "
-                     f"{spread:>16} {speedup:>14} {cost:>6}".rstrip())
+        lines.append(
+            f"{r['build']:<12} {r['case']:<12} {r['n']:>3} {r['seconds'] * 1e6:>6.2f} us "
+            f"{spread:>16} {speedup:>14} {cost:>6}".rstrip()
+        )
     return "\n".join(lines)
 
 
@@ -105,8 +126,13 @@ def main() -> None:
     parser.add_argument("builds", nargs="*", metavar="LABEL=FOLDER", help="pyctk installed in FOLDER")
     parser.add_argument("--processes", type=int, default=3, help="fresh processes per build")
     parser.add_argument("--calls", type=int, default=2000, help="calls timed per case and round")
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/builds.json)")
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/builds.json)",
+    )
     parser.add_argument("--child", metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -122,8 +148,17 @@ def main() -> None:
     path = args.out or measured.default_path(report["devices"][0]["name"], report["cuda_major"], "builds")
     record = measured.measured(report, versions=first["versions"])
     record["build"] = ", ".join(builds)  # the builds' labels: what each is, the command says
-    measured.write(path, {"measured": record, "builds": builds, "processes": args.processes,
-                          "calls": args.calls, "rounds": per_call.ROUNDS, "rows": rows})
+    measured.write(
+        path,
+        {
+            "measured": record,
+            "builds": builds,
+            "processes": args.processes,
+            "calls": args.calls,
+            "rounds": per_call.ROUNDS,
+            "rows": rows,
+        },
+    )
     print(f"wrote {path}")
 
 

@@ -62,10 +62,10 @@ import numpy as np
 
 import measured  # benchmarks/measured.py: this folder is first on sys.path
 
-TARGET_OVERHEAD = 0.15            # issue 27: Dask at most 15% slower than "whole" ...
-TARGET_ROW = "dask-persist"       # ... from host operands to a host result, as "whole" (see above)
-SAMPLES = (0, 1, 7, 4099)         # rows and columns (and the last of each) checked exactly
-WARMUP_N = 4096                   # the warm-up product's size, in every process that times
+TARGET_OVERHEAD = 0.15  # issue 27: Dask at most 15% slower than "whole" ...
+TARGET_ROW = "dask-persist"  # ... from host operands to a host result, as "whole" (see above)
+SAMPLES = (0, 1, 7, 4099)  # rows and columns (and the last of each) checked exactly
+WARMUP_N = 4096  # the warm-up product's size, in every process that times
 
 
 def filled(rows: int, cols: int, row0: int = 0, col0: int = 0, step: int = 1) -> np.ndarray:
@@ -75,7 +75,7 @@ def filled(rows: int, cols: int, row0: int = 0, col0: int = 0, step: int = 1) ->
     out = np.empty((rows, cols), np.float32)
     whole = rows - rows % 8
     out[:whole].reshape(-1, 8, cols)[:] = period
-    out[whole:] = period[:rows - whole]
+    out[whole:] = period[: rows - whole]
     return out
 
 
@@ -101,8 +101,7 @@ def right(entry: Callable[[int, int], float], n: int) -> bool:
     return all(entry(i, j) == expected_entry(i, j, n) for i in indices for j in indices)
 
 
-def best_of(run: Callable[[], Any], repeats: int,
-            gone: Callable[[], None] = lambda: None) -> tuple[list[float], Any]:
+def best_of(run: Callable[[], Any], repeats: int, gone: Callable[[], None] = lambda: None) -> tuple[list[float], Any]:
     """Wall-clock seconds of ``repeats`` runs, and the last run's value; before each run the
     previous one's value is dropped, and ``gone()`` waits until it is."""
     seconds, value = [], None
@@ -145,6 +144,7 @@ def warm_up() -> None:
 # ---------------------------------------------------------------------------
 # The rows.
 
+
 def whole_child(n: int, repeats: int, devices: str | None) -> dict:
     """--whole-child: the "whole" row's measurements and the GPU's description, as JSON."""
     import pyctk
@@ -155,19 +155,37 @@ def whole_child(n: int, repeats: int, devices: str | None) -> dict:
     a, b = filled(n, n), filled(n, n, step=2)
     warm_up()
     seconds, c = best_of(lambda: pyctk.matmul(a, b, devices=devices), repeats)
-    return {"seconds": seconds, "right": right(lambda i, j: float(c[i, j]), n),
-            "device": report["devices"][0]["name"], "memory": report["devices"][0]["total_memory_bytes"],
-            "gpus": len(report["devices"]), "cuda_major": report["cuda_major"], "pyctk": pyctk.__version__,
-            "info": report}
+    return {
+        "seconds": seconds,
+        "right": right(lambda i, j: float(c[i, j]), n),
+        "device": report["devices"][0]["name"],
+        "memory": report["devices"][0]["total_memory_bytes"],
+        "gpus": len(report["devices"]),
+        "cuda_major": report["cuda_major"],
+        "pyctk": pyctk.__version__,
+        "info": report,
+    }
 
 
 def whole_row(n: int, repeats: int, cluster: str) -> dict:
-    command = [sys.executable, __file__, "--whole-child", "--n", str(n), "--repeats", str(repeats),
-               "--cluster", cluster]
+    command = [
+        sys.executable,
+        __file__,
+        "--whole-child",
+        "--n",
+        str(n),
+        "--repeats",
+        str(repeats),
+        "--cluster",
+        cluster,
+    ]
     child = subprocess.run(command, capture_output=True, text=True)
     if child.returncode:  # its own message (no GPU, say), not a traceback of this process
-        raise SystemExit(child.stderr.strip().splitlines()[-1] if child.stderr.strip() else
-                         f"the whole-product process exited {child.returncode}")
+        raise SystemExit(
+            child.stderr.strip().splitlines()[-1]
+            if child.stderr.strip()
+            else f"the whole-product process exited {child.returncode}"
+        )
     found = json.loads(child.stdout)
     return {"kind": "whole", **found}
 
@@ -181,8 +199,12 @@ def dealt(client: Any, x: Any) -> Any:
 
     addresses = list(client.scheduler_info()["workers"])
     bounds = np.cumsum((0,) + x.chunks[0])
-    return da.concatenate([client.persist(x[bounds[i]:bounds[i + 1]], workers=[addresses[i % len(addresses)]])
-                           for i in range(len(x.chunks[0]))])
+    return da.concatenate(
+        [
+            client.persist(x[bounds[i] : bounds[i + 1]], workers=[addresses[i % len(addresses)]])
+            for i in range(len(x.chunks[0]))
+        ]
+    )
 
 
 def start_cluster(cluster: str, workers: int, gpu_memory: int) -> Any:
@@ -196,12 +218,18 @@ def start_cluster(cluster: str, workers: int, gpu_memory: int) -> Any:
         return LocalCUDACluster(**options)
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers, processes=True, worker_dashboard_address=None,
-                        env={"PYCTK_DEVICE_MEMORY_LIMIT": str(gpu_memory // workers)}, **options)
+    return LocalCluster(
+        n_workers=workers,
+        processes=True,
+        worker_dashboard_address=None,
+        env={"PYCTK_DEVICE_MEMORY_LIMIT": str(gpu_memory // workers)},
+        **options,
+    )
 
 
-def dask_rows(n: int, cluster_kind: str, workers: int, repeats: int,
-              chunks: tuple[int, int, int] | None, gpu_memory: int) -> tuple[list[dict], dict[str, str]]:
+def dask_rows(
+    n: int, cluster_kind: str, workers: int, repeats: int, chunks: tuple[int, int, int] | None, gpu_memory: int
+) -> tuple[list[dict], dict[str, str]]:
     """The "dask-persist", "dask-store" and "dask-compute" rows, and the versions of Dask."""
     import dask.array as da
     from dask.array.core import normalize_chunks
@@ -211,27 +239,33 @@ def dask_rows(n: int, cluster_kind: str, workers: int, repeats: int,
 
     # direct_to_workers: results come to this process straight from the workers, not
     # through the scheduler (a second copy over TCP)
-    with start_cluster(cluster_kind, workers, gpu_memory) as cluster, \
-            Client(cluster, direct_to_workers=True) as client:
+    with start_cluster(cluster_kind, workers, gpu_memory) as cluster, Client(cluster, direct_to_workers=True) as client:
         workers = len(client.scheduler_info()["workers"])
         if chunks is None:
             per_gpu = 1 if cluster_kind == "cuda" else workers
-            blocks = pyctk.dask.suggest_chunks((n, n), (n, n), np.float32, gpu_memory,
-                                               workers_per_gpu=per_gpu, workers=workers)
+            blocks = pyctk.dask.suggest_chunks(
+                (n, n), (n, n), np.float32, gpu_memory, workers_per_gpu=per_gpu, workers=workers
+            )
             chunks = (blocks.rows, blocks.k, blocks.cols)
         rows, depth, cols = chunks
         client.run(warm_up)
         start = time.perf_counter()
-        x, y = (da.map_blocks(filled_block, step, dtype=np.float32, meta=np.empty((0, 0), np.float32),
-                              chunks=normalize_chunks(sizes, (n, n)))
-                for step, sizes in ((1, (rows, depth)), (2, (depth, cols))))
+        x, y = (
+            da.map_blocks(
+                filled_block,
+                step,
+                dtype=np.float32,
+                meta=np.empty((0, 0), np.float32),
+                chunks=normalize_chunks(sizes, (n, n)),
+            )
+            for step, sizes in ((1, (rows, depth)), (2, (depth, cols)))
+        )
         x, y = dealt(client, x), client.persist(y)
         wait([x, y])
         client.replicate(y)
         prepared = time.perf_counter() - start
         z = pyctk.dask.matmul(x, y)
-        common = {"workers": workers, "cluster": cluster_kind, "chunks": list(chunks),
-                  "operands_seconds": prepared}
+        common = {"workers": workers, "cluster": cluster_kind, "chunks": list(chunks), "operands_seconds": prepared}
         # A run's keys are the next run's (the graph is the same): until the scheduler has
         # forgotten them, the next run would find the product made
         product_keys = set(z.__dask_graph__()) - set(x.__dask_graph__()) - set(y.__dask_graph__())
@@ -249,10 +283,13 @@ def dask_rows(n: int, cluster_kind: str, workers: int, repeats: int,
             seconds, kept = best_of(persisted, repeats, gone)
         entries = {(i, j): float(kept[i, j].compute()) for i in sample_indices(n) for j in sample_indices(n)}
         kept = None
-        persist = {"kind": "dask-persist", "seconds": seconds,
-                   "right": right(lambda i, j: entries[i, j], n),
-                   "block_products": block_products(stream.data, list(client.scheduler_info()["workers"])),
-                   **common}
+        persist = {
+            "kind": "dask-persist",
+            "seconds": seconds,
+            "right": right(lambda i, j: entries[i, j], n),
+            "block_products": block_products(stream.data, list(client.scheduler_info()["workers"])),
+            **common,
+        }
         rows = [persist]
         if os.path.isdir("/dev/shm"):
             path = f"/dev/shm/pyctk-dask-benchmark-{os.getpid()}"
@@ -264,16 +301,18 @@ def dask_rows(n: int, cluster_kind: str, workers: int, repeats: int,
 
             try:
                 seconds, c = best_of(stored, repeats, gone)
-                rows.append({"kind": "dask-store", "seconds": seconds,
-                             "right": right(lambda i, j: float(c[i, j]), n), **common})
+                rows.append(
+                    {"kind": "dask-store", "seconds": seconds, "right": right(lambda i, j: float(c[i, j]), n), **common}
+                )
             finally:
                 c = None
                 os.remove(path)
         else:
             print("(no /dev/shm: no dask-store row)")
         seconds, c = best_of(z.compute, repeats, gone)
-        rows.append({"kind": "dask-compute", "seconds": seconds,
-                     "right": right(lambda i, j: float(c[i, j]), n), **common})
+        rows.append(
+            {"kind": "dask-compute", "seconds": seconds, "right": right(lambda i, j: float(c[i, j]), n), **common}
+        )
         versions = {name: sys.modules[name].__version__ for name in ("dask", "distributed")}
     return rows, versions
 
@@ -298,12 +337,13 @@ def check_host_memory(n: int, workers: int) -> None:
     with open("/proc/meminfo") as meminfo:
         available = int(re.search(r"MemAvailable:\s+(\d+) kB", meminfo.read())[1]) * 1024
     if needed > 0.9 * available:
-        raise SystemExit(f"--n {n} needs about {needed / 2**30:.0f} GiB of host memory at its peak; "
-                         f"{available / 2**30:.0f} GiB is available: choose a smaller --n")
+        raise SystemExit(
+            f"--n {n} needs about {needed / 2**30:.0f} GiB of host memory at its peak; "
+            f"{available / 2**30:.0f} GiB is available: choose a smaller --n"
+        )
 
 
-def measure(n: int, cluster: str, workers: int, repeats: int,
-            chunks: tuple[int, int, int] | None) -> dict:
+def measure(n: int, cluster: str, workers: int, repeats: int, chunks: tuple[int, int, int] | None) -> dict:
     check_host_memory(n, workers)
     whole = whole_row(n, repeats, cluster)
     report = whole.pop("info")
@@ -312,48 +352,78 @@ def measure(n: int, cluster: str, workers: int, repeats: int,
     for r in rows:
         r["n"] = n
         r["best_seconds"] = min(r["seconds"])
-        r["tflops"] = 2 * n ** 3 / r["best_seconds"] / 1e12
+        r["tflops"] = 2 * n**3 / r["best_seconds"] / 1e12
         r["overhead"] = r["best_seconds"] / whole["best_seconds"] - 1
     target = next(r for r in rows if r["kind"] == TARGET_ROW)
     target["target"] = f"overhead <= {TARGET_OVERHEAD:.0%}"
     target["met"] = target["overhead"] <= TARGET_OVERHEAD
     versions = {"numpy": np.__version__, "pyctk": whole["pyctk"], **versions}
     gpus = whole["gpus"] if cluster == "cuda" else 1
-    return {"measured": measured.measured(report, gpus, versions=versions),
-            "device": whole["device"], "cuda_major": whole["cuda_major"], "info": report,
-            "versions": versions,
-            "settings": {"n": n, "cluster": cluster, "workers": rows[-1]["workers"],
-                         "gpus": gpus, "repeats": repeats, "dtype": "float32"},
-            "rows": rows}
+    return {
+        "measured": measured.measured(report, gpus, versions=versions),
+        "device": whole["device"],
+        "cuda_major": whole["cuda_major"],
+        "info": report,
+        "versions": versions,
+        "settings": {
+            "n": n,
+            "cluster": cluster,
+            "workers": rows[-1]["workers"],
+            "gpus": gpus,
+            "repeats": repeats,
+            "dtype": "float32",
+        },
+        "rows": rows,
+    }
 
 
 # ---------------------------------------------------------------------------
 # Report: a table (benchmarks/plot.py draws the plot).
 
+
 def print_table(data: dict) -> None:
-    print(f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
-          + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
-    print(f"{'row':<13} {'n':>6} {'workers':>7} {'chunks':>20} {'best':>9} {'TFLOP/s':>8} "
-          f"{'overhead':>9}  right / target")
+    print(
+        f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
+        + ", ".join(f"{k} {v}" for k, v in data["versions"].items())
+    )
+    print(
+        f"{'row':<13} {'n':>6} {'workers':>7} {'chunks':>20} {'best':>9} {'TFLOP/s':>8} {'overhead':>9}  right / target"
+    )
     for r in data["rows"]:
         chunks = "x".join(map(str, r.get("chunks", []))) or "-"
         target = f"; {r['target']}: {'met' if r['met'] else 'MISSED'}" if "target" in r else ""
-        print(f"{r['kind']:<13} {r['n']:>6} {r.get('workers', 1):>7} {chunks:>20} "
-              f"{r['best_seconds']:>8.2f}s {r['tflops']:>8.1f} {100 * r['overhead']:>8.1f}%  "
-              f"{'right' if r['right'] else 'WRONG RESULT'}{target}")
+        print(
+            f"{r['kind']:<13} {r['n']:>6} {r.get('workers', 1):>7} {chunks:>20} "
+            f"{r['best_seconds']:>8.2f}s {r['tflops']:>8.1f} {100 * r['overhead']:>8.1f}%  "
+            f"{'right' if r['right'] else 'WRONG RESULT'}{target}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=65536, help="matrix size (default 65536)")
-    parser.add_argument("--cluster", choices=["shared", "cuda"], default="shared",
-                        help="shared: --workers processes on GPU 0; cuda: a worker per GPU (dask-cuda)")
+    parser.add_argument(
+        "--cluster",
+        choices=["shared", "cuda"],
+        default="shared",
+        help="shared: --workers processes on GPU 0; cuda: a worker per GPU (dask-cuda)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="worker processes sharing GPU 0 (default 2)")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs per row (best)")
-    parser.add_argument("--chunks", type=int, nargs=3, metavar=("ROWS", "K", "COLS"),
-                        help="block sizes (default: pyctk.dask.suggest_chunks for the GPU)")
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/dask.json)")
+    parser.add_argument(
+        "--chunks",
+        type=int,
+        nargs=3,
+        metavar=("ROWS", "K", "COLS"),
+        help="block sizes (default: pyctk.dask.suggest_chunks for the GPU)",
+    )
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/dask.json)",
+    )
     parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table of FILE")
     parser.add_argument("--whole-child", action="store_true", help=argparse.SUPPRESS)  # whole_row's child
     args = parser.parse_args()
@@ -363,10 +433,8 @@ def main() -> None:
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
     else:
-        data = measure(args.n, args.cluster, args.workers, args.repeats,
-                       tuple(args.chunks) if args.chunks else None)
-        path = args.out or measured.default_path(data["device"], data["cuda_major"], "dask",
-                                                 data["settings"]["gpus"])
+        data = measure(args.n, args.cluster, args.workers, args.repeats, tuple(args.chunks) if args.chunks else None)
+        path = args.out or measured.default_path(data["device"], data["cuda_major"], "dask", data["settings"]["gpus"])
         measured.write(path, data)
         print(f"wrote {path}")
     print_table(data)

@@ -69,12 +69,12 @@ import measured  # benchmarks/measured.py and matmul.py: this folder is first on
 import pyctk
 from matmul import shown_time
 
-WARMUP = 2           # calls before a "bandwidth" row's timed ones (the first compiles)
-WARMUP_CALLS = 100   # calls before a "per-call" row's timed ones
-SAMPLE = 4099        # every SAMPLE-th element of a large result is checked against NumPy
+WARMUP = 2  # calls before a "bandwidth" row's timed ones (the first compiles)
+WARMUP_CALLS = 100  # calls before a "per-call" row's timed ones
+SAMPLE = 4099  # every SAMPLE-th element of a large result is checked against NumPy
 BYTES_PER_ELEMENT = {  # bytes each operation must read and write per float32 element
     "copy": 4 + 4,
-    "a*b+c fused": 3 * 4 + 4,        # read a, b, c; write z
+    "a*b+c fused": 3 * 4 + 4,  # read a, b, c; write z
     "a*b+c": (2 * 4 + 4) + (2 * 4 + 4),  # t = a * b, then t + c: two kernels, each 12 bytes
     "sum": 4,
     "dot": 2 * 4,
@@ -99,10 +99,24 @@ TARGET_WORDS: dict[str, Callable[[Any], str]] = {  # field -> the words of its T
 
 # The defaults, and --quick: a check, in well under a minute, that every row runs.
 SETTINGS = {
-    "full": {"n": 1 << 28, "repeats": 20, "small_n": 1000, "calls": 5000, "percall_repeats": 5,
-             "percall_rounds": 5, "runs": 3},
-    "quick": {"n": 1 << 24, "repeats": 5, "small_n": 1000, "calls": 500, "percall_repeats": 3,
-              "percall_rounds": 1, "runs": 1},
+    "full": {
+        "n": 1 << 28,
+        "repeats": 20,
+        "small_n": 1000,
+        "calls": 5000,
+        "percall_repeats": 5,
+        "percall_rounds": 5,
+        "runs": 3,
+    },
+    "quick": {
+        "n": 1 << 24,
+        "repeats": 5,
+        "small_n": 1000,
+        "calls": 500,
+        "percall_repeats": 3,
+        "percall_rounds": 1,
+        "runs": 1,
+    },
 }
 
 NOTES: list[str] = []
@@ -117,11 +131,12 @@ def note(text: str) -> None:
 # ---------------------------------------------------------------------------
 # The libraries: what differs between them. Operators (a * b + c, a + b) are the same code.
 
+
 class Library(NamedTuple):
-    upload: Callable[[np.ndarray], Any]      # a NumPy array -> a new device array
-    to_host: Callable[[Any], np.ndarray]     # a device array (0-d too) -> NumPy
+    upload: Callable[[np.ndarray], Any]  # a NumPy array -> a new device array
+    to_host: Callable[[Any], np.ndarray]  # a device array (0-d too) -> NumPy
     empty_like: Callable[[Any], Any]
-    copy: Callable[[Any, Any], Any]          # copy(z, a): a into z; returns z
+    copy: Callable[[Any, Any], Any]  # copy(z, a): a into z; returns z
     fused: Callable[[Any, Any, Any, Any], Any]  # fused(a, b, c, z): z = a * b + c; returns z
     sum: Callable[[Any], Any]
     dot: Callable[[Any, Any], Any]
@@ -133,8 +148,7 @@ def pyctk_library() -> Library:
     from pyctk import gpuarray
     from pyctk.elementwise import ElementwiseKernel
 
-    fma = ElementwiseKernel("float *a, float *b, float *c, float *z", "z[i] = a[i]*b[i] + c[i]",
-                            "benchmark_fma")
+    fma = ElementwiseKernel("float *a, float *b, float *c, float *z", "z[i] = a[i]*b[i] + c[i]", "benchmark_fma")
 
     def copy(z, a):
         cuda.memcpy_dtod(z.gpudata, a.gpudata, a.nbytes)
@@ -144,23 +158,37 @@ def pyctk_library() -> Library:
         fma(a, b, c, z)
         return z
 
-    return Library(gpuarray.to_gpu, lambda x: x.get(), lambda x: gpuarray.empty(x.shape, x.dtype),
-                   copy, fused, gpuarray.sum, gpuarray.dot, cuda.Context.synchronize)
+    return Library(
+        gpuarray.to_gpu,
+        lambda x: x.get(),
+        lambda x: gpuarray.empty(x.shape, x.dtype),
+        copy,
+        fused,
+        gpuarray.sum,
+        gpuarray.dot,
+        cuda.Context.synchronize,
+    )
 
 
 def cupy_library() -> Library:
     import cupy
 
-    fma = cupy.ElementwiseKernel("float32 a, float32 b, float32 c", "float32 z", "z = a * b + c",
-                                 "benchmark_fma")
+    fma = cupy.ElementwiseKernel("float32 a, float32 b, float32 c", "float32 z", "z = a * b + c", "benchmark_fma")
 
     def copy(z, a):
         cupy.copyto(z, a)
         return z
 
-    return Library(cupy.asarray, cupy.asnumpy, cupy.empty_like, copy,
-                   lambda a, b, c, z: fma(a, b, c, z), cupy.sum, cupy.dot,
-                   lambda: cupy.cuda.Device().synchronize())
+    return Library(
+        cupy.asarray,
+        cupy.asnumpy,
+        cupy.empty_like,
+        copy,
+        lambda a, b, c, z: fma(a, b, c, z),
+        cupy.sum,
+        cupy.dot,
+        lambda: cupy.cuda.Device().synchronize(),
+    )
 
 
 def torch_library() -> Library:
@@ -168,9 +196,16 @@ def torch_library() -> Library:
 
     if not torch.cuda.is_available():
         raise ImportError("this PyTorch has no CUDA")
-    return Library(lambda x: torch.from_numpy(x).cuda(), lambda x: x.cpu().numpy(), torch.empty_like,
-                   lambda z, a: z.copy_(a), lambda a, b, c, z: torch.addcmul(c, a, b, out=z),
-                   torch.sum, torch.dot, torch.cuda.synchronize)
+    return Library(
+        lambda x: torch.from_numpy(x).cuda(),
+        lambda x: x.cpu().numpy(),
+        torch.empty_like,
+        lambda z, a: z.copy_(a),
+        lambda a, b, c, z: torch.addcmul(c, a, b, out=z),
+        torch.sum,
+        torch.dot,
+        torch.cuda.synchronize,
+    )
 
 
 LIBRARIES = {"pyctk": pyctk_library, "cupy": cupy_library, "torch": torch_library}
@@ -192,6 +227,7 @@ def available_libraries() -> dict[str, Library]:
 # ---------------------------------------------------------------------------
 # Large operations: device time.
 
+
 def large_operations(library: Library, a, b, c, z) -> dict[str, Callable[[], Any]]:
     """operation (BYTES_PER_ELEMENT's keys) -> a call of it on this library's arrays."""
     return {
@@ -205,15 +241,22 @@ def large_operations(library: Library, a, b, c, z) -> dict[str, Callable[[], Any
 
 def exact_dot(a: np.ndarray, b: np.ndarray, chunk: int = 1 << 22) -> float:
     """a . b summed in float64, a chunk at a time (no 2 GiB float64 copies)."""
-    return sum(float(np.dot(a[k:k + chunk].astype(np.float64), b[k:k + chunk].astype(np.float64)))
-               for k in range(0, a.size, chunk))
+    return sum(
+        float(np.dot(a[k : k + chunk].astype(np.float64), b[k : k + chunk].astype(np.float64)))
+        for k in range(0, a.size, chunk)
+    )
 
 
 def expected_results(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict[str, Any]:
     """operation -> NumPy's answer: every SAMPLE-th element of an array result; a float64 sum."""
     s = slice(None, None, SAMPLE)
-    return {"copy": a[s], "a*b+c fused": a[s] * b[s] + c[s], "a*b+c": a[s] * b[s] + c[s],
-            "sum": a.sum(dtype=np.float64), "dot": exact_dot(a, b)}
+    return {
+        "copy": a[s],
+        "a*b+c fused": a[s] * b[s] + c[s],
+        "a*b+c": a[s] * b[s] + c[s],
+        "sum": a.sum(dtype=np.float64),
+        "dot": exact_dot(a, b),
+    }
 
 
 def wrong(got: np.ndarray, expected: Any) -> str | None:
@@ -268,12 +311,21 @@ def bandwidth_rows(libraries: dict[str, Library], n: int, repeats: int) -> list[
 
 def bandwidth_row(library: str, operation: str, n: int, seconds: float) -> dict:
     moved = BYTES_PER_ELEMENT[operation] * n
-    return {"kind": "bandwidth", "library": library, "operation": operation, "dtype": "float32",
-            "n": n, "seconds": seconds, "bytes": moved, "gbps": moved / seconds / 1e9}
+    return {
+        "kind": "bandwidth",
+        "library": library,
+        "operation": operation,
+        "dtype": "float32",
+        "n": n,
+        "seconds": seconds,
+        "bytes": moved,
+        "gbps": moved / seconds / 1e9,
+    }
 
 
 # ---------------------------------------------------------------------------
 # Small operations: host time per call, each library in a fresh process.
+
 
 def per_call_seconds(library_name: str, n: int, calls: int, repeats: int) -> dict[str, float]:
     """operation -> seconds per call of SMALL_OPERATIONS on ``n`` float32 elements: the best
@@ -308,18 +360,43 @@ def per_call_rows(libraries: list[str], n: int, calls: int, repeats: int, rounds
     seconds: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
         for name in libraries:
-            done = subprocess.run([sys.executable, __file__, "--percall-child", name, "--small-n", str(n),
-                                   "--calls", str(calls), "--percall-repeats", str(repeats)],
-                                  capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--percall-child",
+                    name,
+                    "--small-n",
+                    str(n),
+                    "--calls",
+                    str(calls),
+                    "--percall-repeats",
+                    str(repeats),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if done.returncode:
                 note(f"per-call {name}: the fresh process failed: {done.stderr.strip()[-300:]}")
                 continue
             for operation, value in json.loads(done.stdout.splitlines()[-1]).items():
                 seconds.setdefault((name, operation), []).append(value)
-    return [{"kind": "per-call", "library": name, "operation": operation, "dtype": "float32", "n": n,
-             "seconds": statistics.median(values), "least_seconds": min(values),
-             "most_seconds": max(values), "rounds": len(values), "calls": calls}
-            for (name, operation), values in seconds.items()]
+    return [
+        {
+            "kind": "per-call",
+            "library": name,
+            "operation": operation,
+            "dtype": "float32",
+            "n": n,
+            "seconds": statistics.median(values),
+            "least_seconds": min(values),
+            "most_seconds": max(values),
+            "rounds": len(values),
+            "calls": calls,
+        }
+        for (name, operation), values in seconds.items()
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -330,7 +407,9 @@ FIRST_CALL_BEFORE = "import json, time\nimport numpy as np\nstart = time.perf_co
 # imported, ready (arrays made, the GPU started) and done (the first kernel's call finished),
 # result (on the host) and extra (more fields for the row))
 FIRST_CALL = {
-    "pyctk": ("PYCTK_CACHE_DIR", """
+    "pyctk": (
+        "PYCTK_CACHE_DIR",
+        """
 import pyctk.driver as cuda
 from pyctk import gpuarray
 from pyctk.elementwise import ElementwiseKernel
@@ -345,8 +424,11 @@ done = time.perf_counter()
 result = y.get()
 from pyctk._cuda import loader
 extra = {"libraries": [library.name for library in loader.loaded_libraries()]}
-"""),
-    "cupy": ("CUPY_CACHE_DIR", """
+""",
+    ),
+    "cupy": (
+        "CUPY_CACHE_DIR",
+        """
 import cupy
 imported = time.perf_counter()
 x = cupy.asarray(np.arange(1000, dtype=np.float32))
@@ -358,7 +440,8 @@ cupy.cuda.Device().synchronize()
 done = time.perf_counter()
 result = cupy.asnumpy(y)
 extra = {}
-"""),
+""",
+    ),
 }
 FIRST_CALL_AFTER = """
 maps = [line.split() for line in open("/proc/self/maps")]
@@ -375,9 +458,15 @@ def first_call(library: str, cache: str) -> dict:
     environment = {**os.environ, variable: cache}
     environment.pop("PYCTK_DISABLE_CACHE", None)
     with tempfile.TemporaryDirectory() as folder:  # not a checkout's unbuilt pyctk/
-        done = subprocess.run([sys.executable, "-c", FIRST_CALL_BEFORE + code + FIRST_CALL_AFTER],
-                              cwd=folder, env=environment, capture_output=True, text=True, timeout=300,
-                              check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_CALL_BEFORE + code + FIRST_CALL_AFTER],
+            cwd=folder,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     if done.returncode:
         raise RuntimeError(done.stderr.strip()[-300:])
     return json.loads(done.stdout.split("RESULT")[-1])
@@ -385,11 +474,19 @@ def first_call(library: str, cache: str) -> dict:
 
 def first_call_row(library: str, operation: str, runs: list[dict]) -> dict:
     """The "first-call" row of ``runs`` (first_call's results)."""
-    row = {"kind": "first-call", "library": library, "operation": operation, "dtype": "float32", "n": 1000,
-           "seconds": statistics.median(r["seconds"] for r in runs),
-           "import_seconds": statistics.median(r["import_seconds"] for r in runs),
-           "nvrtc_loaded": any(r["nvrtc"] for r in runs), "right": all(r["right"] for r in runs),
-           "runs": len(runs), "nvrtc_files": sorted({f for r in runs for f in r["nvrtc"]})}
+    row = {
+        "kind": "first-call",
+        "library": library,
+        "operation": operation,
+        "dtype": "float32",
+        "n": 1000,
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "import_seconds": statistics.median(r["import_seconds"] for r in runs),
+        "nvrtc_loaded": any(r["nvrtc"] for r in runs),
+        "right": all(r["right"] for r in runs),
+        "runs": len(runs),
+        "nvrtc_files": sorted({f for r in runs for f in r["nvrtc"]}),
+    }
     if "libraries" in runs[0]:
         row["libraries"] = runs[-1]["libraries"]
     return row
@@ -418,12 +515,12 @@ def first_call_rows(libraries: list[str], runs: int) -> list[dict]:
 # ---------------------------------------------------------------------------
 # What the rows say: bandwidth, CuPy, targets.
 
+
 def with_derived(rows: list[dict]) -> tuple[list[dict], float]:
     """``rows`` with fraction_of_copy (bandwidth rows), speed_vs_cupy (rows CuPy has too) and,
     on pyctk's rows of TARGETS, target and met; and the copy bandwidth (bytes/s: pyctk's
     "copy" row) they are fractions of."""
-    copy = next(r for r in rows if r["kind"] == "bandwidth" and r["library"] == "pyctk"
-                and r["operation"] == "copy")
+    copy = next(r for r in rows if r["kind"] == "bandwidth" and r["library"] == "pyctk" and r["operation"] == "copy")
     copy_bandwidth = copy["bytes"] / copy["seconds"]
     cupy = {(r["kind"], r["operation"]): r["seconds"] for r in rows if r["library"] == "cupy"}
 
@@ -445,8 +542,9 @@ def with_derived(rows: list[dict]) -> tuple[list[dict], float]:
 def met(r: dict, target: dict[str, Any]) -> bool:
     """Whether row ``r`` meets ``target`` (a TARGETS value); a field the row lacks (no CuPy
     to compare with) is not held against it."""
-    return all(r[field] == want if isinstance(want, bool) else r[field] >= want
-               for field, want in target.items() if field in r)
+    return all(
+        r[field] == want if isinstance(want, bool) else r[field] >= want for field, want in target.items() if field in r
+    )
 
 
 def target_words(target: dict[str, Any]) -> str:
@@ -456,12 +554,15 @@ def target_words(target: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------
 # Report: a table (benchmarks/plot.py draws the plots).
 
+
 def remark(r: dict) -> str:
     """The table's last column: what a first-call row found, and the target."""
     parts = []
     if r["kind"] == "first-call":
-        parts.append(f"import {shown_time(r['import_seconds'])}, NVRTC "
-                     f"{'loaded' if r['nvrtc_loaded'] else 'not loaded'}{'' if r['right'] else ', WRONG RESULT'}")
+        parts.append(
+            f"import {shown_time(r['import_seconds'])}, NVRTC "
+            f"{'loaded' if r['nvrtc_loaded'] else 'not loaded'}{'' if r['right'] else ', WRONG RESULT'}"
+        )
     if "target" in r:
         parts.append(f"target {r['target']}: {'met' if r['met'] else 'MISSED'}")
     return "; ".join(parts)
@@ -471,21 +572,28 @@ def table_line(r: dict) -> str:
     gbps = f"{r['gbps']:.0f}" if "gbps" in r else ""
     fraction = f"{100 * r['fraction_of_copy']:.1f}%" if "fraction_of_copy" in r else ""
     versus = f"{r['speed_vs_cupy']:.2f}x" if "speed_vs_cupy" in r else ""
-    return (f"{r['kind']:<10} {r['library']:<6} {r['operation']:<12} {r['n'] or '':>10} "
-            f"{shown_time(r['seconds']):>11} {gbps:>6} {fraction:>7} {versus:>7}  {remark(r)}")
+    return (
+        f"{r['kind']:<10} {r['library']:<6} {r['operation']:<12} {r['n'] or '':>10} "
+        f"{shown_time(r['seconds']):>11} {gbps:>6} {fraction:>7} {versus:>7}  {remark(r)}"
+    )
 
 
 def print_table(data: dict) -> None:
-    print(f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
-          + ", ".join(f"{k} {v}" for k, v in data["versions"].items()))
+    print(
+        f"GPU: {data['device']}; CUDA {data['cuda_major']}; "
+        + ", ".join(f"{k} {v}" for k, v in data["versions"].items())
+    )
     print(f"copy bandwidth (pyctk.driver.memcpy_dtod, read + write): {data['copy_bandwidth'] / 1e9:.0f} GB/s")
-    print(f"{'kind':<10} {'lib':<6} {'operation':<12} {'n':>10} {'time':>11} {'GB/s':>6} "
-          f"{'% copy':>7} {'vs CuPy':>7}  target / notes")
+    print(
+        f"{'kind':<10} {'lib':<6} {'operation':<12} {'n':>10} {'time':>11} {'GB/s':>6} "
+        f"{'% copy':>7} {'vs CuPy':>7}  target / notes"
+    )
     for r in data["rows"]:
         print(table_line(r))
 
 
 # ---------------------------------------------------------------------------
+
 
 def settings(args: argparse.Namespace) -> dict:
     """SETTINGS for --quick or not, overridden by what the command line gave."""
@@ -501,17 +609,29 @@ def measure(config: dict) -> dict:
     device = report["devices"][0]["name"]
     libraries = available_libraries()
     rows = bandwidth_rows(libraries, config["n"], config["repeats"])
-    rows += per_call_rows(list(libraries), config["small_n"], config["calls"], config["percall_repeats"],
-                          config["percall_rounds"])
+    rows += per_call_rows(
+        list(libraries), config["small_n"], config["calls"], config["percall_repeats"], config["percall_rounds"]
+    )
     rows += first_call_rows(list(libraries), config["runs"])
     rows, copy_bandwidth = with_derived(rows)
-    versions = {name: sys.modules[name].__version__ for name in ("numpy", "pyctk", "cupy", "torch")
-                if name in sys.modules and hasattr(sys.modules[name], "__version__")}
-    return {"measured": measured.measured(report, versions=versions),
-            "device": device, "cuda_major": report["cuda_major"], "info": report, "versions": versions,
-            "settings": config, "copy_bandwidth": copy_bandwidth, "bytes_per_element": BYTES_PER_ELEMENT,
-            "targets": {f"{kind} {operation}": target_words(t) for (kind, operation), t in TARGETS.items()},
-            "notes": NOTES, "rows": rows}
+    versions = {
+        name: sys.modules[name].__version__
+        for name in ("numpy", "pyctk", "cupy", "torch")
+        if name in sys.modules and hasattr(sys.modules[name], "__version__")
+    }
+    return {
+        "measured": measured.measured(report, versions=versions),
+        "device": device,
+        "cuda_major": report["cuda_major"],
+        "info": report,
+        "versions": versions,
+        "settings": config,
+        "copy_bandwidth": copy_bandwidth,
+        "bytes_per_element": BYTES_PER_ELEMENT,
+        "targets": {f"{kind} {operation}": target_words(t) for (kind, operation), t in TARGETS.items()},
+        "notes": NOTES,
+        "rows": rows,
+    }
 
 
 def main() -> None:
@@ -523,16 +643,24 @@ def main() -> None:
     parser.add_argument("--percall-repeats", type=int, help="timed loops per per-call process (best)")
     parser.add_argument("--percall-rounds", type=int, help="fresh processes per per-call row (median)")
     parser.add_argument("--runs", type=int, help="fresh processes per first-call row (median)")
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/gpuarray.json)")
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/gpuarray.json)",
+    )
     parser.add_argument("--from-json", metavar="FILE", help="no measuring: the table of FILE")
     parser.add_argument("--percall-child", metavar="LIBRARY", help=argparse.SUPPRESS)  # per_call_rows' child
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats: a check that it all runs")
     args = parser.parse_args()
     config = settings(args)
     if args.percall_child:
-        print(json.dumps(per_call_seconds(args.percall_child, config["small_n"], config["calls"],
-                                          config["percall_repeats"])))
+        print(
+            json.dumps(
+                per_call_seconds(args.percall_child, config["small_n"], config["calls"], config["percall_repeats"])
+            )
+        )
         return
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())

@@ -35,6 +35,7 @@ class Figure(NamedTuple):
     """A headline row: its words (with the unit), the unit, the results files it is read from (suites, in
     order), the rows it takes (kind, dtype, n; None: any), and for each of COLUMNS the
     backend whose row fills it (None: left empty)."""
+
     words: str
     unit: str
     suites: tuple[str, ...]
@@ -45,25 +46,69 @@ class Figure(NamedTuple):
 
 
 HEADLINE = (
-    Figure("float32, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)", "TFLOP/s", ("matmul", "complex"), "device",
-           "float32", 8192,
-           ("tiled", "cublas", "torch", "cupy", None)),
-    Figure("float16, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)", "TFLOP/s", ("matmul",), "device",
-           "float16", 8192,
-           ("tiled", "cublas", "torch", "cupy", None)),
-    Figure("int8, 8192³ on GPU arrays, TOP/s (PyTorch: `torch._int_mm`)", "TOP/s", ("integers",), "device",
-           "int8", 8192,
-           ("tiled", None, "torch-int_mm", "cupy", None)),
-    Figure("float32, 4096³, NumPy in and out, ms (pyctk: with cuBLAS)", "ms", ("host",), "host", "float32", 4096,
-           ("cublas", None, "torch", "cupy", "numpy")),
-    Figure("16 x 16 float32 on GPU arrays, µs per call", "µs", ("device-call",), "device-call-tiny",
-           "float32", 16,
-           ("pyctk", None, "torch", "cupy", None)),
-    Figure("16 x 16 float32, NumPy in and out, µs per call", "µs", ("host",), "host-tiny",
-           "float32", 16,
-           ("tiled", None, "torch", "cupy", "numpy")),
-    Figure("a fresh process to its first result, s", "s", ("host",), "startup", None, None,
-           ("pyctk", None, "torch", "cupy", None)),
+    Figure(
+        "float32, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)",
+        "TFLOP/s",
+        ("matmul", "complex"),
+        "device",
+        "float32",
+        8192,
+        ("tiled", "cublas", "torch", "cupy", None),
+    ),
+    Figure(
+        "float16, 8192³ on GPU arrays, TFLOP/s (pyctk: its own kernel)",
+        "TFLOP/s",
+        ("matmul",),
+        "device",
+        "float16",
+        8192,
+        ("tiled", "cublas", "torch", "cupy", None),
+    ),
+    Figure(
+        "int8, 8192³ on GPU arrays, TOP/s (PyTorch: `torch._int_mm`)",
+        "TOP/s",
+        ("integers",),
+        "device",
+        "int8",
+        8192,
+        ("tiled", None, "torch-int_mm", "cupy", None),
+    ),
+    Figure(
+        "float32, 4096³, NumPy in and out, ms (pyctk: with cuBLAS)",
+        "ms",
+        ("host",),
+        "host",
+        "float32",
+        4096,
+        ("cublas", None, "torch", "cupy", "numpy"),
+    ),
+    Figure(
+        "16 x 16 float32 on GPU arrays, µs per call",
+        "µs",
+        ("device-call",),
+        "device-call-tiny",
+        "float32",
+        16,
+        ("pyctk", None, "torch", "cupy", None),
+    ),
+    Figure(
+        "16 x 16 float32, NumPy in and out, µs per call",
+        "µs",
+        ("host",),
+        "host-tiny",
+        "float32",
+        16,
+        ("tiled", None, "torch", "cupy", "numpy"),
+    ),
+    Figure(
+        "a fresh process to its first result, s",
+        "s",
+        ("host",),
+        "startup",
+        None,
+        None,
+        ("pyctk", None, "torch", "cupy", None),
+    ),
 )
 SCALE = {"ms": 1e3, "µs": 1e6, "s": 1.0}  # from seconds
 
@@ -101,14 +146,18 @@ def find(figure: Figure, files: dict[str, dict[str, dict]]) -> tuple[dict, dict[
         for data in (files.get(machine, {}).get(suite) for suite in figure.suites):
             if data is None:
                 continue
-            rows = {r["backend"]: r for r in data.get("rows", [])
-                    if "backend" in r and "build" not in r and r.get("kind") == figure.kind
-                    and (figure.dtype is None or r.get("dtype") == figure.dtype)
-                    and (figure.n is None or r.get("n") == figure.n)}
+            rows = {
+                r["backend"]: r
+                for r in data.get("rows", [])
+                if "backend" in r
+                and "build" not in r
+                and r.get("kind") == figure.kind
+                and (figure.dtype is None or r.get("dtype") == figure.dtype)
+                and (figure.n is None or r.get("n") == figure.n)
+            }
             if figure.backends[0] in rows:
                 return data, rows
-    raise SystemExit(f"headline: no results for {figure.words!r} in {', '.join(MACHINES)} "
-                     f"(benchmarks/results/)")
+    raise SystemExit(f"headline: no results for {figure.words!r} in {', '.join(MACHINES)} (benchmarks/results/)")
 
 
 def gpu_name(measured: dict) -> str:
@@ -142,13 +191,13 @@ def block(text: str) -> str:
     """What is between the markers of ``text`` (README.md's contents), stripped."""
     if START not in text or END not in text or text.index(START) > text.index(END):
         raise ValueError(f"README.md has no {START} ... {END} block")
-    return text[text.index(START) + len(START):text.index(END)].strip()
+    return text[text.index(START) + len(START) : text.index(END)].strip()
 
 
 def written(text: str, headline: str) -> str:
     """``text`` with its block replaced by ``headline``."""
     block(text)  # the markers are there, in order
-    return text[:text.index(START) + len(START)] + "\n" + headline + "\n" + text[text.index(END):]
+    return text[: text.index(START) + len(START)] + "\n" + headline + "\n" + text[text.index(END) :]
 
 
 def main() -> None:

@@ -100,9 +100,20 @@ import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
-DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3,  # gpumatmul_dtype
-               "complex64": 4, "complex128": 5, "int8": 6, "int16": 7, "int32": 8, "int64": 9,
-               "uint8": 10, "bool": 14}
+DTYPE_CODES = {
+    "float32": 0,
+    "float64": 1,
+    "float16": 2,
+    "bfloat16": 3,  # gpumatmul_dtype
+    "complex64": 4,
+    "complex128": 5,
+    "int8": 6,
+    "int16": 7,
+    "int32": 8,
+    "int64": 9,
+    "uint8": 10,
+    "bool": 14,
+}
 # Device-row dtypes with no NumPy-exact product in cuBLAS or torch.matmul: the tiled backend
 # alone (the integer tensor-core kernels, and byte_split.c for 2-8 bytes), beside the peers
 # of integer_peers.
@@ -111,18 +122,34 @@ BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
 TINY = 16  # n of the "host-tiny" and "startup" products
-FLOOR = ("max(bytes_in / h2d + bytes_out / d2h, gemm_seconds); bytes_in = 2 n^2 itemsize, "
-         "bytes_out = n^2 itemsize, h2d and d2h from pinned_bandwidth (bytes/s), "
-         "gemm_seconds the \"device\" cublas row of that dtype and n")
+FLOOR = (
+    "max(bytes_in / h2d + bytes_out / d2h, gemm_seconds); bytes_in = 2 n^2 itemsize, "
+    "bytes_out = n^2 itemsize, h2d and d2h from pinned_bandwidth (bytes/s), "
+    'gemm_seconds the "device" cublas row of that dtype and n'
+)
 
 # The defaults, and --quick: a check, in about a minute, that every row runs.
 SETTINGS = {
-    "full": {"sizes": [1024, 4096, 8192], "host_sizes": [1024, 4096, 8192], "repeats": 10,
-             "calls": 5000, "startup_runs": 3, "import_runs": 9,
-             "large": [150000, 4096, 150000], "devices_shape": [32768, 8192, 32768]},
-    "quick": {"sizes": [1024], "host_sizes": [1024], "repeats": 3,
-              "calls": 200, "startup_runs": 1, "import_runs": 1,
-              "large": [6000, 1024, 6000], "devices_shape": [4096, 1024, 4096]},
+    "full": {
+        "sizes": [1024, 4096, 8192],
+        "host_sizes": [1024, 4096, 8192],
+        "repeats": 10,
+        "calls": 5000,
+        "startup_runs": 3,
+        "import_runs": 9,
+        "large": [150000, 4096, 150000],
+        "devices_shape": [32768, 8192, 32768],
+    },
+    "quick": {
+        "sizes": [1024],
+        "host_sizes": [1024],
+        "repeats": 3,
+        "calls": 200,
+        "startup_runs": 1,
+        "import_runs": 1,
+        "large": [6000, 1024, 6000],
+        "devices_shape": [4096, 1024, 4096],
+    },
 }
 
 NOTES: list[str] = []
@@ -138,8 +165,15 @@ def note(text: str) -> None:
 def row(kind: str, backend: str, dtype: str, n: int, seconds: float, **extra) -> dict:
     """One result of an n x n by n x n product: the fields every row has, then ``extra``."""
     flops = (8 if MODES.get(dtype, (dtype,))[0].startswith("complex") else 2) * n**3
-    return {"kind": kind, "backend": backend, "dtype": dtype, "n": n, "seconds": seconds,
-            "tflops": flops / seconds / 1e12, **extra}
+    return {
+        "kind": kind,
+        "backend": backend,
+        "dtype": dtype,
+        "n": n,
+        "seconds": seconds,
+        "tflops": flops / seconds / 1e12,
+        **extra,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -224,8 +258,7 @@ def floor_seconds(n: int, itemsize: int, bandwidth: dict, gemm_seconds: float) -
 def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
     """``rows`` with floor_seconds and fraction_of_floor added to each "host" row whose dtype
     and n have a "device" cuBLAS row (the GEMM time of the floor)."""
-    gemm = {(r["dtype"], r["n"]): r["seconds"] for r in rows
-            if r["kind"] == "device" and r["backend"] == "cublas"}
+    gemm = {(r["dtype"], r["n"]): r["seconds"] for r in rows if r["kind"] == "device" and r["backend"] == "cublas"}
 
     def floored(r: dict) -> dict:
         if r["kind"] != "host" or (r["dtype"], r["n"]) not in gemm:
@@ -292,16 +325,38 @@ def device_rows(sizes, dtypes, repeats):
             a, b = (device_operand(torch, n, operand) for _ in range(2))
             c = torch.empty_like(a)
             runs = {
-                # (B023: the closures run within this iteration, so they see its values)
-                backend: (lambda code=code: _library.call(
-                    "gpumatmul_matmul_strided_batched_device", context, code, DTYPE_CODES[operand],  # noqa: B023
-                    precision, 0, trans_b, n, n, n, 1, a.data_ptr(), n, 0, b.data_ptr(), n, 0,  # noqa: B023
-                    c.data_ptr(), n, 0, None))  # noqa: B023
-                for backend, code in backends.items()}
+                backend: (
+                    functools.partial(
+                        _library.call,
+                        "gpumatmul_matmul_strided_batched_device",
+                        context,
+                        code,
+                        DTYPE_CODES[operand],
+                        precision,
+                        0,
+                        trans_b,
+                        n,
+                        n,
+                        n,
+                        1,
+                        a.data_ptr(),
+                        n,
+                        0,
+                        b.data_ptr(),
+                        n,
+                        0,
+                        c.data_ptr(),
+                        n,
+                        0,
+                        None,
+                    )
+                )
+                for backend, code in backends.items()
+            }
             if operand in INTEGERS:
                 runs.update(integer_peers(torch, operand, a, b, c))
             else:
-                runs["torch"] = lambda: torch.matmul(a, b.t() if trans_b else b, out=c)  # noqa: B023
+                runs["torch"] = functools.partial(torch.matmul, a, b.t() if trans_b else b, out=c)
             for name, run in runs.items():
                 try:
                     run()
@@ -327,10 +382,20 @@ def device_rows(sizes, dtypes, repeats):
 def per_call_rows(seconds: dict) -> list[dict]:
     """The "device-call-tiny" rows of ``per_call.rounds``' seconds, keyed by (name, n): each
     the median of its rounds, and for pyctk's, "speedup" over its peer in the same rounds."""
-    return [row("device-call-tiny", name, "float32", n, statistics.median(rounds),
-                least_seconds=min(rounds), most_seconds=max(rounds), rounds=len(rounds),
-                **per_call.speedup(seconds, name, n))
-            for (name, n), rounds in seconds.items()]
+    return [
+        row(
+            "device-call-tiny",
+            name,
+            "float32",
+            n,
+            statistics.median(rounds),
+            least_seconds=min(rounds),
+            most_seconds=max(rounds),
+            rounds=len(rounds),
+            **per_call.speedup(seconds, name, n),
+        )
+        for (name, n), rounds in seconds.items()
+    ]
 
 
 def device_call_rows(sizes, repeats, calls):
@@ -353,10 +418,10 @@ def device_call_rows(sizes, repeats, calls):
     for n in per_call.SIZES:
         a = torch.ones(n, n, device="cuda")
         c = torch.empty_like(a)
-        desc = _library.GemmDesc(BACKEND_CODES["auto"], DTYPE_CODES["float32"], 0, 0, 0,
-                                 n, n, n, 1, n, 0, n, 0, n, 0)
-        tiny["pyctk-c", n] = functools.partial(c_call, _contexts.context(0), desc, a.data_ptr(),
-                                               a.data_ptr(), c.data_ptr(), 0)
+        desc = _library.GemmDesc(BACKEND_CODES["auto"], DTYPE_CODES["float32"], 0, 0, 0, n, n, n, 1, n, 0, n, 0, n, 0)
+        tiny["pyctk-c", n] = functools.partial(
+            c_call, _contexts.context(0), desc, a.data_ptr(), a.data_ptr(), c.data_ptr(), 0
+        )
         code = tiny["pyctk-c", n]()
         if code:
             raise _library.error(code)
@@ -387,9 +452,11 @@ def device_call_rows(sizes, repeats, calls):
 # ---------------------------------------------------------------------------
 # NumPy in, NumPy out: wall clock.
 
+
 def torch_host():
     """torch: copy both operands to the GPU, multiply (TF32 off), copy the result back."""
     import torch
+
     torch.backends.cuda.matmul.allow_tf32 = False
     return lambda a, b: (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda()).cpu().numpy()
 
@@ -397,6 +464,7 @@ def torch_host():
 def cupy_host():
     """CuPy: the same three steps through its own arrays."""
     import cupy
+
     return lambda a, b: cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))
 
 
@@ -448,8 +516,10 @@ def host_rows(sizes, dtypes, repeats, peers):
                 multiply(a, b)
                 times = wall_times(functools.partial(multiply, a, b), repeats, HOST_BUDGET_S)
                 if len(times) < repeats:
-                    note(f"host {name} {dtype} n={n}: timed {len(times)} times, not {repeats} "
-                         f"(one call takes {times[0]:.2f} s)")
+                    note(
+                        f"host {name} {dtype} n={n}: timed {len(times)} times, not {repeats} "
+                        f"(one call takes {times[0]:.2f} s)"
+                    )
                 rows.append(row("host", name, dtype, n, statistics.median(times), repeats=len(times)))
     return rows
 
@@ -459,8 +529,12 @@ def host_tiny_rows(peers, calls):
     process (this script with --tiny-child)."""
     rows = []
     for name in peers:
-        done = subprocess.run([sys.executable, __file__, "--tiny-child", name, "--calls", str(calls)],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--tiny-child", name, "--calls", str(calls)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(row("host-tiny", name, "float32", TINY, float(done.stdout.split()[-1])))
     return rows
 
@@ -488,8 +562,10 @@ def large_rows(shape: list[int], rows: list[dict]) -> list[dict]:
     m, k, n = shape
     needed = 4 * (m * k + k * n + m * n)
     if needed > 0.9 * host_memory_bytes():
-        note(f"host-large {m}x{k}x{n}: needs {needed / 1e9:.0f} GB of host memory, the machine "
-             f"has {host_memory_bytes() / 1e9:.0f} GB")
+        note(
+            f"host-large {m}x{k}x{n}: needs {needed / 1e9:.0f} GB of host memory, the machine "
+            f"has {host_memory_bytes() / 1e9:.0f} GB"
+        )
         return []
     rng = np.random.default_rng(m)
     a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
@@ -510,8 +586,20 @@ def large_rows(shape: list[int], rows: list[dict]) -> list[dict]:
     if cublas:
         best = max(cublas, key=lambda r: r["n"])
         extra = {"fraction_of_cublas": tflops / best["tflops"], "cublas_n": best["n"]}
-    return [{"kind": "host-large", "backend": "pyctk", "dtype": "float32", "n": None,
-             "seconds": seconds, "tflops": tflops, "m": m, "k": k, "n_columns": n, **extra}]
+    return [
+        {
+            "kind": "host-large",
+            "backend": "pyctk",
+            "dtype": "float32",
+            "n": None,
+            "seconds": seconds,
+            "tflops": tflops,
+            "m": m,
+            "k": k,
+            "n_columns": n,
+            **extra,
+        }
+    ]
 
 
 def devices_rows(shape: list[int], repeats: int) -> list[dict]:
@@ -528,9 +616,19 @@ def devices_rows(shape: list[int], repeats: int) -> list[dict]:
         multiply = functools.partial(pyctk.matmul, a, b, devices=devices)
         multiply()
         seconds = statistics.median(wall_times(multiply, repeats, HOST_BUDGET_S))
-        rows.append({"kind": "host-devices", "backend": backend, "dtype": "float32", "n": None,
-                     "seconds": seconds, "tflops": 2 * m * k * n / seconds / 1e12, "m": m, "k": k,
-                     "n_columns": n})
+        rows.append(
+            {
+                "kind": "host-devices",
+                "backend": backend,
+                "dtype": "float32",
+                "n": None,
+                "seconds": seconds,
+                "tflops": 2 * m * k * n / seconds / 1e12,
+                "m": m,
+                "k": k,
+                "n_columns": n,
+            }
+        )
     rows[1]["speedup"] = rows[0]["seconds"] / rows[1]["seconds"]
     return rows
 
@@ -546,16 +644,16 @@ STARTUP = {
 }
 STARTUP_BEFORE = f"import numpy as np\na = b = np.ones(({TINY}, {TINY}), np.float32)\n"
 STARTUP_AFTER = "\nimport time\nprint(time.time())"
-IMPORT_PYCTK = ("import time\nimport numpy\nstart = time.perf_counter()\nimport pyctk\n"
-                "print(time.perf_counter() - start)")
+IMPORT_PYCTK = (
+    "import time\nimport numpy\nstart = time.perf_counter()\nimport pyctk\nprint(time.perf_counter() - start)"
+)
 
 
 def child_output(code: str) -> float:
     """The number a fresh Python running ``code`` prints last. It runs in an empty folder, so
     that a checkout's unbuilt pyctk/ in the working directory is not what it imports."""
     with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True,
-                              text=True, check=True)
+        done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, check=True)
     return float(done.stdout.split()[-1])
 
 
@@ -578,8 +676,9 @@ def process_row(kind: str, backend: str, measure, runs: int) -> list[dict]:
     except subprocess.CalledProcessError as error:
         note(f"{kind} {backend}: the fresh process failed: {error.stderr.strip()[-300:]}")
         return []
-    return [{"kind": kind, "backend": backend, "dtype": None, "n": None, "seconds": seconds,
-             "tflops": None, "runs": runs}]
+    return [
+        {"kind": kind, "backend": backend, "dtype": None, "n": None, "seconds": seconds, "tflops": None, "runs": runs}
+    ]
 
 
 def process_rows(startup_runs: int, import_runs: int) -> list[dict]:
@@ -596,6 +695,7 @@ def process_rows(startup_runs: int, import_runs: int) -> list[dict]:
 # ---------------------------------------------------------------------------
 # Report.
 
+
 def shown_time(seconds: float | None) -> str:
     if seconds is None:
         return ""
@@ -606,20 +706,31 @@ def shown_time(seconds: float | None) -> str:
 
 def table_line(r: dict) -> str:
     tflops = "" if r["tflops"] is None else f"{r['tflops']:.2f}"
-    fraction = (f"{100 * r['fraction_of_floor']:.1f}%" if "fraction_of_floor" in r
-                else f"{100 * r['fraction_of_cublas']:.1f}% cuBLAS" if "fraction_of_cublas" in r
-                else f"{r['speedup']:.2f}x {r.get('peer', '')}".rstrip() if "speedup" in r else "")
-    return (f"{r['kind']:<16} {r['backend']:<11} {r['dtype'] or '':<8} {r['n'] or '':>6} "
-            f"{shown_time(r['seconds']):>12} {tflops:>9} {shown_time(r.get('floor_seconds')):>12} {fraction:>8}")
+    fraction = (
+        f"{100 * r['fraction_of_floor']:.1f}%"
+        if "fraction_of_floor" in r
+        else f"{100 * r['fraction_of_cublas']:.1f}% cuBLAS"
+        if "fraction_of_cublas" in r
+        else f"{r['speedup']:.2f}x {r.get('peer', '')}".rstrip()
+        if "speedup" in r
+        else ""
+    )
+    return (
+        f"{r['kind']:<16} {r['backend']:<11} {r['dtype'] or '':<8} {r['n'] or '':>6} "
+        f"{shown_time(r['seconds']):>12} {tflops:>9} {shown_time(r.get('floor_seconds')):>12} {fraction:>8}"
+    )
 
 
 def print_report(device: str, report: dict, bandwidth: dict, rows: list[dict]) -> None:
     print(f"GPU: {device}; CUDA runtime {report['runtime_version']}, cuBLAS {report['cublas_version']}")
-    print(f"pinned bandwidth: host to device {bandwidth['h2d'] / 1e9:.1f} GB/s, "
-          f"device to host {bandwidth['d2h'] / 1e9:.1f} GB/s")
+    print(
+        f"pinned bandwidth: host to device {bandwidth['h2d'] / 1e9:.1f} GB/s, "
+        f"device to host {bandwidth['d2h'] / 1e9:.1f} GB/s"
+    )
     print(f"floor of a host row = {FLOOR}")
-    print(f"{'kind':<16} {'backend':<11} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9} "
-          f"{'floor':>12} {'% floor':>8}")
+    print(
+        f"{'kind':<16} {'backend':<11} {'dtype':<8} {'n':>6} {'time':>12} {'TFLOP/s':>9} {'floor':>12} {'% floor':>8}"
+    )
     for r in rows:
         print(table_line(r))
 
@@ -655,16 +766,35 @@ def main() -> None:
     parser.add_argument("--calls", type=int, help="calls timed per tiny row")
     parser.add_argument("--startup-runs", type=int)
     parser.add_argument("--import-runs", type=int)
-    parser.add_argument("--large", type=int, nargs=3, metavar=("M", "K", "N"),
-                        help="shape of the host-large row (default 150000 4096 150000)")
-    parser.add_argument("--devices-shape", type=int, nargs=3, metavar=("M", "K", "N"),
-                        help="shape of the host-devices rows (default 32768 8192 32768)")
-    parser.add_argument("--only", nargs="+", help="only these kinds of rows (device rows come "
-                        "along where others need them)")
-    parser.add_argument("--suite", choices=measured.SUITES, help="the results file's name "
-                        "(default: from --only and --dtypes, see above)")
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/<suite>.json)")
+    parser.add_argument(
+        "--large",
+        type=int,
+        nargs=3,
+        metavar=("M", "K", "N"),
+        help="shape of the host-large row (default 150000 4096 150000)",
+    )
+    parser.add_argument(
+        "--devices-shape",
+        type=int,
+        nargs=3,
+        metavar=("M", "K", "N"),
+        help="shape of the host-devices rows (default 32768 8192 32768)",
+    )
+    parser.add_argument(
+        "--only", nargs="+", help="only these kinds of rows (device rows come along where others need them)"
+    )
+    parser.add_argument(
+        "--suite",
+        choices=measured.SUITES,
+        help="the results file's name (default: from --only and --dtypes, see above)",
+    )
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/<suite>.json)",
+    )
     parser.add_argument("--tiny-child", metavar="PEER", help=argparse.SUPPRESS)  # host_tiny_rows' child
     parser.add_argument("--quick", action="store_true", help="one size, few repeats: a check that it all runs")
     args = parser.parse_args()
@@ -682,8 +812,9 @@ def main() -> None:
     wanted = set(config.get("only") or KINDS)
     rows = []
     if wanted & {"device", "host", "host-large"}:
-        rows += device_rows(sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"],
-                            config["repeats"])
+        rows += device_rows(
+            sorted(set(config["sizes"]) | set(config["host_sizes"])), config["dtypes"], config["repeats"]
+        )
     if "host" in wanted:
         rows += host_rows(config["host_sizes"], config["host_dtypes"], config["repeats"], peers)
     if "host-tiny" in wanted:
@@ -702,9 +833,20 @@ def main() -> None:
     suite = config.get("suite") or suite_of(config)
     gpus = len(report["devices"]) if suite == "devices" else 1
     path = config.get("out") or measured.default_path(device, report["cuda_major"], suite, gpus)
-    measured.write(path, {"measured": measured.measured(report, gpus, versions=versions),
-                          "device": device, "info": report, "versions": versions, "settings": config,
-                          "pinned_bandwidth": bandwidth, "floor": FLOOR, "notes": NOTES, "rows": rows})
+    measured.write(
+        path,
+        {
+            "measured": measured.measured(report, gpus, versions=versions),
+            "device": device,
+            "info": report,
+            "versions": versions,
+            "settings": config,
+            "pinned_bandwidth": bandwidth,
+            "floor": FLOOR,
+            "notes": NOTES,
+            "rows": rows,
+        },
+    )
     print(f"wrote {path}")
 
 

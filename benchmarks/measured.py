@@ -41,8 +41,19 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-SUITES = ("matmul", "complex", "integers", "host", "device-call", "devices", "builds", "gpuarray",
-          "dask", "startup", "auto-table")
+SUITES = (
+    "matmul",
+    "complex",
+    "integers",
+    "host",
+    "device-call",
+    "devices",
+    "builds",
+    "gpuarray",
+    "dask",
+    "startup",
+    "auto-table",
+)
 
 
 def gpu_slug(name: str) -> str:
@@ -68,9 +79,11 @@ def _checkout() -> str | None:
     None outside a git checkout. (pyctk itself may be installed from elsewhere: its
     library's path is in the run's "info".)"""
     try:
+
         def run(*args: str) -> str:
-            return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True,
-                                  text=True, check=True, timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", "-C", str(HERE), *args], capture_output=True, text=True, check=True, timeout=10
+            ).stdout.strip()
 
         commit = run("rev-parse", "--short", "HEAD")
         return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
@@ -91,8 +104,9 @@ def command_line(argv: list[str] | None = None) -> str:
     return shlex.join(["python", f"benchmarks/{Path(argv[0]).name}", *argv[1:]])
 
 
-def measured(report: dict | None, gpus: int = 1, gpu: str | None = None,
-             versions: dict[str, str] | None = None) -> dict[str, Any]:
+def measured(
+    report: dict | None, gpus: int = 1, gpu: str | None = None, versions: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The "measured" object of a run on this machine, now.
 
     ``report`` is ``pyctk.info()`` (None where the script has none: its fields are then
@@ -107,9 +121,11 @@ def measured(report: dict | None, gpus: int = 1, gpu: str | None = None,
     report = report or {}
     devices = report.get("devices") or [{}]
     if versions is None:
-        versions = {name: sys.modules[name].__version__ for name in
-                    ("numpy", "torch", "cupy", "dask", "distributed")
-                    if name in sys.modules and hasattr(sys.modules[name], "__version__")}
+        versions = {
+            name: sys.modules[name].__version__
+            for name in ("numpy", "torch", "cupy", "dask", "distributed")
+            if name in sys.modules and hasattr(sys.modules[name], "__version__")
+        }
     return {
         "gpu": gpu or devices[0].get("name"),
         "gpus": gpus,
@@ -145,6 +161,5 @@ def load(name: str, folder: Path | str = RESULTS) -> dict:
     """The results file "<machine>/<suite>" (e.g. "h200-cu13/matmul")."""
     path = Path(folder) / f"{name}.json"
     if not path.is_file():
-        raise FileNotFoundError(f"no results file {name!r} ({path}); there are: "
-                                f"{', '.join(results(folder)) or 'none'}")
+        raise FileNotFoundError(f"no results file {name!r} ({path}); there are: {', '.join(results(folder)) or 'none'}")
     return json.loads(path.read_text())

@@ -28,8 +28,11 @@ def peers(pyctk: ModuleType, torch: ModuleType) -> dict[str, tuple[Callable, Cal
     """Each library's (array maker from a torch tensor, product): pyctk on DeviceArrays,
     torch's tensors and CuPy's arrays, torch.matmul and cupy.matmul; CuPy's only where it
     imports. ``pyctk`` is passed in: builds.py's children import the build they time."""
-    found = {"pyctk": (pyctk.asarray, pyctk.matmul), "pyctk-torch": (_same, pyctk.matmul),
-             "torch": (_same, torch.matmul)}
+    found = {
+        "pyctk": (pyctk.asarray, pyctk.matmul),
+        "pyctk-torch": (_same, pyctk.matmul),
+        "torch": (_same, torch.matmul),
+    }
     try:
         import cupy
     except ImportError:
@@ -53,8 +56,9 @@ def cases(peers: dict[str, tuple[Callable, Callable]], torch: ModuleType) -> dic
     return made
 
 
-def rounds(cases: dict, calls: int, synchronize: Callable[[], object],
-           count: int = ROUNDS) -> dict[object, list[float]]:
+def rounds(
+    cases: dict, calls: int, synchronize: Callable[[], object], count: int = ROUNDS
+) -> dict[object, list[float]]:
     """Seconds per call of each of ``cases`` (zero-argument calls), once per round: wall clock
     over ``calls`` calls, then ``synchronize()``. Every case runs in each round, in turn."""
     for case in cases.values():
@@ -79,5 +83,7 @@ def speedup(seconds: dict[tuple, list[float]], name: str, n: int) -> dict:
     peer = PEERS.get(name)
     if (peer, n) not in seconds:
         return {}
-    return {"peer": peer, "speedup": statistics.median(
-        theirs / ours for ours, theirs in zip(seconds[name, n], seconds[peer, n]))}
+    return {
+        "peer": peer,
+        "speedup": statistics.median(theirs / ours for ours, theirs in zip(seconds[name, n], seconds[peer, n])),
+    }

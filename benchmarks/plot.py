@@ -96,7 +96,7 @@ def plot_tflops(data: dict):
         sizes_axis(axis, rows)
         axis.set_ylim(bottom=0)
         axis.legend(fontsize="small")
-    for axis in list(axes.flat)[len(dtypes):]:
+    for axis in list(axes.flat)[len(dtypes) :]:
         axis.set_visible(False)
     figure.suptitle(title(data, "GPU operands, device time"))
     figure.tight_layout()
@@ -114,8 +114,7 @@ def plot_host_time(data: dict):
     floors = {(r["dtype"], r["n"]): r for r in rows if "floor_seconds" in r}
     for name, line in lines(list(floors.values()), "dtype").items():
         axis.plot([r["n"] for r in line], [r["floor_seconds"] for r in line], "k--", label=f"{name} floor")
-    axis.set(title=title(data, "NumPy in, NumPy out"), yscale="log", xlabel="n (n x n @ n x n)",
-             ylabel="seconds")
+    axis.set(title=title(data, "NumPy in, NumPy out"), yscale="log", xlabel="n (n x n @ n x n)", ylabel="seconds")
     sizes_axis(axis, rows)
     axis.legend(fontsize="small")
     figure.tight_layout()
@@ -131,8 +130,12 @@ def plot_floor(data: dict):
     for name, line in lines(floored, "backend", "dtype").items():
         axis.plot([r["n"] for r in line], [r["fraction_of_floor"] for r in line], marker="o", label=name)
     axis.axhline(1.0, color="k", linestyle="--", linewidth=0.8)
-    axis.set(title=title(data, "NumPy in, NumPy out: floor / time"), ylim=(0, 1.05),
-             xlabel="n (n x n @ n x n)", ylabel="fraction of the floor (1: at it)")
+    axis.set(
+        title=title(data, "NumPy in, NumPy out: floor / time"),
+        ylim=(0, 1.05),
+        xlabel="n (n x n @ n x n)",
+        ylabel="fraction of the floor (1: at it)",
+    )
     sizes_axis(axis, floored)
     axis.legend(fontsize="small")
     figure.tight_layout()
@@ -154,8 +157,9 @@ def bars(names: list[str], values: list[float], unit: str, heading: str, parity:
     return figure
 
 
-def plot_row_bars(data: dict, kinds: tuple[str, ...], field: str, scale: float, unit: str,
-                  heading: str, parity: float | None = None):
+def plot_row_bars(
+    data: dict, kinds: tuple[str, ...], field: str, scale: float, unit: str, heading: str, parity: float | None = None
+):
     """Bars of ``field * scale`` for the matmul.py rows of ``kinds`` that have it (builds.py's
     rows: grouped by case, a bar per build)."""
     if any("build" in r for r in matmul_rows(data, *kinds)):
@@ -164,8 +168,9 @@ def plot_row_bars(data: dict, kinds: tuple[str, ...], field: str, scale: float, 
     if not chosen:
         return None
     keys = ("backend", "n") if len({r["kind"] for r in chosen}) == 1 else ("kind", "backend", "n")
-    return bars([label(r, *keys) for r in chosen], [r[field] * scale for r in chosen], unit,
-                title(data, heading), parity)
+    return bars(
+        [label(r, *keys) for r in chosen], [r[field] * scale for r in chosen], unit, title(data, heading), parity
+    )
 
 
 def plot_startup(data: dict):
@@ -174,10 +179,15 @@ def plot_startup(data: dict):
         for kind, steps in data["median"].items():
             names += [f"{kind}: {step['step']}" for step in steps]
             values += [step["step_ms"] for step in steps]
-        return bars(names, values, "milliseconds (median of the processes)",
-                    title(data, "a fresh process's steps to its first product"))
-    return plot_row_bars(data, ("startup", "import"), "seconds", 1.0, "seconds",
-                         "fresh process to first result; import pyctk")
+        return bars(
+            names,
+            values,
+            "milliseconds (median of the processes)",
+            title(data, "a fresh process's steps to its first product"),
+        )
+    return plot_row_bars(
+        data, ("startup", "import"), "seconds", 1.0, "seconds", "fresh process to first result; import pyctk"
+    )
 
 
 def gpuarray_rows(data: dict, kind: str) -> list[dict]:
@@ -190,8 +200,13 @@ def least_fraction(row: dict) -> float | None:
     return int(found.group(1)) / 100 if found else None
 
 
-def grouped(groups: list[str], series: dict[str, dict[str, float]], ylabel: str, heading: str,
-            lines: dict[str, float] | None = None):
+def grouped(
+    groups: list[str],
+    series: dict[str, dict[str, float]],
+    ylabel: str,
+    heading: str,
+    lines: dict[str, float] | None = None,
+):
     """Vertical bars: a group per ``groups`` entry, in it a bar per ``series`` name (its values
     by group; a missing group, no bar); dashed over a group, ``lines``' value for it."""
     width = 0.8 / len(series)
@@ -218,10 +233,15 @@ def plot_gpuarray(data: dict, kind: str, value: Callable[[dict], float], ylabel:
     if not chosen:
         return None
     operations = list(dict.fromkeys(r["operation"] for r in chosen))
-    series = {library: {r["operation"]: value(r) for r in chosen if r["library"] == library}
-              for library in dict.fromkeys(r["library"] for r in chosen)}
-    targets = {r["operation"]: 100 * least_fraction(r) for r in chosen
-               if r["library"] == "pyctk" and least_fraction(r) is not None}
+    series = {
+        library: {r["operation"]: value(r) for r in chosen if r["library"] == library}
+        for library in dict.fromkeys(r["library"] for r in chosen)
+    }
+    targets = {
+        r["operation"]: 100 * least_fraction(r)
+        for r in chosen
+        if r["library"] == "pyctk" and least_fraction(r) is not None
+    }
     return grouped(operations, series, ylabel, title(data, heading), targets)
 
 
@@ -232,19 +252,28 @@ def plot_builds(data: dict, field: str, scale: float, ylabel: str, heading: str,
     if not chosen:
         return None
     groups = list(dict.fromkeys(f"{r['case']}\nn={r['n']}" for r in chosen))
-    series = {build: {f"{r['case']}\nn={r['n']}": r[field] * scale for r in chosen if r["build"] == build}
-              for build in dict.fromkeys(r["build"] for r in chosen)}
-    return grouped(groups, series, ylabel, title(data, heading),
-                   {g: parity for g in groups} if parity is not None else None)
+    series = {
+        build: {f"{r['case']}\nn={r['n']}": r[field] * scale for r in chosen if r["build"] == build}
+        for build in dict.fromkeys(r["build"] for r in chosen)
+    }
+    return grouped(
+        groups, series, ylabel, title(data, heading), {g: parity for g in groups} if parity is not None else None
+    )
 
 
 def plot_per_call(data: dict):
     """matmul.py's and builds.py's tiny rows, or gpuarray.py's per-call rows."""
     if gpuarray_rows(data, "per-call"):
-        return plot_gpuarray(data, "per-call", lambda r: r["seconds"] * 1e6, "microseconds per call",
-                             "small operations (1000 float32), host time per call")
-    return plot_row_bars(data, ("host-tiny", "device-call-tiny"), "seconds", 1e6,
-                         "microseconds per call", "per-call time, tiny products")
+        return plot_gpuarray(
+            data,
+            "per-call",
+            lambda r: r["seconds"] * 1e6,
+            "microseconds per call",
+            "small operations (1000 float32), host time per call",
+        )
+    return plot_row_bars(
+        data, ("host-tiny", "device-call-tiny"), "seconds", 1e6, "microseconds per call", "per-call time, tiny products"
+    )
 
 
 DASK_TARGET = 0.15  # dask_matmul.py's TARGET_OVERHEAD
@@ -257,13 +286,20 @@ def plot_dask(data: dict):
     figure = Figure(figsize=(8, 4.5))
     axis = figure.subplots()
     drawn = axis.bar([r["kind"] for r in rows], [r["best_seconds"] for r in rows])
-    axis.bar_label(drawn, labels=[f"{r['best_seconds']:.2f} s\n{100 * r['overhead']:+.1f}%" for r in rows],
-                   fontsize="small")
+    axis.bar_label(
+        drawn, labels=[f"{r['best_seconds']:.2f} s\n{100 * r['overhead']:+.1f}%" for r in rows], fontsize="small"
+    )
     axis.axhline(rows[0]["best_seconds"] * (1 + DASK_TARGET), color="k", linestyle="--", linewidth=0.8)
     settings = data.get("settings", {})
     axis.set(ylabel="seconds, host arrays to result")
-    axis.set_title(title(data, f"n = {settings.get('n')} float32, {settings.get('gpus')} GPU(s), "
-                               f"{settings.get('workers')} workers (dashed: whole + 15%)"), fontsize="medium")
+    axis.set_title(
+        title(
+            data,
+            f"n = {settings.get('n')} float32, {settings.get('gpus')} GPU(s), "
+            f"{settings.get('workers')} workers (dashed: whole + 15%)",
+        ),
+        fontsize="medium",
+    )
     axis.margins(y=0.2)
     figure.tight_layout()
     return figure
@@ -278,8 +314,12 @@ def plot_auto_table(data: dict):
     for name, line in lines(rows, "case").items():
         axis.plot([r["n"] for r in line], [r["cublas"] / r["tiled"] for r in line], marker="o", label=name)
     axis.axhline(1.0, color="k", linestyle="--", linewidth=0.8)
-    axis.set(title=title(data, "backend='auto': cuBLAS's time / the kernels' (above 1: kernels)"),
-             yscale="log", xlabel="n (n x n @ n x n), bursts of calls", ylabel="speedup")
+    axis.set(
+        title=title(data, "backend='auto': cuBLAS's time / the kernels' (above 1: kernels)"),
+        yscale="log",
+        xlabel="n (n x n @ n x n), bursts of calls",
+        ylabel="speedup",
+    )
     sizes_axis(axis, rows)
     axis.legend(fontsize="small", ncol=2)
     figure.tight_layout()
@@ -293,15 +333,31 @@ PLOTS: dict[str, Callable[[dict], Figure | None]] = {
     "host-time": plot_host_time,
     "floor": plot_floor,
     "per-call": plot_per_call,
-    "speedup": functools.partial(plot_row_bars, kinds=("device-call-tiny",), field="speedup", scale=1.0,
-                                 unit="peer's time / pyctk's, within each round (1: as fast)",
-                                 heading="per call: pyctk's speedup over its peer", parity=1.0),
+    "speedup": functools.partial(
+        plot_row_bars,
+        kinds=("device-call-tiny",),
+        field="speedup",
+        scale=1.0,
+        unit="peer's time / pyctk's, within each round (1: as fast)",
+        heading="per call: pyctk's speedup over its peer",
+        parity=1.0,
+    ),
     "startup": plot_startup,
-    "devices": functools.partial(plot_row_bars, kinds=("host-devices",), field="seconds", scale=1.0,
-                                 unit="seconds", heading="NumPy in, NumPy out, one GPU and all"),
+    "devices": functools.partial(
+        plot_row_bars,
+        kinds=("host-devices",),
+        field="seconds",
+        scale=1.0,
+        unit="seconds",
+        heading="NumPy in, NumPy out, one GPU and all",
+    ),
     "bandwidth": functools.partial(
-        plot_gpuarray, kind="bandwidth", value=lambda r: 100 * r["fraction_of_copy"],
-        ylabel="% of the copy bandwidth", heading="float32, bytes moved / time, over the copy's"),
+        plot_gpuarray,
+        kind="bandwidth",
+        value=lambda r: 100 * r["fraction_of_copy"],
+        ylabel="% of the copy bandwidth",
+        heading="float32, bytes moved / time, over the copy's",
+    ),
     "overhead": plot_dask,
     "choices": plot_auto_table,
 }

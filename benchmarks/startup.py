@@ -31,7 +31,7 @@ import time
 
 import measured  # benchmarks/measured.py: this folder is first on sys.path
 
-CHILD = r'''
+CHILD = r"""
 import json, sys, time
 marks = [("python started", time.time())]
 import ctypes
@@ -63,7 +63,7 @@ marks.append(("16 x 16 product", time.time()))
 pyctk.matmul(large, large)
 marks.append(("512 x 512 product (cuBLAS)", time.time()))
 print("MARKS" + json.dumps(marks))
-'''
+"""
 
 KINDS = {"first product": "user", "one step at a time": "steps"}
 
@@ -72,8 +72,7 @@ def run(kind: str) -> list[tuple[str, float]]:
     """One fresh process: (step, seconds since just before it started) for each step."""
     with tempfile.TemporaryDirectory() as folder:
         start = time.time()
-        done = subprocess.run([sys.executable, "-c", CHILD, KINDS[kind]], cwd=folder,
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", CHILD, KINDS[kind]], cwd=folder, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{kind}: the fresh process failed:\n{done.stderr[-3000:]}")
     return [(name, at - start) for name, at in json.loads(done.stdout.split("MARKS")[-1])]
@@ -82,8 +81,13 @@ def run(kind: str) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", "--json", dest="out", metavar="FILE",
-                        help="where the JSON goes (default: benchmarks/results/<machine>/startup.json)")
+    parser.add_argument(
+        "--out",
+        "--json",
+        dest="out",
+        metavar="FILE",
+        help="where the JSON goes (default: benchmarks/results/<machine>/startup.json)",
+    )
     args = parser.parse_args()
     runs: dict[str, list] = {kind: [] for kind in KINDS}
     for _ in range(args.runs):  # alternated, so that both kinds see the same machine
@@ -93,8 +97,10 @@ def main() -> None:
     for kind, results in runs.items():
         names = [name for name, _ in results[0]]
         since = [statistics.median(r[i][1] for r in results) for i in range(len(names))]
-        table[kind] = [{"step": name, "since_start_s": t, "step_ms": 1e3 * (t - (since[i - 1] if i else 0))}
-                       for i, (name, t) in enumerate(zip(names, since))]
+        table[kind] = [
+            {"step": name, "since_start_s": t, "step_ms": 1e3 * (t - (since[i - 1] if i else 0))}
+            for i, (name, t) in enumerate(zip(names, since))
+        ]
         print(f"{kind} (median of {len(results)} fresh processes)")
         print(f"  {'step':32s} {'ms':>8s} {'since start':>12s}")
         for step in table[kind]:
@@ -105,8 +111,9 @@ def main() -> None:
     if not report["devices"]:
         raise SystemExit(f"no GPU: {report['error']}")
     path = args.out or measured.default_path(report["devices"][0]["name"], report["cuda_major"], "startup")
-    measured.write(path, {"measured": measured.measured(report), "settings": {"runs": args.runs},
-                          "runs": runs, "median": table})
+    measured.write(
+        path, {"measured": measured.measured(report), "settings": {"runs": args.runs}, "runs": runs, "median": table}
+    )
     print(f"wrote {path}")
 
 

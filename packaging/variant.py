@@ -26,9 +26,9 @@ CU13 = {
     '"nvidia-cuda-cccl-cu12>=12.0,<13"': '"nvidia-cuda-cccl>=13.0,<14"',
     '"nvidia-cuda-nvrtc-cu12>=12.9,<13"': '"nvidia-cuda-nvrtc>=13.0,<14"',
     '"nvidia-cuda-nvrtc-cu12>=12.0,<13"': '"nvidia-cuda-nvrtc>=13.0,<14"',  # the nvrtc extra
-    '"nvidia-cuda-cccl-cu12>=12.3,<13"': '"nvidia-cuda-cccl>=13.0,<14"',    # the nvrtc extra
-    '"nvidia-nvjitlink-cu12>=12.0,<13"': '"nvidia-nvjitlink>=13.0,<14"',    # the nvjitlink extra
-    '"nvidia-curand-cu12>=10.3,<11"': '"nvidia-curand>=10.4,<11"',          # the curand extra
+    '"nvidia-cuda-cccl-cu12>=12.3,<13"': '"nvidia-cuda-cccl>=13.0,<14"',  # the nvrtc extra
+    '"nvidia-nvjitlink-cu12>=12.0,<13"': '"nvidia-nvjitlink>=13.0,<14"',  # the nvjitlink extra
+    '"nvidia-curand-cu12>=10.3,<11"': '"nvidia-curand>=10.4,<11"',  # the curand extra
     '"-Dcuda=cu12"': '"-Dcuda=cu13"',
     '"Environment :: GPU :: NVIDIA CUDA :: 12"': '"Environment :: GPU :: NVIDIA CUDA :: 13"',
 }
@@ -45,8 +45,16 @@ def render_pyproject(text: str, variant: str) -> str:
 
 def write_tree(variant: str, destination: Path) -> None:
     """Copy the files git tracks (or would track) to ``destination``, pyproject rewritten."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source, target = ROOT / name, destination / name
         if source.is_file():

@@ -38,10 +38,15 @@ def _hand_over_to_installed_copy():
             f"(it has no libgpumatmul.so), and no installed pyctk was found elsewhere on "
             f"sys.path. Install it first: `pip install .` in the checkout (or `pip install "
             f"pyctk-cu12`); then `import pyctk` and `python -m pyctk` work from anywhere, "
-            f"this folder included.", name=__name__)
+            f"this folder included.",
+            name=__name__,
+        )
     if _os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
-        print(f"pyctk.load: {source} is an unbuilt source tree; using the installed pyctk "
-              f"at {installed}", file=_sys.stderr, flush=True)
+        print(
+            f"pyctk.load: {source} is an unbuilt source tree; using the installed pyctk at {installed}",
+            file=_sys.stderr,
+            flush=True,
+        )
     module = importlib.util.module_from_spec(spec)
     _sys.modules[__name__] = module
     spec.loader.exec_module(module)
@@ -75,8 +80,26 @@ else:
     from ._info import info
     from ._matmul.api import matmul
 
-    __all__ = ["matmul", "info", "DeviceArray", "asarray", "empty", "zeros", "from_dlpack",
-               "get_include", "get_library",
-               "PyctkError", "LibraryNotFoundError", "CudaError", "NoDriverError",
-               "NoDeviceError", "NoKernelImageError", "OutOfMemoryError", "ContextLostError",
-               "ForkedAfterCudaError", "UnsupportedError", "DeviceMismatchError", "__version__"]
+    __all__ = [
+        "matmul",
+        "info",
+        "DeviceArray",
+        "asarray",
+        "empty",
+        "zeros",
+        "from_dlpack",
+        "get_include",
+        "get_library",
+        "PyctkError",
+        "LibraryNotFoundError",
+        "CudaError",
+        "NoDriverError",
+        "NoDeviceError",
+        "NoKernelImageError",
+        "OutOfMemoryError",
+        "ContextLostError",
+        "ForkedAfterCudaError",
+        "UnsupportedError",
+        "DeviceMismatchError",
+        "__version__",
+    ]

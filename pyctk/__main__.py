@@ -25,8 +25,14 @@ BACKENDS = ("tiled", "cublas")
 TIMED_DTYPES = ("float32", "float64")
 # Relative Frobenius error allowed against a float64/complex128 product of the same operands;
 # integers and bool must match NumPy exactly.
-TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "complex64": 1e-5,
-             "float64": 1e-12, "complex128": 1e-12}
+TOLERANCE = {
+    "float16": 2e-3,
+    "bfloat16": 1.6e-2,
+    "float32": 1e-5,
+    "complex64": 1e-5,
+    "float64": 1e-12,
+    "complex128": 1e-12,
+}
 CHECK_SIZE = 200  # every other dtype: NumPy's own integer product is slow on the CPU
 
 
@@ -34,8 +40,10 @@ def print_report(report: dict) -> None:
     print(f"pyctk {report['pyctk_version']} ({report['distribution']}, built for CUDA {report['cuda_major']})")
     if report["warning"]:
         print(f"  WARNING: {report['warning']}")
-    print(f"  NVIDIA driver:   {report['driver_release'] or 'not found'}"
-          f" (CUDA driver API {report['driver_version'] or 'unavailable'})")
+    print(
+        f"  NVIDIA driver:   {report['driver_release'] or 'not found'}"
+        f" (CUDA driver API {report['driver_version'] or 'unavailable'})"
+    )
     print(f"  CUDA runtime:    {report['runtime_version'] or 'not loaded'}")
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
     nvrtc_version = report["nvrtc_version"] or f"not installed (optional: {nvrtc.install_command()})"
@@ -50,9 +58,11 @@ def print_report(report: dict) -> None:
     for device in report["devices"]:
         image = device["kernel_image"]
         chosen = f"{image['name']} ({image['kind']})" if image else "none fits this GPU"
-        print(f"GPU {device['index']}: {device['name']}, compute capability {device['compute_capability']}, "
-              f"{device['multiprocessors']} SMs, {device['total_memory_bytes'] / 2**30:.1f} GiB; "
-              f"kernel image {chosen}")
+        print(
+            f"GPU {device['index']}: {device['name']}, compute capability {device['compute_capability']}, "
+            f"{device['multiprocessors']} SMs, {device['total_memory_bytes'] / 2**30:.1f} GiB; "
+            f"kernel image {chosen}"
+        )
 
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
@@ -67,8 +77,10 @@ def operands(rng: np.random.Generator, size: int, dtype: np.dtype) -> tuple[np.n
     if dtype.kind in "iu":  # full-range integers, so that products wrap around as in NumPy
         info = np.iinfo(dtype)
         return tuple(rng.integers(info.min, info.max, (size, size), dtype, endpoint=True) for _ in "ab")
-    values = [rng.standard_normal((size, size)) + (1j * rng.standard_normal((size, size))
-                                                     if dtype.kind == "c" else 0) for _ in "ab"]
+    values = [
+        rng.standard_normal((size, size)) + (1j * rng.standard_normal((size, size)) if dtype.kind == "c" else 0)
+        for _ in "ab"
+    ]
     return tuple(v.astype(dtype) for v in values)
 
 
@@ -100,9 +112,11 @@ def dtypes_to_check() -> list[np.dtype]:
 
 def check_backends(size: int, repeats: int) -> bool:
     rng = np.random.default_rng(0)
-    print(f"\nMultiplying random matrices on every backend that computes the dtype (NumPy in, NumPy "
-          f"out; best of {repeats}): {size} x {size} for {' and '.join(TIMED_DTYPES)}, "
-          f"{CHECK_SIZE} x {CHECK_SIZE} for the rest")
+    print(
+        f"\nMultiplying random matrices on every backend that computes the dtype (NumPy in, NumPy "
+        f"out; best of {repeats}): {size} x {size} for {' and '.join(TIMED_DTYPES)}, "
+        f"{CHECK_SIZE} x {CHECK_SIZE} for the rest"
+    )
     print(f"  {'backend':<8} {'dtype':<11} {'time':>10} {'TFLOP/s':>9} {'rel. error':>11}  check")
     passed = True
     for dtype in dtypes_to_check():
@@ -110,32 +124,38 @@ def check_backends(size: int, repeats: int) -> bool:
         a, b = operands(rng, n, dtype)
         for backend in BACKENDS:
             try:
-                library.call("gpumatmul_backend_supports", BACKEND_CODES[backend],
-                             DTYPES[dtype.name].code, 0)
+                library.call("gpumatmul_backend_supports", BACKEND_CODES[backend], DTYPES[dtype.name].code, 0)
             except UnsupportedError:
                 continue
             best, error, ok = check(a, b, backend, repeats)
             passed &= ok
-            print(f"  {backend:<8} {dtype.name:<11} {best * 1e3:>8.2f} ms {2 * n**3 / best / 1e12:>9.2f}"
-                  f" {error:>11}  {'ok' if ok else 'FAILED'}")
+            print(
+                f"  {backend:<8} {dtype.name:<11} {best * 1e3:>8.2f} ms {2 * n**3 / best / 1e12:>9.2f}"
+                f" {error:>11}  {'ok' if ok else 'FAILED'}"
+            )
     return passed
 
 
 def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
     try:
-        words = ((c_build.cflags() if cflags else []) + (c_build.libs() if libs else [])
-                 + ([c_build.pkgconfig_path()] if pkgconfig_path else []))
+        words = (
+            (c_build.cflags() if cflags else [])
+            + (c_build.libs() if libs else [])
+            + ([c_build.pkgconfig_path()] if pkgconfig_path else [])
+        )
         misses = c_build.runpath_misses() if libs else []
     except PyctkError as error:
         print(error, file=sys.stderr)
         return 1
     print(" ".join(words))
     for miss in misses:  # on stderr: $(python -m pyctk --libs) still gets only the flags
-        print(f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
-              f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
-              f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
-              f"one environment (a fresh venv: pip install pyctk-cu{c_build.CUDA_MAJOR}).",
-              file=sys.stderr)
+        print(
+            f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
+            f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
+            f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
+            f"one environment (a fresh venv: pip install pyctk-cu{c_build.CUDA_MAJOR}).",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -145,13 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per backend (default 3)")
     build = parser.add_argument_group(
         "building against the C library",
-        "print these (in this order, on one line) instead of the report: "
-        "cc app.c $(python -m pyctk --cflags --libs)")
+        "print these (in this order, on one line) instead of the report: cc app.c $(python -m pyctk --cflags --libs)",
+    )
     build.add_argument("--cflags", action="store_true", help="compiler flags: -I the header's folder")
-    build.add_argument("--libs", action="store_true",
-                       help="linker flags: libgpumatmul and an rpath to it (no LD_LIBRARY_PATH needed)")
-    build.add_argument("--pkgconfig-path", action="store_true",
-                       help="the folder holding gpumatmul.pc, for PKG_CONFIG_PATH")
+    build.add_argument(
+        "--libs", action="store_true", help="linker flags: libgpumatmul and an rpath to it (no LD_LIBRARY_PATH needed)"
+    )
+    build.add_argument(
+        "--pkgconfig-path", action="store_true", help="the folder holding gpumatmul.pc, for PKG_CONFIG_PATH"
+    )
     args = parser.parse_args(argv)
     if args.cflags or args.libs or args.pkgconfig_path:
         return print_build_flags(args.cflags, args.libs, args.pkgconfig_path)

@@ -44,11 +44,16 @@ def kernel_images() -> list[dict[str, Any]]:
     images = []
     for index in range(lib.gpumatmul_kernel_image_count()):
         arch, kind, size = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
-        library.call("gpumatmul_kernel_image_info", index, ctypes.byref(arch), ctypes.byref(kind),
-                      ctypes.byref(size))
-        images.append({"index": index, "arch": arch.value, "kind": ("SASS", "PTX")[kind.value],
-                       "name": f"{'sm' if kind.value == 0 else 'compute'}_{arch.value}",
-                       "size_bytes": size.value})
+        library.call("gpumatmul_kernel_image_info", index, ctypes.byref(arch), ctypes.byref(kind), ctypes.byref(size))
+        images.append(
+            {
+                "index": index,
+                "arch": arch.value,
+                "kind": ("SASS", "PTX")[kind.value],
+                "name": f"{'sm' if kind.value == 0 else 'compute'}_{arch.value}",
+                "size_bytes": size.value,
+            }
+        )
     return images
 
 
@@ -66,10 +71,16 @@ def _devices(images: list[dict[str, Any]]) -> list[dict[str, Any]]:
             image = images[library.query_int("gpumatmul_kernel_image_select", *cc)]
         except PyctkError:
             image = None
-        devices.append({"index": index, "name": props.name.decode(errors="replace"),
-                        "compute_capability": f"{cc[0]}.{cc[1]}",
-                        "multiprocessors": props.multiprocessor_count,
-                        "total_memory_bytes": props.total_memory_bytes, "kernel_image": image})
+        devices.append(
+            {
+                "index": index,
+                "name": props.name.decode(errors="replace"),
+                "compute_capability": f"{cc[0]}.{cc[1]}",
+                "multiprocessors": props.multiprocessor_count,
+                "total_memory_bytes": props.total_memory_bytes,
+                "kernel_image": image,
+            }
+        )
     return devices
 
 
@@ -116,11 +127,20 @@ def info() -> dict[str, Any]:
     from ._cuda import loader  # imported here: `import pyctk` does not need the loader
 
     report: dict[str, Any] = {
-        "pyctk_version": VERSION, "distribution": f"pyctk-cu{CUDA_MAJOR}", "cuda_major": CUDA_MAJOR,
-        "driver_release": driver_release(), "driver_version": None, "runtime_version": None, "cublas_version": None,
+        "pyctk_version": VERSION,
+        "distribution": f"pyctk-cu{CUDA_MAJOR}",
+        "cuda_major": CUDA_MAJOR,
+        "driver_release": driver_release(),
+        "driver_version": None,
+        "runtime_version": None,
+        "cublas_version": None,
         "nvrtc_version": None,
-        "libraries": [], "kernel_images": [], "devices": [], "error": None,
-        "distributions": distributions.installed(), "warning": distributions.conflict(),
+        "libraries": [],
+        "kernel_images": [],
+        "devices": [],
+        "error": None,
+        "distributions": distributions.installed(),
+        "warning": distributions.conflict(),
     }
     try:
         library.library()

@@ -46,8 +46,17 @@ from ._pycuda.kernels.source_modules import (
     supported_archs,
 )
 
-__all__ = ["SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "CompileError",
-           "DEFAULT_NVCC_FLAGS", "clear_cache", "nvrtc_version", "supported_archs"]
+__all__ = [
+    "SourceModule",
+    "DynamicModule",
+    "DynamicSourceModule",
+    "compile",
+    "CompileError",
+    "DEFAULT_NVCC_FLAGS",
+    "clear_cache",
+    "nvrtc_version",
+    "supported_archs",
+]
 
 DEFAULT_NVCC_FLAGS: list[str]  # (an annotation only: the module's property below holds the list)
 """The nvcc options of every compile given ``options=None`` (PyCUDA's ``DEFAULT_NVCC_FLAGS``).

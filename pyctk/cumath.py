@@ -36,5 +36,25 @@ from ._pycuda.gpuarrays.cumath import (
     tanh,
 )
 
-__all__ = ["acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "fabs", "floor", "fmod", "frexp", "ldexp", "log",
-           "log10", "modf", "sin", "sinh", "sqrt", "tan", "tanh"]
+__all__ = [
+    "acos",
+    "asin",
+    "atan",
+    "ceil",
+    "cos",
+    "cosh",
+    "exp",
+    "fabs",
+    "floor",
+    "fmod",
+    "frexp",
+    "ldexp",
+    "log",
+    "log10",
+    "modf",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+]

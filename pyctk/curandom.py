@@ -34,8 +34,19 @@ from ._pycuda.gpuarrays.curandom import (
     seed_getter_unique,
 )
 
-__all__ = ["MRG32k3aRandomNumberGenerator", "ScrambledSobol32RandomNumberGenerator",
-           "ScrambledSobol64RandomNumberGenerator", "Sobol32RandomNumberGenerator", "Sobol64RandomNumberGenerator",
-           "XORWOWRandomNumberGenerator", "direction_vector_set", "generate_direction_vectors",
-           "generate_scramble_constants32", "generate_scramble_constants64", "get_curand_version", "rand",
-           "seed_getter_uniform", "seed_getter_unique"]
+__all__ = [
+    "MRG32k3aRandomNumberGenerator",
+    "ScrambledSobol32RandomNumberGenerator",
+    "ScrambledSobol64RandomNumberGenerator",
+    "Sobol32RandomNumberGenerator",
+    "Sobol64RandomNumberGenerator",
+    "XORWOWRandomNumberGenerator",
+    "direction_vector_set",
+    "generate_direction_vectors",
+    "generate_scramble_constants32",
+    "generate_scramble_constants64",
+    "get_curand_version",
+    "rand",
+    "seed_getter_uniform",
+    "seed_getter_unique",
+]

@@ -25,7 +25,8 @@ except ImportError as _error:
     raise ImportError(
         f"pyctk.dask needs Dask's arrays, which are not installed ({_error}): "
         f"pip install 'pyctk-cu{_CUDA_MAJOR}[dask]' (dask[array] and distributed)",
-        name="dask") from _error
+        name="dask",
+    ) from _error
 
 from ._dask.api import matmul
 from ._dask.chunking import Blocks, suggest_chunks

@@ -26,5 +26,14 @@ from ._pycuda.gpuarrays.reductions import (
     get_sum_kernel,
 )
 
-__all__ = ["ReductionKernel", "get_all_kernel", "get_any_kernel", "get_dot_kernel", "get_minmax_kernel",
-           "get_subset_dot_kernel", "get_subset_minmax_kernel", "get_subset_sum_kernel", "get_sum_kernel"]
+__all__ = [
+    "ReductionKernel",
+    "get_all_kernel",
+    "get_any_kernel",
+    "get_dot_kernel",
+    "get_minmax_kernel",
+    "get_subset_dot_kernel",
+    "get_subset_minmax_kernel",
+    "get_subset_sum_kernel",
+    "get_sum_kernel",
+]

@@ -71,8 +71,7 @@ def pytest_terminal_summary(terminalreporter):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         reason = reason.removeprefix("Skipped: ")
         reasons[reason] = reasons.get(reason, 0) + 1
-    counted = "; ".join(f"{count} {reason}" for reason, count in
-                        sorted(reasons.items(), key=lambda item: -item[1]))
+    counted = "; ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda item: -item[1]))
     terminalreporter.write_line(f"{len(skipped)} skipped: {counted} (pytest -rs lists them)")
 
 
@@ -104,8 +103,7 @@ def stage_route(call: Callable[[], Any]) -> list[str]:
     def profile(frame, event, arg):
         module = frame.f_globals.get("__name__", "")
         stage = module.rpartition(".")[2]
-        if (event == "call" and module.startswith("pyctk._matmul.") and stage in STAGES
-                and route[-1:] != [stage]):
+        if event == "call" and module.startswith("pyctk._matmul.") and stage in STAGES and route[-1:] != [stage]:
             route.append(stage)
 
     sys.setprofile(profile)

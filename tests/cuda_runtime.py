@@ -34,15 +34,18 @@ class DeviceBuffer:
         self.runtime = cudart()
         self.pointer = ctypes.c_void_p()
         self.nbytes = nbytes
-        check(self.runtime.cudaMalloc(ctypes.byref(self.pointer), ctypes.c_size_t(max(nbytes, 1))),
-              "cudaMalloc")
+        check(self.runtime.cudaMalloc(ctypes.byref(self.pointer), ctypes.c_size_t(max(nbytes, 1))), "cudaMalloc")
 
     @classmethod
     def from_array(cls, array: np.ndarray) -> DeviceBuffer:
         array = np.ascontiguousarray(array)
         buffer = cls(array.nbytes)
-        check(buffer.runtime.cudaMemcpy(buffer.pointer, ctypes.c_void_p(array.ctypes.data),
-                                        ctypes.c_size_t(array.nbytes), HOST_TO_DEVICE), "cudaMemcpy")
+        check(
+            buffer.runtime.cudaMemcpy(
+                buffer.pointer, ctypes.c_void_p(array.ctypes.data), ctypes.c_size_t(array.nbytes), HOST_TO_DEVICE
+            ),
+            "cudaMemcpy",
+        )
         return buffer
 
     def to_array(self, shape, dtype, stream: Stream | None = None) -> np.ndarray:
@@ -53,9 +56,12 @@ class DeviceBuffer:
         if stream is None:
             check(self.runtime.cudaDeviceSynchronize(), "cudaDeviceSynchronize")
         handle = stream.handle if stream else None
-        check(self.runtime.cudaMemcpyAsync(ctypes.c_void_p(out.ctypes.data), self.pointer,
-                                           ctypes.c_size_t(out.nbytes), DEVICE_TO_HOST, handle),
-              "cudaMemcpyAsync")
+        check(
+            self.runtime.cudaMemcpyAsync(
+                ctypes.c_void_p(out.ctypes.data), self.pointer, ctypes.c_size_t(out.nbytes), DEVICE_TO_HOST, handle
+            ),
+            "cudaMemcpyAsync",
+        )
         check(self.runtime.cudaStreamSynchronize(handle), "cudaStreamSynchronize")
         return out
 
@@ -77,8 +83,7 @@ class Stream:
     def __init__(self) -> None:
         self.runtime = cudart()
         self.handle = ctypes.c_void_p()
-        check(self.runtime.cudaStreamCreateWithFlags(ctypes.byref(self.handle), 1),
-              "cudaStreamCreateWithFlags")
+        check(self.runtime.cudaStreamCreateWithFlags(ctypes.byref(self.handle), 1), "cudaStreamCreateWithFlags")
 
     def close(self) -> None:
         check(self.runtime.cudaStreamDestroy(self.handle), "cudaStreamDestroy")

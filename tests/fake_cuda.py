@@ -162,9 +162,11 @@ class FakeLibrary:
 
     def gpumatmul_copy_device(self, context, dst_desc, dst, src_desc, src, stream):
         """The copy on the context's device, at once, by NumPy (whose casts the GPU's follow)."""
+
         def copy():
             self.runtime.on_current(dst, src)
             return gemm_emulation.copy(dst_desc, dst, src_desc, src)
+
         return self.on_context(context, copy)
 
     def gpumatmul_gemm_device_new(self, context, desc, a, b, stream, c):
@@ -187,8 +189,9 @@ def install(monkeypatch) -> FakeRuntime:
     runtime = FakeRuntime()
     monkeypatch.setattr(_cudart, "_runtime", runtime)
     monkeypatch.setattr(_library, "_library", FakeLibrary(runtime))
-    monkeypatch.setattr(_contexts, "_contexts", {device: ctypes.c_void_p(device + 1)
-                                                 for device in range(runtime.devices)})
+    monkeypatch.setattr(
+        _contexts, "_contexts", {device: ctypes.c_void_p(device + 1) for device in range(runtime.devices)}
+    )
     monkeypatch.setattr(_memory, "_recycled", {})
     return runtime
 

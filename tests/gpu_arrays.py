@@ -28,12 +28,12 @@ def _spanned_bytes(x: np.ndarray) -> tuple[np.ndarray, int]:
 
 def device_array(x: np.ndarray) -> pyctk.DeviceArray:
     if x.size == 0:  # no memory: a NULL pointer
-        return pyctk.DeviceArray(0, x.shape, x.strides, x.dtype, 0, None,
-                                 readonly=not x.flags.writeable)
+        return pyctk.DeviceArray(0, x.shape, x.strides, x.dtype, 0, None, readonly=not x.flags.writeable)
     data, offset = _spanned_bytes(x)
     base = pyctk.asarray(data)
-    return pyctk.DeviceArray(base._pointer + offset, x.shape, x.strides, x.dtype, base.device,
-                             base, readonly=not x.flags.writeable)
+    return pyctk.DeviceArray(
+        base._pointer + offset, x.shape, x.strides, x.dtype, base.device, base, readonly=not x.flags.writeable
+    )
 
 
 def torch_tensor(x: np.ndarray) -> Any:
@@ -45,8 +45,7 @@ def torch_tensor(x: np.ndarray) -> Any:
         x = x.copy()  # (ascontiguousarray keeps a length-1 axis's stride as it is)
     data, offset = _spanned_bytes(x)
     base = torch.from_numpy(data).cuda().view(_torch_dtype(x.dtype))
-    return torch.as_strided(base, x.shape, [s // x.itemsize for s in x.strides],
-                            offset // x.itemsize)
+    return torch.as_strided(base, x.shape, [s // x.itemsize for s in x.strides], offset // x.itemsize)
 
 
 def _torch_dtype(dtype: np.dtype) -> Any:
@@ -92,8 +91,7 @@ def on_gpu(case: MatmulCase, library: str) -> MatmulCase | None:
         return converted[id(x)]
 
     try:
-        return MatmulCase(move(case.a), move(case.b),
-                          {key: move(value) for key, value in case.kwargs.items()})
+        return MatmulCase(move(case.a), move(case.b), {key: move(value) for key, value in case.kwargs.items()})
     except LookupError:
         return None
 

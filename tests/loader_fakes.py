@@ -54,13 +54,18 @@ class FakeLibs:
             command = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(out), str(source)]
             if needs:  # DT_NEEDED on `needs`, found next to this file first (as NVIDIA's wheels do)
                 stub = self.build(needs, 0)
-                command += [f"-L{stub.parent}", "-Wl,--no-as-needed", f"-l:{needs}",
-                            "-Wl,--enable-new-dtags,-rpath,$ORIGIN"]
+                command += [
+                    f"-L{stub.parent}",
+                    "-Wl,--no-as-needed",
+                    f"-l:{needs}",
+                    "-Wl,--enable-new-dtags,-rpath,$ORIGIN",
+                ]
             subprocess.run(command, check=True, capture_output=True)
         return out
 
-    def place(self, folder: Path, file_name: str, fake_id: int, *, real_name: str | None = None,
-              needs: str | None = None) -> Path:
+    def place(
+        self, folder: Path, file_name: str, fake_id: int, *, real_name: str | None = None, needs: str | None = None
+    ) -> Path:
         """Put a fake named ``file_name`` into ``folder``; return the file a process would map.
 
         With ``real_name``, lay it out as toolkits and distributions do: the real file
@@ -127,29 +132,44 @@ def failure(function, *args):
 
 @dataclass
 class Run:
-    value: Any        # what the expression evaluated to in the child
-    maps: list[str]   # CUDA-like files mapped in the child at the end
+    value: Any  # what the expression evaluated to in the child
+    maps: list[str]  # CUDA-like files mapped in the child at the end
     stderr: str
 
 
-def run_loader(expression: str, cwd: Path, *, search_path: Sequence[os.PathLike | str] | None = (),
-               environ: Mapping[str, str] | None = MappingProxyType({}), before: str = "",
-               env: Mapping[str, str] | None = None, **args: Any) -> Run:
+def run_loader(
+    expression: str,
+    cwd: Path,
+    *,
+    search_path: Sequence[os.PathLike | str] | None = (),
+    environ: Mapping[str, str] | None = MappingProxyType({}),
+    before: str = "",
+    env: Mapping[str, str] | None = None,
+    **args: Any,
+) -> Run:
     """Evaluate ``expression`` in a fresh interpreter after the prelude and ``before``.
 
     The child sees SP (``search_path``, None for sys.path), ENV (``environ`` as given, None
     meaning the child's os.environ) and ARGS (``args``).
     Its process environment is this one's minus the CUDA search variables, plus ``env``.
     """
-    payload = {"search_path": None if search_path is None else [str(p) for p in search_path],
-               "environ": None if environ is None else dict(environ), **args}
-    script = f"{_PRELUDE}\n{before}\nvalue = {expression}\n" \
-             'print(json.dumps({"value": value, "maps": cuda_maps()}))\n'
+    payload = {
+        "search_path": None if search_path is None else [str(p) for p in search_path],
+        "environ": None if environ is None else dict(environ),
+        **args,
+    }
+    script = f'{_PRELUDE}\n{before}\nvalue = {expression}\nprint(json.dumps({{"value": value, "maps": cuda_maps()}}))\n'
     child_env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
     child_env.update(env or {})
     cwd.mkdir(parents=True, exist_ok=True)  # -c puts the cwd on sys.path: keep it empty
-    done = subprocess.run([sys.executable, "-c", script, json.dumps(payload)], cwd=cwd, env=child_env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(payload)],
+        cwd=cwd,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, f"child failed:\n{done.stderr}"
     out = json.loads(done.stdout.splitlines()[-1])
     return Run(out["value"], out["maps"], done.stderr)
@@ -183,7 +203,14 @@ def without_library(name: str, empty: Path, call: str, after: str = "None") -> d
     ``after`` (an expression) evaluated once it was raised."""
     script = _MISSING.format(empty=str(empty), name=name, call=call, after=after)
     environment = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=empty.parent, env=environment, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=empty.parent,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0 and done.stdout, done.stderr
     return json.loads(done.stdout)

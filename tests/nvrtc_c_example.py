@@ -28,14 +28,34 @@ def build(folder: Path) -> list[str]:
     libraries = _loader.wheel_dirs(("nvrtc", "cudart"), CUDA_MAJOR)
     includes = sorted({str(Path(folder).parent / "include") for folder in libraries.values()})
     program = folder / "vector_add"
-    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-Werror", str(SOURCE),
-                    *(f"-I{d}" for d in includes), *(f"-L{d}" for d in libraries.values()),
-                    f"-l:libnvrtc.so.{CUDA_MAJOR}", f"-l:libcudart.so.{CUDA_MAJOR}",
-                    *(f"-Wl,-rpath,{d}" for d in libraries.values()), "-o", str(program)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            compiler,
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            str(SOURCE),
+            *(f"-I{d}" for d in includes),
+            *(f"-L{d}" for d in libraries.values()),
+            f"-l:libnvrtc.so.{CUDA_MAJOR}",
+            f"-l:libcudart.so.{CUDA_MAJOR}",
+            *(f"-Wl,-rpath,{d}" for d in libraries.values()),
+            "-o",
+            str(program),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return [str(program), _cuda_headers.header_folders()[0].path]
 
 
 def run(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(build(folder), capture_output=True, text=True, timeout=300,
-                          env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"})
+    return subprocess.run(
+        build(folder),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"},
+    )

@@ -32,9 +32,25 @@ try:
 except ImportError:  # CPython wheels only
     bfloat16 = None
 
-SUPPORTED = [np.dtype(name) for name in (
-    "float16", "float32", "float64", "complex64", "complex128", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "bool")] + ([np.dtype(bfloat16)] if bfloat16 else [])
+SUPPORTED = [
+    np.dtype(name)
+    for name in (
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "bool",
+    )
+] + ([np.dtype(bfloat16)] if bfloat16 else [])
 REJECTED = [np.dtype(name) for name in ("datetime64[s]", "timedelta64[s]", "U3", "S3")]
 OBJECT = np.dtype(object)  # NumPy multiplies it; pyctk cannot, and says so (TypeError)
 CASTINGS = ["no", "equiv", "safe", "same_kind", "unsafe"]
@@ -70,8 +86,7 @@ class MatmulCase:
                 copies[id(x)].flags.writeable = x.flags.writeable
             return copies[id(x)]
 
-        return MatmulCase(fresh(self.a), fresh(self.b),
-                          {key: fresh(value) for key, value in self.kwargs.items()})
+        return MatmulCase(fresh(self.a), fresh(self.b), {key: fresh(value) for key, value in self.kwargs.items()})
 
     def __repr__(self) -> str:
         def describe(x):
@@ -81,11 +96,15 @@ class MatmulCase:
                 return "a" if x is self.a else "b"
             if not isinstance(x, np.ndarray):
                 return repr(x)
-            return (f"array(shape={x.shape}, dtype={x.dtype}, strides={x.strides}"
-                    f"{'' if x.flags.writeable else ', read-only'})")
+            return (
+                f"array(shape={x.shape}, dtype={x.dtype}, strides={x.strides}"
+                f"{'' if x.flags.writeable else ', read-only'})"
+            )
 
-        operands = [f"{name}=array(shape={x.shape}, dtype={x.dtype}, strides={x.strides})"
-                    for name, x in (("a", self.a), ("b", self.b))]
+        operands = [
+            f"{name}=array(shape={x.shape}, dtype={x.dtype}, strides={x.strides})"
+            for name, x in (("a", self.a), ("b", self.b))
+        ]
         keywords = [f"{key}={describe(value)}" for key, value in self.kwargs.items()]
         return f"MatmulCase({', '.join(operands + keywords)})"
 
@@ -106,8 +125,7 @@ def shape_pairs(others: bool = True) -> st.SearchStrategy:
     """(a_shape, b_shape): what numpy.matmul accepts (1-D promotion, stack axes that broadcast,
     zero sizes, ranks 1 to 5), and sometimes (``others``) any two shapes of rank 0 to 5, most of
     which NumPy rejects."""
-    valid = hnp.mutually_broadcastable_shapes(signature=np.matmul.signature, max_dims=3,
-                                              min_side=0, max_side=MAX_SIDE)
+    valid = hnp.mutually_broadcastable_shapes(signature=np.matmul.signature, max_dims=3, min_side=0, max_side=MAX_SIDE)
     valid = valid.map(lambda broadcast: broadcast.input_shapes)
     return st.one_of(valid, valid, valid, st.tuples(shapes(), shapes())) if others else valid
 
@@ -151,8 +169,7 @@ def outs(draw, a: np.ndarray, b: np.ndarray, supported: list[np.dtype]) -> Any:
     """An ``out=``: of the result's shape, or with a larger stack (which NumPy broadcasts the
     result into), or of another shape; of NumPy's result dtype or another; any layout; now and
     then ``a`` or ``b`` itself (an overlap), a 1-tuple, read-only, or a list (NumPy refuses it)."""
-    kind = draw(st.sampled_from(
-        ["result", "result", "larger stack", "other shape", "a", "b", "list"]))
+    kind = draw(st.sampled_from(["result", "result", "larger stack", "other shape", "a", "b", "list"]))
     if kind in ("a", "b"):
         return a if kind == "a" else b
     if kind == "list":
@@ -162,8 +179,8 @@ def outs(draw, a: np.ndarray, b: np.ndarray, supported: list[np.dtype]) -> Any:
         shape = draw(shapes())
     elif kind == "larger stack":  # a new leading axis, and every stack axis of length 1 widened
         core = 2 - (a.ndim == 1) - (b.ndim == 1)
-        stack = tuple(2 if size == 1 else size for size in shape[:len(shape) - core])
-        shape = (2, *stack, *shape[len(shape) - core:])
+        stack = tuple(2 if size == 1 else size for size in shape[: len(shape) - core])
+        shape = (2, *stack, *shape[len(shape) - core :])
     dtype = draw(st.one_of(st.just(_result_dtype(a, b)), dtypes(supported)))
     out = draw(arrays(shape, dtype))
     if draw(st.integers(0, 9)) == 0:
@@ -173,9 +190,19 @@ def outs(draw, a: np.ndarray, b: np.ndarray, supported: list[np.dtype]) -> Any:
 
 # axes= that NumPy refuses: not a list, too few or too many entries, an int for a matrix's two
 # axes, a wrong count, an axis twice, an axis out of range, a bool.
-BAD_AXES = ["x", (-2, -1), [], [(-2, -1)], [(-2, -1)] * 2, [(-2, -1)] * 4, [0, (-2, -1), (-2, -1)],
-            [(-1,), (-2, -1), (-2, -1)], [(-1, -1), (-2, -1), (-2, -1)],
-            [(-2, 9), (-2, -1), (-2, -1)], [(True, -1), (-2, -1), (-2, -1)]]
+BAD_AXES = [
+    "x",
+    (-2, -1),
+    [],
+    [(-2, -1)],
+    [(-2, -1)] * 2,
+    [(-2, -1)] * 4,
+    [0, (-2, -1), (-2, -1)],
+    [(-1,), (-2, -1), (-2, -1)],
+    [(-1, -1), (-2, -1), (-2, -1)],
+    [(-2, 9), (-2, -1), (-2, -1)],
+    [(True, -1), (-2, -1), (-2, -1)],
+]
 
 
 @st.composite
@@ -188,8 +215,9 @@ def with_axes(draw, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
         core = 1 if x.ndim == 1 else 2
         order = draw(st.permutations(range(x.ndim)))
         moved.append(x.transpose(order))
-        where = [order.index(axis) - draw(st.sampled_from([0, x.ndim])) for axis in
-                 range(x.ndim - core, x.ndim)]  # sometimes negative
+        where = [
+            order.index(axis) - draw(st.sampled_from([0, x.ndim])) for axis in range(x.ndim - core, x.ndim)
+        ]  # sometimes negative
         entries.append(where[0] if core == 1 and draw(st.booleans()) else tuple(where))
     result_ndim = len(_result_shape(a.shape, b.shape))
     core = 2 - (a.ndim == 1) - (b.ndim == 1)
@@ -198,8 +226,7 @@ def with_axes(draw, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 @st.composite
-def matmul_cases(draw, supported: list[np.dtype] = SUPPORTED, others: bool = True,
-                 keywords: bool = True) -> MatmulCase:
+def matmul_cases(draw, supported: list[np.dtype] = SUPPORTED, others: bool = True, keywords: bool = True) -> MatmulCase:
     """A MatmulCase.
 
     Parameters

@@ -34,9 +34,11 @@ def current() -> list[str]:
 def test_released_abi_still_holds(current):
     assert len(RELEASED) > 80  # functions, constants and fields were all read
     broken = [line for line in RELEASED if line not in current]
-    assert broken == [], ("released ABI lines no longer true of the library (a function removed "
-                          "or moved to another node, a constant renumbered, a field moved): "
-                          f"{broken}")
+    assert broken == [], (
+        "released ABI lines no longer true of the library (a function removed "
+        "or moved to another node, a constant renumbered, a field moved): "
+        f"{broken}"
+    )
 
 
 def test_a_changed_value_breaks_the_contract(current):
@@ -71,26 +73,50 @@ def test_programs_record_the_version_node_of_what_they_call(tmp_path):
     source = tmp_path / "uses.c"
     source.write_text('#include "gpumatmul.h"\nint main(void) { return gpumatmul_version() == 0; }\n')
     program = tmp_path / "uses"
-    subprocess.run([tool("gcc"), "-std=c99", str(source), "-o", str(program),
-                    *_c_build.cflags(), *_c_build.libs()], env=environment(), check=True)
-    table = subprocess.run([tool("readelf"), "--dyn-syms", "--wide", str(program)], check=True,
-                           capture_output=True, text=True).stdout
+    subprocess.run(
+        [tool("gcc"), "-std=c99", str(source), "-o", str(program), *_c_build.cflags(), *_c_build.libs()],
+        env=environment(),
+        check=True,
+    )
+    table = subprocess.run(
+        [tool("readelf"), "--dyn-syms", "--wide", str(program)], check=True, capture_output=True, text=True
+    ).stdout
     node = abi.exported_symbols(LIBRARY)["gpumatmul_version"]
     assert f"gpumatmul_version@{node}" in table
     assert subprocess.run([str(program)], env=environment(), timeout=60).returncode == 0
 
 
 # -std= values the header is written for; -pedantic turns every extension into an error.
-STANDARDS = [("gcc", "c99"), ("gcc", "c11"), ("gcc", "c17"),
-             ("g++", "c++11"), ("g++", "c++14"), ("g++", "c++17"), ("g++", "c++20")]
+STANDARDS = [
+    ("gcc", "c99"),
+    ("gcc", "c11"),
+    ("gcc", "c17"),
+    ("g++", "c++11"),
+    ("g++", "c++14"),
+    ("g++", "c++17"),
+    ("g++", "c++20"),
+]
 
 
 @pytest.mark.parametrize("compiler, standard", STANDARDS)
 def test_header_compiles_without_warnings(tmp_path, compiler, standard):
     source = tmp_path / "include_only.c"
-    source.write_text('#include "gpumatmul.h"\n'
-                      "int main(void) { return gpumatmul_version() != GPUMATMUL_VERSION; }\n")
+    source.write_text('#include "gpumatmul.h"\nint main(void) { return gpumatmul_version() != GPUMATMUL_VERSION; }\n')
     language = ["-x", "c++"] if compiler == "g++" else []
-    subprocess.run([tool(compiler), *language, f"-std={standard}", "-Wall", "-Wextra", "-pedantic",
-                    "-Werror", f"-I{INCLUDE}", "-c", str(source), "-o", str(tmp_path / "out.o")],
-                   check=True)
+    subprocess.run(
+        [
+            tool(compiler),
+            *language,
+            f"-std={standard}",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            f"-I{INCLUDE}",
+            "-c",
+            str(source),
+            "-o",
+            str(tmp_path / "out.o"),
+        ],
+        check=True,
+    )

@@ -35,17 +35,24 @@ CUDA_H = Path(_cuda_headers.header_folders()[0].path, "cuda.h").read_text()
 
 def header_value(name: str) -> int:
     """The value cuda.h gives ``name``: an enumerator (``NAME = 0x01,``) or a ``#define``."""
-    match = re.search(rf"\b{name}\s*=\s*(0x[0-9a-fA-F]+|\d+)", CUDA_H) or \
-        re.search(rf"#define {name}\s+(0x[0-9a-fA-F]+|\d+)", CUDA_H)
+    match = re.search(rf"\b{name}\s*=\s*(0x[0-9a-fA-F]+|\d+)", CUDA_H) or re.search(
+        rf"#define {name}\s+(0x[0-9a-fA-F]+|\d+)", CUDA_H
+    )
     assert match, name
     return int(match[1], 0)
 
 
-@pytest.mark.parametrize("enum, prefix", [
-    (cuda.array_format, "CU_AD_FORMAT_"), (cuda.memory_type, "CU_MEMORYTYPE_"),
-    (cuda.address_mode, "CU_TR_ADDRESS_MODE_"), (cuda.filter_mode, "CU_TR_FILTER_MODE_"),
-    (cuda.resource_type, "CU_RESOURCE_TYPE_"), (cuda.texture_flags, "CU_TRSF_"),
-])
+@pytest.mark.parametrize(
+    "enum, prefix",
+    [
+        (cuda.array_format, "CU_AD_FORMAT_"),
+        (cuda.memory_type, "CU_MEMORYTYPE_"),
+        (cuda.address_mode, "CU_TR_ADDRESS_MODE_"),
+        (cuda.filter_mode, "CU_TR_FILTER_MODE_"),
+        (cuda.resource_type, "CU_RESOURCE_TYPE_"),
+        (cuda.texture_flags, "CU_TRSF_"),
+    ],
+)
 def test_enums_are_cuda_hs(enum, prefix):
     for member in enum.__members__.values():
         assert member == header_value(prefix + member.name), member
@@ -59,37 +66,118 @@ def test_array3d_flags_are_cuda_hs_under_pycudas_names():
 
 def test_pycudas_values_and_constants():
     assert {m.name: int(m) for m in cuda.array_format} == {
-        "UNSIGNED_INT8": 1, "UNSIGNED_INT16": 2, "UNSIGNED_INT32": 3, "SIGNED_INT8": 8, "SIGNED_INT16": 9,
-        "SIGNED_INT32": 10, "HALF": 16, "FLOAT": 32}
+        "UNSIGNED_INT8": 1,
+        "UNSIGNED_INT16": 2,
+        "UNSIGNED_INT32": 3,
+        "SIGNED_INT8": 8,
+        "SIGNED_INT16": 9,
+        "SIGNED_INT32": 10,
+        "HALF": 16,
+        "FLOAT": 32,
+    }
     assert [int(m) for m in cuda.memory_type] == [1, 2, 3, 4]
-    assert (cuda.address_mode.WRAP, cuda.address_mode.CLAMP, cuda.address_mode.MIRROR,
-            cuda.address_mode.BORDER, cuda.filter_mode.POINT, cuda.filter_mode.LINEAR) == (0, 1, 2, 3, 0, 1)
+    assert (
+        cuda.address_mode.WRAP,
+        cuda.address_mode.CLAMP,
+        cuda.address_mode.MIRROR,
+        cuda.address_mode.BORDER,
+        cuda.filter_mode.POINT,
+        cuda.filter_mode.LINEAR,
+    ) == (0, 1, 2, 3, 0, 1)
     assert (cuda.TRSF_READ_AS_INTEGER, cuda.TRSF_NORMALIZED_COORDINATES, cuda.TRSF_SRGB) == (1, 2, 0x10)
 
 
 # Offsets and sizes from cuda.h (gcc's offsetof/sizeof on the 12.9 and 13.0 headers; LP64).
 LAYOUTS = {
-    copies_nd.Memcpy2D: (128, {
-        "srcXInBytes": 0, "srcY": 8, "srcMemoryType": 16, "srcHost": 24, "srcDevice": 32, "srcArray": 40,
-        "srcPitch": 48, "dstXInBytes": 56, "dstY": 64, "dstMemoryType": 72, "dstHost": 80, "dstDevice": 88,
-        "dstArray": 96, "dstPitch": 104, "WidthInBytes": 112, "Height": 120}),
-    copies_nd.Memcpy3D: (200, {
-        "srcXInBytes": 0, "srcY": 8, "srcZ": 16, "srcLOD": 24, "srcMemoryType": 32, "srcHost": 40, "srcDevice": 48,
-        "srcArray": 56, "reserved0": 64, "srcPitch": 72, "srcHeight": 80, "dstXInBytes": 88, "dstY": 96, "dstZ": 104,
-        "dstLOD": 112, "dstMemoryType": 120, "dstHost": 128, "dstDevice": 136, "dstArray": 144, "reserved1": 152,
-        "dstPitch": 160, "dstHeight": 168, "WidthInBytes": 176, "Height": 184, "Depth": 192}),
-    copies_nd.Memcpy3DPeer: (200, {"srcArray": 56, "srcContext": 64, "srcPitch": 72, "dstArray": 144,
-                                       "dstContext": 152, "dstPitch": 160, "Depth": 192}),
+    copies_nd.Memcpy2D: (
+        128,
+        {
+            "srcXInBytes": 0,
+            "srcY": 8,
+            "srcMemoryType": 16,
+            "srcHost": 24,
+            "srcDevice": 32,
+            "srcArray": 40,
+            "srcPitch": 48,
+            "dstXInBytes": 56,
+            "dstY": 64,
+            "dstMemoryType": 72,
+            "dstHost": 80,
+            "dstDevice": 88,
+            "dstArray": 96,
+            "dstPitch": 104,
+            "WidthInBytes": 112,
+            "Height": 120,
+        },
+    ),
+    copies_nd.Memcpy3D: (
+        200,
+        {
+            "srcXInBytes": 0,
+            "srcY": 8,
+            "srcZ": 16,
+            "srcLOD": 24,
+            "srcMemoryType": 32,
+            "srcHost": 40,
+            "srcDevice": 48,
+            "srcArray": 56,
+            "reserved0": 64,
+            "srcPitch": 72,
+            "srcHeight": 80,
+            "dstXInBytes": 88,
+            "dstY": 96,
+            "dstZ": 104,
+            "dstLOD": 112,
+            "dstMemoryType": 120,
+            "dstHost": 128,
+            "dstDevice": 136,
+            "dstArray": 144,
+            "reserved1": 152,
+            "dstPitch": 160,
+            "dstHeight": 168,
+            "WidthInBytes": 176,
+            "Height": 184,
+            "Depth": 192,
+        },
+    ),
+    copies_nd.Memcpy3DPeer: (
+        200,
+        {
+            "srcArray": 56,
+            "srcContext": 64,
+            "srcPitch": 72,
+            "dstArray": 144,
+            "dstContext": 152,
+            "dstPitch": 160,
+            "Depth": 192,
+        },
+    ),
     arrays.ArrayDescriptor: (24, {"Width": 0, "Height": 8, "Format": 16, "NumChannels": 20}),
-    arrays.ArrayDescriptor3D: (40, {"Width": 0, "Height": 8, "Depth": 16, "Format": 24, "NumChannels": 28,
-                                    "Flags": 32}),
+    arrays.ArrayDescriptor3D: (
+        40,
+        {"Width": 0, "Height": 8, "Depth": 16, "Format": 24, "NumChannels": 28, "Flags": 32},
+    ),
     textures.ResourceDesc: (144, {"resType": 0, "res": 8, "flags": 136}),
     textures._LinearResource: (24, {"devPtr": 0, "format": 8, "numChannels": 12, "sizeInBytes": 16}),
-    textures._Pitch2DResource: (40, {"devPtr": 0, "format": 8, "numChannels": 12, "width": 16, "height": 24,
-                                         "pitchInBytes": 32}),
-    textures.TextureDesc: (104, {"addressMode": 0, "filterMode": 12, "flags": 16, "maxAnisotropy": 20,
-                                     "mipmapFilterMode": 24, "mipmapLevelBias": 28, "minMipmapLevelClamp": 32,
-                                     "maxMipmapLevelClamp": 36, "borderColor": 40, "reserved": 56}),
+    textures._Pitch2DResource: (
+        40,
+        {"devPtr": 0, "format": 8, "numChannels": 12, "width": 16, "height": 24, "pitchInBytes": 32},
+    ),
+    textures.TextureDesc: (
+        104,
+        {
+            "addressMode": 0,
+            "filterMode": 12,
+            "flags": 16,
+            "maxAnisotropy": 20,
+            "mipmapFilterMode": 24,
+            "mipmapLevelBias": 28,
+            "minMipmapLevelClamp": 32,
+            "maxMipmapLevelClamp": 36,
+            "borderColor": 40,
+            "reserved": 56,
+        },
+    ),
 }
 
 
@@ -103,9 +191,20 @@ def test_structures_are_laid_out_as_cuda_h(struct):
 
 
 def test_copies_have_pycudas_names():
-    two_d = ["src_x_in_bytes", "src_y", "src_memory_type", "src_device", "src_pitch",
-             "dst_x_in_bytes", "dst_y", "dst_memory_type", "dst_device", "dst_pitch",
-             "width_in_bytes", "height"]
+    two_d = [
+        "src_x_in_bytes",
+        "src_y",
+        "src_memory_type",
+        "src_device",
+        "src_pitch",
+        "dst_x_in_bytes",
+        "dst_y",
+        "dst_memory_type",
+        "dst_device",
+        "dst_pitch",
+        "width_in_bytes",
+        "height",
+    ]
     three_d = two_d + ["src_z", "src_lod", "src_height", "dst_z", "dst_lod", "dst_height", "depth"]
     assert sorted(cuda.Memcpy2D.pycuda_names) == sorted(two_d)
     assert sorted(cuda.Memcpy3D.pycuda_names) == sorted(cuda.Memcpy3DPeer.pycuda_names) == sorted(three_d)
@@ -173,9 +272,16 @@ def test_array_descriptors():
 
 
 def test_dtype_to_array_format():
-    expected = {np.uint8: "UNSIGNED_INT8", np.uint16: "UNSIGNED_INT16", np.uint32: "UNSIGNED_INT32",
-                np.int8: "SIGNED_INT8", np.int16: "SIGNED_INT16", np.int32: "SIGNED_INT32",
-                np.float16: "HALF", np.float32: "FLOAT"}
+    expected = {
+        np.uint8: "UNSIGNED_INT8",
+        np.uint16: "UNSIGNED_INT16",
+        np.uint32: "UNSIGNED_INT32",
+        np.int8: "SIGNED_INT8",
+        np.int16: "SIGNED_INT16",
+        np.int32: "SIGNED_INT32",
+        np.float16: "HALF",
+        np.float32: "FLOAT",
+    }
     assert {t: cuda.dtype_to_array_format(t).name for t in expected} == expected
     for unheld in (np.float64, np.int64, np.complex64, vec.float2):
         with pytest.raises(TypeError, match="cannot convert dtype"):
@@ -213,7 +319,11 @@ def test_matrix_to_array(recorded, order):
     (descriptor,), (copy,) = descriptors, copies
     rows = matrix if order.upper() == "C" else matrix.T  # "F": tex2D(x, y) is matrix[x, y]
     assert (descriptor.width, descriptor.height, descriptor.format, descriptor.num_channels) == (
-        rows.shape[1], rows.shape[0], cuda.array_format.FLOAT, 1)
+        rows.shape[1],
+        rows.shape[0],
+        cuda.array_format.FLOAT,
+        1,
+    )
     assert isinstance(copy, cuda.Memcpy2D) and copy.dst_memory_type == cuda.memory_type.ARRAY
     assert (copy.width_in_bytes, copy.src_pitch, copy.height) == (rows.shape[1] * 4, rows.shape[1] * 4, rows.shape[0])
     assert copied_bytes(copy) == np.ascontiguousarray(rows).tobytes()
@@ -226,7 +336,9 @@ def test_the_double_hack_holds_float64_as_int32_pairs(recorded):
     cuda.matrix_to_array(np.ones((2, 3)), "C", allow_double_hack=True)
     cuda.np_to_array(np.ones((2, 3), np.complex128), "C")
     assert [(d.format, d.num_channels, d.width) for d in descriptors] == [
-        (cuda.array_format.SIGNED_INT32, 2, 3), (cuda.array_format.SIGNED_INT32, 4, 3)]
+        (cuda.array_format.SIGNED_INT32, 2, 3),
+        (cuda.array_format.SIGNED_INT32, 4, 3),
+    ]
     assert [c.width_in_bytes for c in copies] == [24, 48]
 
 
@@ -238,10 +350,15 @@ def test_np_to_array_3d_and_surfaces(recorded):
     cuda.np_to_array(volume[0], "C", allowSurfaceBind=True)  # a layered array of one layer
     assert [type(d).__name__ for d in descriptors] == ["ArrayDescriptor3D"] * 3
     assert [(d.width, d.height, d.depth, d.format, d.flags) for d in descriptors] == [
-        (4, 3, 2, cuda.array_format.SIGNED_INT16, 0), (4, 3, 2, cuda.array_format.SIGNED_INT16, 0),
-        (4, 3, 1, cuda.array_format.SIGNED_INT16, cuda.array3d_flags.LAYERED | cuda.array3d_flags.SURFACE_LDST)]
+        (4, 3, 2, cuda.array_format.SIGNED_INT16, 0),
+        (4, 3, 2, cuda.array_format.SIGNED_INT16, 0),
+        (4, 3, 1, cuda.array_format.SIGNED_INT16, cuda.array3d_flags.LAYERED | cuda.array3d_flags.SURFACE_LDST),
+    ]
     assert [(c.width_in_bytes, c.src_pitch, c.src_height, c.height, c.depth) for c in copies] == [
-        (8, 8, 3, 3, 2), (8, 8, 3, 3, 2), (8, 8, 3, 3, 1)]
+        (8, 8, 3, 3, 2),
+        (8, 8, 3, 3, 2),
+        (8, 8, 3, 3, 1),
+    ]
     assert copied_bytes(copies[0]) == copied_bytes(copies[1]) == volume.tobytes()
 
 
@@ -251,7 +368,8 @@ def test_make_multichannel_2d_array(recorded):
     cuda.make_multichannel_2d_array(rgba, "C")
     cuda.make_multichannel_2d_array(np.asfortranarray(rgba.T), "F")  # (channels, width, height)
     assert [(d.width, d.height, d.format, d.num_channels) for d in descriptors] == [
-        (5, 3, cuda.array_format.UNSIGNED_INT8, 4)] * 2
+        (5, 3, cuda.array_format.UNSIGNED_INT8, 4)
+    ] * 2
     assert [(c.width_in_bytes, c.height) for c in copies] == [(20, 3)] * 2
     assert copied_bytes(copies[0]) == copied_bytes(copies[1]) == rgba.tobytes()
 
@@ -260,8 +378,13 @@ class GpuArrayLike:
     """A GPU array by the CUDA Array Interface (version 2: no stream to wait for)."""
 
     def __init__(self, shape, strides, dtype, pointer=0x7000):
-        self.__cuda_array_interface__ = {"version": 2, "shape": shape, "strides": strides,
-                                         "typestr": np.dtype(dtype).str, "data": (pointer, False)}
+        self.__cuda_array_interface__ = {
+            "version": 2,
+            "shape": shape,
+            "strides": strides,
+            "typestr": np.dtype(dtype).str,
+            "data": (pointer, False),
+        }
 
 
 @pytest.fixture
@@ -276,37 +399,51 @@ def test_gpuarray_to_array_copies_on_the_device_as_np_to_array_from_the_host(rec
     cuda.gpuarray_to_array(GpuArrayLike((4, 3), (4, 16), np.float32), "F")  # the same, Fortran order
     cuda.gpuarray_to_array(GpuArrayLike((2, 3, 4), (96, 32, 8), np.float64), "C", allowSurfaceBind=True)
     assert [(d.width, d.height, d.format, d.num_channels) for d in descriptors[:2]] == [
-        (4, 3, cuda.array_format.FLOAT, 1)] * 2
+        (4, 3, cuda.array_format.FLOAT, 1)
+    ] * 2
     volume = descriptors[2]  # float64 as int32 pairs, as np_to_array holds it
     assert (volume.width, volume.height, volume.depth, volume.format, volume.num_channels, volume.flags) == (
-        4, 3, 2, cuda.array_format.SIGNED_INT32, 2, cuda.array3d_flags.SURFACE_LDST)
+        4,
+        3,
+        2,
+        cuda.array_format.SIGNED_INT32,
+        2,
+        cuda.array3d_flags.SURFACE_LDST,
+    )
     assert [(c.src_memory_type, c.srcDevice, c.width_in_bytes, c.src_pitch, c.height) for c in copies] == [
-        (cuda.memory_type.DEVICE, 0x7000, 16, 16, 3)] * 2 + [(cuda.memory_type.DEVICE, 0x7000, 32, 32, 3)]
+        (cuda.memory_type.DEVICE, 0x7000, 16, 16, 3)
+    ] * 2 + [(cuda.memory_type.DEVICE, 0x7000, 32, 32, 3)]
     assert copies[2].depth == 2
 
 
-@pytest.mark.parametrize("array, order, error, match", [
-    (GpuArrayLike((3, 4), (4, 12), np.float32), "C", ValueError, r"C-contiguous array.*\(4, 12\).*copy"),
-    (GpuArrayLike((3, 4), (16, 4), np.float32), "F", ValueError, "Fortran-contiguous"),
-    (GpuArrayLike((12,), (4,), np.float32), "C", ValueError, "2-D or 3-D array, not 1-D"),
-    (GpuArrayLike((3, 4), (16, 4), np.float32), "X", cuda.LogicError, "order must be"),
-    (np.ones((3, 4), np.float32), "C", TypeError, "takes a GPU array.*np_to_array"),
-])
+@pytest.mark.parametrize(
+    "array, order, error, match",
+    [
+        (GpuArrayLike((3, 4), (4, 12), np.float32), "C", ValueError, r"C-contiguous array.*\(4, 12\).*copy"),
+        (GpuArrayLike((3, 4), (16, 4), np.float32), "F", ValueError, "Fortran-contiguous"),
+        (GpuArrayLike((12,), (4,), np.float32), "C", ValueError, "2-D or 3-D array, not 1-D"),
+        (GpuArrayLike((3, 4), (16, 4), np.float32), "X", cuda.LogicError, "order must be"),
+        (np.ones((3, 4), np.float32), "C", TypeError, "takes a GPU array.*np_to_array"),
+    ],
+)
 def test_gpuarray_to_array_errors(gpu_memory, array, order, error, match):
     with pytest.raises(error, match=match):
         cuda.gpuarray_to_array(array, order)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: cuda.matrix_to_array(np.ones((2, 2), np.float32), "A"), cuda.LogicError, "order must be"),
-    (lambda: cuda.np_to_array(np.ones(4, np.float32), "C"), ValueError, "2-D or 3-D array, not 1-D"),
-    (lambda: cuda.matrix_to_array(np.ones((2, 2, 2), np.float32), "C"), ValueError, "2-D array"),
-    (lambda: cuda.make_multichannel_2d_array(np.ones((2, 2), np.uint8), "C"), ValueError, "3-D"),
-    (lambda: cuda.np_to_array(np.ones((2, 2), np.int64), "C"), TypeError, "int64"),
-    (lambda: cuda.memset_d2d8("address", 512, 0, 16, 16), TypeError, "memset_d2d8.*not device memory"),
-    (lambda: cuda.memcpy_dtoa(fake_array(1), 0, 1.5, 4), TypeError, "memcpy_dtoa"),
-    (lambda: cuda.memcpy_atoh(b"read only", fake_array(1), 0), ValueError, "read-only"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: cuda.matrix_to_array(np.ones((2, 2), np.float32), "A"), cuda.LogicError, "order must be"),
+        (lambda: cuda.np_to_array(np.ones(4, np.float32), "C"), ValueError, "2-D or 3-D array, not 1-D"),
+        (lambda: cuda.matrix_to_array(np.ones((2, 2, 2), np.float32), "C"), ValueError, "2-D array"),
+        (lambda: cuda.make_multichannel_2d_array(np.ones((2, 2), np.uint8), "C"), ValueError, "3-D"),
+        (lambda: cuda.np_to_array(np.ones((2, 2), np.int64), "C"), TypeError, "int64"),
+        (lambda: cuda.memset_d2d8("address", 512, 0, 16, 16), TypeError, "memset_d2d8.*not device memory"),
+        (lambda: cuda.memcpy_dtoa(fake_array(1), 0, 1.5, 4), TypeError, "memcpy_dtoa"),
+        (lambda: cuda.memcpy_atoh(b"read only", fake_array(1), 0), ValueError, "read-only"),
+    ],
+)
 def test_errors_before_any_gpu_work(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -314,6 +451,7 @@ def test_errors_before_any_gpu_work(call, error, match):
 
 # ---------------------------------------------------------------------------
 # Texture objects, as cuTexObjectCreate would get them.
+
 
 @pytest.fixture
 def created(monkeypatch):
@@ -330,10 +468,14 @@ def created(monkeypatch):
 
 def test_texture_over_an_array(created):
     array = fake_array(0xA000)
-    texture = cuda.TextureObject(array, address_mode=[cuda.address_mode.WRAP, cuda.address_mode.BORDER],
-                                 filter_mode=cuda.filter_mode.LINEAR, border_color=(1, 2, 3, 4),
-                                 flags=cuda.TRSF_NORMALIZED_COORDINATES | cuda.TRSF_READ_AS_INTEGER)
-    (function, (resource, description, view)), = created
+    texture = cuda.TextureObject(
+        array,
+        address_mode=[cuda.address_mode.WRAP, cuda.address_mode.BORDER],
+        filter_mode=cuda.filter_mode.LINEAR,
+        border_color=(1, 2, 3, 4),
+        flags=cuda.TRSF_NORMALIZED_COORDINATES | cuda.TRSF_READ_AS_INTEGER,
+    )
+    ((function, (resource, description, view)),) = created
     assert function == "cuTexObjectCreate" and view is None
     assert (resource.resType, resource.res.array.hArray) == (cuda.resource_type.ARRAY, 0xA000)
     assert list(description.addressMode) == [0, 3, 3]  # the last mode for the dimensions not given
@@ -349,35 +491,50 @@ def test_texture_over_device_memory(created):
     cuda.TextureObject(0x3000, dtype=np.uint8, shape=(4, 6))
     linear, pitched, packed = (call[1][0] for call in created)
     assert linear.resType == cuda.resource_type.LINEAR
-    assert (linear.res.linear.devPtr, linear.res.linear.format, linear.res.linear.numChannels,
-            linear.res.linear.sizeInBytes) == (0x1000, cuda.array_format.FLOAT, 1, 400)
+    assert (
+        linear.res.linear.devPtr,
+        linear.res.linear.format,
+        linear.res.linear.numChannels,
+        linear.res.linear.sizeInBytes,
+    ) == (0x1000, cuda.array_format.FLOAT, 1, 400)
     assert pitched.resType == cuda.resource_type.PITCH2D
-    assert (pitched.res.pitch2D.devPtr, pitched.res.pitch2D.format, pitched.res.pitch2D.numChannels,
-            pitched.res.pitch2D.width, pitched.res.pitch2D.height, pitched.res.pitch2D.pitchInBytes) == (
-        0x2000, cuda.array_format.FLOAT, 4, 16, 32, 512)
+    assert (
+        pitched.res.pitch2D.devPtr,
+        pitched.res.pitch2D.format,
+        pitched.res.pitch2D.numChannels,
+        pitched.res.pitch2D.width,
+        pitched.res.pitch2D.height,
+        pitched.res.pitch2D.pitchInBytes,
+    ) == (0x2000, cuda.array_format.FLOAT, 4, 16, 32, 512)
     assert packed.res.pitch2D.pitchInBytes == 6  # width * itemsize unless given
 
 
 def test_surface_object(created):
     array = fake_array(0xB000)
     surface = cuda.SurfaceObject(array)
-    (function, (resource,)), = created
+    ((function, (resource,)),) = created
     assert function == "cuSurfObjectCreate" and resource.res.array.hArray == 0xB000
     assert surface.resource is array
     with pytest.raises(TypeError, match="reads and writes an Array"):
         cuda.SurfaceObject(0x1000)
 
 
-@pytest.mark.parametrize("arguments, error, match", [
-    ({"resource": 0x1000}, TypeError, "dtype= and shape="),
-    ({"resource": 0x1000, "dtype": np.float64, "shape": (4,)}, TypeError, "cannot convert dtype 'float64'"),
-    ({"resource": 0x1000, "dtype": vec.float3, "shape": (4,)}, TypeError, "1, 2 or 4"),
-    ({"resource": 0x1000, "dtype": np.float32, "shape": (2, 3, 4)}, ValueError, "linear, shape=\\(n,\\)"),
-    ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "pitch": 64}, ValueError, "pitch"),
-    ({"resource": "memory", "dtype": np.float32, "shape": (4,)}, TypeError, "not device memory"),
-    ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "address_mode": [0, 0, 0, 0]}, ValueError,
-     "address_mode"),
-])
+@pytest.mark.parametrize(
+    "arguments, error, match",
+    [
+        ({"resource": 0x1000}, TypeError, "dtype= and shape="),
+        ({"resource": 0x1000, "dtype": np.float64, "shape": (4,)}, TypeError, "cannot convert dtype 'float64'"),
+        ({"resource": 0x1000, "dtype": vec.float3, "shape": (4,)}, TypeError, "1, 2 or 4"),
+        ({"resource": 0x1000, "dtype": np.float32, "shape": (2, 3, 4)}, ValueError, "linear, shape=\\(n,\\)"),
+        ({"resource": 0x1000, "dtype": np.float32, "shape": (4,), "pitch": 64}, ValueError, "pitch"),
+        ({"resource": "memory", "dtype": np.float32, "shape": (4,)}, TypeError, "not device memory"),
+        (
+            {"resource": 0x1000, "dtype": np.float32, "shape": (4,), "address_mode": [0, 0, 0, 0]},
+            ValueError,
+            "address_mode",
+        ),
+    ],
+)
 def test_texture_object_errors(created, arguments, error, match):
     with pytest.raises(error, match=match):
         cuda.TextureObject(arguments.pop("resource"), **arguments)
@@ -400,21 +557,34 @@ def test_element_formats_of_vector_types():
 # ---------------------------------------------------------------------------
 # Texture and surface references: one error, naming texture objects.
 
+
 def kernel_with_params(params):
     return modules.Function(None, 0, "k", params)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: cuda.TextureReference(),
-    lambda: cuda.SurfaceReference(),
-    lambda: cuda.matrix_to_texref(np.ones((2, 2), np.float32), object(), "C"),
-    lambda: cuda.bind_array_to_texref(object(), object()),
-    lambda: modules.Module.__new__(modules.Module).get_texref("tex"),
-    lambda: modules.Module.__new__(modules.Module).get_surfref("surf"),
-    lambda: kernel_with_params(None).prepare("P", texrefs=[object()]),
-    lambda: kernel_with_params(None)(np.uintp(0), block=(1, 1, 1), texrefs=[object()]),
-], ids=["TextureReference", "SurfaceReference", "matrix_to_texref", "bind_array_to_texref",
-        "get_texref", "get_surfref", "prepare", "call"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: cuda.TextureReference(),
+        lambda: cuda.SurfaceReference(),
+        lambda: cuda.matrix_to_texref(np.ones((2, 2), np.float32), object(), "C"),
+        lambda: cuda.bind_array_to_texref(object(), object()),
+        lambda: modules.Module.__new__(modules.Module).get_texref("tex"),
+        lambda: modules.Module.__new__(modules.Module).get_surfref("surf"),
+        lambda: kernel_with_params(None).prepare("P", texrefs=[object()]),
+        lambda: kernel_with_params(None)(np.uintp(0), block=(1, 1, 1), texrefs=[object()]),
+    ],
+    ids=[
+        "TextureReference",
+        "SurfaceReference",
+        "matrix_to_texref",
+        "bind_array_to_texref",
+        "get_texref",
+        "get_surfref",
+        "prepare",
+        "call",
+    ],
+)
 def test_texture_references_raise_the_error_that_names_texture_objects(call):
     with pytest.raises(cuda.TextureReferenceError) as caught:
         call()
@@ -436,11 +606,17 @@ def no_cache(monkeypatch):
     monkeypatch.setenv("PYCTK_DISABLE_CACHE", "1")
 
 
-@pytest.mark.parametrize("source", [
-    ("texture<float, 2, cudaReadModeElementType> tex;\n"
-    "__global__ void k(float *o) { o[0] = tex2D(tex, 0.5f, 0.5f); }"),
-    "surface<void, 2> surf;\n__global__ void k(float *o) { surf2Dwrite(o[0], surf, 0, 0); }",
-], ids=["texture", "surface"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        (
+            "texture<float, 2, cudaReadModeElementType> tex;\n"
+            "__global__ void k(float *o) { o[0] = tex2D(tex, 0.5f, 0.5f); }"
+        ),
+        "surface<void, 2> surf;\n__global__ void k(float *o) { surf2Dwrite(o[0], surf, 0, 0); }",
+    ],
+    ids=["texture", "surface"],
+)
 def test_nvrtc_failing_on_references_adds_the_hint(no_cache, source):
     with pytest.raises(compiler.CompileError) as caught:
         compiler.compile(source, arch="compute_80")
@@ -470,8 +646,10 @@ def test_texture_and_surface_objects_are_64_bit_parameters(no_cache, monkeypatch
     params = kernel_args.parse_ptx(ptx)["sample"]
     assert params[1] == params[2] == kernel_args.Param("int", 8)
     monkeypatch.setattr(driver_api, "current_device", lambda: 0)
-    texture, surface = (textures.TextureObject.__new__(textures.TextureObject),
-                        textures.SurfaceObject.__new__(textures.SurfaceObject))
+    texture, surface = (
+        textures.TextureObject.__new__(textures.TextureObject),
+        textures.SurfaceObject.__new__(textures.SurfaceObject),
+    )
     texture.handle, surface.handle = 0x1234, 0x5678
     texture._pid = surface._pid = NOT_THIS_PROCESS
     values = kernel_with_params(params)._values((np.uintp(0x1000), texture, surface, np.int32(4)), 0, [], [])
@@ -484,12 +662,25 @@ def test_texture_and_surface_objects_are_64_bit_parameters(no_cache, monkeypatch
 # ---------------------------------------------------------------------------
 # Vector types.
 
-PYCUDAS_VEC = [f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long",
-                                          "ulong", "float") for n in (1, 2, 3, 4)] + \
-              [f"{base}{n}" for base in ("longlong", "ulonglong", "double") for n in (1, 2)]
-BASES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
-         "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "longlong": np.int64,
-         "ulonglong": np.uint64, "float": np.float32, "double": np.float64}
+PYCUDAS_VEC = [
+    f"{base}{n}"
+    for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float")
+    for n in (1, 2, 3, 4)
+] + [f"{base}{n}" for base in ("longlong", "ulonglong", "double") for n in (1, 2)]
+BASES = {
+    "char": np.int8,
+    "uchar": np.uint8,
+    "short": np.int16,
+    "ushort": np.uint16,
+    "int": np.int32,
+    "uint": np.uint32,
+    "long": np.int64,
+    "ulong": np.uint64,
+    "longlong": np.int64,
+    "ulonglong": np.uint64,
+    "float": np.float32,
+    "double": np.float64,
+}
 
 
 @pytest.mark.parametrize("name", PYCUDAS_VEC)
@@ -538,8 +729,14 @@ def vector_kernel(no_cache, monkeypatch):
 
 def test_vector_values_are_kernel_arguments_by_value(vector_kernel):
     assert [p.size for p in vector_kernel.params] == [12, 16, 3, 32, 4, 8]
-    arguments = (vec.make_float3(1, 2, 3), vec.make_double2(4, 5), vec.make_char3(6, 7, 8),
-                 vec.make_long4(9, 10, 11, 12), vec.make_int1(13), np.uintp(0x1000))
+    arguments = (
+        vec.make_float3(1, 2, 3),
+        vec.make_double2(4, 5),
+        vec.make_char3(6, 7, 8),
+        vec.make_long4(9, 10, 11, 12),
+        vec.make_int1(13),
+        np.uintp(0x1000),
+    )
     values = vector_kernel._values(arguments, 0, [], [])
     assert values[:5] == [a.tobytes() for a in arguments[:5]]
     scalars = vector_kernel._values(tuple(a[()] for a in arguments), 0, [], [])  # np.void scalars too
@@ -555,8 +752,16 @@ def test_vector_types_in_prepared_calls(vector_kernel, monkeypatch):
     monkeypatch.setattr(modules.Function, "__call__", lambda self, *args, **kwargs: launched.append(args))
     vector_kernel.prepare([vec.float3, vec.double2, "3s", vec.long4, vec.int1, "P"])
     assert vector_kernel._prepared[0] == ["12s", "16s", "3s", "32s", "4s", "P"]
-    vector_kernel.prepared_call((1,), (1, 1, 1), vec.make_float3(1, 2, 3), vec.make_double2(4, 5)[()],
-                                b"\x06\x07\x08", vec.make_long4(9, 10, 11, 12), vec.make_int1(13), 0x1000)
+    vector_kernel.prepared_call(
+        (1,),
+        (1, 1, 1),
+        vec.make_float3(1, 2, 3),
+        vec.make_double2(4, 5)[()],
+        b"\x06\x07\x08",
+        vec.make_long4(9, 10, 11, 12),
+        vec.make_int1(13),
+        0x1000,
+    )
     (arguments,) = launched
     assert [type(a) for a in arguments[:5]] == [np.void] * 5
     assert arguments[0].tobytes() == vec.make_float3(1, 2, 3).tobytes() and arguments[2].tobytes() == b"\x06\x07\x08"

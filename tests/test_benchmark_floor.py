@@ -29,10 +29,15 @@ def test_floor_of_8192_float32_at_50_gb_per_second():
 
 def test_host_rows_take_the_cublas_device_time_of_their_dtype_and_n():
     row = benchmark.row
-    rows = [row("device", "cublas", "float32", 4, 5.0), row("device", "tiled", "float32", 4, 100.0),
-            row("device", "torch", "float32", 4, 1.0), row("device", "cublas", "float64", 4, 7.0),
-            row("host", "tiled", "float32", 4, 10.0), row("host", "numpy", "float64", 4, 14.0),
-            row("host", "cublas", "float32", 8, 1.0)]
+    rows = [
+        row("device", "cublas", "float32", 4, 5.0),
+        row("device", "tiled", "float32", 4, 100.0),
+        row("device", "torch", "float32", 4, 1.0),
+        row("device", "cublas", "float64", 4, 7.0),
+        row("host", "tiled", "float32", 4, 10.0),
+        row("host", "numpy", "float64", 4, 14.0),
+        row("host", "cublas", "float32", 8, 1.0),
+    ]
     floored = benchmark.with_floors(rows, ENDLESS_BUS)
     assert [r.get("floor_seconds") for r in floored] == [None, None, None, None, 5.0, 7.0, None]
     assert [r.get("fraction_of_floor") for r in floored[4:]] == [0.5, 0.5, None]

@@ -16,8 +16,7 @@ def test_speedup_is_taken_within_each_round_so_a_change_of_host_pace_does_not_mo
     # the pace changed between pyctk's turn and torch's. The medians alone (12 us against 10)
     # would make pyctk the slower.
     ours, theirs = [1.0, 1.0, 1.5, 1.5, 1.5], [1.0, 1.0, 1.0, 1.5, 1.5]
-    seconds = {("pyctk", 16): [8e-6 * pace for pace in ours],
-               ("torch", 16): [10e-6 * pace for pace in theirs]}
+    seconds = {("pyctk", 16): [8e-6 * pace for pace in ours], ("torch", 16): [10e-6 * pace for pace in theirs]}
     rows = {r["backend"]: r for r in benchmark.per_call_rows(seconds)}
     assert rows["pyctk"]["speedup"] == pytest.approx(1.25)
     assert rows["pyctk"]["peer"] == "torch"
@@ -28,12 +27,17 @@ def test_speedup_is_taken_within_each_round_so_a_change_of_host_pace_does_not_mo
 
 
 def test_each_pyctk_row_is_set_against_its_own_peer_at_its_own_size():
-    seconds = {("pyctk-torch", 16): [1.0, 2.0, 3.0], ("torch", 16): [2.0, 2.0, 2.0],
-               ("pyctk-cupy", 16): [1.0, 1.0, 1.0], ("cupy", 16): [3.0, 1.0, 2.0],
-               ("pyctk-cupy", 32): [4.0, 4.0, 4.0], ("cupy", 32): [1.0, 1.0, 1.0]}
+    seconds = {
+        ("pyctk-torch", 16): [1.0, 2.0, 3.0],
+        ("torch", 16): [2.0, 2.0, 2.0],
+        ("pyctk-cupy", 16): [1.0, 1.0, 1.0],
+        ("cupy", 16): [3.0, 1.0, 2.0],
+        ("pyctk-cupy", 32): [4.0, 4.0, 4.0],
+        ("cupy", 32): [1.0, 1.0, 1.0],
+    }
     rows = {(r["backend"], r["n"]): r for r in benchmark.per_call_rows(seconds)}
     assert rows["pyctk-torch", 16]["speedup"] == 1.0  # median of 2, 1, 2/3
-    assert rows["pyctk-cupy", 16]["speedup"] == 2.0   # median of 3, 1, 2
+    assert rows["pyctk-cupy", 16]["speedup"] == 2.0  # median of 3, 1, 2
     assert rows["pyctk-cupy", 32]["speedup"] == 0.25
     assert rows["pyctk-cupy", 32]["peer"] == "cupy"
 
@@ -66,8 +70,10 @@ def test_builds_are_compared_by_their_speedups_in_their_own_rounds():
     builds = benchmark_scripts.load("builds")
     # "after" ran on a host 1.5x slower throughout: its seconds alone say it got slower,
     # while against torch in the same rounds its cost fell by a quarter.
-    seconds = {"before": {("pyctk", 16): [10e-6, 10e-6], ("torch", 16): [10e-6, 10e-6]},
-               "after": {("pyctk", 16): [11.25e-6, 11.25e-6], ("torch", 16): [15e-6, 15e-6]}}
+    seconds = {
+        "before": {("pyctk", 16): [10e-6, 10e-6], ("torch", 16): [10e-6, 10e-6]},
+        "after": {("pyctk", 16): [11.25e-6, 11.25e-6], ("torch", 16): [15e-6, 15e-6]},
+    }
     rows = {(r["build"], r["case"]): r for r in builds.rows_of(seconds)}
     assert rows["before", "pyctk"]["cost"] == pytest.approx(1.0)
     assert rows["after", "pyctk"]["speedup"] == pytest.approx(15 / 11.25)
@@ -84,12 +90,17 @@ def test_cases_multiply_each_peers_own_array_by_itself_at_every_size():
     per_call = benchmark_scripts.load("per_call")
     made = []
     torch = types.SimpleNamespace(ones=lambda n, m, device: ("tensor", n, m, device))
-    peers = {"mine": (lambda t: ("mine", t), lambda x, y: ("product", x, y)),
-             "theirs": (lambda t: t, lambda x, y: made.append((x, y)))}
+    peers = {
+        "mine": (lambda t: ("mine", t), lambda x, y: ("product", x, y)),
+        "theirs": (lambda t: t, lambda x, y: made.append((x, y))),
+    }
     cases = per_call.cases(peers, torch)
     assert set(cases) == {(name, n) for name in peers for n in per_call.SIZES}
-    assert cases["mine", 16]() == ("product", ("mine", ("tensor", 16, 16, "cuda")),
-                                   ("mine", ("tensor", 16, 16, "cuda")))
+    assert cases["mine", 16]() == (
+        "product",
+        ("mine", ("tensor", 16, 16, "cuda")),
+        ("mine", ("tensor", 16, 16, "cuda")),
+    )
     cases["theirs", 64]()
     assert made == [(("tensor", 64, 64, "cuda"), ("tensor", 64, 64, "cuda"))]
 

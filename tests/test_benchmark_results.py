@@ -15,8 +15,20 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 measured = benchmark_scripts.load("measured")
 FILES = sorted(RESULTS.glob("*/*.json"))
-MEASURED = ("gpu", "gpus", "machine", "driver", "cuda", "cublas", "pyctk", "distribution", "build",
-            "versions", "date", "command")
+MEASURED = (
+    "gpu",
+    "gpus",
+    "machine",
+    "driver",
+    "cuda",
+    "cublas",
+    "pyctk",
+    "distribution",
+    "build",
+    "versions",
+    "date",
+    "command",
+)
 
 
 def names(paths):
@@ -53,8 +65,14 @@ def test_a_run_goes_to_its_machines_folder_and_suite():
 
 def test_the_measured_object_of_a_run_here(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/somewhere/benchmarks/matmul.py", "--only", "device", "--dtypes", "int8"])
-    report = {"devices": [{"name": "NVIDIA H200"}], "driver_release": "580.159.04", "runtime_version": "13.0",
-              "cublas_version": "13.1.0", "pyctk_version": "0.3.0", "distribution": "pyctk-cu13"}
+    report = {
+        "devices": [{"name": "NVIDIA H200"}],
+        "driver_release": "580.159.04",
+        "runtime_version": "13.0",
+        "cublas_version": "13.1.0",
+        "pyctk_version": "0.3.0",
+        "distribution": "pyctk-cu13",
+    }
     record = measured.measured(report, versions={"numpy": "2.5.2"})
     assert set(MEASURED) <= set(record)
     assert record["gpu"] == "NVIDIA H200" and record["gpus"] == 1 and record["driver"] == "580.159.04"
@@ -107,8 +125,13 @@ def test_the_performance_page_makes_tables_of_every_file(path, performance):
 
 def test_the_auto_choices_are_read_from_the_librarys_c_source(performance):
     classes = performance.shape_classes(performance.SHAPE_CLASSES.read_text())
-    assert [name for name, _ in classes] == ["SHAPE_TINY", "SHAPE_VERY_SMALL", "SHAPE_SMALL",
-                                               "SHAPE_MEDIUM", "SHAPE_LARGE"]
+    assert [name for name, _ in classes] == [
+        "SHAPE_TINY",
+        "SHAPE_VERY_SMALL",
+        "SHAPE_SMALL",
+        "SHAPE_MEDIUM",
+        "SHAPE_LARGE",
+    ]
     assert classes[-1][1] is None and all(bound for _, bound in classes[:-1])
     said, rows = performance.choices(performance.AUTO_TABLE.read_text())
     assert rows and said

@@ -13,8 +13,7 @@ TOOL = Path(__file__).resolve().parents[1] / "libgpu" / "tools" / "cuda_wheels.p
 
 
 def cuda_wheels(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, timeout=60)
 
 
 def fake_toolkit(root: Path, major: int, libraries=("cudart", "cublas", "nvrtc")) -> Path:

@@ -19,15 +19,25 @@ from pyctk._cuda import loader as _loader
 
 
 def pyctk_command(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pyctk", *args], capture_output=True, text=True,
-                          timeout=120, cwd=os.path.dirname(os.path.dirname(pyctk.__file__)))
+    return subprocess.run(
+        [sys.executable, "-m", "pyctk", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.path.dirname(os.path.dirname(pyctk.__file__)),
+    )
 
 
 def pkg_config(*args: str, path: str) -> str:
     if not shutil.which("pkg-config"):
         pytest.skip("pkg-config not found (apt-get install pkg-config)")
-    return subprocess.run(["pkg-config", *args, "gpumatmul"], capture_output=True, text=True,
-                          check=True, env={**os.environ, "PKG_CONFIG_PATH": path}).stdout.split()
+    return subprocess.run(
+        ["pkg-config", *args, "gpumatmul"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PKG_CONFIG_PATH": path},
+    ).stdout.split()
 
 
 def test_paths_are_the_installed_package_files():
@@ -71,8 +81,7 @@ def test_pkg_config_file_is_relocatable(tmp_path):
     for name in ("include", "pkgconfig"):
         shutil.copytree(package / name, moved / name)
     flags = pkg_config("--cflags", "--libs", path=str(moved / "pkgconfig"))
-    assert [os.path.realpath(f[2:]) for f in flags if f[:2] in ("-I", "-L")] == [
-        str(moved / "include"), str(moved)]
+    assert [os.path.realpath(f[2:]) for f in flags if f[:2] in ("-I", "-L")] == [str(moved / "include"), str(moved)]
 
 
 def split_layout(tmp_path: Path, with_cuda_libraries: bool) -> Path:
@@ -100,8 +109,9 @@ def test_runpath_misses_name_the_library_and_where_pyctk_finds_it(tmp_path, monk
     names = [_loader.library_spec(name, CUDA_MAJOR).file_name for name in ("cudart", "cublas")]
     assert [miss.file_name for miss in misses] == names
     for miss, name in zip(misses, ("cudart", "cublas")):
-        found = [f.path for f in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR))
-                 if f.found_via != "system"]
+        found = [
+            f.path for f in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR)) if f.found_via != "system"
+        ]
         assert miss.found_in == (os.path.dirname(found[0]) if found else None)
         assert str(tmp_path / "site") in str(miss) and "$ORIGIN" not in str(miss)
         assert (f"pyctk finds it in {miss.found_in}" if found else "fix: pip install") in str(miss)

@@ -26,15 +26,21 @@ def layer_of(path: Path, root: Path) -> int:
 
 
 def defined_functions(text: str) -> set[str]:
-    return {name for name in _DEFINITION.findall(_COMMENT.sub("", text))
-            if name not in ("if", "for", "while", "switch", "return", "sizeof")}
+    return {
+        name
+        for name in _DEFINITION.findall(_COMMENT.sub("", text))
+        if name not in ("if", "for", "while", "switch", "return", "sizeof")
+    }
 
 
 def violations(root: Path) -> list[str]:
     """Every breach of the layering rules in the C tree at ``root``, in words."""
     files = sorted(root.rglob("*.[ch]"))
-    problems = [f"{path.relative_to(root)} is not in a layer folder ({', '.join(LAYERS)})"
-                for path in files if path.relative_to(root).parts[0] not in LAYERS]
+    problems = [
+        f"{path.relative_to(root)} is not in a layer folder ({', '.join(LAYERS)})"
+        for path in files
+        if path.relative_to(root).parts[0] not in LAYERS
+    ]
     files = [path for path in files if path.relative_to(root).parts[0] in LAYERS]
     texts = {path: path.read_text() for path in files}
     defined = {path: defined_functions(texts[path]) for path in files if path.suffix == ".c"}
@@ -47,9 +53,10 @@ def violations(root: Path) -> list[str]:
         called = set(_CALL.findall(code))
         for other, names in defined.items():
             if layer_of(other, root) > layer:
-                problems += [f"{path.relative_to(root)} calls {name}, which "
-                             f"{other.relative_to(root)} defines (a higher layer)"
-                             for name in sorted(names & called)]
+                problems += [
+                    f"{path.relative_to(root)} calls {name}, which {other.relative_to(root)} defines (a higher layer)"
+                    for name in sorted(names & called)
+                ]
     return problems
 
 
@@ -64,7 +71,8 @@ def test_an_upward_call_or_include_is_reported(tmp_path):
     (tmp_path / "core" / "core.h").write_text("int low(void);\n")
     (tmp_path / "core" / "low.c").write_text(
         '#include "core/core.h"\n#include "host/host.h"\n'
-        "int low(void) { return high(); } /* high() in a comment does not count */\n")
+        "int low(void) { return high(); } /* high() in a comment does not count */\n"
+    )
     (tmp_path / "host" / "high.c").write_text('#include "core/core.h"\nint high(void) { return low(); }\n')
     (tmp_path / "stray.c").write_text("int stray(void) { return 0; }\n")
     assert violations(tmp_path) == [

@@ -68,8 +68,9 @@ def test_arch_specific_target():
     assert compiler.compile(ADD, arch="sm_90a")[:4] == b"\x7fELF"
 
 
-@pytest.mark.parametrize("arch, error", [("sm90", ValueError), ("90", ValueError), (90, TypeError),
-                                         ("sm_91", ValueError)])
+@pytest.mark.parametrize(
+    "arch, error", [("sm90", ValueError), ("90", ValueError), (90, TypeError), ("sm_91", ValueError)]
+)
 def test_bad_arch(arch, error):
     with pytest.raises(error, match="arch|sm_9|compile for"):
         compiler.compile(ADD, arch=arch)
@@ -80,7 +81,7 @@ def test_compile_error_carries_the_whole_log_with_the_users_line_numbers():
     with pytest.raises(compiler.CompileError) as info:
         compiler.compile(source, arch="sm_80")
     error = info.value
-    assert "kernel.cu(4): error: identifier \"undefined_name\" is undefined" in error.log
+    assert 'kernel.cu(4): error: identifier "undefined_name" is undefined' in error.log
     assert error.log in str(error) and "1 error detected" in error.log
     assert "--gpu-architecture=sm_80" in error.options
     # PyCUDA's names for what nvcc said, which its programs print
@@ -94,22 +95,27 @@ def test_bad_option_is_a_compile_error():
 
 
 def test_options_reach_nvrtc():
-    ptx = compiler.compile("__global__ void k(int *x) { *x = N; }", arch="compute_80",
-                           options=["-DN=12345"]).decode()
+    ptx = compiler.compile("__global__ void k(int *x) { *x = N; }", arch="compute_80", options=["-DN=12345"]).decode()
     assert "12345" in ptx
 
 
-@pytest.mark.parametrize("header, use", [
-    ("cuda_fp16.h", "__half h = __float2half(x[0]); x[0] = __half2float(__hmul(h, h));"),
-    ("cuda_bf16.h", "__nv_bfloat16 b = __float2bfloat16(x[0]); x[0] = __bfloat162float(b);"),
-    ("cuda/std/complex", "cuda::std::complex<float> c(x[0], 1.0f); x[0] = cuda::std::abs(c);"),
-    ("cuda/std/type_traits", "static_assert(cuda::std::is_same<float, float>::value, \"\");"),
-    ("cuda/std/limits", "x[0] = cuda::std::numeric_limits<float>::max();"),
-    ("cuda_fp8.h", "__nv_fp8_e4m3 f(x[0]); x[0] = float(f);"),
-    ("cooperative_groups.h", "cooperative_groups::this_thread_block().sync();"),
-    ("cub/block/block_reduce.cuh", "typedef cub::BlockReduce<float, 128> R; __shared__ typename "
-                                   "R::TempStorage t; x[0] = R(t).Sum(x[threadIdx.x]);"),
-])
+@pytest.mark.parametrize(
+    "header, use",
+    [
+        ("cuda_fp16.h", "__half h = __float2half(x[0]); x[0] = __half2float(__hmul(h, h));"),
+        ("cuda_bf16.h", "__nv_bfloat16 b = __float2bfloat16(x[0]); x[0] = __bfloat162float(b);"),
+        ("cuda/std/complex", "cuda::std::complex<float> c(x[0], 1.0f); x[0] = cuda::std::abs(c);"),
+        ("cuda/std/type_traits", 'static_assert(cuda::std::is_same<float, float>::value, "");'),
+        ("cuda/std/limits", "x[0] = cuda::std::numeric_limits<float>::max();"),
+        ("cuda_fp8.h", "__nv_fp8_e4m3 f(x[0]); x[0] = float(f);"),
+        ("cooperative_groups.h", "cooperative_groups::this_thread_block().sync();"),
+        (
+            "cub/block/block_reduce.cuh",
+            "typedef cub::BlockReduce<float, 128> R; __shared__ typename "
+            "R::TempStorage t; x[0] = R(t).Sum(x[threadIdx.x]);",
+        ),
+    ],
+)
 def test_cuda_headers_from_the_wheels(header, use):
     source = f"#include <{header}>\n__global__ void k(float *x) {{ {use} }}\n"
     assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"  # extern "C" after the include
@@ -119,8 +125,9 @@ def test_cuda_headers_from_the_wheels(header, use):
 
 def test_user_headers(tmp_path, monkeypatch):
     (tmp_path / "inc" / "sub").mkdir(parents=True)
-    (tmp_path / "inc" / "scale.h").write_text('#include "sub/factor.h"\n'
-                                              "__device__ float scale(float v) { return v * FACTOR; }\n")
+    (tmp_path / "inc" / "scale.h").write_text(
+        '#include "sub/factor.h"\n__device__ float scale(float v) { return v * FACTOR; }\n'
+    )
     (tmp_path / "inc" / "sub" / "factor.h").write_text("#define FACTOR 7.0f\n")
     source = '#include "scale.h"\n__global__ void k(float *x) { x[0] = scale(x[0]); }\n'
     assert compiler.compile(source, arch="sm_80", include_dirs=[str(tmp_path / "inc")])[:4] == b"\x7fELF"
@@ -139,12 +146,11 @@ def test_a_header_of_a_wheel_not_installed_names_the_pip_command(monkeypatch):
     headers._find.cache_clear()
     try:
         with pytest.raises(compiler.CompileError) as error:
-            compiler.compile("#include <cuda/std/complex>\n__global__ void k() {}\n", arch="sm_80",
-                             cache_dir=False)
+            compiler.compile("#include <cuda/std/complex>\n__global__ void k() {}\n", arch="sm_80", cache_dir=False)
     finally:
         monkeypatch.undo()
         headers._find.cache_clear()
-    assert "open source file \"cuda/std/complex\"" in error.value.log
+    assert 'open source file "cuda/std/complex"' in error.value.log
     assert f"CUDA headers not installed: cuda/std/type_traits ({cccl[2]}: pip install" in str(error.value)
 
 
@@ -190,16 +196,20 @@ def test_c_library_values_are_glibcs_on_lp64_linux():
                     defined[parts[1]] = parts[2].strip()
 
     def value(macro):  # a macro's value, its macros expanded and C's suffixes (U, L, F) dropped
-        text = re.sub(r"\b[A-Z_][A-Z0-9_]*\b",
-                      lambda m: f"({value(m[0])})" if m[0] in defined else m[0], defined[macro])
+        text = re.sub(
+            r"\b[A-Z_][A-Z0-9_]*\b", lambda m: f"({value(m[0])})" if m[0] in defined else m[0], defined[macro]
+        )
         return eval(re.sub(r"(\d)[FfUuLl]+\b", r"\1", text))  # noqa: S307 (our own headers)
 
     for bits in (8, 16, 32, 64):
         signed, unsigned = np.iinfo(f"int{bits}"), np.iinfo(f"uint{bits}")
         assert (value(f"INT{bits}_MIN"), value(f"INT{bits}_MAX"), value(f"UINT{bits}_MAX")) == (
-            signed.min, signed.max, unsigned.max)
-    assert (value("INT_MIN"), value("INT_MAX"), value("UINT_MAX")) == (-2**31, 2**31 - 1, 2**32 - 1)
-    assert (value("LONG_MIN"), value("ULONG_MAX"), value("LLONG_MAX")) == (-2**63, 2**64 - 1, 2**63 - 1)
+            signed.min,
+            signed.max,
+            unsigned.max,
+        )
+    assert (value("INT_MIN"), value("INT_MAX"), value("UINT_MAX")) == (-(2**31), 2**31 - 1, 2**32 - 1)
+    assert (value("LONG_MIN"), value("ULONG_MAX"), value("LLONG_MAX")) == (-(2**63), 2**64 - 1, 2**63 - 1)
     assert np.float32(value("FLT_MAX")) == np.finfo(np.float32).max
     assert np.float32(value("FLT_EPSILON")) == np.finfo(np.float32).eps
     assert value("DBL_MAX") == np.finfo(np.float64).max and value("DBL_EPSILON") == np.finfo(np.float64).eps
@@ -218,8 +228,10 @@ def test_name_expressions_instantiate_templates():
     source = "template <typename T> __global__ void fill(T *x, T v) { x[threadIdx.x] = v; }"
     program = compiler._build(source, None, True, "compute_80", (), ["fill<float>", "fill<double>"], False)
     assert program.lowered == {"fill<float>": "_Z4fillIfEvPT_S0_", "fill<double>": "_Z4fillIdEvPT_S0_"}
-    assert program.kernels == {"_Z4fillIfEvPT_S0_": [Param("int", 8), Param("float", 4)],
-                               "_Z4fillIdEvPT_S0_": [Param("int", 8), Param("float", 8)]}
+    assert program.kernels == {
+        "_Z4fillIfEvPT_S0_": [Param("int", 8), Param("float", 4)],
+        "_Z4fillIdEvPT_S0_": [Param("int", 8), Param("float", 8)],
+    }
     with pytest.raises(ValueError, match="no_extern_c=True"):
         compiler.compile(source, arch="sm_80", name_expressions=["fill<float>"])
 
@@ -231,9 +243,19 @@ def test_kernel_parameters_from_the_ptx():
                       long long q, float4 v, bool b, short sh) {}"""
     program = compiler._build(source, None, False, "sm_80", (), (), False)
     assert program.kernels["k"] == [
-        Param("int", 8), Param("int", 4), Param("int", 4), Param("float", 4), Param("float", 8),
-        Param("bytes", 2), Param("bytes", 16), Param("int", 1), Param("int", 8), Param("bytes", 16),
-        Param("int", 1), Param("int", 2)]
+        Param("int", 8),
+        Param("int", 4),
+        Param("int", 4),
+        Param("float", 4),
+        Param("float", 8),
+        Param("bytes", 2),
+        Param("bytes", 16),
+        Param("int", 1),
+        Param("int", 8),
+        Param("bytes", 16),
+        Param("int", 1),
+        Param("int", 2),
+    ]
 
 
 def test_types_are_checked():
@@ -248,14 +270,18 @@ def test_types_are_checked():
 
 # --- PyCUDA's extern "C" wrapping ---------------------------------------------------------------
 
-@pytest.mark.parametrize("source, prelude", [
-    ("__global__ void k() {}", 0),
-    ("#include <cuda_fp16.h>\n\n// comment\n__global__ void k() {}", 3),
-    ("/* a\n   block */\n#define A \\\n  1\n__global__ void k() {}", 4),
-    ("/* one line */ __global__ void k() {}", 0),
-    ("#include <a.h>\n/* c */ int x;\n", 1),
-    ("#include <a.h>\n", 1),
-])
+
+@pytest.mark.parametrize(
+    "source, prelude",
+    [
+        ("__global__ void k() {}", 0),
+        ("#include <cuda_fp16.h>\n\n// comment\n__global__ void k() {}", 3),
+        ("/* a\n   block */\n#define A \\\n  1\n__global__ void k() {}", 4),
+        ("/* one line */ __global__ void k() {}", 0),
+        ("#include <a.h>\n/* c */ int x;\n", 1),
+        ("#include <a.h>\n", 1),
+    ],
+)
 def test_prelude_stays_outside_extern_c(source, prelude):
     assert compiler._prelude_length(source.splitlines(keepends=True)) == prelude
     wrapped = compiler._with_c_linkage(source)
@@ -265,14 +291,18 @@ def test_prelude_stays_outside_extern_c(source, prelude):
 
 # --- architectures for a GPU ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("archs, gpu, target", [
-    ([75, 80, 86, 89, 90, 100, 120], 90, "sm_90"),
-    ([75, 80, 86, 90, 100, 120], 89, "sm_86"),       # SASS of an older minor runs on a later one
-    ([75, 80, 86, 89, 90, 100, 120], 121, "sm_120"),
-    ([75, 80, 86, 89, 90], 100, "compute_90"),       # a GPU newer than NVRTC: PTX for the driver
-    ([75, 80, 86, 89, 90], 95, "sm_90"),             # any later minor of the major
-    ([75, 80, 90, 100], 110, "compute_100"),
-])
+
+@pytest.mark.parametrize(
+    "archs, gpu, target",
+    [
+        ([75, 80, 86, 89, 90, 100, 120], 90, "sm_90"),
+        ([75, 80, 86, 90, 100, 120], 89, "sm_86"),  # SASS of an older minor runs on a later one
+        ([75, 80, 86, 89, 90, 100, 120], 121, "sm_120"),
+        ([75, 80, 86, 89, 90], 100, "compute_90"),  # a GPU newer than NVRTC: PTX for the driver
+        ([75, 80, 86, 89, 90], 95, "sm_90"),  # any later minor of the major
+        ([75, 80, 90, 100], 110, "compute_100"),
+    ],
+)
 def test_target_for_a_gpu(monkeypatch, archs, gpu, target):
     monkeypatch.setattr(_nvrtc, "supported_archs", lambda: archs)
     assert compiler._target(f"gpu:{gpu}") == target
@@ -286,6 +316,7 @@ def test_gpu_older_than_nvrtc(monkeypatch):
 
 # --- NVRTC not installed ----------------------------------------------------------------------------
 
+
 def test_missing_nvrtc_names_the_pip_command(tmp_path):
     """The loader's real search for NVRTC over an empty layout, in a fresh process (NVRTC not
     loaded); the dynamic linker's own search (a toolkit in its path) is made to find nothing
@@ -293,8 +324,11 @@ def test_missing_nvrtc_names_the_pip_command(tmp_path):
     empty = tmp_path / "site-packages"
     empty.mkdir()
     result = loader_fakes.without_library(
-        "nvrtc", empty, 'pyctk.compiler.compile("__global__ void k() {}", arch="sm_80", cache_dir=False)',
-        after='[pyctk.info()["runtime_version"], pyctk.info()["nvrtc_version"]]')
+        "nvrtc",
+        empty,
+        'pyctk.compiler.compile("__global__ void k() {}", arch="sm_80", cache_dir=False)',
+        after='[pyctk.info()["runtime_version"], pyctk.info()["nvrtc_version"]]',
+    )
     message = result["message"]
     assert result["oserror"]
     assert f'pip install "pyctk-cu{CUDA_MAJOR}[nvrtc]"' in message

@@ -64,7 +64,7 @@ def cubin_arch(cubin: bytes) -> set[int]:
 
 def elf_symbols(elf: bytes) -> set[str]:
     """The names of the symbols an ELF file defines (its SHT_SYMTAB, st_shndx != 0)."""
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
     names = set()
@@ -74,14 +74,14 @@ def elf_symbols(elf: bytes) -> set[str]:
             for position in range(offset, offset + size, entsize):
                 name, _, _, shndx = struct.unpack_from("<IBBH", elf, position)
                 if shndx:
-                    names.add(elf[strtab + name:elf.index(b"\0", strtab + name)].decode())
+                    names.add(elf[strtab + name : elf.index(b"\0", strtab + name)].decode())
     return names
 
 
 def cuda_h_enum(enum_name: str, type_name: str) -> dict[str, int]:
     """NAME -> value of ``typedef enum <enum_name> {...} <type_name>;`` in the runtime wheel's cuda.h."""
     header = Path(_headers.header_folders()[0].path, "cuda.h").read_text()
-    body = header[header.index(f"typedef enum {enum_name}"):header.index(f"}} {type_name};")]
+    body = header[header.index(f"typedef enum {enum_name}") : header.index(f"}} {type_name};")]
     pattern = r"^\s+CU_JIT_(?:INPUT_)?(\w+) = (\d+)"
     return {name: int(value) for name, value in re.findall(pattern, body, re.MULTILINE)}
 
@@ -94,19 +94,54 @@ def no_cache(monkeypatch):
 # --- PyCUDA's signatures ------------------------------------------------------------------------
 
 SIGNATURES = {  # PyCUDA's parameters, in order, with their defaults
-    compiler.SourceModule: ["source", ("nvcc", "nvcc"), ("options", None), ("keep", False),
-                            ("no_extern_c", False), ("arch", None), ("code", None), ("cache_dir", None),
-                            ("include_dirs", None)],
-    compiler.compile: ["source", ("nvcc", "nvcc"), ("options", None), ("keep", False),
-                       ("no_extern_c", False), ("arch", None), ("code", None), ("cache_dir", None),
-                       ("include_dirs", None), ("target", "cubin")],
-    compiler.DynamicModule: [("nvcc", "nvcc"), ("link_options", None), ("keep", False),
-                             ("no_extern_c", False), ("arch", None), ("code", None), ("cache_dir", None),
-                             ("include_dirs", None), ("message_handler", None), ("log_verbose", False),
-                             ("cuda_libdir", None)],
-    compiler.DynamicSourceModule: ["source", ("nvcc", "nvcc"), ("options", None), ("keep", False),
-                                   ("no_extern_c", False), ("arch", None), ("code", None),
-                                   ("cache_dir", None), ("include_dirs", None), ("cuda_libdir", None)],
+    compiler.SourceModule: [
+        "source",
+        ("nvcc", "nvcc"),
+        ("options", None),
+        ("keep", False),
+        ("no_extern_c", False),
+        ("arch", None),
+        ("code", None),
+        ("cache_dir", None),
+        ("include_dirs", None),
+    ],
+    compiler.compile: [
+        "source",
+        ("nvcc", "nvcc"),
+        ("options", None),
+        ("keep", False),
+        ("no_extern_c", False),
+        ("arch", None),
+        ("code", None),
+        ("cache_dir", None),
+        ("include_dirs", None),
+        ("target", "cubin"),
+    ],
+    compiler.DynamicModule: [
+        ("nvcc", "nvcc"),
+        ("link_options", None),
+        ("keep", False),
+        ("no_extern_c", False),
+        ("arch", None),
+        ("code", None),
+        ("cache_dir", None),
+        ("include_dirs", None),
+        ("message_handler", None),
+        ("log_verbose", False),
+        ("cuda_libdir", None),
+    ],
+    compiler.DynamicSourceModule: [
+        "source",
+        ("nvcc", "nvcc"),
+        ("options", None),
+        ("keep", False),
+        ("no_extern_c", False),
+        ("arch", None),
+        ("code", None),
+        ("cache_dir", None),
+        ("include_dirs", None),
+        ("cuda_libdir", None),
+    ],
     cuda.Linker: [("message_handler", None), ("options", None), ("log_verbose", False)],
     cuda.module_from_buffer: ["buffer", ("options", None), ("message_handler", None)],
 }
@@ -116,14 +151,14 @@ SIGNATURES = {  # PyCUDA's parameters, in order, with their defaults
 def test_signatures_are_pycudas(function):
     parameters = [p for p in inspect.signature(function).parameters.values() if p.name != "self"]
     positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
-    assert [p.name if p.default is p.empty else (p.name, p.default) for p in positional] == \
-        SIGNATURES[function]
-    assert all(p.kind == p.KEYWORD_ONLY for p in parameters[len(positional):])  # pyctk's own after them
+    assert [p.name if p.default is p.empty else (p.name, p.default) for p in positional] == SIGNATURES[function]
+    assert all(p.kind == p.KEYWORD_ONLY for p in parameters[len(positional) :])  # pyctk's own after them
 
 
 def test_compile_positionally_as_pycuda_and_nvcc_is_ignored():
-    ptx = compiler.compile(ADD, "/no/such/nvcc", ["-DUNUSED=1"], False, False, "sm_80", None, False,
-                           None, "ptx").decode()
+    ptx = compiler.compile(
+        ADD, "/no/such/nvcc", ["-DUNUSED=1"], False, False, "sm_80", None, False, None, "ptx"
+    ).decode()
     assert ".target sm_80" in ptx and ".visible .entry add(" in ptx
     cubin = compiler.compile(ADD, "nvcc", None, False, True, "sm_86", None, False, [])
     assert 86 in cubin_arch(cubin) and "_Z3addPiS_S_i" in elf_symbols(cubin)  # no_extern_c: C++ names
@@ -131,6 +166,7 @@ def test_compile_positionally_as_pycuda_and_nvcc_is_ignored():
 
 
 # --- keep= ----------------------------------------------------------------------------------------
+
 
 def test_keep_leaves_source_log_ptx_and_cubin(capsys, tmp_path):
     cubin = compiler.compile(ADD, keep=True, arch="sm_80", cache_dir=tmp_path, options=["-DMARK=1"])
@@ -140,8 +176,10 @@ def test_keep_leaves_source_log_ptx_and_cubin(capsys, tmp_path):
     folder = Path(match[1])
     try:
         assert sorted(os.listdir(folder)) == ["kernel.cu", "kernel.cubin", "kernel.log", "kernel.ptx"]
-        assert 'extern "C" {' in (folder / "kernel.cu").read_text() and "z[i] = x[i] + y[i]" in \
-            (folder / "kernel.cu").read_text()
+        assert (
+            'extern "C" {' in (folder / "kernel.cu").read_text()
+            and "z[i] = x[i] + y[i]" in (folder / "kernel.cu").read_text()
+        )
         assert ".visible .entry add(" in (folder / "kernel.ptx").read_text()
         assert (folder / "kernel.cubin").read_bytes() == cubin
         assert (folder / "kernel.log").read_text() == ""
@@ -159,35 +197,48 @@ def test_keep_leaves_source_log_ptx_and_cubin(capsys, tmp_path):
 ARCH_SEEN = "__device__ int arch_seen = __CUDA_ARCH__ * 1000 + 7;\n__global__ void k(int *x) { *x = arch_seen; }"
 
 
-@pytest.mark.parametrize("arch, code, sass, virtual", [
-    ("sm_86", None, 86, 860),
-    (None, "sm_90", 90, 900),            # no GPU: the virtual architecture is code's
-    ("sm_80", "sm_80", 80, 800),
-    ("compute_80", "sm_90", 90, 800),    # PTX of compute_80, compiled for sm_90 by nvJitLink
-    ("sm_75", "sm_86", 86, 750),         # as nvcc: -arch sm_75 -code sm_86
-])
+@pytest.mark.parametrize(
+    "arch, code, sass, virtual",
+    [
+        ("sm_86", None, 86, 860),
+        (None, "sm_90", 90, 900),  # no GPU: the virtual architecture is code's
+        ("sm_80", "sm_80", 80, 800),
+        ("compute_80", "sm_90", 90, 800),  # PTX of compute_80, compiled for sm_90 by nvJitLink
+        ("sm_75", "sm_86", 86, 750),  # as nvcc: -arch sm_75 -code sm_86
+    ],
+)
 def test_code_is_the_sass_and_arch_the_virtual_architecture(arch, code, sass, virtual):
     cubin = compiler.compile(ARCH_SEEN, arch=arch, code=code)
     assert cubin[:4] == b"\x7fELF" and sass in cubin_arch(cubin)
     assert struct.pack("<i", virtual * 1000 + 7) in cubin  # arch_seen's initial value
 
 
-@pytest.mark.parametrize("arch, code, target", [("sm_90", None, "ptx"), ("compute_90", None, "ptx"),
-                                                ("compute_90", None, "cubin"), ("sm_75", "sm_90", "ptx"),
-                                                ("compute_90", "compute_90", "cubin")])
+@pytest.mark.parametrize(
+    "arch, code, target",
+    [
+        ("sm_90", None, "ptx"),
+        ("compute_90", None, "ptx"),
+        ("compute_90", None, "cubin"),
+        ("sm_75", "sm_90", "ptx"),
+        ("compute_90", "compute_90", "cubin"),
+    ],
+)
 def test_ptx_targets(arch, code, target):
     virtual = arch.split("_")[1]
     ptx = compiler.compile(ARCH_SEEN, arch=arch, code=code, target=target).decode()
     assert f".target sm_{virtual}" in ptx and not ptx.endswith("\0")
 
 
-@pytest.mark.parametrize("arch, code, target, error, match", [
-    ("sm_90", "sm_80", "cubin", ValueError, "code='sm_80' cannot come from arch='sm_90'"),
-    ("compute_80", "compute_90", "cubin", ValueError, "cannot come from"),
-    ("sm_80", "sm80", "cubin", ValueError, "code 'sm80' is not an architecture"),
-    ("sm_80", None, "fatbin", pyctk.UnsupportedError, "NVRTC makes no fatbinaries"),
-    ("sm_80", None, "elf", ValueError, "target must be one of 'cubin', 'ptx', 'fatbin'"),
-])
+@pytest.mark.parametrize(
+    "arch, code, target, error, match",
+    [
+        ("sm_90", "sm_80", "cubin", ValueError, "code='sm_80' cannot come from arch='sm_90'"),
+        ("compute_80", "compute_90", "cubin", ValueError, "cannot come from"),
+        ("sm_80", "sm80", "cubin", ValueError, "code 'sm80' is not an architecture"),
+        ("sm_80", None, "fatbin", pyctk.UnsupportedError, "NVRTC makes no fatbinaries"),
+        ("sm_80", None, "elf", ValueError, "target must be one of 'cubin', 'ptx', 'fatbin'"),
+    ],
+)
 def test_bad_arch_code_target(arch, code, target, error, match):
     with pytest.raises(error, match=match):
         compiler.compile(ADD, arch=arch, code=code, target=target)
@@ -195,21 +246,30 @@ def test_bad_arch_code_target(arch, code, target, error, match):
 
 # --- DEFAULT_NVCC_FLAGS ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("environ, flags", [
-    ({}, []),
-    ({"PYCUDA_DEFAULT_NVCC_FLAGS": "  -DA=1\t-use_fast_math \n"}, ["-DA=1", "-use_fast_math"]),
-    ({"PYCUDA_DEFAULT_NVCC_FLAGS": "-DA=1", "PYCTK_DEFAULT_NVCC_FLAGS": "-DB=2 -lineinfo"},
-     ["-DB=2", "-lineinfo"]),
-    ({"PYCUDA_DEFAULT_NVCC_FLAGS": "-DA=1", "PYCTK_DEFAULT_NVCC_FLAGS": ""}, []),
-])
+
+@pytest.mark.parametrize(
+    "environ, flags",
+    [
+        ({}, []),
+        ({"PYCUDA_DEFAULT_NVCC_FLAGS": "  -DA=1\t-use_fast_math \n"}, ["-DA=1", "-use_fast_math"]),
+        ({"PYCUDA_DEFAULT_NVCC_FLAGS": "-DA=1", "PYCTK_DEFAULT_NVCC_FLAGS": "-DB=2 -lineinfo"}, ["-DB=2", "-lineinfo"]),
+        ({"PYCUDA_DEFAULT_NVCC_FLAGS": "-DA=1", "PYCTK_DEFAULT_NVCC_FLAGS": ""}, []),
+    ],
+)
 def test_default_flags_from_the_environment(environ, flags):
     assert _nvcc_options.default_flags(environ) == flags
 
 
 def test_default_nvcc_flags_are_read_at_import_and_used_for_options_none(tmp_path, monkeypatch):
-    done = subprocess.run([sys.executable, "-c", "from pyctk import compiler; print(compiler.DEFAULT_NVCC_FLAGS)"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
-                          env={**os.environ, "PYCUDA_DEFAULT_NVCC_FLAGS": "-DN=3 -use_fast_math"})
+    done = subprocess.run(
+        [sys.executable, "-c", "from pyctk import compiler; print(compiler.DEFAULT_NVCC_FLAGS)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYCUDA_DEFAULT_NVCC_FLAGS": "-DN=3 -use_fast_math"},
+    )
     assert done.stdout.strip() == "['-DN=3', '-use_fast_math']", done.stderr
     source = "__global__ void k(int *x) { *x = N; }"
     monkeypatch.setattr(compiler, "DEFAULT_NVCC_FLAGS", ["-DN=424242"])
@@ -220,58 +280,81 @@ def test_default_nvcc_flags_are_read_at_import_and_used_for_options_none(tmp_pat
 
 # --- nvcc's options -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("options, translated", [
-    (["-Xptxas", "-v,-O2"], ["--ptxas-options=-v", "--ptxas-options=-O2"]),
-    (["-Xptxas=-v"], ["--ptxas-options=-v"]),
-    (["--ptxas-options", "-O3"], ["--ptxas-options=-O3"]),
-    (["-res-usage"], ["--ptxas-options=-v"]),
-    (["-std", "c++17", "--std=c++20"], ["--std=c++17", "--std=c++20"]),
-    (["-rdc", "true"], ["--relocatable-device-code=true"]),
-    (["-lineinfo", "-use_fast_math", "-DX=1", "-I", "/inc", "-maxrregcount=32", "-G", "-w"],
-     ["-lineinfo", "-use_fast_math", "-DX=1", "-I", "/inc", "-maxrregcount=32", "-G", "-w"]),
-])
+
+@pytest.mark.parametrize(
+    "options, translated",
+    [
+        (["-Xptxas", "-v,-O2"], ["--ptxas-options=-v", "--ptxas-options=-O2"]),
+        (["-Xptxas=-v"], ["--ptxas-options=-v"]),
+        (["--ptxas-options", "-O3"], ["--ptxas-options=-O3"]),
+        (["-res-usage"], ["--ptxas-options=-v"]),
+        (["-std", "c++17", "--std=c++20"], ["--std=c++17", "--std=c++20"]),
+        (["-rdc", "true"], ["--relocatable-device-code=true"]),
+        (
+            ["-lineinfo", "-use_fast_math", "-DX=1", "-I", "/inc", "-maxrregcount=32", "-G", "-w"],
+            ["-lineinfo", "-use_fast_math", "-DX=1", "-I", "/inc", "-maxrregcount=32", "-G", "-w"],
+        ),
+    ],
+)
 def test_options_nvrtc_has_another_spelling_of(options, translated, recwarn):
     assert _nvcc_options.translate(options) == translated
     assert not recwarn.list
 
 
-@pytest.mark.parametrize("option, what", [
-    (["-O3"], "host code"), (["-O", "2"], "host code"), (["--optimize=1"], "host code"),
-    (["-g"], "-G gives device code debug information"), (["-m64"], "64-bit"),
-    (["--compiler-options", "-fPIC,-Wall"], "host code"), (["-Xcompiler=-fPIC"], "host code"),
-    (["-ccbin", "/usr/bin/gcc-12"], "host code"), (["--default-stream", "per-thread"], "host code"),
-    (["-lcudadevrt"], "the host link"), (["-L/usr/local/cuda/lib64"], "the host link"),
-    (["-Xlinker", "-rpath"], "the host link"), (["-Xnvlink", "-v"], "the host link"),
-])
+@pytest.mark.parametrize(
+    "option, what",
+    [
+        (["-O3"], "host code"),
+        (["-O", "2"], "host code"),
+        (["--optimize=1"], "host code"),
+        (["-g"], "-G gives device code debug information"),
+        (["-m64"], "64-bit"),
+        (["--compiler-options", "-fPIC,-Wall"], "host code"),
+        (["-Xcompiler=-fPIC"], "host code"),
+        (["-ccbin", "/usr/bin/gcc-12"], "host code"),
+        (["--default-stream", "per-thread"], "host code"),
+        (["-lcudadevrt"], "the host link"),
+        (["-L/usr/local/cuda/lib64"], "the host link"),
+        (["-Xlinker", "-rpath"], "the host link"),
+        (["-Xnvlink", "-v"], "the host link"),
+    ],
+)
 def test_host_and_link_options_are_dropped_with_a_warning(option, what):
-    with pytest.warns(UserWarning, match=f"nvcc option '{re.escape(' '.join(option))}' is for .*"
-                                         f"{re.escape(what)}"):
+    with pytest.warns(UserWarning, match=f"nvcc option '{re.escape(' '.join(option))}' is for .*{re.escape(what)}"):
         assert _nvcc_options.translate(["-DKEPT", *option, "-lineinfo"]) == ["-DKEPT", "-lineinfo"]
 
 
-@pytest.mark.parametrize("options, match", [
-    (["--expt-relaxed-constexpr"], "'--expt-relaxed-constexpr' has no NVRTC equivalent: declare"),
-    (["--extended-lambda"], "'--extended-lambda' has no NVRTC equivalent"),
-    (["-arch=sm_80"], "'-arch=sm_80' has no NVRTC equivalent: pass arch="),
-    (["-code", "sm_90"], "'-code sm_90' has no NVRTC equivalent: pass code="),
-    (["-gencode", "arch=compute_80,code=sm_80"], "pass arch= and code="),
-    (["--cubin"], "pass target="), (["-keep"], "pass keep=True"),
-    (["-Xptxas"], "'-Xptxas' needs a value"),
-])
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        (["--expt-relaxed-constexpr"], "'--expt-relaxed-constexpr' has no NVRTC equivalent: declare"),
+        (["--extended-lambda"], "'--extended-lambda' has no NVRTC equivalent"),
+        (["-arch=sm_80"], "'-arch=sm_80' has no NVRTC equivalent: pass arch="),
+        (["-code", "sm_90"], "'-code sm_90' has no NVRTC equivalent: pass code="),
+        (["-gencode", "arch=compute_80,code=sm_80"], "pass arch= and code="),
+        (["--cubin"], "pass target="),
+        (["-keep"], "pass keep=True"),
+        (["-Xptxas"], "'-Xptxas' needs a value"),
+    ],
+)
 def test_options_without_an_nvrtc_equivalent_raise(options, match):
     with pytest.raises(compiler.CompileError, match=match):
         compiler.compile(ADD, arch="sm_80", options=options)
 
 
 def test_translated_options_reach_nvrtc_and_its_log_is_a_warning():
-    with pytest.warns(UserWarning, match="(?s)The CUDA compiler succeeded, but said the following:.*"
-                                         "ptxas info.*Compiling entry function 'add' for 'sm_80'"):
+    with pytest.warns(
+        UserWarning,
+        match="(?s)The CUDA compiler succeeded, but said the following:.*"
+        "ptxas info.*Compiling entry function 'add' for 'sm_80'",
+    ):
         compiler.compile(ADD, arch="sm_80", options=["-Xptxas", "-v,-O2"])
     with pytest.raises(compiler.CompileError, match="unrecognized option -no-such-option"):
         compiler.compile(ADD, arch="sm_80", options=["-no-such-option"])  # not in the table: NVRTC says
 
 
 # --- Linker -----------------------------------------------------------------------------------------
+
 
 def rdc_ptx(source: str, arch: str = "sm_80") -> bytes:
     return compiler.compile(source, options=["-rdc=true"], arch=arch, target="ptx")
@@ -303,11 +386,12 @@ def test_link_failure_calls_the_handler_then_raises_with_the_log():
     calls = []
     linker = cuda.Linker(lambda *report: calls.append(report), arch="sm_80")
     linker.add_data(rdc_ptx(KERNELS), cuda.jit_input_type.PTX, "kernels.ptx")
-    with pytest.raises(cuda.LogicError, match="(?s)nvJitLinkComplete: NVJITLINK_ERROR.*"
-                                              "Undefined reference to 'scale' in 'kernels.ptx'") as info:
+    with pytest.raises(
+        cuda.LogicError, match="(?s)nvJitLinkComplete: NVJITLINK_ERROR.*Undefined reference to 'scale' in 'kernels.ptx'"
+    ) as info:
         linker.link_cubin()
     assert info.value.status.startswith("NVJITLINK_ERROR_")
-    (success, _, error_log), = calls
+    ((success, _, error_log),) = calls
     assert not success and "Undefined reference to 'scale'" in error_log
 
 
@@ -326,13 +410,38 @@ def test_bad_inputs_and_options():
 
 def test_jit_options_for_nvjitlink():
     jit = cuda.jit_option
-    assert _linking.link_options([
-        (jit.MAX_REGISTERS, 32), (jit.OPTIMIZATION_LEVEL, 3), (jit.TARGET, 86), (jit.TARGET, 0x10000 | 90),
-        (jit.TARGET_FROM_CUCONTEXT, 1), (jit.FALLBACK_STRATEGY, 0), (jit.GENERATE_LINE_INFO, 1),
-        (jit.GENERATE_DEBUG_INFO, 0), (jit.LOG_VERBOSE, True), (jit.LTO, 1), (jit.FTZ, 1),
-        [jit.PREC_DIV, 0], (jit.FMA, 1), (jit.OPTIMIZE_UNUSED_DEVICE_VARIABLES, 1), "-Xptxas=-v",
-    ]) == ["-maxrregcount=32", "-Xptxas=-O3", "-arch=sm_86", "-arch=sm_90a", "-lineinfo", "-verbose",
-           "-lto", "-ftz=1", "-prec-div=0", "-fma=1", "-optimize-unused-variables", "-Xptxas=-v"]
+    assert _linking.link_options(
+        [
+            (jit.MAX_REGISTERS, 32),
+            (jit.OPTIMIZATION_LEVEL, 3),
+            (jit.TARGET, 86),
+            (jit.TARGET, 0x10000 | 90),
+            (jit.TARGET_FROM_CUCONTEXT, 1),
+            (jit.FALLBACK_STRATEGY, 0),
+            (jit.GENERATE_LINE_INFO, 1),
+            (jit.GENERATE_DEBUG_INFO, 0),
+            (jit.LOG_VERBOSE, True),
+            (jit.LTO, 1),
+            (jit.FTZ, 1),
+            [jit.PREC_DIV, 0],
+            (jit.FMA, 1),
+            (jit.OPTIMIZE_UNUSED_DEVICE_VARIABLES, 1),
+            "-Xptxas=-v",
+        ]
+    ) == [
+        "-maxrregcount=32",
+        "-Xptxas=-O3",
+        "-arch=sm_86",
+        "-arch=sm_90a",
+        "-lineinfo",
+        "-verbose",
+        "-lto",
+        "-ftz=1",
+        "-prec-div=0",
+        "-fma=1",
+        "-optimize-unused-variables",
+        "-Xptxas=-v",
+    ]
     with pytest.raises(ValueError, match="THREADS_PER_BLOCK has no nvJitLink equivalent"):
         cuda.Linker(options=[(jit.THREADS_PER_BLOCK, 128)], arch="sm_80")
     with pytest.raises(TypeError, match=r"\(jit_option, int\) pairs"):
@@ -340,14 +449,20 @@ def test_jit_options_for_nvjitlink():
     assert cuda.Linker(options=[(jit.TARGET, 86)], arch="sm_90").options == ["-arch=sm_90"]
 
 
-@pytest.mark.parametrize("enum, c_enum", [(cuda.jit_option, ("CUjit_option_enum", "CUjit_option")),
-                                          (cuda.jit_input_type, ("CUjitInputType_enum", "CUjitInputType"))])
+@pytest.mark.parametrize(
+    "enum, c_enum",
+    [
+        (cuda.jit_option, ("CUjit_option_enum", "CUjit_option")),
+        (cuda.jit_input_type, ("CUjitInputType_enum", "CUjitInputType")),
+    ],
+)
 def test_enums_are_cuda_h_s(enum, c_enum):
     header = cuda_h_enum(*c_enum)
     header.pop("NUM_INPUT_TYPES", None)
     ours = {name: member.value for name, member in enum.__members__.items()}
     assert header and {name: ours[name] for name in header if name in ours} == {
-        name: value for name, value in header.items() if name in ours}
+        name: value for name, value in header.items() if name in ours
+    }
     # Names one side lacks are those of a newer cuda.h than the other's, at the end of the enum.
     assert all(value > max(ours.values()) for name, value in header.items() if name not in ours)
     newer = [member for member in enum if member.name not in header and member.name != "LTO_IR"]
@@ -360,22 +475,26 @@ def test_jit_targets_and_fallbacks_are_cuda_h_s():
     from CUDA's bases as the header writes them (a newer minor may name architectures
     jit_target lacks: the driver takes any number), and CUjit_fallback."""
     header = Path(_headers.header_folders()[0].path, "cuda.h").read_text()
-    body = header[header.index("typedef enum CUjit_target_enum"):header.index("} CUjit_target;")]
-    values = {name: int(value, 16) for name, value in
-              re.findall(r"#define (CU_COMPUTE_\w+_TARGET_BASE)\s+0x([0-9a-fA-F]+)", header)}
-    for name, expression in re.findall(r"^\s+(CU_TARGET_COMPUTE_\w+)\s*=\s*([\w +]+?)\s*,", body,
-                                       re.MULTILINE):
-        values[name] = sum(values[term] if term in values else int(term)
-                           for term in map(str.strip, expression.split("+")))
-    targets = {name.removeprefix("CU_TARGET_"): value for name, value in values.items()
-               if name.startswith("CU_TARGET_")}
+    body = header[header.index("typedef enum CUjit_target_enum") : header.index("} CUjit_target;")]
+    values = {
+        name: int(value, 16)
+        for name, value in re.findall(r"#define (CU_COMPUTE_\w+_TARGET_BASE)\s+0x([0-9a-fA-F]+)", header)
+    }
+    for name, expression in re.findall(r"^\s+(CU_TARGET_COMPUTE_\w+)\s*=\s*([\w +]+?)\s*,", body, re.MULTILINE):
+        values[name] = sum(
+            values[term] if term in values else int(term) for term in map(str.strip, expression.split("+"))
+        )
+    targets = {
+        name.removeprefix("CU_TARGET_"): value for name, value in values.items() if name.startswith("CU_TARGET_")
+    }
     ours = {member.name: member.value for member in cuda.jit_target}
     common = targets.keys() & ours.keys()
     assert {name: ours[name] for name in common} == {name: targets[name] for name in common}
-    cuda_12_0 = {f"COMPUTE_{arch}" for arch in (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75,
-                                                80, 86, 87, 89, 90)} | {"COMPUTE_90A"}
+    cuda_12_0 = {
+        f"COMPUTE_{arch}" for arch in (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90)
+    } | {"COMPUTE_90A"}
     assert cuda_12_0 <= common and cuda.jit_target.COMPUTE_90A == 0x10000 + 90
-    fallback = header[header.index("typedef enum CUjit_fallback_enum"):header.index("} CUjit_fallback;")]
+    fallback = header[header.index("typedef enum CUjit_fallback_enum") : header.index("} CUjit_fallback;")]
     assert re.findall(r"CU_(PREFER_\w+)", fallback) == [member.name for member in cuda.jit_fallback]
     assert (cuda.jit_fallback.PREFER_PTX, cuda.jit_fallback.PREFER_BINARY) == (0, 1)  # 0, then the next
 
@@ -391,6 +510,7 @@ def test_code_above_arch_without_nvjitlink_needs_it(monkeypatch):
 
 
 # --- nvJitLink not installed ------------------------------------------------------------------------
+
 
 def test_missing_nvjitlink_names_the_pip_commands(tmp_path):
     """The loader's real search for nvJitLink over an empty layout, in a fresh process (not
@@ -410,6 +530,7 @@ def test_missing_nvjitlink_names_the_pip_commands(tmp_path):
 
 # --- DynamicModule, DynamicSourceModule -------------------------------------------------------------
 
+
 @pytest.fixture
 def loaded(monkeypatch):
     """The images Linker.link_module would load on a GPU."""
@@ -428,7 +549,7 @@ def loaded(monkeypatch):
 
 def test_dynamic_source_module_links_the_device_runtime(loaded, recwarn):
     module = compiler.DynamicSourceModule(DYNAMIC, arch="sm_80", options=["-lcudadevrt", "-DUNUSED"])
-    cubin, = loaded
+    (cubin,) = loaded
     assert 80 in cubin_arch(cubin) and module.linker is None
     symbols = elf_symbols(cubin)
     assert {"parent", "child"} <= symbols
@@ -468,19 +589,27 @@ def test_the_device_runtime_comes_from_the_runtime_wheel(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     for variable in ("CUDA_PATH", "CUDA_HOME"):
         monkeypatch.delenv(variable, raising=False)
-    with pytest.raises(pyctk.LibraryNotFoundError, match=re.escape(
-            f"{tmp_path}/{runtime.wheel_dir}/libcudadevrt.a: not there")):
+    with pytest.raises(
+        pyctk.LibraryNotFoundError, match=re.escape(f"{tmp_path}/{runtime.wheel_dir}/libcudadevrt.a: not there")
+    ):
         _linking.find_stdlib("cudadevrt")
 
 
 # --- module_from_buffer's options, before the driver ----------------------------------------------
 
+
 def test_jit_options_and_logs_as_the_driver_takes_them():
     jit = cuda.jit_option
     arguments = _modules._JitArguments([(jit.MAX_REGISTERS, 32), [jit.LOG_VERBOSE, True]])
     assert list(arguments.keys) == [3, 4, 5, 6, 0, 12] and arguments.count == 6
-    assert list(arguments.values) == [ctypes.addressof(arguments.info), 32768,
-                                      ctypes.addressof(arguments.error), 32768, 32, 1]
+    assert list(arguments.values) == [
+        ctypes.addressof(arguments.info),
+        32768,
+        ctypes.addressof(arguments.error),
+        32768,
+        32,
+        1,
+    ]
     arguments.info.value, arguments.values[1] = b"ptxas info: used 8 registers", 28  # as the driver does
     assert arguments.logs() == ("ptxas info: used 8 registers", "")
     for refused in (jit.INFO_LOG_BUFFER, jit.ERROR_LOG_BUFFER_SIZE_BYTES, jit.GLOBAL_SYMBOL_NAMES):
@@ -493,19 +622,24 @@ def test_jit_options_and_logs_as_the_driver_takes_them():
 
 
 def test_names_are_exported():
-    assert {"SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "DEFAULT_NVCC_FLAGS"} <= \
-        set(compiler.__all__)
+    assert {"SourceModule", "DynamicModule", "DynamicSourceModule", "compile", "DEFAULT_NVCC_FLAGS"} <= set(
+        compiler.__all__
+    )
     assert {"Linker", "jit_input_type", "jit_option"} <= set(cuda.__all__)
 
 
 # --- where nvJitLink is found ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("major, os_name, file_name, wheel_dir, pip_install", [
-    (12, "linux", "libnvJitLink.so.12", "nvidia/nvjitlink/lib", 'pip install "nvidia-nvjitlink-cu12>=12,<13"'),
-    (13, "linux", "libnvJitLink.so.13", "nvidia/cu13/lib", 'pip install "nvidia-nvjitlink>=13,<14"'),
-    (12, "win32", "nvJitLink_120_0.dll", "nvidia/nvjitlink/bin", 'pip install "nvidia-nvjitlink-cu12>=12,<13"'),
-    (13, "win32", "nvJitLink_130_0.dll", "nvidia/cu13/bin/x86_64", 'pip install "nvidia-nvjitlink>=13,<14"'),
-])
+
+@pytest.mark.parametrize(
+    "major, os_name, file_name, wheel_dir, pip_install",
+    [
+        (12, "linux", "libnvJitLink.so.12", "nvidia/nvjitlink/lib", 'pip install "nvidia-nvjitlink-cu12>=12,<13"'),
+        (13, "linux", "libnvJitLink.so.13", "nvidia/cu13/lib", 'pip install "nvidia-nvjitlink>=13,<14"'),
+        (12, "win32", "nvJitLink_120_0.dll", "nvidia/nvjitlink/bin", 'pip install "nvidia-nvjitlink-cu12>=12,<13"'),
+        (13, "win32", "nvJitLink_130_0.dll", "nvidia/cu13/bin/x86_64", 'pip install "nvidia-nvjitlink>=13,<14"'),
+    ],
+)
 def test_nvjitlink_library_spec(major, os_name, file_name, wheel_dir, pip_install):
     spec = pyctk._cuda.loader.library_spec("nvJitLink", major, os_name)
     assert (spec.file_name, spec.wheel_dir, spec.pip_install) == (file_name, wheel_dir, pip_install)
@@ -513,6 +647,6 @@ def test_nvjitlink_library_spec(major, os_name, file_name, wheel_dir, pip_instal
 
 def test_nvjitlink_is_loaded_from_its_wheel():
     _nvjitlink.library()
-    loaded, = [library for library in pyctk._cuda.loader.loaded_libraries() if library.name == "nvJitLink"]
+    (loaded,) = [library for library in pyctk._cuda.loader.loaded_libraries() if library.name == "nvJitLink"]
     spec = pyctk._cuda.loader.library_spec("nvJitLink", CUDA_MAJOR)
     assert loaded.found_via == "site-packages" and loaded.path.endswith(f"/{spec.wheel_dir}/{spec.file_name}")

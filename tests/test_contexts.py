@@ -111,8 +111,7 @@ def test_device_0_is_the_default(fake):
 def test_a_failed_creation_raises_keeps_nothing_and_is_tried_again(fake, monkeypatch):
     library = FakeLibrary(_status.NO_DEVICE)
     monkeypatch.setattr(_library, "library", lambda: library)
-    with pytest.raises(pyctk.NoDeviceError,
-                       match=r"fake failure \[GPUMATMUL_ERROR_NO_DEVICE\]") as caught:
+    with pytest.raises(pyctk.NoDeviceError, match=r"fake failure \[GPUMATMUL_ERROR_NO_DEVICE\]") as caught:
         _contexts.context(3)
     assert caught.value.status == "GPUMATMUL_ERROR_NO_DEVICE"
     assert _contexts._contexts == {}
@@ -120,11 +119,16 @@ def test_a_failed_creation_raises_keeps_nothing_and_is_tried_again(fake, monkeyp
     assert library.created == [3, 3]
 
 
-@pytest.mark.parametrize("status, started", [
-    (_status.SUCCESS, True), (_status.NO_DEVICE, True), (_status.CUDA, True),
-    (_status.OUT_OF_MEMORY, True),
-    (_status.NO_DRIVER, False),  # no usable driver: CUDA never started, a fork child may try
-])
+@pytest.mark.parametrize(
+    "status, started",
+    [
+        (_status.SUCCESS, True),
+        (_status.NO_DEVICE, True),
+        (_status.CUDA, True),
+        (_status.OUT_OF_MEMORY, True),
+        (_status.NO_DRIVER, False),  # no usable driver: CUDA never started, a fork child may try
+    ],
+)
 def test_a_call_that_reached_the_driver_is_recorded(fake, monkeypatch, status, started):
     monkeypatch.setattr(_library, "library", lambda: FakeLibrary(status))
     try:
@@ -207,8 +211,13 @@ FORKS = textwrap.dedent(r'''
 
 
 def forked(tmp_path, started: bool) -> dict:
-    run = subprocess.run([sys.executable, "-c", FORKS, json.dumps({"started": started})],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-c", FORKS, json.dumps({"started": started})],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     reported = json.loads(run.stdout.splitlines()[-1])
     assert "result" in reported, reported
@@ -217,8 +226,13 @@ def forked(tmp_path, started: bool) -> dict:
 
 def refusal_is_clear(message: str) -> None:
     assert message.startswith("pyctk cannot use the GPU in this process: it was forked")
-    for words in ("os.fork", "'spawn'", "'forkserver'", "multiprocessing.get_context('spawn')",
-                  "do not use the GPU in the parent before forking"):
+    for words in (
+        "os.fork",
+        "'spawn'",
+        "'forkserver'",
+        "multiprocessing.get_context('spawn')",
+        "do not use the GPU in the parent before forking",
+    ):
         assert words in message
 
 
@@ -243,7 +257,7 @@ def test_a_child_forked_before_cuda_started_creates_its_own_contexts(tmp_path):
     refusal_is_clear(seen["grandchild"]["refused"])
 
 
-SPAWNED = textwrap.dedent(r'''
+SPAWNED = textwrap.dedent(r"""
     import multiprocessing, sys
     import pyctk
     from pyctk._cuda import contexts as _contexts
@@ -260,14 +274,13 @@ SPAWNED = textwrap.dedent(r'''
         _fork._cuda_started = True  # as after GPU use
         with multiprocessing.get_context("spawn").Pool(1) as pool:
             print(pool.apply(create))
-''')
+""")
 
 
 def test_a_spawned_child_is_not_refused(tmp_path):
     script = tmp_path / "spawned.py"
     script.write_text(SPAWNED)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                         cwd=tmp_path)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     # A fresh interpreter: it creates a context, or fails as this machine fails without a GPU.
     assert run.stdout.split() in (["created"], ["NoDriverError"], ["NoDeviceError"])

@@ -39,17 +39,20 @@ def _header(name: str) -> str:
 
 # enum -> the prefix of its values' names in cuda.h
 ENUMS = [
-    (cuda.ctx_flags, "CU_CTX_"), (cuda.limit, "CU_LIMIT_"), (cuda.func_cache, "CU_FUNC_CACHE_"),
-    (cuda.shared_config, "CU_SHARED_MEM_CONFIG_"), (cuda.compute_mode, "CU_COMPUTEMODE_"),
-    (cuda.device_attribute, "CU_DEVICE_ATTRIBUTE_"), (cuda.function_attribute, "CU_FUNC_ATTRIBUTE_"),
+    (cuda.ctx_flags, "CU_CTX_"),
+    (cuda.limit, "CU_LIMIT_"),
+    (cuda.func_cache, "CU_FUNC_CACHE_"),
+    (cuda.shared_config, "CU_SHARED_MEM_CONFIG_"),
+    (cuda.compute_mode, "CU_COMPUTEMODE_"),
+    (cuda.device_attribute, "CU_DEVICE_ATTRIBUTE_"),
+    (cuda.function_attribute, "CU_FUNC_ATTRIBUTE_"),
 ]
 
 
 @pytest.mark.parametrize("table, prefix", ENUMS, ids=lambda x: getattr(x, "__name__", x))
 def test_enum_values_are_cuda_hs(table, prefix):
     header = _header("cuda.h")
-    declared = {name: int(value, 0) for name, value in
-                re.findall(r"\b(CU_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", header)}
+    declared = {name: int(value, 0) for name, value in re.findall(r"\b(CU_\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", header)}
     for name, member in table.__members__.items():  # aliases too
         if name == "MAX":  # the end of the enumeration, which cuda.h writes without a value
             assert re.search(rf"\b{prefix}MAX\b", header)
@@ -60,15 +63,26 @@ def test_enum_values_are_cuda_hs(table, prefix):
 
 def test_enum_names_are_pycudas():
     assert list(cuda.ctx_flags.__members__) == [
-        "SCHED_AUTO", "SCHED_SPIN", "SCHED_YIELD", "SCHED_BLOCKING_SYNC", "BLOCKING_SYNC",
-        "SCHED_MASK", "MAP_HOST", "LMEM_RESIZE_TO_MAX", "FLAGS_MASK"]
+        "SCHED_AUTO",
+        "SCHED_SPIN",
+        "SCHED_YIELD",
+        "SCHED_BLOCKING_SYNC",
+        "BLOCKING_SYNC",
+        "SCHED_MASK",
+        "MAP_HOST",
+        "LMEM_RESIZE_TO_MAX",
+        "FLAGS_MASK",
+    ]
     assert cuda.ctx_flags.BLOCKING_SYNC is cuda.ctx_flags.SCHED_BLOCKING_SYNC
     assert [m.name for m in cuda.limit][:5] == [
-        "STACK_SIZE", "PRINTF_FIFO_SIZE", "MALLOC_HEAP_SIZE", "DEV_RUNTIME_SYNC_DEPTH",
-        "DEV_RUNTIME_PENDING_LAUNCH_COUNT"]
+        "STACK_SIZE",
+        "PRINTF_FIFO_SIZE",
+        "MALLOC_HEAP_SIZE",
+        "DEV_RUNTIME_SYNC_DEPTH",
+        "DEV_RUNTIME_PENDING_LAUNCH_COUNT",
+    ]
     assert [m.name for m in cuda.func_cache] == ["PREFER_NONE", "PREFER_SHARED", "PREFER_L1", "PREFER_EQUAL"]
-    assert [m.name for m in cuda.shared_config] == [
-        "DEFAULT_BANK_SIZE", "FOUR_BYTE_BANK_SIZE", "EIGHT_BYTE_BANK_SIZE"]
+    assert [m.name for m in cuda.shared_config] == ["DEFAULT_BANK_SIZE", "FOUR_BYTE_BANK_SIZE", "EIGHT_BYTE_BANK_SIZE"]
     assert cuda.device_attribute.SHARED_MEMORY_PER_BLOCK is cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK
     assert cuda.device_attribute.MAXIMUM_TEXTURE2D_LAYERED_LAYERS == 29
 
@@ -76,8 +90,12 @@ def test_enum_names_are_pycudas():
 def test_cuda_h_has_ctx_create_at_the_abi_devices_asks_for():
     """The base name's form at ABI 12000 (and a CUDA 12.5+ runtime's own) takes other arguments
     than (CUcontext *, unsigned int, CUdevice), so devices.py asks for CUDA 3.2's form."""
-    forms = {int(v): a.count(",") + 1 for v, a in re.findall(
-        r"typedef CUresult \(CUDAAPI \*PFN_cuCtxCreate_v(\d+)\)\(([^;]*?)\);", _header("cudaTypedefs.h"))}
+    forms = {
+        int(v): a.count(",") + 1
+        for v, a in re.findall(
+            r"typedef CUresult \(CUDAAPI \*PFN_cuCtxCreate_v(\d+)\)\(([^;]*?)\);", _header("cudaTypedefs.h")
+        )
+    }
     assert forms[_devices._CTX_CREATE_ABI] == len(_devices._ContextCreate._argtypes_) == 3
     assert forms[max(v for v in forms if v <= _driver_api.ABI_VERSION)] != 3
 
@@ -167,8 +185,11 @@ def driver(monkeypatch):
     monkeypatch.setattr(_driver_api, "call", fake.call)
     monkeypatch.setattr(_driver_api, "current_context", fake.current_context)
     monkeypatch.setattr(_driver_api, "current_device", fake.current_device)
-    monkeypatch.setattr(_driver_api, "_driver", SimpleNamespace(
-        cuCtxDestroy=fake.cuCtxDestroy, cuDevicePrimaryCtxRelease=fake.cuDevicePrimaryCtxRelease))
+    monkeypatch.setattr(
+        _driver_api,
+        "_driver",
+        SimpleNamespace(cuCtxDestroy=fake.cuCtxDestroy, cuDevicePrimaryCtxRelease=fake.cuDevicePrimaryCtxRelease),
+    )
     monkeypatch.setattr(_devices, "_create_context", fake.create)
     monkeypatch.setattr(_devices._thread_stack, "contexts", [])
     monkeypatch.setattr(_contexts, "made", {})
@@ -252,6 +273,7 @@ def test_a_failed_make_context_leaves_the_stack_as_it_was(driver, monkeypatch):
 
     def fail(flags, device):
         raise cuda.LogicError("cuCtxCreate failed", "CUDA_ERROR_INVALID_VALUE", 1)
+
     monkeypatch.setattr(_devices, "_create_context", fail)
     with pytest.raises(cuda.LogicError):
         cuda.Device(0).make_context(0x1000)
@@ -286,8 +308,12 @@ def test_memory_of_a_destroyed_context_is_not_freed_again(driver):
 
 def test_matmul_and_device_arrays_refuse_a_made_context(driver):
     made = cuda.Device(0).make_context()
-    for call in (lambda: _contexts.context(0), lambda: _contexts.contexts((0,)),
-                 lambda: pyctk.zeros((2, 2)), lambda: pyctk.asarray(np.ones(3))):
+    for call in (
+        lambda: _contexts.context(0),
+        lambda: _contexts.contexts((0,)),
+        lambda: pyctk.zeros((2, 2)),
+        lambda: pyctk.asarray(np.ones(3)),
+    ):
         with pytest.raises(cuda.LogicError, match="primary context.*Context.pop\\(\\) it first"):
             call()
     cuda.Context.pop()
@@ -312,6 +338,7 @@ def test_start_primary_context_pushes_it_and_pops_it_at_exit(driver, monkeypatch
 # ---------------------------------------------------------------------------
 # Errors and attributes before any GPU work.
 
+
 def test_pop_with_nothing_pushed_needs_no_gpu():
     with pytest.raises(cuda.LogicError, match="cannot pop non-current context"):
         cuda.Context.pop()
@@ -327,10 +354,14 @@ def test_lowercase_attributes_read_their_table(monkeypatch):
     assert device.multiprocessor_count == 7 and device.warp_size == 7
     assert function.num_regs == 3 and function.ptx_version == 3
     assert function.max_dynamic_shared_size_bytes == 3 and function.local_size_bytes == 3
-    assert read == [cuda.device_attribute.MULTIPROCESSOR_COUNT, cuda.device_attribute.WARP_SIZE,
-                    cuda.function_attribute.NUM_REGS, cuda.function_attribute.PTX_VERSION,
-                    cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    cuda.function_attribute.LOCAL_SIZE_BYTES]
+    assert read == [
+        cuda.device_attribute.MULTIPROCESSOR_COUNT,
+        cuda.device_attribute.WARP_SIZE,
+        cuda.function_attribute.NUM_REGS,
+        cuda.function_attribute.PTX_VERSION,
+        cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        cuda.function_attribute.LOCAL_SIZE_BYTES,
+    ]
     for thing, name in ((device, "no_such_attribute"), (function, "registers"), (function, "_private")):
         with pytest.raises(AttributeError, match=repr(name)):
             getattr(thing, name)
@@ -338,8 +369,9 @@ def test_lowercase_attributes_read_their_table(monkeypatch):
 
 
 def test_autoprimaryctx_without_a_driver(needs_no_driver, tmp_path):
-    done = subprocess.run([sys.executable, "-c", "import pyctk.autoprimaryctx"], capture_output=True,
-                          text=True, cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", "import pyctk.autoprimaryctx"], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
     assert done.returncode == 1 and "pyctk.NoDriverError: " in done.stderr
     assert "Install the NVIDIA driver" in done.stderr
 
@@ -347,40 +379,64 @@ def test_autoprimaryctx_without_a_driver(needs_no_driver, tmp_path):
 # ---------------------------------------------------------------------------
 # DeviceData and OccupancyRecord.
 
+
 def data(**changes):
     """What OccupancyRecord reads of a DeviceData: an H100's, PyCUDA's rules."""
-    values = {"max_threads": 1024, "warp_size": 32, "warps_per_mp": 64, "thread_blocks_per_mp": 8,
-              "registers": 65536, "shared_memory": 49152, "smem_alloc_granularity": 128,
-              "register_allocation_unit": "warp"}
+    values = {
+        "max_threads": 1024,
+        "warp_size": 32,
+        "warps_per_mp": 64,
+        "thread_blocks_per_mp": 8,
+        "registers": 65536,
+        "shared_memory": 49152,
+        "smem_alloc_granularity": 128,
+        "register_allocation_unit": "warp",
+    }
     return SimpleNamespace(**{**values, **changes})
 
 
-@pytest.mark.parametrize("devdata, threads, shared_mem, registers, expected", [
-    # 8 warps; 8 blocks by the device's limit and by warps (64 // 8): the tie goes to "device"
-    (data(), 256, 0, 0, (8, "device", 64, 1.0, [(8, "device"), (8, "warps")])),
-    # 16 warps; registers 16 * 32 * 64 = 32768 of 65536: 2 blocks
-    (data(), 512, 0, 64, (2, "regs", 32, 0.5, [(8, "device"), (4, "warps"), (2, "regs")])),
-    # 4 warps (100 threads); 20000 bytes take 157 * 128 = 20096: 49152 // 20096 = 2 blocks
-    (data(), 100, 20000, 0, (2, "smem", 8, 0.125, [(8, "device"), (16, "warps"), (2, "smem")])),
-    # 2 warps (33 threads): 32 blocks by warps, 8 by the device; 1 register: 2 * 32 = 64 -> 1024
-    (data(), 33, 0, 1, (8, "device", 16, 0.25, [(8, "device"), (32, "warps"), (1024, "regs")])),
-    # per block: 3 warps -> ceil(6 / 4) * 4 * 16 = 128 threads' registers, 128 * 20 = 2560 of 8192: 3
-    (data(register_allocation_unit="block", registers=8192, warps_per_mp=24), 96, 0, 20,
-     (3, "regs", 9, 0.375, [(8, "device"), (8, "warps"), (3, "regs")])),
-])
+@pytest.mark.parametrize(
+    "devdata, threads, shared_mem, registers, expected",
+    [
+        # 8 warps; 8 blocks by the device's limit and by warps (64 // 8): the tie goes to "device"
+        (data(), 256, 0, 0, (8, "device", 64, 1.0, [(8, "device"), (8, "warps")])),
+        # 16 warps; registers 16 * 32 * 64 = 32768 of 65536: 2 blocks
+        (data(), 512, 0, 64, (2, "regs", 32, 0.5, [(8, "device"), (4, "warps"), (2, "regs")])),
+        # 4 warps (100 threads); 20000 bytes take 157 * 128 = 20096: 49152 // 20096 = 2 blocks
+        (data(), 100, 20000, 0, (2, "smem", 8, 0.125, [(8, "device"), (16, "warps"), (2, "smem")])),
+        # 2 warps (33 threads): 32 blocks by warps, 8 by the device; 1 register: 2 * 32 = 64 -> 1024
+        (data(), 33, 0, 1, (8, "device", 16, 0.25, [(8, "device"), (32, "warps"), (1024, "regs")])),
+        # per block: 3 warps -> ceil(6 / 4) * 4 * 16 = 128 threads' registers, 128 * 20 = 2560 of 8192: 3
+        (
+            data(register_allocation_unit="block", registers=8192, warps_per_mp=24),
+            96,
+            0,
+            20,
+            (3, "regs", 9, 0.375, [(8, "device"), (8, "warps"), (3, "regs")]),
+        ),
+    ],
+)
 def test_occupancy_record(devdata, threads, shared_mem, registers, expected):
     record = tools.OccupancyRecord(devdata, threads, shared_mem, registers)
-    assert (record.tb_per_mp, record.limited_by, record.warps_per_mp, record.occupancy,
-            record.tb_per_mp_limits) == expected
+    assert (
+        record.tb_per_mp,
+        record.limited_by,
+        record.warps_per_mp,
+        record.occupancy,
+        record.tb_per_mp_limits,
+    ) == expected
 
 
-@pytest.mark.parametrize("devdata, threads, shared_mem, registers, match", [
-    (data(), 1025, 0, 0, "too many threads"),
-    (data(), 0, 0, 0, "needs threads"),
-    (data(), 1024, 0, 65, "too many registers"),  # 32 warps * 32 * 65 = 66560 > 65536
-    (data(), 32, 49153, 0, "too much smem"),       # rounds up to 49280 > 49152
-    (data(register_allocation_unit="thread"), 32, 0, 0, "register allocation unit"),
-])
+@pytest.mark.parametrize(
+    "devdata, threads, shared_mem, registers, match",
+    [
+        (data(), 1025, 0, 0, "too many threads"),
+        (data(), 0, 0, 0, "needs threads"),
+        (data(), 1024, 0, 65, "too many registers"),  # 32 warps * 32 * 65 = 66560 > 65536
+        (data(), 32, 49153, 0, "too much smem"),  # rounds up to 49280 > 49152
+        (data(register_allocation_unit="thread"), 32, 0, 0, "register allocation unit"),
+    ],
+)
 def test_occupancy_record_errors(devdata, threads, shared_mem, registers, match):
     with pytest.raises(ValueError, match=match):
         tools.OccupancyRecord(devdata, threads, shared_mem, registers)
@@ -388,9 +444,12 @@ def test_occupancy_record_errors(devdata, threads, shared_mem, registers, match)
 
 class FakeH100:
     def get_attribute(self, attribute):
-        return {cuda.device_attribute.MAX_THREADS_PER_BLOCK: 1024, cuda.device_attribute.WARP_SIZE: 32,
-                cuda.device_attribute.MAX_REGISTERS_PER_BLOCK: 65536,
-                cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK: 49152}[attribute]
+        return {
+            cuda.device_attribute.MAX_THREADS_PER_BLOCK: 1024,
+            cuda.device_attribute.WARP_SIZE: 32,
+            cuda.device_attribute.MAX_REGISTERS_PER_BLOCK: 65536,
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK: 49152,
+        }[attribute]
 
 
 def test_device_data():

@@ -63,12 +63,18 @@ def reference_rand(n: int, dtype: np.dtype, seed: int) -> np.ndarray:
     return values[:n]
 
 
-@pytest.mark.parametrize("counter, key, expected", [  # Random123's kat_vectors, philox4x32 10 rounds
-    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
-])
+@pytest.mark.parametrize(
+    "counter, key, expected",
+    [  # Random123's kat_vectors, philox4x32 10 rounds
+        ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+        ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+        (
+            (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+            (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+        ),
+    ],
+)
 def test_philox_reference_known_answers(counter, key, expected):
     assert tuple(philox4x32_10(np.array([counter], np.uint32), key)[0]) == expected
 
@@ -123,8 +129,11 @@ def test_rand_kernel_built_for_the_host_matches_the_reference(tmp_path, dtype):
     source = tmp_path / "rand.cpp"
     source.write_text(HOST_SHIMS + curandom.rand_source(dtype) + HOST_RUN.replace("ELEMENT", ctype))
     library = tmp_path / "rand.so"
-    subprocess.run(["c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)],
+        check=True,
+        capture_output=True,
+    )
     run = ctypes.CDLL(str(library)).run
     run.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]
     for n, seed, blocks, threads in [(1, 0, 1, 1), (13, 12345, 2, 3), (64, 2**31 - 2, 3, 5), (1001, 7, 4, 32)]:
@@ -150,13 +159,27 @@ def test_rand_refuses_other_dtypes_before_gpu_work(dtype):
 
 # --- the cuRAND generators' kernels -------------------------------------------------------------------
 
+
 def test_generator_kernels_per_kind():
     kernels = {kind: set(curandom._kernels(row)) for kind, row in curandom._KINDS.items()}
     pairs = {"normal_float2", "normal_double2", "normal_log_float2", "normal_log_double2"}
     for kind, names in kernels.items():
-        assert {"prepare", "skip_ahead", "skip_ahead_array", "uniform_int", "uniform_float", "uniform_double",
-                "normal_float", "normal_double", "normal_log_float", "normal_log_double", "poisson_int",
-                "poisson_inplace_float", "poisson_inplace_double", "poisson_inplace_int"} <= names
+        assert {
+            "prepare",
+            "skip_ahead",
+            "skip_ahead_array",
+            "uniform_int",
+            "uniform_float",
+            "uniform_double",
+            "normal_float",
+            "normal_double",
+            "normal_log_float",
+            "normal_log_double",
+            "poisson_int",
+            "poisson_inplace_float",
+            "poisson_inplace_double",
+            "poisson_inplace_int",
+        } <= names
         assert (pairs <= names) == (kind in ("XORWOW", "MRG32k3a"))
         assert ("uniform_long" in names) == kind.endswith("64")
         assert ("skip_ahead_sequence" in names) == (kind in ("XORWOW", "MRG32k3a"))
@@ -176,15 +199,15 @@ def test_skip_kernels_cover_every_state():
 @needs_curand
 @pytest.mark.parametrize("kind", list(curandom._KINDS))
 def test_generator_source_compiles_for_sm90_with_the_wheel_headers(kind):
-    cubin = source_modules.compile(curandom.generator_source(kind), no_extern_c=True, arch="sm_90",
-                                   cache_dir=False)
+    cubin = source_modules.compile(curandom.generator_source(kind), no_extern_c=True, arch="sm_90", cache_dir=False)
     assert cubin[:4] == b"\x7fELF"
 
 
 @needs_curand
 def test_generator_module_has_every_kernel_and_the_state_size():
-    ptx = source_modules.compile(curandom.generator_source("Sobol32"), no_extern_c=True, arch="sm_90",
-                                 cache_dir=False, target="ptx").decode()
+    ptx = source_modules.compile(
+        curandom.generator_source("Sobol32"), no_extern_c=True, arch="sm_90", cache_dir=False, target="ptx"
+    ).decode()
     assert set(re.findall(r"\.entry (\w+)", ptx)) == set(curandom._kernels(curandom._KINDS["Sobol32"]))
     assert ".u64 state_size = 140;" in ptx  # curandStateSobol32: i, x, c and 32 direction vectors
 
@@ -201,7 +224,8 @@ def test_missing_curand_library_names_the_pip_commands(tmp_path):
     empty = tmp_path / "site-packages"
     empty.mkdir()
     result = loader_fakes.without_library(
-        "curand", empty, '__import__("pyctk._pycuda.gpuarrays.curandom", fromlist=["rand"]).get_curand_version()')
+        "curand", empty, '__import__("pyctk._pycuda.gpuarrays.curandom", fromlist=["rand"]).get_curand_version()'
+    )
     message = result["message"]
     assert result["oserror"]
     assert f'pip install "pyctk-cu{CUDA_MAJOR}[curand]"' in message
@@ -214,12 +238,16 @@ def test_missing_curand_library_names_the_pip_commands(tmp_path):
 
 # --- where cuRAND is found -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("major, os_name, file_name, wheel_dir, pip_install", [
-    (12, "linux", "libcurand.so.10", "nvidia/curand/lib", 'pip install "nvidia-curand-cu12>=10.3,<11"'),
-    (13, "linux", "libcurand.so.10", "nvidia/cu13/lib", 'pip install "nvidia-curand>=10.4,<11"'),
-    (12, "win32", "curand64_10.dll", "nvidia/curand/bin", 'pip install "nvidia-curand-cu12>=10.3,<11"'),
-    (13, "win32", "curand64_10.dll", "nvidia/cu13/bin/x86_64", 'pip install "nvidia-curand>=10.4,<11"'),
-])
+
+@pytest.mark.parametrize(
+    "major, os_name, file_name, wheel_dir, pip_install",
+    [
+        (12, "linux", "libcurand.so.10", "nvidia/curand/lib", 'pip install "nvidia-curand-cu12>=10.3,<11"'),
+        (13, "linux", "libcurand.so.10", "nvidia/cu13/lib", 'pip install "nvidia-curand>=10.4,<11"'),
+        (12, "win32", "curand64_10.dll", "nvidia/curand/bin", 'pip install "nvidia-curand-cu12>=10.3,<11"'),
+        (13, "win32", "curand64_10.dll", "nvidia/cu13/bin/x86_64", 'pip install "nvidia-curand>=10.4,<11"'),
+    ],
+)
 def test_curand_library_spec(major, os_name, file_name, wheel_dir, pip_install):
     spec = loader.library_spec("curand", major, os_name)
     assert (spec.file_name, spec.wheel_dir, spec.pip_install) == (file_name, wheel_dir, pip_install)
@@ -230,8 +258,10 @@ def test_other_libraries_keep_cuda_versions():
     assert loader.pip_requirement("nvidia-cublas-cu12", 12) == "nvidia-cublas-cu12>=12,<13"
 
 
-@pytest.mark.parametrize("major, folder, wheel", [(12, "nvidia/curand/include", "nvidia-curand-cu12"),
-                                                  (13, "nvidia/cu13/include", "nvidia-curand")])
+@pytest.mark.parametrize(
+    "major, folder, wheel",
+    [(12, "nvidia/curand/include", "nvidia-curand-cu12"), (13, "nvidia/cu13/include", "nvidia-curand")],
+)
 def test_curand_headers_are_a_header_wheel(tmp_path, major, folder, wheel):
     assert (folder, "curand_kernel.h", wheel) in headers.HEADER_WHEELS[major]
     missing = headers.missing_headers(major, [str(tmp_path / "empty")])  # (found once per search path)
@@ -246,6 +276,7 @@ def test_curand_headers_are_a_header_wheel(tmp_path, major, folder, wheel):
 
 
 # --- cuRAND's host library --------------------------------------------------------------------------
+
 
 @needs_curand
 def test_curand_version_is_the_wheels():
@@ -268,7 +299,11 @@ def test_host_tables():
 
 def test_direction_vector_set_is_curands():
     assert {m.name: int(m) for m in curandom.direction_vector_set} == {
-        "VECTOR_32": 101, "SCRAMBLED_VECTOR_32": 102, "VECTOR_64": 103, "SCRAMBLED_VECTOR_64": 104}
+        "VECTOR_32": 101,
+        "SCRAMBLED_VECTOR_32": 102,
+        "VECTOR_64": 103,
+        "SCRAMBLED_VECTOR_64": 104,
+    }
     with pytest.raises(ValueError):
         curandom.generate_direction_vectors(4, 7)
 
@@ -276,9 +311,20 @@ def test_direction_vector_set_is_curands():
 def test_face_exports_pycudas_names():
     import pyctk.curandom as face
 
-    for name in ("rand", "seed_getter_uniform", "seed_getter_unique", "get_curand_version",
-                 "generate_direction_vectors", "generate_scramble_constants32", "generate_scramble_constants64",
-                 "direction_vector_set", "XORWOWRandomNumberGenerator", "MRG32k3aRandomNumberGenerator",
-                 "Sobol32RandomNumberGenerator", "ScrambledSobol32RandomNumberGenerator",
-                 "Sobol64RandomNumberGenerator", "ScrambledSobol64RandomNumberGenerator"):
+    for name in (
+        "rand",
+        "seed_getter_uniform",
+        "seed_getter_unique",
+        "get_curand_version",
+        "generate_direction_vectors",
+        "generate_scramble_constants32",
+        "generate_scramble_constants64",
+        "direction_vector_set",
+        "XORWOWRandomNumberGenerator",
+        "MRG32k3aRandomNumberGenerator",
+        "Sobol32RandomNumberGenerator",
+        "ScrambledSobol32RandomNumberGenerator",
+        "Sobol64RandomNumberGenerator",
+        "ScrambledSobol64RandomNumberGenerator",
+    ):
         assert getattr(face, name) is getattr(curandom, name)

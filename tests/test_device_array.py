@@ -37,14 +37,31 @@ try:
 except ImportError:  # CPython wheels only
     bfloat16 = None
 
-DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
-                                np.complex128)] + ([np.dtype(bfloat16)] if bfloat16 else [])
+DTYPES = [
+    np.dtype(d)
+    for d in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+] + ([np.dtype(bfloat16)] if bfloat16 else [])
 NUMPY_VERSIONED = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 EXPORTS = Path(__file__).parent / "data" / "exports"
 
-needs_pythonapi = pytest.mark.skipif(not hasattr(ctypes, "pythonapi"),
-                                     reason="DLPack capsules need ctypes.pythonapi (not on PyPy)")
+needs_pythonapi = pytest.mark.skipif(
+    not hasattr(ctypes, "pythonapi"), reason="DLPack capsules need ctypes.pythonapi (not on PyPy)"
+)
 needs_versioned = pytest.mark.skipif(not NUMPY_VERSIONED, reason="NumPy < 2.1 exports no versioned capsules")
 
 
@@ -60,8 +77,9 @@ def numpy_view(array: np.ndarray, key):
 
 def host_view(array: np.ndarray, device: int = 0) -> _device_array.DeviceArray:
     """A DeviceArray over a NumPy array's memory: for what needs no CUDA call."""
-    return _device_array.DeviceArray(array.__array_interface__["data"][0], array.shape, array.strides,
-                                     array.dtype, device, array)
+    return _device_array.DeviceArray(
+        array.__array_interface__["data"][0], array.shape, array.strides, array.dtype, device, array
+    )
 
 
 class CapsuleOf:
@@ -102,17 +120,20 @@ def test_cudart_uses_only_what_cudart_12_0_exports():
         assert used <= exported, (listing, used - exported)
 
 
-@pytest.mark.parametrize("code, kind, status", [
-    (2, pyctk.OutOfMemoryError, "GPUMATMUL_ERROR_OUT_OF_MEMORY"),
-    (34, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
-    (35, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
-    (36, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
-    (100, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
-    (101, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
-    (700, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # illegal address
-    (719, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # launch failure
-    (1, pyctk.CudaError, "GPUMATMUL_ERROR_CUDA"),  # invalid value
-])
+@pytest.mark.parametrize(
+    "code, kind, status",
+    [
+        (2, pyctk.OutOfMemoryError, "GPUMATMUL_ERROR_OUT_OF_MEMORY"),
+        (34, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
+        (35, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
+        (36, pyctk.NoDriverError, "GPUMATMUL_ERROR_NO_DRIVER"),
+        (100, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
+        (101, pyctk.NoDeviceError, "GPUMATMUL_ERROR_NO_DEVICE"),
+        (700, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # illegal address
+        (719, pyctk.ContextLostError, "GPUMATMUL_ERROR_CONTEXT_LOST"),  # launch failure
+        (1, pyctk.CudaError, "GPUMATMUL_ERROR_CUDA"),  # invalid value
+    ],
+)
 def test_check_maps_cuda_errors_to_pyctk_exceptions(code, kind, status):
     _cudart.check(0, "cudaFreeAsync")
     with pytest.raises(kind) as raised:
@@ -166,10 +187,12 @@ def test_dldatatypes_without_a_numpy_dtype_are_refused(code, bits, lanes):
 
 
 def test_importing_the_modules_does_not_import_ml_dtypes():
-    code = ("import sys, pyctk; before = 'ml_dtypes' in sys.modules; "
-            "from pyctk._arrays import device_array, dlpack, dtypes, interop; "
-            "dtypes.supported_dtype('float32'); "
-            "assert ('ml_dtypes' in sys.modules) == before")
+    code = (
+        "import sys, pyctk; before = 'ml_dtypes' in sys.modules; "
+        "from pyctk._arrays import device_array, dlpack, dtypes, interop; "
+        "dtypes.supported_dtype('float32'); "
+        "assert ('ml_dtypes' in sys.modules) == before"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent)
 
 
@@ -210,7 +233,7 @@ def test_byte_offset_and_null_strides():
     capsule = array.__dlpack__()
     tensor = _dlpack._open(capsule)[1].dl_tensor
     tensor.data, tensor.byte_offset = tensor.data - 64, 64  # same element 0, reached by offset
-    tensor.strides = None                                  # NULL: C-contiguous
+    tensor.strides = None  # NULL: C-contiguous
     info = _dlpack.describe(capsule)
     assert info.pointer == array.ctypes.data and info.strides == array.strides
 
@@ -223,7 +246,7 @@ def test_cpu_capsule_is_read_then_refused_unconsumed(cuda, versioned):
     capsule = numpy_capsule(array, versioned)
     assert _dlpack.describe(capsule).device == (kDLCPU, 0)
     assert _interop.capsule_operand(capsule) is None  # host data: left to its destructor
-    assert _dlpack.describe(capsule).shape == (2, 3)   # still unconsumed, still readable
+    assert _dlpack.describe(capsule).shape == (2, 3)  # still unconsumed, still readable
     claims_cuda = CapsuleOf(numpy_capsule(array, versioned))  # says CUDA; its capsule does not
     with pytest.raises(TypeError, match=r"pyctk\.asarray"):
         _device_array.from_dlpack(claims_cuda)
@@ -267,8 +290,9 @@ def test_exported_capsule_round_trips(dtype, versioned):
     owner = new_owner()
     host = values(dtype, (4, 6))[::2, ::-1]  # the "device" memory: any layout
     pointer = host.__array_interface__["data"][0]
-    capsule = _dlpack.to_capsule(pointer, host.shape, host.strides, dtype, (kDLCUDA, 3), owner,
-                                 versioned=versioned, copied=versioned)
+    capsule = _dlpack.to_capsule(
+        pointer, host.shape, host.strides, dtype, (kDLCUDA, 3), owner, versioned=versioned, copied=versioned
+    )
     del owner
     tensor = _dlpack.consume(capsule)
     info = tensor.info
@@ -297,8 +321,7 @@ def test_read_only_export_needs_a_versioned_capsule():
     with pytest.raises(BufferError, match="versioned"):
         _dlpack.to_capsule(0, (1,), (8,), np.float64, (kDLCUDA, 0), owner, versioned=False, readonly=True)
     if NUMPY_VERSIONED:
-        capsule = _dlpack.to_capsule(0, (1,), (8,), np.float64, (kDLCUDA, 0), owner, versioned=True,
-                                     readonly=True)
+        capsule = _dlpack.to_capsule(0, (1,), (8,), np.float64, (kDLCUDA, 0), owner, versioned=True, readonly=True)
         assert _dlpack.describe(capsule).readonly
 
 
@@ -315,8 +338,9 @@ def test_consumer_rejecting_a_capsule_keeps_its_exception():
             return kDLCPU, 0  # lets NumPy ask for the capsule, then see CUDA in it
 
         def __dlpack__(self, max_version=None, **kwargs):
-            return _dlpack.to_capsule(0x1000, (2,), (4,), np.float32, (kDLCUDA, 0), self.owner,
-                                      versioned=_dlpack.wants_versioned(max_version))
+            return _dlpack.to_capsule(
+                0x1000, (2,), (4,), np.float32, (kDLCUDA, 0), self.owner, versioned=_dlpack.wants_versioned(max_version)
+            )
 
     owner = new_owner()
     with pytest.raises(Exception) as raised:
@@ -339,9 +363,22 @@ def test_without_pythonapi_dlpack_says_why(monkeypatch):
 
 
 BASIC_KEYS = [
-    1, -1, (2, 3), slice(None), slice(1, 3), slice(None, None, 2), slice(None, None, -1),
-    (slice(4, 0, -3), slice(None)), (Ellipsis, 2), (None, 1, Ellipsis, None), (Ellipsis,),
-    (slice(3, 1), slice(None)), (np.int64(2), slice(-2, None)), (slice(None), None), (), None,
+    1,
+    -1,
+    (2, 3),
+    slice(None),
+    slice(1, 3),
+    slice(None, None, 2),
+    slice(None, None, -1),
+    (slice(4, 0, -3), slice(None)),
+    (Ellipsis, 2),
+    (None, 1, Ellipsis, None),
+    (Ellipsis,),
+    (slice(3, 1), slice(None)),
+    (np.int64(2), slice(-2, None)),
+    (slice(None), None),
+    (),
+    None,
 ]
 
 
@@ -360,8 +397,7 @@ def test_indexing_views_match_numpy(key):
 def test_indexing_views_match_numpy_property(data):
     shape = data.draw(st.lists(st.integers(0, 5), min_size=0, max_size=4).map(tuple))
     host = np.zeros(shape, np.int32)
-    index = st.one_of(st.slices(6), st.none(), st.just(Ellipsis),
-                      *([st.integers(-6, 5)] if shape else []))
+    index = st.one_of(st.slices(6), st.none(), st.just(Ellipsis), *([st.integers(-6, 5)] if shape else []))
     key = tuple(data.draw(st.lists(index, max_size=len(shape) + 2)))
     try:
         expected = numpy_view(host, key)
@@ -375,11 +411,20 @@ def test_indexing_views_match_numpy_property(data):
         assert view._pointer == expected.__array_interface__["data"][0]
 
 
-@pytest.mark.parametrize("key, error", [
-    ((0, 0, 0), IndexError), (7, IndexError), (-8, IndexError), ((Ellipsis, Ellipsis), IndexError),
-    ([0, 1], IndexError), (True, IndexError), (1.0, IndexError), (np.array([0]), IndexError),
-    (slice(None, None, 0), ValueError),
-])
+@pytest.mark.parametrize(
+    "key, error",
+    [
+        ((0, 0, 0), IndexError),
+        (7, IndexError),
+        (-8, IndexError),
+        ((Ellipsis, Ellipsis), IndexError),
+        ([0, 1], IndexError),
+        (True, IndexError),
+        (1.0, IndexError),
+        (np.array([0]), IndexError),
+        (slice(None, None, 0), ValueError),
+    ],
+)
 def test_invalid_indices(key, error):
     with pytest.raises(error):
         host_view(values(np.float32, (7, 2)))[key]
@@ -401,8 +446,15 @@ def test_cuda_array_interface(dtype):
     host = values(dtype, (4, 6))
     array = host_view(host)
     interface = array.__cuda_array_interface__
-    assert interface == {"shape": (4, 6), "typestr": dtype.str, "descr": [("", dtype.str)],
-                         "data": (host.ctypes.data, False), "strides": None, "version": 3, "stream": 1}
+    assert interface == {
+        "shape": (4, 6),
+        "typestr": dtype.str,
+        "descr": [("", dtype.str)],
+        "data": (host.ctypes.data, False),
+        "strides": None,
+        "version": 3,
+        "stream": 1,
+    }
     view = array[:, 1::2]
     assert view.__cuda_array_interface__["strides"] == host[:, 1::2].strides
     assert view.__cuda_array_interface__["data"][0] == host[:, 1::2].ctypes.data
@@ -425,20 +477,25 @@ def test_dlpack_export_of_a_device_array_round_trips(versioned):
     del array
     operand = _interop.capsule_operand(capsule)
     expected = host[1:, ::2]
-    assert (operand.pointer, operand.shape, operand.strides) == (expected.ctypes.data, expected.shape,
-                                                                  expected.strides)
+    assert (operand.pointer, operand.shape, operand.strides) == (expected.ctypes.data, expected.shape, expected.strides)
     assert (operand.device, operand.stream) == (1, None)
     assert alive() is not None  # the consumer's tensor keeps the exported array alive
     del capsule, operand
     assert alive() is None
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"stream": 0}, ValueError), ({"stream": -2}, ValueError), ({"stream": "1"}, TypeError),
-    ({"stream": True}, TypeError), ({"dl_device": (kDLCUDA, 1)}, BufferError),
-    ({"dl_device": (_dlpack.kDLCUDAManaged, 0)}, BufferError),
-    ({"dl_device": (kDLCPU, 0), "copy": False}, BufferError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"stream": 0}, ValueError),
+        ({"stream": -2}, ValueError),
+        ({"stream": "1"}, TypeError),
+        ({"stream": True}, TypeError),
+        ({"dl_device": (kDLCUDA, 1)}, BufferError),
+        ({"dl_device": (_dlpack.kDLCUDAManaged, 0)}, BufferError),
+        ({"dl_device": (kDLCPU, 0), "copy": False}, BufferError),
+    ],
+)
 def test_dlpack_export_argument_errors(kwargs, error):
     with pytest.raises(error):
         host_view(np.ones(3)).__dlpack__(**kwargs)
@@ -465,18 +522,34 @@ class TorchLikeStream:
     cuda_stream = 0x5000
 
 
-@pytest.mark.parametrize("stream, handle", [
-    (None, 0), (0, 0), (1, 1), (2, 2), (0x7f00, 0x7f00), (np.uint64(9), 9),
-    (CudaStreamProtocol(0x1234), 0x1234), (TorchLikeStream(), 0x5000),
-])
+@pytest.mark.parametrize(
+    "stream, handle",
+    [
+        (None, 0),
+        (0, 0),
+        (1, 1),
+        (2, 2),
+        (0x7F00, 0x7F00),
+        (np.uint64(9), 9),
+        (CudaStreamProtocol(0x1234), 0x1234),
+        (TorchLikeStream(), 0x5000),
+    ],
+)
 def test_stream_handle(stream, handle):
     assert _streams.handle(stream) == handle
 
 
-@pytest.mark.parametrize("stream, error", [
-    ("0", TypeError), (1.0, TypeError), (True, TypeError), (object(), TypeError),
-    (CudaStreamProtocol(5, version=1), TypeError), (-1, ValueError),
-])
+@pytest.mark.parametrize(
+    "stream, error",
+    [
+        ("0", TypeError),
+        (1.0, TypeError),
+        (True, TypeError),
+        (object(), TypeError),
+        (CudaStreamProtocol(5, version=1), TypeError),
+        (-1, ValueError),
+    ],
+)
 def test_stream_handle_refuses(stream, error):
     with pytest.raises(error):
         _streams.handle(stream)
@@ -533,8 +606,9 @@ class TorchTensorLike:
     """A tensor as pyctk's torch reader sees one (its accessors; dtype and layout print as
     torch's do), with the CUDA Array Interface torch would give it, to compare the two paths."""
 
-    def __init__(self, shape, stride, dtype="torch.float32", device=1, is_cuda=True,
-                 requires_grad=False, layout="torch.strided") -> None:
+    def __init__(
+        self, shape, stride, dtype="torch.float32", device=1, is_cuda=True, requires_grad=False, layout="torch.strided"
+    ) -> None:
         self.shape, self._stride, self.dtype, self._device = shape, stride, dtype, device
         self.is_cuda, self.requires_grad, self.layout = is_cuda, requires_grad, layout
 
@@ -560,8 +634,13 @@ class TorchTensorLike:
         if self.requires_grad:
             raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
         itemsize = np.dtype(self.dtype.removeprefix("torch.")).itemsize
-        return {"version": 2, "shape": self.shape, "typestr": np.dtype(self.dtype.removeprefix("torch.")).str,
-                "data": (0x7000, False), "strides": tuple(s * itemsize for s in self._stride)}
+        return {
+            "version": 2,
+            "shape": self.shape,
+            "typestr": np.dtype(self.dtype.removeprefix("torch.")).str,
+            "data": (0x7000, False),
+            "strides": tuple(s * itemsize for s in self._stride),
+        }
 
 
 TorchTensorLike.__module__, TorchTensorLike.__qualname__ = "torch", "Tensor"
@@ -589,10 +668,12 @@ def test_torch_key_stands_for_what_the_reader_reads_and_only_that(gpu_pointers):
     _interop.device_operand(x)  # the reader learns the dtype; the key reader only asks
     assert _interop.key_reader(type(x)) is _interop._torch_key
     assert _interop._torch_key(x) == (0x7000, ("torch.float16", "torch.strided", (3, 4), (1, 3), 1))
-    for other in (TorchTensorLike((3, 4), (1, 3), "torch.float16", is_cuda=False, device=-1),
-                  TorchTensorLike((3, 4), (1, 3), "torch.float16", requires_grad=True),
-                  TorchTensorLike((3, 4), (1, 3), "torch.bfloat16"),  # not learnt yet
-                  TorchTensorLike((2,), (1,), layout="torch.sparse_coo")):
+    for other in (
+        TorchTensorLike((3, 4), (1, 3), "torch.float16", is_cuda=False, device=-1),
+        TorchTensorLike((3, 4), (1, 3), "torch.float16", requires_grad=True),
+        TorchTensorLike((3, 4), (1, 3), "torch.bfloat16"),  # not learnt yet
+        TorchTensorLike((2,), (1,), layout="torch.sparse_coo"),
+    ):
         assert _interop._torch_key(other) is None
     negated = TorchTensorLike((3, 4), (1, 3), "torch.float16")  # (x.conj().imag has the bit)
     negated.is_neg = lambda: True
@@ -635,8 +716,14 @@ class CupyArrayLike:
 
     @property
     def __cuda_array_interface__(self):
-        return {"version": 3, "shape": self.shape, "typestr": self.dtype.str, "strides": self.strides,
-                "data": (self.data.ptr, False), "stream": self.current_stream or 1}
+        return {
+            "version": 3,
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "strides": self.strides,
+            "data": (self.data.ptr, False),
+            "stream": self.current_stream or 1,
+        }
 
 
 CupyArrayLike.__module__, CupyArrayLike.__qualname__ = "cupy", "ndarray"
@@ -662,13 +749,17 @@ def test_zero_size_cuda_array_interface_needs_no_cuda_call():
     assert (operand.pointer, operand.shape, operand.stream) == (0, (0, 3), None)
 
 
-@pytest.mark.parametrize("interface, error", [
-    ({"typestr": "<U2"}, TypeError), ({"mask": object()}, TypeError), ({"stream": 0}, ValueError),
-])
+@pytest.mark.parametrize(
+    "interface, error",
+    [
+        ({"typestr": "<U2"}, TypeError),
+        ({"mask": object()}, TypeError),
+        ({"stream": 0}, ValueError),
+    ],
+)
 def test_cuda_array_interface_refusals(gpu_pointers, interface, error):
     with pytest.raises(error):
-        _interop.device_operand(CaiArray(**{"shape": (2,), "typestr": "<f4", "data": (0x7000, False),
-                                            **interface}))
+        _interop.device_operand(CaiArray(**{"shape": (2,), "typestr": "<f4", "data": (0x7000, False), **interface}))
 
 
 def test_host_memory_behind_a_cuda_array_interface_is_refused(monkeypatch):
@@ -702,15 +793,26 @@ def test_dlpack_operand(cuda, takes_max_version):
             calls.append(dict(stream=stream, current_device=cuda.current, **kwargs))
             if "max_version" in kwargs and not takes_max_version:
                 raise TypeError("unexpected keyword argument 'max_version'")
-            return _dlpack.to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
-                                      (kDLCUDA, 1), self.owner, versioned=takes_max_version)
+            return _dlpack.to_capsule(
+                host.ctypes.data,
+                host.shape,
+                host.strides,
+                host.dtype,
+                (kDLCUDA, 1),
+                self.owner,
+                versioned=takes_max_version,
+            )
 
     owner = new_owner()
     operand = _interop.device_operand(Producer(owner))
     # The consumer's stream, the legacy one, on the producer's device.
     assert calls[0] == {"stream": 1, "current_device": 1, "max_version": (1, 0)}
     assert (operand.pointer, operand.shape, operand.strides, operand.device) == (
-        host.ctypes.data, host.shape, host.strides, 1)
+        host.ctypes.data,
+        host.shape,
+        host.strides,
+        1,
+    )
     assert operand.stream is None  # DLPack: the producer already ordered its work
     del owner
     assert Owner.released == 0
@@ -855,6 +957,7 @@ def _counted(call, calls, name):
     def counted(*args):
         calls.append(name)
         return call(*args)
+
     return counted
 
 
@@ -875,7 +978,7 @@ def test_memory_is_freed_after_the_last_capsule(cuda):
 @needs_pythonapi
 def test_dlpack_export_makes_the_consumer_stream_wait(cuda):
     array = _device_array.asarray(values(np.float32))
-    array.__dlpack__()             # None: the legacy stream, which is pyctk's own: no event
+    array.__dlpack__()  # None: the legacy stream, which is pyctk's own: no event
     array.__dlpack__(stream=1)
     assert cuda.waits == []
     array.__dlpack__(stream=0x5000)
@@ -921,10 +1024,12 @@ def test_zero_copy_views_of_cuda_array_interface_arrays(cuda):
 def test_repr(cuda):
     small = _device_array.asarray(np.array([[1.0, 2.0]], np.float32))
     assert repr(small) == "DeviceArray([[1., 2.]], dtype=float32, device=0)"
-    assert repr(_device_array.zeros((2, 2), np.int64)) == ("DeviceArray([[0, 0],\n"
-                                                           "             [0, 0]], dtype=int64, device=0)")
+    assert repr(_device_array.zeros((2, 2), np.int64)) == (
+        "DeviceArray([[0, 0],\n             [0, 0]], dtype=int64, device=0)"
+    )
     assert repr(_device_array.empty((100, 100), np.float16, device=1)) == (
-        "DeviceArray(shape=(100, 100), dtype=float16, device=1)")
+        "DeviceArray(shape=(100, 100), dtype=float16, device=1)"
+    )
 
 
 def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch):
@@ -940,8 +1045,11 @@ def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch
     for round_ in range(3):
         a, b = rng.standard_normal((3, 5, 4)), rng.standard_normal((4, 6))
         da, db = _device_array.asarray(a), _device_array.asarray(b)
-        for x, y, expected in ((da, db, a @ b), (da[1].T, da[2], a[1].T @ a[2]),
-                               (db.T[1:3], db[:, 0], b.T[1:3] @ b[:, 0])):
+        for x, y, expected in (
+            (da, db, a @ b),
+            (da[1].T, da[2], a[1].T @ a[2]),
+            (db.T[1:3], db[:, 0], b.T[1:3] @ b[:, 0]),
+        ):
             result = pyctk.matmul(x, y)
             assert result.shape == expected.shape and result.dtype == expected.dtype
             np.testing.assert_allclose(result.get(), expected, rtol=1e-13)
@@ -951,8 +1059,12 @@ def test_repeated_products_run_by_their_plan_on_their_own_data(cuda, monkeypatch
 
 # Stacks whose broadcast leaves strides one stack stride cannot say: a copy of the broadcast
 # stack (these raised a TypeError from pyctk's internals before the pipeline had a plan stage).
-BROADCASTS = [((1, 5, 3, 2), (6, 1, 2, 4)), ((6, 1, 3, 2), (1, 5, 2, 4)), ((4, 1, 2, 2), (3, 2, 2)),
-              ((2, 3, 4, 2, 3), (4, 3, 2))]
+BROADCASTS = [
+    ((1, 5, 3, 2), (6, 1, 2, 4)),
+    ((6, 1, 3, 2), (1, 5, 2, 4)),
+    ((4, 1, 2, 2), (3, 2, 2)),
+    ((2, 3, 4, 2, 3), (4, 3, 2)),
+]
 
 
 @pytest.mark.parametrize("shape_a, shape_b", BROADCASTS)
@@ -963,11 +1075,14 @@ def test_gpu_operands_whose_broadcast_one_stride_cannot_say_are_copied(cuda, sha
     np.testing.assert_allclose(result.get(), a @ b, rtol=1e-13)
 
 
-@pytest.mark.parametrize("shape_a, shape_b, axes", [
-    ((3, 4, 2), (4, 5), [(0, 1), (0, 1), (1, 2)]),
-    ((2, 3, 4), (5, 4), [(-2, -1), (1, 0), (-1, -2)]),
-    ((3,), (2, 3, 4), [0, (1, 2), (0,)]),
-])
+@pytest.mark.parametrize(
+    "shape_a, shape_b, axes",
+    [
+        ((3, 4, 2), (4, 5), [(0, 1), (0, 1), (1, 2)]),
+        ((2, 3, 4), (5, 4), [(-2, -1), (1, 0), (-1, -2)]),
+        ((3,), (2, 3, 4), [0, (1, 2), (0,)]),
+    ],
+)
 def test_axes_for_gpu_operands(cuda, shape_a, shape_b, axes):
     rng = np.random.default_rng(8)
     a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
@@ -1051,8 +1166,7 @@ def test_a_result_keeps_its_stream_object_alive_until_its_memory_is_freed(cuda):
             return (0, 0x5000)
 
     a = _device_array.asarray(np.arange(16.0).reshape(4, 4))
-    for make in (lambda stream: pyctk.matmul(a, a, stream=stream),
-                 lambda stream: pyctk.empty((2, 2), stream=stream)):
+    for make in (lambda stream: pyctk.matmul(a, a, stream=stream), lambda stream: pyctk.empty((2, 2), stream=stream)):
         stream = Stream()
         alive = weakref.ref(stream)
         result = make(stream)

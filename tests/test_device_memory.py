@@ -53,34 +53,41 @@ class Holder(cuda.PointerHolderBase):
 # Argument errors, before the GPU is asked anything (here, where there is no driver,
 # a GPU call would raise NoDriverError instead).
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: cuda.mem_alloc_pitch(64, 4, 3), ValueError, "4, 8 or 16"),
-    (lambda: cuda.mem_alloc_pitch(64, 4, 32), ValueError, "access_size=32"),
-    (lambda: cuda.mem_alloc_pitch(-1, 4, 4), ValueError, "must not be negative"),
-    (lambda: cuda.mem_alloc_pitch(64, 4, 4.0), TypeError, "float"),
-    (lambda: cuda.mem_alloc_ipc(0), ValueError, "1 byte or more"),
-    (lambda: cuda.memcpy_peer(0, 0, -1), ValueError, "negative"),
-    (lambda: cuda.memcpy_peer(0, 0, 8, dest_context="ctx"), TypeError, "dest_context must be a Context"),
-    (lambda: cuda.memcpy_peer_async(0, 0, 8, src_context=0), TypeError, "src_context must be a Context"),
-    (lambda: cuda.memcpy_peer_async(0, 0, 8, stream="s"), TypeError, "stream must be"),
-    (lambda: cuda.mem_get_address_range("not memory"), TypeError, "not device memory"),
-    (lambda: cuda.mem_get_ipc_handle([1, 2]), TypeError, "not device memory"),
-    (lambda: cuda.mem_get_ipc_handle(-8), ValueError, "negative"),
-])
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: cuda.mem_alloc_pitch(64, 4, 3), ValueError, "4, 8 or 16"),
+        (lambda: cuda.mem_alloc_pitch(64, 4, 32), ValueError, "access_size=32"),
+        (lambda: cuda.mem_alloc_pitch(-1, 4, 4), ValueError, "must not be negative"),
+        (lambda: cuda.mem_alloc_pitch(64, 4, 4.0), TypeError, "float"),
+        (lambda: cuda.mem_alloc_ipc(0), ValueError, "1 byte or more"),
+        (lambda: cuda.memcpy_peer(0, 0, -1), ValueError, "negative"),
+        (lambda: cuda.memcpy_peer(0, 0, 8, dest_context="ctx"), TypeError, "dest_context must be a Context"),
+        (lambda: cuda.memcpy_peer_async(0, 0, 8, src_context=0), TypeError, "src_context must be a Context"),
+        (lambda: cuda.memcpy_peer_async(0, 0, 8, stream="s"), TypeError, "stream must be"),
+        (lambda: cuda.mem_get_address_range("not memory"), TypeError, "not device memory"),
+        (lambda: cuda.mem_get_ipc_handle([1, 2]), TypeError, "not device memory"),
+        (lambda: cuda.mem_get_ipc_handle(-8), ValueError, "negative"),
+    ],
+)
 def test_argument_errors_come_before_the_gpu(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
 
-@pytest.mark.parametrize("call", [
-    lambda: cuda.mem_alloc_pitch(64, 4, 16),
-    lambda: cuda.mem_alloc_ipc(16),
-    lambda: cuda.memcpy_peer(0, 0, 0),
-    lambda: cuda.mem_get_address_range(Holder(0x1000)),
-    lambda: cuda.IPCMemoryHandle(bytes(64)),
-    lambda: cuda.Event.from_ipc_handle(bytearray(64)),
-    lambda: cuda.Graph(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: cuda.mem_alloc_pitch(64, 4, 16),
+        lambda: cuda.mem_alloc_ipc(16),
+        lambda: cuda.memcpy_peer(0, 0, 0),
+        lambda: cuda.mem_get_address_range(Holder(0x1000)),
+        lambda: cuda.IPCMemoryHandle(bytes(64)),
+        lambda: cuda.Event.from_ipc_handle(bytearray(64)),
+        lambda: cuda.Graph(),
+    ],
+)
 def test_valid_arguments_reach_the_driver(needs_no_driver, call):
     with pytest.raises(pyctk.NoDriverError):
         call()
@@ -89,12 +96,17 @@ def test_valid_arguments_reach_the_driver(needs_no_driver, call):
 # ---------------------------------------------------------------------------
 # IPC handles.
 
-@pytest.mark.parametrize("handle, error, match", [
-    ("64 characters, but a str", TypeError, "not str"),
-    (12, TypeError, "not int"),
-    (bytearray(63), ValueError, "64 bytes; this one is 63"),
-    (bytes(65), ValueError, "this one is 65"),
-], ids=["str", "int", "63 bytes", "65 bytes"])
+
+@pytest.mark.parametrize(
+    "handle, error, match",
+    [
+        ("64 characters, but a str", TypeError, "not str"),
+        (12, TypeError, "not int"),
+        (bytearray(63), ValueError, "64 bytes; this one is 63"),
+        (bytes(65), ValueError, "this one is 65"),
+    ],
+    ids=["str", "int", "63 bytes", "65 bytes"],
+)
 def test_ipc_handle_type_and_length(handle, error, match):
     for open_handle in (cuda.IPCMemoryHandle, cuda.Event.from_ipc_handle):
         with pytest.raises(error, match=match):
@@ -114,6 +126,7 @@ def test_ipc_handle_is_cuda_h_size():
 
 # ---------------------------------------------------------------------------
 # PointerHolderBase.
+
 
 def test_pointer_holder_base_without_get_pointer():
     holder = cuda.PointerHolderBase()
@@ -163,27 +176,35 @@ def test_pointer_holder_is_a_kernel_pointer_argument(monkeypatch):
 # ---------------------------------------------------------------------------
 # Enums, constants and structures against cuda.h.
 
-@pytest.mark.parametrize("enum, prefix", [
-    (cuda.capture_mode, "CU_STREAM_CAPTURE_MODE_"),
-    (cuda.capture_status, "CU_STREAM_CAPTURE_STATUS_"),
-    (cuda.update_capture_dependencies_flags, "CU_STREAM_"),
-    (cuda.ipc_mem_flags, "CU_IPC_MEM_"),
-    (cuda.pointer_attribute, "CU_POINTER_ATTRIBUTE_"),
-    (cuda.array_cubemap_face, "CU_CUBEMAP_FACE_"),
-])
+
+@pytest.mark.parametrize(
+    "enum, prefix",
+    [
+        (cuda.capture_mode, "CU_STREAM_CAPTURE_MODE_"),
+        (cuda.capture_status, "CU_STREAM_CAPTURE_STATUS_"),
+        (cuda.update_capture_dependencies_flags, "CU_STREAM_"),
+        (cuda.ipc_mem_flags, "CU_IPC_MEM_"),
+        (cuda.pointer_attribute, "CU_POINTER_ATTRIBUTE_"),
+        (cuda.array_cubemap_face, "CU_CUBEMAP_FACE_"),
+    ],
+)
 def test_enums_are_cuda_h(enum, prefix):
     header = _header("cuda.h")
     assert {member.name: int(member) for member in enum} == {
-        member.name: _cuda_h_value(header, prefix + member.name) for member in enum}
+        member.name: _cuda_h_value(header, prefix + member.name) for member in enum
+    }
     assert len(re.findall(rf"\b{prefix}\w+\s*=", header)) >= len(enum)
 
 
-@pytest.mark.parametrize("value, name", [
-    (_graphs._DEBUG_DOT_VERBOSE, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE"),
-    (_graphs._LEGACY_STREAM, "CU_GET_PROC_ADDRESS_LEGACY_STREAM"),
-    (cuda.event_flags.INTERPROCESS, "CU_EVENT_INTERPROCESS"),
-    (cuda.event_flags.DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING"),
-])
+@pytest.mark.parametrize(
+    "value, name",
+    [
+        (_graphs._DEBUG_DOT_VERBOSE, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE"),
+        (_graphs._LEGACY_STREAM, "CU_GET_PROC_ADDRESS_LEGACY_STREAM"),
+        (cuda.event_flags.INTERPROCESS, "CU_EVENT_INTERPROCESS"),
+        (cuda.event_flags.DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING"),
+    ],
+)
 def test_constants_are_cuda_h(value, name):
     assert value == _cuda_h_value(_header("cuda.h"), name)
 
@@ -201,10 +222,13 @@ def test_device_memory_constants_are_cuda_h():
     assert device_memory._INVALID_VALUE == _cuda_h_value(header, "CUDA_ERROR_INVALID_VALUE")
 
 
-@pytest.mark.parametrize("structure, name, size", [
-    (_graphs._KernelNodeParams, "CUDA_KERNEL_NODE_PARAMS_v2_st", 72),
-    (_graphs._InstantiateParams, "CUDA_GRAPH_INSTANTIATE_PARAMS_st", 32),
-])
+@pytest.mark.parametrize(
+    "structure, name, size",
+    [
+        (_graphs._KernelNodeParams, "CUDA_KERNEL_NODE_PARAMS_v2_st", 72),
+        (_graphs._InstantiateParams, "CUDA_GRAPH_INSTANTIATE_PARAMS_st", 32),
+    ],
+)
 def test_structures_are_cuda_h(structure, name, size):
     body = re.search(rf"typedef struct {name}\s*\{{(.*?)\}}", _header("cuda.h"), re.DOTALL)[1]
     fields = re.findall(r"(\w+);", re.sub(r"/\*.*?\*/", "", body, flags=re.DOTALL))
@@ -217,17 +241,19 @@ def test_capture_functions_are_asked_for_their_12_0_form():
     the new forms: graphs.py asks the driver for the 12.0 ABI's, which these must be."""
     typedefs = _header("cudaTypedefs.h")
     for name, argtypes in _graphs._CAPTURE_FUNCTIONS.items():
-        versions = {int(v): a.count(",") + 1 for v, a in re.findall(
-            rf"typedef CUresult \(CUDAAPI \*PFN_{name}_v(\d+)\)\(([^;]*?)\);", typedefs)}
+        versions = {
+            int(v): a.count(",") + 1
+            for v, a in re.findall(rf"typedef CUresult \(CUDAAPI \*PFN_{name}_v(\d+)\)\(([^;]*?)\);", typedefs)
+        }
         served = max(v for v in versions if v <= _driver_api.ABI_VERSION)
         assert versions[served] == len(argtypes), name
-        assert any(_driver_api.ABI_VERSION < v < 13000 and versions[v] != len(argtypes)
-                   for v in versions), name
+        assert any(_driver_api.ABI_VERSION < v < 13000 and versions[v] != len(argtypes) for v in versions), name
         assert name not in _driver_api._PROTOTYPES
 
 
 # ---------------------------------------------------------------------------
 # Graphs and stream capture: argument errors before the driver is asked.
+
 
 @pytest.fixture
 def graph():
@@ -239,23 +265,39 @@ def kernel():
     return Function(None, 0, "k", [Param("int", 8), Param("int", 4)])
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda g, k: g.add_kernel_node(0, np.int32(1), func="k", block=(1,)), TypeError,
-     "func= must be a Function"),
-    (lambda g, k: g.add_kernel_node(cuda.In(np.zeros(2)), np.int32(1), func=k, block=(1,)),
-     TypeError, "cannot be In/Out/InOut"),
-    (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=(1,), dependencies=[object()]),
-     TypeError, "dependencies must be GraphNodes"),
-    (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=None), TypeError, "block= is required"),
-    (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=(1,), grid=(1, 1, 1, 1)),
-     TypeError, "grid="),
-    (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k), TypeError, "block"),
-    (lambda g, k: _graphs.GraphExec(0, []).kernel_node_set_params(
-        0, np.int32(1), kernel_node=object(), func=k, block=(1,)), TypeError, "kernel_node= must be a GraphNode"),
-    (lambda g, k: _graphs.GraphExec(0, []).kernel_node_set_params(
-        cuda.Out(np.zeros(2)), np.int32(1), kernel_node=cuda.GraphNode(1), func=k, block=(1,)),
-     TypeError, "In/Out/InOut"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda g, k: g.add_kernel_node(0, np.int32(1), func="k", block=(1,)), TypeError, "func= must be a Function"),
+        (
+            lambda g, k: g.add_kernel_node(cuda.In(np.zeros(2)), np.int32(1), func=k, block=(1,)),
+            TypeError,
+            "cannot be In/Out/InOut",
+        ),
+        (
+            lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=(1,), dependencies=[object()]),
+            TypeError,
+            "dependencies must be GraphNodes",
+        ),
+        (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=None), TypeError, "block= is required"),
+        (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k, block=(1,), grid=(1, 1, 1, 1)), TypeError, "grid="),
+        (lambda g, k: g.add_kernel_node(0, np.int32(1), func=k), TypeError, "block"),
+        (
+            lambda g, k: _graphs.GraphExec(0, []).kernel_node_set_params(
+                0, np.int32(1), kernel_node=object(), func=k, block=(1,)
+            ),
+            TypeError,
+            "kernel_node= must be a GraphNode",
+        ),
+        (
+            lambda g, k: _graphs.GraphExec(0, []).kernel_node_set_params(
+                cuda.Out(np.zeros(2)), np.int32(1), kernel_node=cuda.GraphNode(1), func=k, block=(1,)
+            ),
+            TypeError,
+            "In/Out/InOut",
+        ),
+    ],
+)
 def test_graph_argument_errors(graph, kernel, call, error, match):
     with pytest.raises(error, match=match):
         call(graph, kernel)
@@ -268,12 +310,15 @@ def stream():
     return stream
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda s: s.begin_capture(capture_mode=7), ValueError, "capture_mode.GLOBAL"),
-    (lambda s: s.begin_capture("GLOBAL"), ValueError, "capture_mode='GLOBAL'"),
-    (lambda s: s.update_capture_dependencies([], flags=2), ValueError, "SET_CAPTURE_DEPENDENCIES"),
-    (lambda s: s.update_capture_dependencies([object()]), TypeError, "GraphNodes"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda s: s.begin_capture(capture_mode=7), ValueError, "capture_mode.GLOBAL"),
+        (lambda s: s.begin_capture("GLOBAL"), ValueError, "capture_mode='GLOBAL'"),
+        (lambda s: s.update_capture_dependencies([], flags=2), ValueError, "SET_CAPTURE_DEPENDENCIES"),
+        (lambda s: s.update_capture_dependencies([object()]), TypeError, "GraphNodes"),
+    ],
+)
 def test_capture_argument_errors(stream, call, error, match):
     with pytest.raises(error, match=match):
         call(stream)

@@ -34,8 +34,9 @@ def probe(tmp_path, extra_site=None) -> dict:
     env = dict(os.environ)
     if extra_site:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_site), env.get("PYTHONPATH")]))
-    run = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
-                         timeout=120, check=True, cwd=tmp_path)  # not the checkout: its pyctk is unbuilt
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120, check=True, cwd=tmp_path
+    )  # not the checkout: its pyctk is unbuilt
     return json.loads(run.stdout)
 
 
@@ -64,8 +65,14 @@ def test_both_installed_names_the_active_one_and_the_fix(tmp_path, other_install
 
 def test_main_prints_the_warning(tmp_path, other_installed):
     env = dict(os.environ, PYTHONPATH=str(other_installed))
-    run = subprocess.run([sys.executable, "-m", "pyctk", "--size", "64"], capture_output=True,
-                         text=True, env=env, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-m", "pyctk", "--size", "64"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert f"WARNING: {OTHER}" in run.stdout or "WARNING: pyctk-cu12 and pyctk-cu13" in run.stdout
     assert "Traceback" not in run.stderr
 
@@ -95,11 +102,20 @@ def test_mixed_files_are_refused_before_the_library_is_loaded(tmp_path):
     library = fakes.place(folder, "libgpumatmul.so", 1, needs=f"libcudart.so.{other_major}")
     log = tmp_path / "loaded.log"
     env = dict(os.environ, FAKE_LIBS_LOG=str(log))
-    run = subprocess.run([sys.executable, "-c", MIXED, str(library)], capture_output=True, text=True,
-                         env=env, timeout=120, check=True, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-c", MIXED, str(library)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+        cwd=tmp_path,
+    )
     result = json.loads(run.stdout)
-    message = (f"pyctk's files are mixed: its Python code is for CUDA {CUDA_MAJOR} but "
-               f"libgpumatmul.so is for CUDA {other_major}. Reinstall one: "
-               f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{CUDA_MAJOR}")
+    message = (
+        f"pyctk's files are mixed: its Python code is for CUDA {CUDA_MAJOR} but "
+        f"libgpumatmul.so is for CUDA {other_major}. Reinstall one: "
+        f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{CUDA_MAJOR}"
+    )
     assert result == {"error": message, "raised": ["PyctkError", message], "libraries": []}
     assert not log.exists()  # neither the library nor its cudart was loaded

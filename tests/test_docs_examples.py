@@ -54,8 +54,9 @@ STARTS_CUDA = {"pyctk.autoinit", "pyctk.autoprimaryctx"}
 
 def modules() -> list[str]:
     names = ["pyctk"]
-    names += [info.name for info in pkgutil.walk_packages(pyctk.__path__, "pyctk.")
-              if info.name != "pyctk.libgpumatmul"]  # the C library, not a Python module
+    names += [
+        info.name for info in pkgutil.walk_packages(pyctk.__path__, "pyctk.") if info.name != "pyctk.libgpumatmul"
+    ]  # the C library, not a Python module
     return sorted(names)
 
 
@@ -113,8 +114,11 @@ def needs_gpu(test: doctest.DocTest) -> bool:
 def as_param(test: doctest.DocTest):
     marks = [pytest.mark.gpu] if needs_gpu(test) else []
     if any(example.options.get(CPYTHON) for example in test.examples):
-        marks.append(pytest.mark.skipif(platform.python_implementation() != "CPython",
-                                        reason="a CPython-only example (+CPYTHON)"))
+        marks.append(
+            pytest.mark.skipif(
+                platform.python_implementation() != "CPython", reason="a CPython-only example (+CPYTHON)"
+            )
+        )
     return pytest.param(test, id=test.name, marks=marks)
 
 
@@ -146,22 +150,29 @@ def test_every_docstring_parses():
 
 
 def test_no_example_is_skipped():
-    skipped = [f"{test.name} (line {(test.lineno or 0) + example.lineno + 1})"
-               for test in DOCSTRING_TESTS for example in test.examples
-               if example.options.get(doctest.SKIP)]
+    skipped = [
+        f"{test.name} (line {(test.lineno or 0) + example.lineno + 1})"
+        for test in DOCSTRING_TESTS
+        for example in test.examples
+        if example.options.get(doctest.SKIP)
+    ]
     assert not skipped, f"examples marked +SKIP never run; flag them +GPU instead: {skipped}"
 
 
-FENCE = re.compile(r"^(?P<gpu>(\{\.gpu\}|<!-- needs a GPU -->)\n)?"
-                   r"```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
-                   re.MULTILINE | re.DOTALL)
+FENCE = re.compile(
+    r"^(?P<gpu>(\{\.gpu\}|<!-- needs a GPU -->)\n)?"
+    r"```(?P<lang>python|pycon)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def page_blocks(page: Path) -> list[tuple[int, str, bool, str]]:
     """(line, language, needs a GPU, code) of each Python block of a page, in order."""
     text = page.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, match.start("code")) + 1, match["lang"], bool(match["gpu"]),
-             match["code"]) for match in FENCE.finditer(text)]
+    return [
+        (text.count("\n", 0, match.start("code")) + 1, match["lang"], bool(match["gpu"]), match["code"])
+        for match in FENCE.finditer(text)
+    ]
 
 
 def run_blocks(page: Path, blocks, tmp_path: Path, monkeypatch) -> None:
@@ -173,8 +184,7 @@ def run_blocks(page: Path, blocks, tmp_path: Path, monkeypatch) -> None:
             if language == "python":
                 exec(compile("\n" * (line - 1) + code, name, "exec"), namespace)  # noqa: S102
             else:
-                test = doctest.DocTestParser().get_doctest(code, namespace, f"{name}:{line}",
-                                                           name, line - 1)
+                test = doctest.DocTestParser().get_doctest(code, namespace, f"{name}:{line}", name, line - 1)
                 run_doctest(test, tmp_path, monkeypatch)
                 namespace.update(test.globs)  # a DocTest runs in a copy of what it is given
     except ImportError as error:
@@ -224,8 +234,7 @@ def c_programs() -> list:
         for number, match in enumerate(C_FENCE.finditer(page.read_text(encoding="utf-8"))):
             name = f"{page.relative_to(ROOT)}-c{number}"
             params.append(pytest.param(match["code"], False, id=f"{name}-cpu"))
-            params.append(pytest.param(match["code"], True, id=f"{name}-gpu",
-                                       marks=[pytest.mark.gpu]))
+            params.append(pytest.param(match["code"], True, id=f"{name}-gpu", marks=[pytest.mark.gpu]))
     return params
 
 
@@ -235,12 +244,13 @@ def test_page_c_programs(code: str, with_gpu: bool, tmp_path):
         pytest.skip("gcc not found on PATH")
     source, program = tmp_path / "example.c", tmp_path / "example"
     source.write_text(code, encoding="utf-8")
-    flags = subprocess.run([sys.executable, "-m", "pyctk", "--cflags", "--libs"], check=True,
-                           capture_output=True, text=True).stdout.split()
-    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", str(source), *flags,
-                    "-o", str(program)], check=True)
-    done = subprocess.run([str(program)], env=environment(), capture_output=True, text=True,
-                          timeout=300)
+    flags = subprocess.run(
+        [sys.executable, "-m", "pyctk", "--cflags", "--libs"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", str(source), *flags, "-o", str(program)], check=True
+    )
+    done = subprocess.run([str(program)], env=environment(), capture_output=True, text=True, timeout=300)
     if with_gpu:
         assert done.returncode == 0, done.stdout + done.stderr
     else:

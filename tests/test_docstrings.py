@@ -9,9 +9,19 @@ import inspect
 
 import pytest
 
-PUBLIC = ["pyctk", "pyctk.driver", "pyctk.compiler", "pyctk.gpuarray", "pyctk.cumath",
-          "pyctk.elementwise", "pyctk.reduction", "pyctk.scan", "pyctk.curandom", "pyctk.tools",
-          "pyctk.dask"]
+PUBLIC = [
+    "pyctk",
+    "pyctk.driver",
+    "pyctk.compiler",
+    "pyctk.gpuarray",
+    "pyctk.cumath",
+    "pyctk.elementwise",
+    "pyctk.reduction",
+    "pyctk.scan",
+    "pyctk.curandom",
+    "pyctk.tools",
+    "pyctk.dask",
+]
 
 
 def public_names(module) -> list[str]:

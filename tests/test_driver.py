@@ -36,25 +36,36 @@ EXPORTS = Path(__file__).parent / "data" / "exports"
 
 def test_imports_load_no_cuda_library(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-c", "import pyctk.driver, pyctk.compiler, pyctk._cuda.loader as l; "
-         "maps = open('/proc/self/maps').read(); "
-         "print(l.loaded_libraries(), 'libcudart' in maps, 'libnvrtc' in maps, 'libcuda.so' in maps)"],
-        capture_output=True, text=True, cwd=tmp_path, check=True)
+        [
+            sys.executable,
+            "-c",
+            "import pyctk.driver, pyctk.compiler, pyctk._cuda.loader as l; "
+            "maps = open('/proc/self/maps').read(); "
+            "print(l.loaded_libraries(), 'libcudart' in maps, 'libnvrtc' in maps, 'libcuda.so' in maps)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
     assert done.stdout.split() == ["[]", "False", "False", "False"]
 
 
-@pytest.mark.parametrize("call", [
-    lambda: cuda.mem_alloc(16),
-    lambda: cuda.Device.count(),
-    lambda: cuda.Stream(),
-    lambda: cuda.Event(),
-    lambda: cuda.init(),
-    lambda: cuda.get_driver_version(),
-    lambda: cuda.Context.synchronize(),
-    lambda: cuda.module_from_buffer(b"// no PTX"),
-    lambda: compiler.SourceModule("__global__ void k() {}", cache_dir=False),
-    lambda: cuda.start_profiler(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: cuda.mem_alloc(16),
+        lambda: cuda.Device.count(),
+        lambda: cuda.Stream(),
+        lambda: cuda.Event(),
+        lambda: cuda.init(),
+        lambda: cuda.get_driver_version(),
+        lambda: cuda.Context.synchronize(),
+        lambda: cuda.module_from_buffer(b"// no PTX"),
+        lambda: compiler.SourceModule("__global__ void k() {}", cache_dir=False),
+        lambda: cuda.start_profiler(),
+    ],
+)
 def test_without_a_driver_each_call_says_so(needs_no_driver, call):
     with pytest.raises(pyctk.NoDriverError, match="Install the NVIDIA driver"):
         call()
@@ -67,23 +78,25 @@ def test_get_version_is_the_runtime_wheels_with_no_driver_needed():
 
 
 def test_autoinit_without_a_driver(needs_no_driver, tmp_path):
-    done = subprocess.run([sys.executable, "-c", "import pyctk.autoinit"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-c", "import pyctk.autoinit"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1 and "pyctk.NoDriverError: " in done.stderr
     assert "Install the NVIDIA driver" in done.stderr
 
 
-@pytest.mark.parametrize("code, name, kind", [
-    (1, "CUDA_ERROR_INVALID_VALUE", cuda.LogicError),
-    (2, "CUDA_ERROR_OUT_OF_MEMORY", cuda.MemoryError),
-    (400, "CUDA_ERROR_INVALID_HANDLE", cuda.LogicError),
-    (701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", cuda.LaunchError),
-    (700, "CUDA_ERROR_ILLEGAL_ADDRESS", cuda.ContextLostError),
-    (710, "CUDA_ERROR_ASSERT", cuda.ContextLostError),
-    (716, "CUDA_ERROR_MISALIGNED_ADDRESS", cuda.ContextLostError),
-    (719, "CUDA_ERROR_LAUNCH_FAILED", cuda.ContextLostError),
-    (209, "CUDA_ERROR_NO_BINARY_FOR_GPU", cuda.RuntimeError),
-])
+@pytest.mark.parametrize(
+    "code, name, kind",
+    [
+        (1, "CUDA_ERROR_INVALID_VALUE", cuda.LogicError),
+        (2, "CUDA_ERROR_OUT_OF_MEMORY", cuda.MemoryError),
+        (400, "CUDA_ERROR_INVALID_HANDLE", cuda.LogicError),
+        (701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", cuda.LaunchError),
+        (700, "CUDA_ERROR_ILLEGAL_ADDRESS", cuda.ContextLostError),
+        (710, "CUDA_ERROR_ASSERT", cuda.ContextLostError),
+        (716, "CUDA_ERROR_MISALIGNED_ADDRESS", cuda.ContextLostError),
+        (719, "CUDA_ERROR_LAUNCH_FAILED", cuda.ContextLostError),
+        (209, "CUDA_ERROR_NO_BINARY_FOR_GPU", cuda.RuntimeError),
+    ],
+)
 def test_error_classes(code, name, kind):
     error = _driver_errors.exception(code, name, "what CUDA says", "launching k")
     assert type(error) is kind and isinstance(error, cuda.Error) and isinstance(error, pyctk.CudaError)
@@ -140,8 +153,10 @@ def test_driver_prototypes_are_the_abi_the_query_returns(version):
     takes a context); CUDA 13 asks for ABI_VERSION, a CUDA 12 runtime gets its own 12.x."""
     header = Path(_cuda_headers.header_folders()[0].path, "cudaTypedefs.h").read_text()
     for name, argtypes in _driver_api._PROTOTYPES.items():
-        versions = {int(v): 0 if a.strip() in ("", "void") else a.count(",") + 1 for v, a in
-                    re.findall(rf"typedef CUresult \(CUDAAPI \*PFN_{name}_v(\d+)\)\(([^;]*?)\);", header)}
+        versions = {
+            int(v): 0 if a.strip() in ("", "void") else a.count(",") + 1
+            for v, a in re.findall(rf"typedef CUresult \(CUDAAPI \*PFN_{name}_v(\d+)\)\(([^;]*?)\);", header)
+        }
         served = max(v for v in versions if v <= version)
         assert versions[served] == len(argtypes), (name, served)
 
@@ -152,18 +167,34 @@ def test_runtime_entry_point_query_is_in_the_oldest_cudart():
     assert query in exported
 
 
-@pytest.mark.parametrize("value, expected", [
-    ((256, 1, 1), (256, 1, 1)), ((4, 2), (4, 2, 1)), (64, (64, 1, 1)), ([2, 3, 4], (2, 3, 4)),
-    ((np.int64(8),), (8, 1, 1)), ((0,), (0, 1, 1)), ((2 ** 32 - 1, 1), (2 ** 32 - 1, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ((256, 1, 1), (256, 1, 1)),
+        ((4, 2), (4, 2, 1)),
+        (64, (64, 1, 1)),
+        ([2, 3, 4], (2, 3, 4)),
+        ((np.int64(8),), (8, 1, 1)),
+        ((0,), (0, 1, 1)),
+        ((2**32 - 1, 1), (2**32 - 1, 1, 1)),
+    ],
+)
 def test_dimensions(value, expected):
     assert _driver_modules._dimensions(value, "grid") == expected
 
 
-@pytest.mark.parametrize("value, error", [
-    (None, TypeError), ((1, 2, 3, 4), TypeError), ((), TypeError), ((1.0, 1), TypeError),
-    ((True,), TypeError), ((-1, 1), ValueError), ((2 ** 32,), ValueError),
-])
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (None, TypeError),
+        ((1, 2, 3, 4), TypeError),
+        ((), TypeError),
+        ((1.0, 1), TypeError),
+        ((True,), TypeError),
+        ((-1, 1), ValueError),
+        ((2**32,), ValueError),
+    ],
+)
 def test_bad_dimensions(value, error):
     with pytest.raises(error, match="block"):
         _driver_modules._dimensions(value, "block")
@@ -173,8 +204,9 @@ def test_bad_dimensions(value, error):
 def prepared_kernel(monkeypatch):
     """A Function of known parameters (a pointer, an int, a float) whose launch records its call."""
     calls = []
-    monkeypatch.setattr(_driver_modules.Function, "__call__",
-                        lambda self, *args, **kwargs: calls.append((args, kwargs)) or 0.25)
+    monkeypatch.setattr(
+        _driver_modules.Function, "__call__", lambda self, *args, **kwargs: calls.append((args, kwargs)) or 0.25
+    )
     kernel = _driver_modules.Function(None, 0, "k", [Param("int", 8), Param("int", 4), Param("float", 4)])
     return kernel, calls
 
@@ -194,15 +226,18 @@ def test_prepared_calls_convert_their_arguments(prepared_kernel):
     assert seconds() == 0.25
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda k: k.prepared_call((1,), (1,), 0, 1, 1.0), cuda.LogicError, "prepare"),
-    (lambda k: k.prepare("Pi"), TypeError, "3 parameters, but 2 argument types"),
-    (lambda k: k.prepare("PiS"), TypeError, "not a type a kernel argument has"),
-    (lambda k: k.prepare(["P", "i", object()]), TypeError, "not an argument type"),
-    (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 1), TypeError, "prepared for 3 arguments, got 2"),
-    (lambda k: k.prepare("Pif", texrefs=[object()]), TypeError, "texture references were removed"),
-    (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 2**40, 1.0), OverflowError, "int32"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda k: k.prepared_call((1,), (1,), 0, 1, 1.0), cuda.LogicError, "prepare"),
+        (lambda k: k.prepare("Pi"), TypeError, "3 parameters, but 2 argument types"),
+        (lambda k: k.prepare("PiS"), TypeError, "not a type a kernel argument has"),
+        (lambda k: k.prepare(["P", "i", object()]), TypeError, "not an argument type"),
+        (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 1), TypeError, "prepared for 3 arguments, got 2"),
+        (lambda k: k.prepare("Pif", texrefs=[object()]), TypeError, "texture references were removed"),
+        (lambda k: k.prepare("Pif").prepared_call((1,), (1,), 0, 2**40, 1.0), OverflowError, "int32"),
+    ],
+)
 def test_prepared_call_errors(prepared_kernel, call, error, match):
     with pytest.raises(error, match=match):
         call(prepared_kernel[0])
@@ -223,8 +258,10 @@ def test_host_buffers():
     assert _driver_memory.host_buffer(np.asfortranarray(array), writable=True).flags.f_contiguous
     assert _driver_memory.host_buffer(b"abcd", writable=False).nbytes == 4
     data = bytearray(8)
-    assert _driver_memory.host_buffer(memoryview(data).cast("i"), writable=True).ctypes.data == \
-        np.frombuffer(data, np.uint8).ctypes.data
+    assert (
+        _driver_memory.host_buffer(memoryview(data).cast("i"), writable=True).ctypes.data
+        == np.frombuffer(data, np.uint8).ctypes.data
+    )
     with pytest.raises(ValueError, match="contiguous"):
         _driver_memory.host_buffer(array[:, ::2], writable=False)
     with pytest.raises(ValueError, match="read-only"):

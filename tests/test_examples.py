@@ -48,40 +48,81 @@ def run(command: list[str], env: dict[str, str], cwd: Path | None = None) -> Non
 
 def pyctk_flags() -> list[str]:
     """`python -m pyctk --cflags --libs`, as the C example's comment says to build it."""
-    flags = subprocess.run([sys.executable, "-m", "pyctk", "--cflags", "--libs"], check=True,
-                           capture_output=True, text=True, cwd=EXAMPLES).stdout
+    flags = subprocess.run(
+        [sys.executable, "-m", "pyctk", "--cflags", "--libs"], check=True, capture_output=True, text=True, cwd=EXAMPLES
+    ).stdout
     return flags.split()
 
 
 def pkg_config_flags(env: dict[str, str]) -> list[str]:
-    return subprocess.run(["pkg-config", "--cflags", "--libs", "gpumatmul"], env=env, check=True,
-                          capture_output=True, text=True).stdout.split()
+    return subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "gpumatmul"], env=env, check=True, capture_output=True, text=True
+    ).stdout.split()
 
 
 # How each example is built, one function per language: given a scratch folder and the
 # environment, it returns the command that runs the built program.
 
+
 def build_c(folder: Path, env: dict[str, str]) -> list[str]:
     require("gcc")
     program = folder / "matmul"
-    run(["gcc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", str(EXAMPLES / "c" / "matmul.c"),
-         *pyctk_flags(), "-o", str(program)], env)
+    run(
+        [
+            "gcc",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            str(EXAMPLES / "c" / "matmul.c"),
+            *pyctk_flags(),
+            "-o",
+            str(program),
+        ],
+        env,
+    )
     return [str(program)]
 
 
 def build_cpp(folder: Path, env: dict[str, str]) -> list[str]:
     require("g++", "pkg-config")
     program = folder / "matmul"
-    run(["g++", "-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror",
-         str(EXAMPLES / "cpp" / "matmul.cpp"), *pkg_config_flags(env), "-o", str(program)], env)
+    run(
+        [
+            "g++",
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            str(EXAMPLES / "cpp" / "matmul.cpp"),
+            *pkg_config_flags(env),
+            "-o",
+            str(program),
+        ],
+        env,
+    )
     return [str(program)]
 
 
 def build_rust(folder: Path, env: dict[str, str]) -> list[str]:
     require("cargo", "pkg-config")
     manifest = EXAMPLES / "rust" / "Cargo.toml"
-    run(["cargo", "build", "--release", "--offline", "--quiet", "--manifest-path", str(manifest),
-         "--target-dir", str(folder)], env)
+    run(
+        [
+            "cargo",
+            "build",
+            "--release",
+            "--offline",
+            "--quiet",
+            "--manifest-path",
+            str(manifest),
+            "--target-dir",
+            str(folder),
+        ],
+        env,
+    )
     return [str(folder / "release" / "matmul")]
 
 
@@ -119,8 +160,7 @@ def run_example(command: list[str], env: dict[str, str]) -> subprocess.Completed
 def check_stops_cleanly(done: subprocess.CompletedProcess) -> None:
     assert done.returncode == NO_GPU, done.stdout + done.stderr
     assert done.stdout == f"libgpumatmul {VERSION} for CUDA {CUDA_MAJOR}\n"
-    assert re.fullmatch(r"no GPU: gpumatmul_create: GPUMATMUL_ERROR_NO_(DRIVER|DEVICE): .+\n",
-                        done.stderr), done.stderr
+    assert re.fullmatch(r"no GPU: gpumatmul_create: GPUMATMUL_ERROR_NO_(DRIVER|DEVICE): .+\n", done.stderr), done.stderr
 
 
 def check_multiplies(done: subprocess.CompletedProcess) -> None:
@@ -152,8 +192,7 @@ STANDALONE = os.environ.get("PYCTK_STANDALONE_PREFIX", "")
 def standalone() -> Path:
     """The folder of the standalone install's gpumatmul.pc."""
     if not STANDALONE:
-        pytest.skip("PYCTK_STANDALONE_PREFIX is not set: .ci/run sets it to the prefix of a "
-                    "standalone install")
+        pytest.skip("PYCTK_STANDALONE_PREFIX is not set: .ci/run sets it to the prefix of a standalone install")
     found = list(Path(STANDALONE).rglob("gpumatmul.pc"))
     assert len(found) == 1, found
     return found[0].parent
@@ -163,8 +202,14 @@ def test_standalone_install_is_the_c_library_alone(standalone):
     prefix = Path(STANDALONE)
     installed = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file())
     libdir = standalone.parent.relative_to(prefix).as_posix()
-    assert installed == sorted(["include/gpumatmul.h", "include/gpumatmul_version.h",
-                                f"{libdir}/libgpumatmul.so", f"{libdir}/pkgconfig/gpumatmul.pc"])
+    assert installed == sorted(
+        [
+            "include/gpumatmul.h",
+            "include/gpumatmul_version.h",
+            f"{libdir}/libgpumatmul.so",
+            f"{libdir}/pkgconfig/gpumatmul.pc",
+        ]
+    )
 
 
 @pytest.mark.parametrize("language", [language for language in BUILDERS if language != "c"])

@@ -106,9 +106,17 @@ def aligned(nbytes: int, alignment: int = 4096) -> tuple[cuda.DeviceAllocation, 
 def sample2d(kernels, texture, shape, dx=0.0, dy=0.0, normalized=False) -> np.ndarray:
     h, w = shape
     out = np.empty(shape, np.float32)
-    kernels.get_function("sample2d")(cuda.Out(out), texture, np.int32(w), np.int32(h), np.float32(dx),
-                                     np.float32(dy), np.int32(normalized), block=(16, 16, 1),
-                                     grid=((w + 15) // 16, (h + 15) // 16))
+    kernels.get_function("sample2d")(
+        cuda.Out(out),
+        texture,
+        np.int32(w),
+        np.int32(h),
+        np.float32(dx),
+        np.float32(dy),
+        np.int32(normalized),
+        block=(16, 16, 1),
+        grid=((w + 15) // 16, (h + 15) // 16),
+    )
     return out
 
 
@@ -120,12 +128,14 @@ def bilinear(a: np.ndarray, dx: float, dy: float) -> np.ndarray:
     fx, fy = (xs - x0)[None, :], (ys - y0)[:, None]
     cx0, cx1 = np.clip(x0, 0, w - 1), np.clip(x0 + 1, 0, w - 1)
     cy0, cy1 = np.clip(y0, 0, h - 1), np.clip(y0 + 1, 0, h - 1)
-    return ((1 - fy) * ((1 - fx) * a[np.ix_(cy0, cx0)] + fx * a[np.ix_(cy0, cx1)])
-            + fy * ((1 - fx) * a[np.ix_(cy1, cx0)] + fx * a[np.ix_(cy1, cx1)]))
+    return (1 - fy) * ((1 - fx) * a[np.ix_(cy0, cx0)] + fx * a[np.ix_(cy0, cx1)]) + fy * (
+        (1 - fx) * a[np.ix_(cy1, cx0)] + fx * a[np.ix_(cy1, cx1)]
+    )
 
 
 # ---------------------------------------------------------------------------
 # Arrays and copies.
+
 
 def copy_2d(src, dst, width_in_bytes, height, aligned=True, run=True, **fields):
     """A Memcpy2D from ``src`` to ``dst`` (("host" | "device" | "array", object)) with ``fields``
@@ -147,15 +157,28 @@ def test_2d_array_round_trip_and_a_window(image):
     array = cuda.Array(cuda.ArrayDescriptor(width=w, height=h, format=cuda.array_format.FLOAT, num_channels=1))
     descriptor = array.get_descriptor()
     assert (descriptor.width, descriptor.height, descriptor.format, descriptor.num_channels) == (
-        w, h, cuda.array_format.FLOAT, 1)
+        w,
+        h,
+        cuda.array_format.FLOAT,
+        1,
+    )
     copy_2d(("host", image), ("array", array), w * 4, h, src_pitch=w * 4)
     back = np.zeros_like(image)
     copy_2d(("array", array), ("host", back), w * 4, h, dst_pitch=w * 4)
     assert np.array_equal(back, image)
     # A 5 x 7 window of a new image, from (3, 2) in it to (1, 4) in the array.
     other = image + 10
-    copy_2d(("host", other), ("array", array), 7 * 4, 5, src_pitch=w * 4, src_x_in_bytes=3 * 4, src_y=2,
-            dst_x_in_bytes=1 * 4, dst_y=4)
+    copy_2d(
+        ("host", other),
+        ("array", array),
+        7 * 4,
+        5,
+        src_pitch=w * 4,
+        src_x_in_bytes=3 * 4,
+        src_y=2,
+        dst_x_in_bytes=1 * 4,
+        dst_y=4,
+    )
     copy_2d(("array", array), ("host", back), w * 4, h, dst_pitch=w * 4)
     expected = image.copy()
     expected[4:9, 1:8] = other[2:7, 3:10]
@@ -174,11 +197,9 @@ def test_pitched_device_memory_and_unaligned_and_stream_copies(image):
     assert np.array_equal(rows[:, :w], image)
     # Device to device with an unaligned pitch (cuMemcpy2DUnaligned), then compacted on a stream.
     packed, compact = cuda.mem_alloc((w * 4 + 4) * h), cuda.mem_alloc(w * 4 * h)
-    copy_2d(("device", pitched), ("device", packed), w * 4, h, src_pitch=pitch, dst_pitch=w * 4 + 4,
-            aligned=False)
+    copy_2d(("device", pitched), ("device", packed), w * 4, h, src_pitch=pitch, dst_pitch=w * 4 + 4, aligned=False)
     stream = cuda.Stream()
-    copy = copy_2d(("device", packed), ("device", compact), w * 4, h, src_pitch=w * 4 + 4,
-                   dst_pitch=w * 4, run=False)
+    copy = copy_2d(("device", packed), ("device", compact), w * 4, h, src_pitch=w * 4 + 4, dst_pitch=w * 4, run=False)
     copy(stream)
     stream.synchronize()
     assert np.array_equal(cuda.from_device(compact, image.shape, image.dtype), image)
@@ -187,8 +208,9 @@ def test_pitched_device_memory_and_unaligned_and_stream_copies(image):
 def test_3d_array_from_host_and_device():
     d, h, w = 4, 6, 8
     volume = np.arange(d * h * w, dtype=np.float32).reshape(d, h, w)
-    array = cuda.Array(cuda.ArrayDescriptor3D(width=w, height=h, depth=d, format=cuda.array_format.FLOAT,
-                                              num_channels=1))
+    array = cuda.Array(
+        cuda.ArrayDescriptor3D(width=w, height=h, depth=d, format=cuda.array_format.FLOAT, num_channels=1)
+    )
     descriptor = array.get_descriptor_3d()
     assert (descriptor.width, descriptor.height, descriptor.depth, descriptor.flags) == (w, h, d, 0)
     copy = cuda.Memcpy3D()
@@ -239,8 +261,9 @@ def test_peer_copy_in_one_context():
         assert np.array_equal(cuda.from_device(target, data.shape, data.dtype), data)
 
 
-@pytest.mark.parametrize("bits, value, dtype", [(8, 0x5A, np.uint8), (16, 0xBEEF, np.uint16),
-                                                (32, 0x3F800000, np.uint32)])
+@pytest.mark.parametrize(
+    "bits, value, dtype", [(8, 0x5A, np.uint8), (16, 0xBEEF, np.uint16), (32, 0x3F800000, np.uint32)]
+)
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_memset_d2d_fills_the_rows_and_leaves_the_padding(bits, value, dtype, asynchronous):
     width, height, pitch = 50, 7, 256
@@ -261,8 +284,10 @@ def test_memset_d2d_fills_the_rows_and_leaves_the_padding(bits, value, dtype, as
 def test_1d_array_copies():
     n = 64
     data = np.arange(n, dtype=np.float32)
-    first, second = (cuda.Array(cuda.ArrayDescriptor(width=n, height=0, format=cuda.array_format.FLOAT,
-                                                     num_channels=1)) for _ in range(2))
+    first, second = (
+        cuda.Array(cuda.ArrayDescriptor(width=n, height=0, format=cuda.array_format.FLOAT, num_channels=1))
+        for _ in range(2)
+    )
     cuda.memcpy_htoa(first, 0, data)
     cuda.py_memcpy_htoa(first, 8, np.full(4, -1, np.float32))  # PyCUDA's exported name; byte 8 is element 2
     expected = data.copy()
@@ -282,6 +307,7 @@ def test_1d_array_copies():
 # ---------------------------------------------------------------------------
 # Textures.
 
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_matrix_to_array_sampled_point(kernels, image, order):
     matrix = image if order == "C" else np.asfortranarray(image.T)  # "F": tex2D(x, y) is matrix[x, y]
@@ -294,8 +320,7 @@ def test_matrix_to_array_sampled_point(kernels, image, order):
 def test_linear_filtering_matches_numpy(kernels, image, dx, dy):
     texture = cuda.TextureObject(cuda.matrix_to_array(image, "C"), filter_mode=cuda.filter_mode.LINEAR)
     # The hardware's weights have 8 fractional bits: these offsets are exact; its arithmetic is not.
-    np.testing.assert_allclose(sample2d(kernels, texture, image.shape, dx, dy), bilinear(image, dx, dy),
-                               atol=2e-3)
+    np.testing.assert_allclose(sample2d(kernels, texture, image.shape, dx, dy), bilinear(image, dx, dy), atol=2e-3)
     point = cuda.TextureObject(cuda.matrix_to_array(image, "C"))
     assert not np.allclose(sample2d(kernels, point, image.shape, dx, dy), bilinear(image, dx, dy), atol=2e-3)
 
@@ -307,8 +332,7 @@ def test_address_modes(kernels, image):
     assert (sample2d(kernels, clamp, image.shape, -1000, -1000) == image[0, 0]).all()
     border = cuda.TextureObject(array, address_mode=cuda.address_mode.BORDER, border_color=(7, 7, 7, 7))
     assert (sample2d(kernels, border, image.shape, 1000, 0) == 7).all()
-    wrap = cuda.TextureObject(array, address_mode=cuda.address_mode.WRAP,
-                              flags=cuda.TRSF_NORMALIZED_COORDINATES)
+    wrap = cuda.TextureObject(array, address_mode=cuda.address_mode.WRAP, flags=cuda.TRSF_NORMALIZED_COORDINATES)
     assert np.array_equal(sample2d(kernels, wrap, image.shape, w, h, normalized=True), image)  # one period on
     texture_free_twice = cuda.TextureObject(array)
     texture_free_twice.free()
@@ -320,8 +344,9 @@ def test_np_to_array_3d_sampled(kernels):
     volume = np.random.default_rng(1).random((d, h, w), dtype=np.float32)
     for array in (cuda.np_to_array(volume, "C"), cuda.np_to_array(np.asfortranarray(volume.T), "F")):
         out = np.empty_like(volume)
-        kernels.get_function("sample3d")(cuda.Out(out), cuda.TextureObject(array), np.int32(w),
-                                         np.int32(h), block=(w, h, 1), grid=(d, 1))
+        kernels.get_function("sample3d")(
+            cuda.Out(out), cuda.TextureObject(array), np.int32(w), np.int32(h), block=(w, h, 1), grid=(d, 1)
+        )
         assert np.array_equal(out, volume)
 
 
@@ -331,11 +356,16 @@ def test_gpuarray_to_array_sampled(kernels, image):
     d, h, w = 3, 5, 8
     volume = np.random.default_rng(3).random((d, h, w), dtype=np.float32)
     out = np.empty_like(volume)
-    for gpu, order in ((gpuarray.to_gpu(volume), "C"), (pyctk.asarray(volume), "C"),
-                       (gpuarray.to_gpu(volume).T, "F")):
+    for gpu, order in ((gpuarray.to_gpu(volume), "C"), (pyctk.asarray(volume), "C"), (gpuarray.to_gpu(volume).T, "F")):
         out[:] = 0
-        kernels.get_function("sample3d")(cuda.Out(out), cuda.TextureObject(cuda.gpuarray_to_array(gpu, order)),
-                                         np.int32(w), np.int32(h), block=(w, h, 1), grid=(d, 1))
+        kernels.get_function("sample3d")(
+            cuda.Out(out),
+            cuda.TextureObject(cuda.gpuarray_to_array(gpu, order)),
+            np.int32(w),
+            np.int32(h),
+            block=(w, h, 1),
+            grid=(d, 1),
+        )
         assert np.array_equal(out, volume), type(gpu)
     texture = cuda.TextureObject(cuda.gpuarray_to_array(gpuarray.to_gpu(image), "C"))
     assert np.array_equal(sample2d(kernels, texture, image.shape), image)
@@ -353,11 +383,18 @@ def test_float64_through_the_double_hack(kernels):
 def test_multichannel_array(kernels):
     h, w = 5, 9
     rgba = np.random.default_rng(3).integers(0, 256, (h, w, 4), dtype=np.uint8)
-    for array in (cuda.make_multichannel_2d_array(rgba, "C"),
-                  cuda.make_multichannel_2d_array(np.asfortranarray(rgba.T), "F")):
+    for array in (
+        cuda.make_multichannel_2d_array(rgba, "C"),
+        cuda.make_multichannel_2d_array(np.asfortranarray(rgba.T), "F"),
+    ):
         out = np.empty((h, w), vec.uchar4)
-        kernels.get_function("sample_uchar4")(cuda.Out(out), cuda.TextureObject(array, flags=cuda.TRSF_READ_AS_INTEGER),
-                                              np.int32(w), block=(w, 1, 1), grid=(h, 1))
+        kernels.get_function("sample_uchar4")(
+            cuda.Out(out),
+            cuda.TextureObject(array, flags=cuda.TRSF_READ_AS_INTEGER),
+            np.int32(w),
+            block=(w, 1, 1),
+            grid=(h, 1),
+        )
         assert np.array_equal(out.view(np.uint8).reshape(h, w, 4), rgba)
 
 
@@ -370,12 +407,18 @@ def test_texture_over_pitched_device_memory(kernels, image):
     assert np.array_equal(sample2d(kernels, texture, image.shape), image)
     resource = texture.get_resource_desc()
     assert resource["type"] == cuda.resource_type.PITCH2D
-    assert (resource["devPtr"], resource["width"], resource["height"], resource["pitchInBytes"],
-            resource["format"], resource["numChannels"]) == (address, w, h, pitch, cuda.array_format.FLOAT, 1)
-    linear = cuda.TextureObject(address, dtype=np.float32, shape=(h, w), pitch=pitch,
-                                filter_mode=cuda.filter_mode.LINEAR)
-    np.testing.assert_allclose(sample2d(kernels, linear, image.shape, 0.25, 0.5), bilinear(image, 0.25, 0.5),
-                               atol=2e-3)
+    assert (
+        resource["devPtr"],
+        resource["width"],
+        resource["height"],
+        resource["pitchInBytes"],
+        resource["format"],
+        resource["numChannels"],
+    ) == (address, w, h, pitch, cuda.array_format.FLOAT, 1)
+    linear = cuda.TextureObject(
+        address, dtype=np.float32, shape=(h, w), pitch=pitch, filter_mode=cuda.filter_mode.LINEAR
+    )
+    np.testing.assert_allclose(sample2d(kernels, linear, image.shape, 0.25, 0.5), bilinear(image, 0.25, 0.5), atol=2e-3)
     memory.free()
 
 
@@ -401,8 +444,11 @@ def test_surface_writes(kernels, layered):
         array = cuda.np_to_array(np.zeros((h, w), np.float32), "C", allowSurfaceBind=True)
         assert array.get_descriptor_3d().flags == cuda.array3d_flags.LAYERED | cuda.array3d_flags.SURFACE_LDST
     else:
-        array = cuda.Array(cuda.ArrayDescriptor3D(width=w, height=h, format=cuda.array_format.FLOAT,
-                                                  num_channels=1, flags=cuda.array3d_flags.SURFACE_LDST))
+        array = cuda.Array(
+            cuda.ArrayDescriptor3D(
+                width=w, height=h, format=cuda.array_format.FLOAT, num_channels=1, flags=cuda.array3d_flags.SURFACE_LDST
+            )
+        )
     surface = cuda.SurfaceObject(array)
     assert surface.get_resource_desc()["hArray"] == array.handle
     kernels.get_function("write_surface")(surface, np.int32(layered), block=(w, 1, 1), grid=(h, 1))
@@ -427,9 +473,15 @@ def test_get_texref_on_a_real_module(kernels):
 # ---------------------------------------------------------------------------
 # Vector types.
 
-VECTOR_VALUES = [vec.make_float3(1.5, 2.5, 3.5), vec.make_double2(4.25, -5.0), vec.make_char3(-6, 7, 8),
-                 vec.make_long4(9, -10, 11, 2 ** 40), vec.make_int1(-13), vec.make_uchar4(14, 0, 0, 255)]
-VECTOR_EXPECTED = [1.5, 2.5, 3.5, 4.25, -5.0, -6, 7, 8, 9, -10, 11, 2 ** 40, -13, 14, 255]
+VECTOR_VALUES = [
+    vec.make_float3(1.5, 2.5, 3.5),
+    vec.make_double2(4.25, -5.0),
+    vec.make_char3(-6, 7, 8),
+    vec.make_long4(9, -10, 11, 2**40),
+    vec.make_int1(-13),
+    vec.make_uchar4(14, 0, 0, 255),
+]
+VECTOR_EXPECTED = [1.5, 2.5, 3.5, 4.25, -5.0, -6, 7, 8, 9, -10, 11, 2**40, -13, 14, 255]
 
 
 def test_vector_types_by_value(kernels):

@@ -85,8 +85,11 @@ def test_linker_links_a_device_function_of_another_source():
     calls = []
     linker = cuda.Linker(lambda *report: calls.append(report))  # for this GPU
     for name, source in (("helpers.ptx", HELPERS), ("kernels.ptx", KERNELS)):
-        linker.add_data(compiler.compile(source, options=["-rdc=true"], target="ptx", cache_dir=False),
-                        cuda.jit_input_type.PTX, name)
+        linker.add_data(
+            compiler.compile(source, options=["-rdc=true"], target="ptx", cache_dir=False),
+            cuda.jit_input_type.PTX,
+            name,
+        )
     module = linker.link_module()
     assert [success for success, _, _ in calls] == [True]
     x = np.arange(500, dtype=np.float32)
@@ -96,8 +99,12 @@ def test_linker_links_a_device_function_of_another_source():
 
 
 def test_dynamic_module_links_sources_for_this_gpu():
-    module = (DynamicModule(cache_dir=False).add_source(HELPERS, nvcc_options=["-rdc=true"])
-              .add_source(KERNELS, nvcc_options=["-rdc=true"]).link())
+    module = (
+        DynamicModule(cache_dir=False)
+        .add_source(HELPERS, nvcc_options=["-rdc=true"])
+        .add_source(KERNELS, nvcc_options=["-rdc=true"])
+        .link()
+    )
     x = np.ones(64, dtype=np.float32)
     module.get_function("apply")(cuda.InOut(x), np.int32(x.size), block=(64, 1, 1))
     np.testing.assert_array_equal(x, np.full(64, 3, np.float32))
@@ -116,10 +123,12 @@ def test_dynamic_parallelism_through_dynamic_source_module():
 def test_module_from_buffer_calls_the_message_handler_with_the_jit_logs():
     calls = []
     ptx = compiler.compile(ARCH_SEEN, arch="compute_75", target="ptx", cache_dir=False)
-    module = cuda.module_from_buffer(ptx, [(cuda.jit_option.MAX_REGISTERS, 32),
-                                           (cuda.jit_option.LOG_VERBOSE, 1)],
-                                     lambda *report: calls.append(report))
-    (success, info_log, error_log), = calls
+    module = cuda.module_from_buffer(
+        ptx,
+        [(cuda.jit_option.MAX_REGISTERS, 32), (cuda.jit_option.LOG_VERBOSE, 1)],
+        lambda *report: calls.append(report),
+    )
+    ((success, info_log, error_log),) = calls
     assert success is True and isinstance(info_log, str) and error_log == ""
     check_twice(module.get_function("twice"))
     assert read_int(module, "arch_seen") == 750
@@ -129,9 +138,13 @@ def test_module_from_buffer_takes_a_jit_target_and_fallback():
     """PTX for compute_75 made into code for the device's own architecture, named by jit_target."""
     major, minor = cuda.Device(0).compute_capability()
     ptx = compiler.compile(ARCH_SEEN, arch="compute_75", target="ptx", cache_dir=False)
-    module = cuda.module_from_buffer(ptx, [
-        (cuda.jit_option.TARGET, cuda.jit_target[f"COMPUTE_{10 * major + minor}"]),
-        (cuda.jit_option.FALLBACK_STRATEGY, cuda.jit_fallback.PREFER_PTX)])
+    module = cuda.module_from_buffer(
+        ptx,
+        [
+            (cuda.jit_option.TARGET, cuda.jit_target[f"COMPUTE_{10 * major + minor}"]),
+            (cuda.jit_option.FALLBACK_STRATEGY, cuda.jit_fallback.PREFER_PTX),
+        ],
+    )
     check_twice(module.get_function("twice"))
     if major * 10 + minor != 75:  # code for another GPU: the load, or at the latest its use, fails
         with pytest.raises(cuda.Error, match="CUDA_ERROR"):
@@ -146,5 +159,5 @@ def test_module_from_buffer_reports_ptx_that_does_not_compile():
     bad = b".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry bad() { not.an.instruction; }\n"
     with pytest.raises(cuda.Error, match="CUDA_ERROR_INVALID_PTX") as info:
         cuda.module_from_buffer(bad, message_handler=lambda *report: calls.append(report))
-    (success, _, error_log), = calls
+    ((success, _, error_log),) = calls
     assert success is False and "Unknown modifier" in error_log and error_log.strip() in str(info.value)

@@ -155,8 +155,7 @@ def test_mark_cuda_test_runs_a_test_in_a_context_of_its_own_and_pops_it():
         x = cuda.to_device(np.arange(n, dtype=np.int32))
         owner = c_void_p()
         _driver_api.call("cuPointerGetAttribute", byref(owner), cuda.pointer_attribute.CONTEXT, int(x))
-        seen.append((current is not None and owner.value == current.handle,
-                     cuda.from_device(x, (n,), np.int32).sum()))
+        seen.append((current is not None and owner.value == current.handle, cuda.from_device(x, (n,), np.int32).sum()))
 
     test_in_context(10)
     assert seen == [(True, 45)]  # its memory was the made context's
@@ -180,8 +179,11 @@ def test_memory_of_a_made_context_after_pop_and_detach():
 
 
 def test_limits(made):
-    for which, value in ((cuda.limit.STACK_SIZE, 4096), (cuda.limit.PRINTF_FIFO_SIZE, 1 << 20),
-                         (cuda.limit.MALLOC_HEAP_SIZE, 16 << 20)):
+    for which, value in (
+        (cuda.limit.STACK_SIZE, 4096),
+        (cuda.limit.PRINTF_FIFO_SIZE, 1 << 20),
+        (cuda.limit.MALLOC_HEAP_SIZE, 16 << 20),
+    ):
         cuda.Context.set_limit(which, value)
         assert cuda.Context.get_limit(which) >= value  # the driver may round up
 
@@ -218,8 +220,11 @@ def test_device_attributes_by_name_and_data():
     assert device.compute_mode in tuple(cuda.compute_mode)
     data = tools.DeviceData(device)
     assert (data.max_threads, data.warp_size, data.registers, data.shared_memory) == (
-        device.max_threads_per_block, device.warp_size, device.max_registers_per_block,
-        device.max_shared_memory_per_block)
+        device.max_threads_per_block,
+        device.warp_size,
+        device.max_registers_per_block,
+        device.max_shared_memory_per_block,
+    )
     record = tools.OccupancyRecord(data, 256, registers=32)
     assert 0 < record.occupancy <= 1
     made = device.make_context()
@@ -265,8 +270,7 @@ def test_matmul_and_device_arrays_refuse_a_made_context_and_work_after_its_pop()
     a_gpu = pyctk.asarray(a)  # in the primary context
     made = cuda.Device(0).make_context()
     try:
-        for call in (lambda: pyctk.matmul(a, a), lambda: pyctk.matmul(a_gpu, a_gpu),
-                     lambda: pyctk.asarray(a)):
+        for call in (lambda: pyctk.matmul(a, a), lambda: pyctk.matmul(a_gpu, a_gpu), lambda: pyctk.asarray(a)):
             with pytest.raises(cuda.LogicError, match="primary context"):
                 call()
     finally:
@@ -290,13 +294,22 @@ def test_matmul_works_in_the_pushed_primary_context():
 
 @pytest.mark.parametrize("module", ["pyctk.autoprimaryctx", "pyctk.autoinit"])
 def test_auto_modules_push_the_primary_context(module, tmp_path):
-    code = (f"import {module} as auto, numpy as np, pyctk, pyctk.driver as cuda\n"
-            "primary = auto.device.retain_primary_context()\n"
-            "print(auto.context == primary, cuda.Context.get_current() is auto.context,\n"
-            "      auto.device == cuda.Device(0))\n"
-            "a = np.ones((4, 4), np.float32)\n"
-            "print(float(pyctk.matmul(pyctk.asarray(a), pyctk.asarray(a)).get().sum()))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                          env={**os.environ, "CUDA_DEVICE": "0"}, timeout=300, check=False)
+    code = (
+        f"import {module} as auto, numpy as np, pyctk, pyctk.driver as cuda\n"
+        "primary = auto.device.retain_primary_context()\n"
+        "print(auto.context == primary, cuda.Context.get_current() is auto.context,\n"
+        "      auto.device == cuda.Device(0))\n"
+        "a = np.ones((4, 4), np.float32)\n"
+        "print(float(pyctk.matmul(pyctk.asarray(a), pyctk.asarray(a)).get().sum()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "CUDA_DEVICE": "0"},
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "True", "64.0"]

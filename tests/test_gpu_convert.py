@@ -22,12 +22,36 @@ from strategies import SUPPORTED
 
 pytestmark = pytest.mark.gpu
 
-INTEGER_EXTREMES = [np.iinfo(t).min for t in (np.int8, np.int16, np.int32, np.int64)] + \
-                   [np.iinfo(t).max for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                              np.uint16, np.uint32, np.uint64)]
-FLOATS = [0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 300.7, -300.7, 65504.0, 65520.0, 1e10, -1e10, 3e9, -3e9,
-          2.0**31, -2.0**31 - 1, 2.0**63, -2.0**63, 2.0**64, 1e300, 5e-324, 1e-40, np.inf, -np.inf,
-          np.nan]
+INTEGER_EXTREMES = [np.iinfo(t).min for t in (np.int8, np.int16, np.int32, np.int64)] + [
+    np.iinfo(t).max for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+]
+FLOATS = [
+    0.0,
+    -0.0,
+    0.5,
+    1.5,
+    2.5,
+    -2.5,
+    300.7,
+    -300.7,
+    65504.0,
+    65520.0,
+    1e10,
+    -1e10,
+    3e9,
+    -3e9,
+    2.0**31,
+    -(2.0**31) - 1,
+    2.0**63,
+    -(2.0**63),
+    2.0**64,
+    1e300,
+    5e-324,
+    1e-40,
+    np.inf,
+    -np.inf,
+    np.nan,
+]
 
 
 def special_values(dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
@@ -36,12 +60,11 @@ def special_values(dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
         return np.array([True, False, True])
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        extremes = [v for v in INTEGER_EXTREMES + [0, 1, -1, 2049, 16777217, 2**53 + 1]
-                    if info.min <= v <= info.max]
-        return np.concatenate([np.array(extremes, dtype),
-                               rng.integers(info.min, info.max, 512, dtype, endpoint=True)])
-    real = np.concatenate([np.array(FLOATS), rng.standard_normal(256) * 10.0 ** rng.integers(-8, 9, 256),
-                           _midpoints(rng)])
+        extremes = [v for v in INTEGER_EXTREMES + [0, 1, -1, 2049, 16777217, 2**53 + 1] if info.min <= v <= info.max]
+        return np.concatenate([np.array(extremes, dtype), rng.integers(info.min, info.max, 512, dtype, endpoint=True)])
+    real = np.concatenate(
+        [np.array(FLOATS), rng.standard_normal(256) * 10.0 ** rng.integers(-8, 9, 256), _midpoints(rng)]
+    )
     with np.errstate(all="ignore"):  # overflows to infinity, inf * 1j
         return (real + 1j * real[::-1]).astype(dtype) if dtype.kind == "c" else real.astype(dtype)
 
@@ -50,11 +73,11 @@ def _midpoints(rng: np.random.Generator) -> np.ndarray:
     """float64 values at and next to the rounding midpoints of float32, float16 and bfloat16."""
     f32 = rng.standard_normal(64).astype(np.float32)
     bits = f32.view(np.uint32)
-    halfway = [((bits & ~np.uint32(mask)) | np.uint32((mask + 1) >> 1)).view(np.float32)
-               for mask in (0xFFFF, 0x1FFF)]  # bfloat16's and float16's last bits
+    halfway = [
+        ((bits & ~np.uint32(mask)) | np.uint32((mask + 1) >> 1)).view(np.float32) for mask in (0xFFFF, 0x1FFF)
+    ]  # bfloat16's and float16's last bits
     f64_mid = (f32.astype(np.float64) + np.nextafter(f32, np.inf).astype(np.float64)) / 2
-    return np.concatenate([*halfway, f64_mid, np.nextafter(f64_mid, np.inf),
-                           np.nextafter(f64_mid, -np.inf)])
+    return np.concatenate([*halfway, f64_mid, np.nextafter(f64_mid, np.inf), np.nextafter(f64_mid, -np.inf)])
 
 
 def same_bits(result: np.ndarray, expected: np.ndarray) -> bool:
@@ -78,24 +101,31 @@ def defined_casts(host: np.ndarray, target: np.dtype) -> np.ndarray:
         return np.isfinite(whole) & (whole >= float(info.min)) & (whole <= float(info.max))
 
 
-@pytest.mark.parametrize("source, target", list(itertools.product(SUPPORTED, SUPPORTED)),
-                         ids=lambda d: d.name)
+@pytest.mark.parametrize("source, target", list(itertools.product(SUPPORTED, SUPPORTED)), ids=lambda d: d.name)
 def test_every_cast_is_numpys_bit_for_bit(source, target):
     host = special_values(source, np.random.default_rng(source.num * 31 + target.num))
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's ComplexWarning, and pyctk's
         expected = host.astype(target)
         result = pyctk.asarray(host).astype(target).get()
-    mismatched = [(x, r, e) for x, r, e, defined in zip(host, result, expected,
-                                                        defined_casts(host, target))
-                  if defined and not same_bits(np.array([r], target), np.array([e], target))]
+    mismatched = [
+        (x, r, e)
+        for x, r, e, defined in zip(host, result, expected, defined_casts(host, target))
+        if defined and not same_bits(np.array([r], target), np.array([e], target))
+    ]
     assert not mismatched, f"{source} -> {target}: {mismatched[:5]}"
 
 
-@pytest.mark.parametrize("view", [
-    lambda x: x[::-1, :, ::2], lambda x: x.transpose(2, 0, 1), lambda x: x[:, ::-3, 1:],
-    lambda x: np.broadcast_to(x[:1, :1], (6, 5, 7)), lambda x: x[2:3, 1:2, 3:4],
-])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda x: x[::-1, :, ::2],
+        lambda x: x.transpose(2, 0, 1),
+        lambda x: x[:, ::-3, 1:],
+        lambda x: np.broadcast_to(x[:1, :1], (6, 5, 7)),
+        lambda x: x[2:3, 1:2, 3:4],
+    ],
+)
 def test_gathers_of_any_strides(view):
     host = np.arange(6 * 5 * 7, dtype=np.int32).reshape(6, 5, 7)
     expected = view(host)

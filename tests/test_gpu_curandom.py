@@ -22,6 +22,7 @@ RAND_DTYPES = [np.float32, np.float64, np.int32, np.uint32]
 
 # --- rand ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", RAND_DTYPES)
 @pytest.mark.parametrize("shape", [0, (0, 3), 1, 3, 5, 7, (3, 5, 7), 1000, 2**20 + 3])
 def test_rand_is_the_reference(shape, dtype):
@@ -79,6 +80,7 @@ def test_rand_other_dtypes(dtype):
 
 # --- seeds, direction vectors, scramble constants ----------------------------------------------------
 
+
 def test_seed_getters():
     uniform = curandom.seed_getter_uniform(1000)
     assert uniform.dtype == np.int32 and uniform.shape == (1000,)
@@ -119,8 +121,12 @@ def test_curand_version():
 # --- the generators -----------------------------------------------------------------------------------
 
 PSEUDO = [curandom.XORWOWRandomNumberGenerator, curandom.MRG32k3aRandomNumberGenerator]
-SOBOL = [curandom.Sobol32RandomNumberGenerator, curandom.ScrambledSobol32RandomNumberGenerator,
-         curandom.Sobol64RandomNumberGenerator, curandom.ScrambledSobol64RandomNumberGenerator]
+SOBOL = [
+    curandom.Sobol32RandomNumberGenerator,
+    curandom.ScrambledSobol32RandomNumberGenerator,
+    curandom.Sobol64RandomNumberGenerator,
+    curandom.ScrambledSobol64RandomNumberGenerator,
+]
 ROWS = 64  # numbers per generator in the moment tests: a whole 2**6 points of each Sobol dimension
 
 
@@ -231,11 +237,15 @@ def test_poisson_in_place(generator, dtype):
 
 
 def test_fill_refuses_other_dtypes(generator):
-    for fill, dtype in [(generator.fill_uniform, np.float16), (generator.fill_uniform, np.complex64),
-                        (generator.fill_normal, np.int32), (generator.fill_normal, np.uint32),
-                        (lambda data: generator.fill_log_normal(data, 0, 1), np.int32),
-                        (lambda data: generator.fill_poisson(data, 2.0), np.float32),
-                        (lambda data: generator.fill_poisson(data), np.int32)]:
+    for fill, dtype in [
+        (generator.fill_uniform, np.float16),
+        (generator.fill_uniform, np.complex64),
+        (generator.fill_normal, np.int32),
+        (generator.fill_normal, np.uint32),
+        (lambda data: generator.fill_log_normal(data, 0, 1), np.int32),
+        (lambda data: generator.fill_poisson(data, 2.0), np.float32),
+        (lambda data: generator.fill_poisson(data), np.int32),
+    ]:
         with pytest.raises(NotImplementedError):
             fill(gpuarray.to_gpu(np.zeros(4, dtype)))
     with pytest.raises(NotImplementedError):
@@ -281,6 +291,7 @@ def test_attributes(generator):
 
 # --- pseudo-random: reproducibility, offsets, skip-ahead ------------------------------------------------
 
+
 @needs_curand
 @pytest.mark.parametrize("cls", PSEUDO, ids=lambda cls: cls.__name__)
 def test_pseudo_reproducible_and_skips(cls):
@@ -293,21 +304,28 @@ def test_pseudo_reproducible_and_skips(cls):
 
     c = cls(fixed_seeds)
     c.call_skip_ahead_array(gpuarray.to_gpu((np.arange(n) % 5).astype(np.uint64)))
-    np.testing.assert_array_equal(c.gen_uniform((1, n), np.uint32).get()[0],
-                                  first[np.arange(n) % 5, np.arange(n)])
+    np.testing.assert_array_equal(c.gen_uniform((1, n), np.uint32).get()[0], first[np.arange(n) % 5, np.arange(n)])
 
     d = cls(fixed_seeds, offset=4)
     np.testing.assert_array_equal(d.gen_uniform((4, n), np.uint32).get(), first[4:8])
 
-    for make in (lambda g: g.gen_normal((3, n), np.float32), lambda g: g.gen_normal((3, n), np.float64),
-                 lambda g: g.gen_log_normal((3, n), np.float64, 1.0, 2.0),
-                 lambda g: g.gen_poisson((3, n), np.uint32, 30.0)):
+    for make in (
+        lambda g: g.gen_normal((3, n), np.float32),
+        lambda g: g.gen_normal((3, n), np.float64),
+        lambda g: g.gen_log_normal((3, n), np.float64, 1.0, 2.0),
+        lambda g: g.gen_poisson((3, n), np.uint32, 30.0),
+    ):
         np.testing.assert_array_equal(make(cls(fixed_seeds)).get(), make(cls(fixed_seeds)).get())
 
 
 @needs_curand
-@pytest.mark.parametrize("cls, skip", [(curandom.XORWOWRandomNumberGenerator, "call_skip_ahead_sequence"),
-                                       (curandom.MRG32k3aRandomNumberGenerator, "call_skip_ahead_subsequence")])
+@pytest.mark.parametrize(
+    "cls, skip",
+    [
+        (curandom.XORWOWRandomNumberGenerator, "call_skip_ahead_sequence"),
+        (curandom.MRG32k3aRandomNumberGenerator, "call_skip_ahead_subsequence"),
+    ],
+)
 def test_skipping_a_subsequence_is_the_next_generator(cls, skip):
     """Generator k starts on subsequence k of the seed: with one seed for all, skipping one
     subsequence makes generator k what generator k + 1 was."""
@@ -336,8 +354,7 @@ def test_default_seeds_follow_np_random_seed():
     np.random.seed(21)
     first = curandom.XORWOWRandomNumberGenerator().gen_uniform((1000,), np.uint32).get()
     np.random.seed(21)
-    np.testing.assert_array_equal(curandom.XORWOWRandomNumberGenerator().gen_uniform((1000,), np.uint32).get(),
-                                  first)
+    np.testing.assert_array_equal(curandom.XORWOWRandomNumberGenerator().gen_uniform((1000,), np.uint32).get(), first)
     with_uniform = curandom.XORWOWRandomNumberGenerator(curandom.seed_getter_uniform)
     with_unique = curandom.MRG32k3aRandomNumberGenerator(curandom.seed_getter_unique)
     assert with_uniform.gen_uniform((10,), np.float32).shape == with_unique.gen_uniform((10,), np.float32).shape
@@ -346,9 +363,11 @@ def test_default_seeds_follow_np_random_seed():
 @needs_curand
 @pytest.mark.parametrize("cls", PSEUDO, ids=lambda cls: cls.__name__)
 def test_bad_seeds(cls):
-    for seeds in (lambda n: gpuarray.to_gpu(np.zeros(n + 1, np.int32)),
-                  lambda n: gpuarray.to_gpu(np.zeros(n, np.int64)),
-                  lambda n: np.zeros(n, np.int32)):
+    for seeds in (
+        lambda n: gpuarray.to_gpu(np.zeros(n + 1, np.int32)),
+        lambda n: gpuarray.to_gpu(np.zeros(n, np.int64)),
+        lambda n: np.zeros(n, np.int32),
+    ):
         with pytest.raises(TypeError, match="seed"):
             cls(seeds)
 
@@ -358,18 +377,26 @@ def test_bad_seeds(cls):
 def test_bad_skip_arrays(cls):
     generator = cls(fixed_seeds) if cls in PSEUDO else cls()
     n = count(generator)
-    wrong = np.uint64 if cls in (curandom.Sobol32RandomNumberGenerator,
-                                 curandom.ScrambledSobol32RandomNumberGenerator) else np.uint32
-    for skips in (gpuarray.to_gpu(np.zeros(n, wrong)), gpuarray.to_gpu(np.zeros(n + 1, generator._skip_dtype)),
-                  np.zeros(n, generator._skip_dtype)):
+    wrong = (
+        np.uint64
+        if cls in (curandom.Sobol32RandomNumberGenerator, curandom.ScrambledSobol32RandomNumberGenerator)
+        else np.uint32
+    )
+    for skips in (
+        gpuarray.to_gpu(np.zeros(n, wrong)),
+        gpuarray.to_gpu(np.zeros(n + 1, generator._skip_dtype)),
+        np.zeros(n, generator._skip_dtype),
+    ):
         with pytest.raises(TypeError, match="one per generator"):
             generator.call_skip_ahead_array(skips)
 
 
 # --- Sobol: the sequence itself ----------------------------------------------------------------------
 
-SCRAMBLED = {curandom.ScrambledSobol32RandomNumberGenerator: curandom.generate_scramble_constants32,
-             curandom.ScrambledSobol64RandomNumberGenerator: curandom.generate_scramble_constants64}
+SCRAMBLED = {
+    curandom.ScrambledSobol32RandomNumberGenerator: curandom.generate_scramble_constants32,
+    curandom.ScrambledSobol64RandomNumberGenerator: curandom.generate_scramble_constants64,
+}
 
 
 def sobol_points(directions: np.ndarray, scramble: np.ndarray, first: np.ndarray | int, rows: int) -> np.ndarray:
@@ -377,7 +404,8 @@ def sobol_points(directions: np.ndarray, scramble: np.ndarray, first: np.ndarray
     constant XOR the direction vectors of the bits set in the point's Gray code."""
     bits = directions.shape[1]
     index = (np.asarray(first, np.uint64) + np.arange(rows, dtype=np.uint64)[:, None]) * np.ones(
-        (1, directions.shape[0]), np.uint64)
+        (1, directions.shape[0]), np.uint64
+    )
     gray = index ^ (index >> np.uint64(1))
     points = np.broadcast_to(scramble, gray.shape).copy()
     for bit in range(bits):
@@ -397,10 +425,12 @@ def test_sobol_is_the_sequence_and_skips(cls):
     generator.call_skip_ahead(3)  # every dimension, not only the first block's
     np.testing.assert_array_equal(generator.gen_uniform((2, n), raw).get(), sobol_points(directions, scramble, 9, 2))
     generator.call_skip_ahead_array(gpuarray.to_gpu((np.arange(n) % 5).astype(generator._skip_dtype)))
-    np.testing.assert_array_equal(generator.gen_uniform((1, n), raw).get(),
-                                  sobol_points(directions, scramble, 11 + np.arange(n) % 5, 1))
-    np.testing.assert_array_equal(cls(offset=5).gen_uniform((2, n), raw).get(),
-                                  sobol_points(directions, scramble, 5, 2))
+    np.testing.assert_array_equal(
+        generator.gen_uniform((1, n), raw).get(), sobol_points(directions, scramble, 11 + np.arange(n) % 5, 1)
+    )
+    np.testing.assert_array_equal(
+        cls(offset=5).gen_uniform((2, n), raw).get(), sobol_points(directions, scramble, 5, 2)
+    )
 
 
 @needs_curand
@@ -418,13 +448,18 @@ def test_sobol_bad_vectors(cls):
     n, bits = count(probe), probe.generator_bits
     dtype = np.uint64 if bits == 64 else np.uint32
     good = curandom.generate_direction_vectors(n, cls._directions)
-    for wrong in (gpuarray.to_gpu(np.zeros((n, bits), np.int32)), gpuarray.to_gpu(np.zeros((n - 1, bits), dtype)),
-                  np.zeros((n, bits), dtype)):
+    for wrong in (
+        gpuarray.to_gpu(np.zeros((n, bits), np.int32)),
+        gpuarray.to_gpu(np.zeros((n - 1, bits), dtype)),
+        np.zeros((n, bits), dtype),
+    ):
         with pytest.raises(TypeError, match="dir_vector"):
             cls(wrong)
     if cls in SCRAMBLED:
         for wrong in (gpuarray.to_gpu(np.zeros(n, np.float32)), gpuarray.to_gpu(np.zeros(n + 1, dtype))):
             with pytest.raises(TypeError, match="scramble_vector"):
                 cls(good, wrong)
-        np.testing.assert_array_equal(cls(good, gpuarray.to_gpu(np.zeros(n, dtype))).gen_uniform((3, n), dtype).get(),
-                                      sobol_points(good.get(), np.zeros(n, dtype), 0, 3))
+        np.testing.assert_array_equal(
+            cls(good, gpuarray.to_gpu(np.zeros(n, dtype))).gen_uniform((3, n), dtype).get(),
+            sobol_points(good.get(), np.zeros(n, dtype), 0, 3),
+        )

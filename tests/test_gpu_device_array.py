@@ -26,9 +26,25 @@ try:
 except ImportError:  # CPython wheels only; the GPU machine has it
     bfloat16 = None
 
-DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
-                                np.complex128)] + ([np.dtype(bfloat16)] if bfloat16 else [])
+DTYPES = [
+    np.dtype(d)
+    for d in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+] + ([np.dtype(bfloat16)] if bfloat16 else [])
 MiB = 1 << 20
 
 
@@ -72,8 +88,17 @@ def test_host_data_may_change_right_after_asarray():
     assert np.all(array.get() == 1)
 
 
-KEYS = [1, -1, (2, 3), slice(1, 4), slice(None, None, -2), (Ellipsis, 2), (None, 1, Ellipsis, None),
-        (slice(4, 0, -3), slice(1, None, 2)), (slice(3, 1), slice(None))]
+KEYS = [
+    1,
+    -1,
+    (2, 3),
+    slice(1, 4),
+    slice(None, None, -2),
+    (Ellipsis, 2),
+    (None, 1, Ellipsis, None),
+    (slice(4, 0, -3), slice(1, None, 2)),
+    (slice(3, 1), slice(None)),
+]
 
 
 def numpy_view(array: np.ndarray, key):
@@ -159,8 +184,13 @@ def test_no_device_memory_growth_over_10000_arrays():
 def test_operations_keep_the_callers_device():
     runtime = _cudart.runtime()
     array = asarray(values(np.float32))
-    for operation in (lambda: array.get(), lambda: array.copy(), lambda: zeros(3),
-                      lambda: repr(array), lambda: array.__dlpack__(stream=1)):
+    for operation in (
+        lambda: array.get(),
+        lambda: array.copy(),
+        lambda: zeros(3),
+        lambda: repr(array),
+        lambda: array.__dlpack__(stream=1),
+    ):
         operation()
         assert _cudart.get_device() == 0
     if _cudart.device_count() > 1:  # a caller on device 1 using device 0 stays on device 1

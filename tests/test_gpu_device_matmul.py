@@ -48,10 +48,13 @@ def test_torch_operands_give_a_device_array_without_copies(torch):
     torch.testing.assert_close(back, a @ b, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("shape_a, shape_b, repeat", [
-    ((301, 203), (203, 97), ["execute"]),  # read in place: its plan is kept, and run at once
-    ((1, 5, 33, 17), (6, 1, 17, 9), STAGES),           # a copy of each broadcast stack: not kept
-])
+@pytest.mark.parametrize(
+    "shape_a, shape_b, repeat",
+    [
+        ((301, 203), (203, 97), ["execute"]),  # read in place: its plan is kept, and run at once
+        ((1, 5, 33, 17), (6, 1, 17, 9), STAGES),  # a copy of each broadcast stack: not kept
+    ],
+)
 def test_a_torch_operands_route_enters_each_stage_once_in_order(torch, shape_a, shape_b, repeat):
     """Shapes no other test uses: the first product of a layout goes through every stage; a
     repeat of one read in place runs by the plan the first left."""
@@ -113,6 +116,7 @@ def test_cupy_operands_and_out(torch):
 def test_jax_and_numba_operands(torch):
     jnp = pytest.importorskip("jax.numpy")
     import jax
+
     gpu = [d for d in jax.devices() if d.platform == "gpu"]
     if not gpu:
         pytest.skip("JAX sees no GPU here")
@@ -146,6 +150,7 @@ def test_host_and_device_together_or_two_gpus_are_refused():
 
 def current_device() -> int:
     from pyctk._cuda import cudart as _cudart
+
     return _cudart.get_device()
 
 
@@ -227,8 +232,12 @@ def test_repeated_products_of_one_layout_run_by_their_plan_on_new_data():
     for round_ in range(3):
         a, b = rng.standard_normal((2, 40, 30)), rng.standard_normal((30, 20))
         da, db = pyctk.asarray(a), pyctk.asarray(b)
-        for x, y, expected in ((da, db, a @ b), (da[:, ::2], db[:, :10], a[:, ::2] @ b[:, :10]),
-                               (db.T, da[1].T, b.T @ a[1].T), (da[0, 0], db, a[0, 0] @ b)):
+        for x, y, expected in (
+            (da, db, a @ b),
+            (da[:, ::2], db[:, :10], a[:, ::2] @ b[:, :10]),
+            (db.T, da[1].T, b.T @ a[1].T),
+            (da[0, 0], db, a[0, 0] @ b),
+        ):
             repeated = repeat.run(x, y, None, ("same_kind", "auto", "highest"))
             assert (repeated is None) == (round_ == 0)  # a plan exists from the second round
             result = pyctk.matmul(x, y)
@@ -260,8 +269,7 @@ def test_repeated_products_of_torch_tensors_each_compute_their_own_data(torch):
         generator = torch.Generator(device="cuda").manual_seed(seed)
         a = torch.randn(3, 33, 17, device="cuda", generator=generator)
         b = torch.randn(17, 9, device="cuda", generator=generator).t().contiguous().t()
-        torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b,
-                                   rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b, rtol=1e-5, atol=1e-4)
     # made by the first call, kept under the operands' layouts and under torch's own key,
     # by which the others found it
     assert len(repeat._device) == 2
@@ -276,8 +284,8 @@ def test_a_plan_kept_by_torchs_key_runs_only_tensors_of_its_layout(torch):
     repeat._device.clear()
     a, b = torch.randn(40, 30, device="cuda"), torch.randn(30, 20, device="cuda")
     torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(a, b)), a @ b, rtol=1e-5, atol=1e-4)
-    shifted = torch.randn(41, 30, device="cuda")[1:]                 # same layout, another address
-    transposed = torch.randn(30, 40, device="cuda").t()              # same shape, other strides
+    shifted = torch.randn(41, 30, device="cuda")[1:]  # same layout, another address
+    transposed = torch.randn(30, 40, device="cuda").t()  # same shape, other strides
     doubled = a.double()
     for x, y in ((shifted, b), (transposed, b), (doubled, b.double()), (a, b)):
         torch.testing.assert_close(torch.from_dlpack(pyctk.matmul(x, y)), x @ y, rtol=1e-5, atol=1e-4)
@@ -314,8 +322,10 @@ def test_auto_takes_the_tiled_backend_for_complex64_at_tf32_from_1024_cubed():
         pytest.skip("the table measures complex64 at TF32 on sm_90 images only")
     rng = np.random.default_rng(11)
     for n, tiled in ((1024, True), (256, False)):
-        a, b = (pyctk.asarray((rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
-                              .astype(np.complex64)) for _ in range(2))
+        a, b = (
+            pyctk.asarray((rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))).astype(np.complex64))
+            for _ in range(2)
+        )
         auto = pyctk.matmul(a, b, precision="tf32").get()
         chosen = pyctk.matmul(a, b, precision="tf32", backend="tiled" if tiled else "cublas").get()
         np.testing.assert_array_equal(auto, chosen)
@@ -328,15 +338,20 @@ def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above
     rng = np.random.default_rng(9)
     measured = pyctk.info()["devices"][0]["kernel_image"]["arch"] == 90
     differ = 0
-    for m, n, k, batch, tiny in ((16, 16, 16, (), True), (32, 7, 32, (), True),
-                                 (33, 32, 32, (), True), (16, 16, 16, (9,), True),
-                                 (64, 64, 64, (), True), (65, 64, 64, (), False),
-                                 (16, 16, 16, (2,), True), (16, 16, 16, (65,), False),
-                                 (128, 128, 128, (), False)):
+    for m, n, k, batch, tiny in (
+        (16, 16, 16, (), True),
+        (32, 7, 32, (), True),
+        (33, 32, 32, (), True),
+        (16, 16, 16, (9,), True),
+        (64, 64, 64, (), True),
+        (65, 64, 64, (), False),
+        (16, 16, 16, (2,), True),
+        (16, 16, 16, (65,), False),
+        (128, 128, 128, (), False),
+    ):
         a = pyctk.asarray(rng.standard_normal((*batch, m, k)).astype(np.float32))
         b = pyctk.asarray(rng.standard_normal((k, n)).astype(np.float32))
-        auto, tiled, cublas = (pyctk.matmul(a, b, backend=name).get()
-                               for name in ("auto", "tiled", "cublas"))
+        auto, tiled, cublas = (pyctk.matmul(a, b, backend=name).get() for name in ("auto", "tiled", "cublas"))
         np.testing.assert_array_equal(auto, tiled if tiny and measured else cublas)
         differ += not np.array_equal(tiled, cublas)
     assert differ, "tiled and cuBLAS agreed bit for bit everywhere: the test shows nothing"
@@ -346,7 +361,7 @@ def test_auto_takes_the_tiled_kernels_for_tiny_float32_products_and_cublas_above
 # streams destroy their CUDA stream when collected, and freeing memory on a destroyed stream
 # crashes the process, so a result keeps its stream's object alive. In a child process: a
 # crash must fail this test, not end the run.
-STREAM_GOES_FIRST = textwrap.dedent(r'''
+STREAM_GOES_FIRST = textwrap.dedent(r"""
     import gc
     import numpy as np
     import cupy
@@ -364,10 +379,9 @@ STREAM_GOES_FIRST = textwrap.dedent(r'''
         del first, again, spare, a
         gc.collect()
     print("freed")
-''')
+""")
 
 
 def test_a_result_outlives_its_stream_object():
-    run = subprocess.run([sys.executable, "-c", STREAM_GOES_FIRST], capture_output=True,
-                         text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", STREAM_GOES_FIRST], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.split() == ["freed"], run.stdout + run.stderr

@@ -74,6 +74,7 @@ def capture_stream() -> cuda.Stream:
 # ---------------------------------------------------------------------------
 # Allocations and address ranges.
 
+
 def test_mem_alloc_pitch_against_the_driver_and_a_2d_kernel(module):
     width, height = 100, 37  # float32 columns, rows
     a_gpu, pitch = cuda.mem_alloc_pitch(width * 4, height, 4)
@@ -85,8 +86,14 @@ def test_mem_alloc_pitch_against_the_driver_and_a_2d_kernel(module):
     assert base == int(a_gpu) and size >= pitch * height
 
     cuda.memset_d8(a_gpu, 0, pitch * height)
-    module.get_function("fill_pitched")(a_gpu, np.uint64(pitch), np.int32(width), np.int32(height),
-                                        block=(32, 8, 1), grid=((width + 31) // 32, (height + 7) // 8))
+    module.get_function("fill_pitched")(
+        a_gpu,
+        np.uint64(pitch),
+        np.int32(width),
+        np.int32(height),
+        block=(32, 8, 1),
+        grid=((width + 31) // 32, (height + 7) // 8),
+    )
     rows = np.empty((height, pitch // 4), np.float32)
     cuda.memcpy_dtoh(rows, a_gpu)
     assert np.array_equal(rows[:, :width], np.arange(height)[:, None] * 1000.0 + np.arange(width))
@@ -142,6 +149,7 @@ def test_as_buffer_reads_and_writes_managed_memory():
 # ---------------------------------------------------------------------------
 # PointerHolderBase: other libraries' memory as PyCUDA programs wrap it.
 
+
 class Held(cuda.PointerHolderBase):
     def __init__(self, owner, address: int) -> None:
         super().__init__()
@@ -189,6 +197,7 @@ def test_pointer_holder_in_copies_and_kernels(make, module):
 
 # ---------------------------------------------------------------------------
 # Copies between devices.
+
 
 def test_memcpy_peer_on_one_device():
     a = np.arange(256, dtype=np.int32)
@@ -254,9 +263,14 @@ def test_ipc_memory_and_event_across_processes(tmp_path):
     memory_handle, event_handle = cuda.mem_get_ipc_handle(shared), done.ipc_handle()
     for handle in (memory_handle, event_handle):
         assert type(handle) is bytearray and len(handle) == 64
-    child = subprocess.run([sys.executable, "-c", CHILD, bytes(memory_handle).hex(),
-                            bytes(event_handle).hex(), str(a.size)],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, bytes(memory_handle).hex(), bytes(event_handle).hex(), str(a.size)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
     assert child.returncode == 0, child.stderr
     assert f"sum {a.sum()}" in child.stdout
     assert "closed: this IPCMemoryHandle was closed" in child.stdout
@@ -276,6 +290,7 @@ def test_pool_memory_cannot_be_shared_and_the_error_says_what_can():
 
 # ---------------------------------------------------------------------------
 # Graphs.
+
 
 def test_captured_graph_of_two_launches_and_a_copy_replays(plus, times, tmp_path):
     n = 256
@@ -310,8 +325,9 @@ def test_graph_built_with_dependencies(plus, times):
     graph = cuda.Graph()
     first = graph.add_kernel_node(a, np.int32(n), np.float32(1), func=plus, block=(64, 1, 1))
     second = graph.add_kernel_node(a, b, np.int32(n), func=times, block=(64, 1, 1), dependencies=[first])
-    third = graph.add_kernel_node(a, np.int32(n), np.float32(3), func=plus, block=(32, 1, 1), grid=(2,),
-                                  dependencies=[second])
+    third = graph.add_kernel_node(
+        a, np.int32(n), np.float32(3), func=plus, block=(32, 1, 1), grid=(2,), dependencies=[second]
+    )
     assert len({first, second, third}) == 3
     instance = graph.instantiate()
     instance.launch()
@@ -351,13 +367,15 @@ def test_kernel_node_set_params(plus):
     node = graph.add_kernel_node(a, np.int32(n), np.float32(1), func=plus, block=(64, 1, 1))
     instance = graph.instantiate()
     for value in (1, 2, 3):
-        instance.kernel_node_set_params(a, np.int32(n), np.float32(value), kernel_node=node, func=plus,
-                                        block=(64, 1, 1))
+        instance.kernel_node_set_params(
+            a, np.int32(n), np.float32(value), kernel_node=node, func=plus, block=(64, 1, 1)
+        )
         instance.launch()
     cuda.Context.synchronize()
     assert np.array_equal(floats(a, n), np.full(n, 6))
-    instance.kernel_node_set_params(other, np.int32(n), np.float32(5), kernel_node=node, func=plus,
-                                    block=(32, 1, 1), grid=(2, 1))
+    instance.kernel_node_set_params(
+        other, np.int32(n), np.float32(5), kernel_node=node, func=plus, block=(32, 1, 1), grid=(2, 1)
+    )
     instance.launch()
     cuda.Context.synchronize()
     assert np.array_equal(floats(a, n), np.full(n, 6)) and np.array_equal(floats(other, n), np.full(n, 5))
@@ -375,8 +393,9 @@ def test_kernel_node_added_to_a_capture(plus):
     stream.begin_capture()
     status, _, capturing, dependencies = stream.get_capture_info_v2()
     assert status == cuda.capture_status.ACTIVE and dependencies == []
-    node = capturing.add_kernel_node(a, np.int32(n), np.float32(3), func=plus, block=(16, 1, 1),
-                                     dependencies=dependencies)
+    node = capturing.add_kernel_node(
+        a, np.int32(n), np.float32(3), func=plus, block=(16, 1, 1), dependencies=dependencies
+    )
     stream.update_capture_dependencies([node], cuda.update_capture_dependencies_flags.SET_CAPTURE_DEPENDENCIES)
     assert stream.get_capture_info_v2()[3] == [node]
     cuda.memcpy_dtod_async(b, a, n * 4, stream)  # captured after the node
@@ -385,8 +404,9 @@ def test_kernel_node_added_to_a_capture(plus):
     instance = graph.instantiate()
     total = 0
     for value in range(4):
-        instance.kernel_node_set_params(a, np.int32(n), np.float32(value), kernel_node=node, func=plus,
-                                        block=(16, 1, 1))
+        instance.kernel_node_set_params(
+            a, np.int32(n), np.float32(value), kernel_node=node, func=plus, block=(16, 1, 1)
+        )
         instance.launch(stream)
         total += value
         stream.synchronize()

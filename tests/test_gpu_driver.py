@@ -42,8 +42,9 @@ def add():
 
 
 def run_python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=300
+    )
 
 
 def test_compiled_for_this_gpu_as_sass():
@@ -88,10 +89,11 @@ def test_device_arrays_and_addresses(add):
 def test_other_libraries_arrays():
     cupy = pytest.importorskip("cupy")
     torch = pytest.importorskip("torch")
-    module = SourceModule("__global__ void twice(float *x, int n) "
-                          "{ int i = threadIdx.x; if (i < n) x[i] *= 2; }", cache_dir=False)
+    module = SourceModule(
+        "__global__ void twice(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }", cache_dir=False
+    )
     twice = module.get_function("twice")
-    c = cupy.arange(8, dtype=cupy.float32)       # __cuda_array_interface__
+    c = cupy.arange(8, dtype=cupy.float32)  # __cuda_array_interface__
     t = torch.arange(8, dtype=torch.float32, device="cuda")
 
     class DLPackOnly:  # only DLPack: no interface, not a torch tensor
@@ -128,22 +130,37 @@ def test_numpy_scalars_by_value_with_their_exact_type():
     scalars = SourceModule(SCALARS, cache_dir=False).get_function("scalars")
     pair = np.array((17, 2.25), np.dtype([("a", np.int32), ("b", np.float64)], align=True))[()]
     out = np.zeros(13)
-    scalars(cuda.Out(out), np.int8(-3), np.int16(-300), np.int32(-70000), np.int64(-2 ** 40),
-            np.uint32(4_000_000_000), np.float32(1.5), np.float64(1e-300), np.float16(0.5),
-            np.complex64(3 - 4j), pair, np.bool_(True), block=(1, 1, 1))
-    assert list(out) == [-3, -300, -70000, -2 ** 40, 4e9, 1.5, 1e-300, 0.5, 3, -4, 17, 2.25, 1]
+    scalars(
+        cuda.Out(out),
+        np.int8(-3),
+        np.int16(-300),
+        np.int32(-70000),
+        np.int64(-(2**40)),
+        np.uint32(4_000_000_000),
+        np.float32(1.5),
+        np.float64(1e-300),
+        np.float16(0.5),
+        np.complex64(3 - 4j),
+        pair,
+        np.bool_(True),
+        block=(1, 1, 1),
+    )
+    assert list(out) == [-3, -300, -70000, -(2**40), 4e9, 1.5, 1e-300, 0.5, 3, -4, 17, 2.25, 1]
 
 
-@pytest.mark.parametrize("arguments, match", [
-    ((np.int32(1),), "takes 4 arguments"),
-    ((None, None, None, np.int32(1), np.int32(1)), "takes 4 arguments"),
-    ((np.zeros(4, np.int32), np.uintp(0), np.uintp(0), np.int32(4)), "NumPy array in host memory.*cuda.In"),
-    ((np.uintp(0), np.uintp(0), np.uintp(0), 4), "Python int.*numpy.int32"),
-    ((np.uintp(0), np.uintp(0), np.uintp(0), np.int64(4)), "argument 3 is a 32-bit integer.*numpy.int64"),
-    ((np.uintp(0), np.uintp(0), np.uintp(0), np.float32(4)), "argument 3 is a 32-bit integer"),
-    ((np.uint32(0), np.uintp(0), np.uintp(0), np.int32(4)), "argument 0 is a pointer or 64-bit.*numpy.uint32"),
-    ((np.uintp(0), np.uintp(0), "z", np.int32(4)), "cannot pass str"),
-])
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        ((np.int32(1),), "takes 4 arguments"),
+        ((None, None, None, np.int32(1), np.int32(1)), "takes 4 arguments"),
+        ((np.zeros(4, np.int32), np.uintp(0), np.uintp(0), np.int32(4)), "NumPy array in host memory.*cuda.In"),
+        ((np.uintp(0), np.uintp(0), np.uintp(0), 4), "Python int.*numpy.int32"),
+        ((np.uintp(0), np.uintp(0), np.uintp(0), np.int64(4)), "argument 3 is a 32-bit integer.*numpy.int64"),
+        ((np.uintp(0), np.uintp(0), np.uintp(0), np.float32(4)), "argument 3 is a 32-bit integer"),
+        ((np.uint32(0), np.uintp(0), np.uintp(0), np.int32(4)), "argument 0 is a pointer or 64-bit.*numpy.uint32"),
+        ((np.uintp(0), np.uintp(0), "z", np.int32(4)), "cannot pass str"),
+    ],
+)
 def test_argument_errors_before_the_launch(add, arguments, match):
     with pytest.raises(TypeError, match=match):
         add(*arguments, block=(32, 1, 1))
@@ -183,8 +200,9 @@ def test_streams_events_and_timing(add):
     assert stream.is_done() and end.query()
     assert np.array_equal(z, 2 * x)
     assert end.time_since(start) > 0 and start.time_till(end) == end.time_since(start)
-    seconds = add(x_gpu, x_gpu, z_gpu, np.int32(n), block=(256, 1, 1), grid=(n // 256, 1),
-                  stream=stream, time_kernel=True)
+    seconds = add(
+        x_gpu, x_gpu, z_gpu, np.int32(n), block=(256, 1, 1), grid=(n // 256, 1), stream=stream, time_kernel=True
+    )
     assert 0 < seconds < 1
     other = cuda.Stream(cuda.stream_flags.NON_BLOCKING)
     event = cuda.Event(cuda.event_flags.DISABLE_TIMING).record(stream)
@@ -209,7 +227,8 @@ def test_prepared_calls(add):
     cuda.memset_d32(z_gpu, 0, n)
     stream = cuda.Stream()
     add.prepare([np.intp, np.intp, np.intp, np.int32]).prepared_async_call(
-        ((n + 255) // 256, 1), (256, 1, 1), stream, int(x_gpu), int(y_gpu), z_gpu, n)
+        ((n + 255) // 256, 1), (256, 1, 1), stream, int(x_gpu), int(y_gpu), z_gpu, n
+    )
     stream.synchronize()
     np.testing.assert_array_equal(cuda.from_device(z_gpu, (n,), np.int32), x + y)
     seconds = add.prepare("PPPi").prepared_timed_call((4, 1), (256, 1, 1), x_gpu, y_gpu, z_gpu, n)()
@@ -239,11 +258,16 @@ def test_tools_default_context_and_memoize(monkeypatch):
 
 
 def test_templates_through_name_expressions():
-    module = SourceModule("""
+    module = SourceModule(
+        """
     template <typename T> __global__ void scale(T *x, T factor, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) x[i] *= factor;
-    }""", no_extern_c=True, name_expressions=["scale<float>", "scale<double>"], cache_dir=False)
+    }""",
+        no_extern_c=True,
+        name_expressions=["scale<float>", "scale<double>"],
+        cache_dir=False,
+    )
     for dtype in (np.float32, np.float64):
         name = f"scale<{'float' if dtype is np.float32 else 'double'}>"
         x = np.arange(10, dtype=dtype)
@@ -256,7 +280,8 @@ def test_templates_through_name_expressions():
 
 
 def test_globals_attributes_and_headers():
-    module = SourceModule("""
+    module = SourceModule(
+        """
     #include <cuda_bf16.h>
     #include <cuda/std/complex>
     __constant__ float weights[4];
@@ -265,7 +290,9 @@ def test_globals_attributes_and_headers():
         cuda::std::complex<float> c(weights[threadIdx.x], 0);
         out[threadIdx.x] = cuda::std::abs(c) + __bfloat162float(__float2bfloat16(1.0f));
         atomicAdd(&counter, 1);
-    }""", cache_dir=False)
+    }""",
+        cache_dir=False,
+    )
     weights, size = module.get_global("weights")
     assert size == 16
     cuda.memcpy_htod(weights, np.array([1, -2, 3, -4], np.float32))
@@ -313,11 +340,14 @@ def test_devices_and_contexts():
         cuda.Device(cuda.Device.count())
 
 
-@pytest.mark.parametrize("launch, match", [
-    (dict(block=(2048, 1, 1)), "block=\\(2048, 1, 1\\).*CUDA_ERROR_INVALID_VALUE"),
-    (dict(block=(1, 1, 1), grid=(1, 1 << 20)), "CUDA_ERROR_INVALID_VALUE"),
-    (dict(block=(1, 1, 1), shared=1 << 30), "shared=1073741824.*CUDA_ERROR_"),
-])
+@pytest.mark.parametrize(
+    "launch, match",
+    [
+        (dict(block=(2048, 1, 1)), "block=\\(2048, 1, 1\\).*CUDA_ERROR_INVALID_VALUE"),
+        (dict(block=(1, 1, 1), grid=(1, 1 << 20)), "CUDA_ERROR_INVALID_VALUE"),
+        (dict(block=(1, 1, 1), shared=1 << 30), "shared=1073741824.*CUDA_ERROR_"),
+    ],
+)
 def test_bad_launches_name_the_cuda_error_and_leave_the_gpu_usable(add, launch, match):
     with pytest.raises(cuda.Error, match=match) as info:
         add(np.uintp(0), np.uintp(0), np.uintp(0), np.int32(0), **launch)
@@ -375,12 +405,14 @@ print(z.tolist() == (2 * x).tolist(), "libnvrtc" in maps,
 
 
 def test_kernel_from_the_cache_in_a_fresh_process_without_nvrtc(tmp_path):
-    compiled = subprocess.run([sys.executable, "-c", CACHED, ADD, str(tmp_path)], capture_output=True,
-                              text=True, cwd=tmp_path, timeout=300)
+    compiled = subprocess.run(
+        [sys.executable, "-c", CACHED, ADD, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
     assert compiled.returncode == 0, compiled.stderr
     assert "True True" in compiled.stdout  # the first process compiled: NVRTC was loaded
-    loaded = subprocess.run([sys.executable, "-c", CACHED, ADD, str(tmp_path)], capture_output=True,
-                            text=True, cwd=tmp_path, timeout=300)
+    loaded = subprocess.run(
+        [sys.executable, "-c", CACHED, ADD, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
     assert loaded.returncode == 0, loaded.stderr
     result = loaded.stdout.split(maxsplit=2)
     assert result[:2] == ["True", "False"]  # right answer; NVRTC never mapped into the process
@@ -388,16 +420,25 @@ def test_kernel_from_the_cache_in_a_fresh_process_without_nvrtc(tmp_path):
 
 
 def test_autoinit(tmp_path):
-    done = run_python("import pyctk.autoinit as a; a.context.synchronize(); "
-                      "print(a.device.name(), a.device == a.context.get_device())", tmp_path)
+    done = run_python(
+        "import pyctk.autoinit as a; a.context.synchronize(); "
+        "print(a.device.name(), a.device == a.context.get_device())",
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("True")
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py")))
 def test_example_runs_and_checks_its_output(example, tmp_path):
-    done = subprocess.run([sys.executable, str(EXAMPLES / example)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=300, env={**os.environ, "PYCTK_CACHE_DIR": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / example)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env={**os.environ, "PYCTK_CACHE_DIR": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("OK"), done.stdout
 

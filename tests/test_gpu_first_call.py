@@ -17,7 +17,7 @@ from pyctk._cuda import cudart as _cudart
 
 pytestmark = pytest.mark.gpu
 
-FIRST_PRODUCT = textwrap.dedent(r'''
+FIRST_PRODUCT = textwrap.dedent(r"""
     import json, sys
     import numpy as np
     import pyctk
@@ -37,12 +37,13 @@ FIRST_PRODUCT = textwrap.dedent(r'''
     seen.update(error=float(np.abs(c - a @ b).max()), current=_cudart.get_device(),
                 started=_fork.cuda_started())
     print(json.dumps(seen))
-''')
+""")
 
 
 def first_product(device: int, backend: str) -> dict:
-    run = subprocess.run([sys.executable, "-c", FIRST_PRODUCT, str(device), backend],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", FIRST_PRODUCT, str(device), backend], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1])
 

@@ -21,8 +21,24 @@ from pyctk.tools import DeviceMemoryPool
 
 pytestmark = pytest.mark.gpu
 
-DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                np.int64, np.uint64, np.float32, np.float64, np.complex64, np.complex128)]
+DTYPES = [
+    np.dtype(d)
+    for d in (
+        np.bool_,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.uint32,
+        np.int64,
+        np.uint64,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+]
 
 
 def values(dtype, shape=(5, 6)):
@@ -49,8 +65,17 @@ def test_strided_views_read_and_write_as_numpy(data):
     shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=6))
     host = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
     a = gpuarray.to_gpu(host)
-    index = tuple(data.draw(st.builds(slice, st.none() | st.integers(-7, 7), st.none() | st.integers(-7, 7),
-                                      st.none() | st.integers(-3, 3).filter(bool))) for _ in shape)
+    index = tuple(
+        data.draw(
+            st.builds(
+                slice,
+                st.none() | st.integers(-7, 7),
+                st.none() | st.integers(-7, 7),
+                st.none() | st.integers(-3, 3).filter(bool),
+            )
+        )
+        for _ in shape
+    )
     np.testing.assert_array_equal(a[index].get(), host[index])
     axes = data.draw(st.permutations(range(len(shape))))
     np.testing.assert_array_equal(a[index].transpose(axes).get(), host[index].transpose(axes))
@@ -148,10 +173,19 @@ def test_like_functions_keep_shape_dtype_and_order():
     assert gpuarray.empty_like(a, np.float64, order="C").strides == (48, 8)
 
 
-@pytest.mark.parametrize("args, kwargs", [
-    ((5,), {}), ((2, 9), {}), ((2, 9, 3), {}), ((0, 1, 0.1), {}), ((1, -3, -0.5), {}),
-    ((10,), {"dtype": np.float32}), ((3, 11, 2, np.dtype(np.int16)), {}), ((), {"start": 1, "stop": 4}),
-])
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((5,), {}),
+        ((2, 9), {}),
+        ((2, 9, 3), {}),
+        ((0, 1, 0.1), {}),
+        ((1, -3, -0.5), {}),
+        ((10,), {"dtype": np.float32}),
+        ((3, 11, 2, np.dtype(np.int16)), {}),
+        ((), {"start": 1, "stop": 4}),
+    ],
+)
 def test_arange_is_numpys(args, kwargs):
     expected = np.arange(*args, **kwargs)
     result = gpuarray.arange(*args, **kwargs)
@@ -171,10 +205,12 @@ def test_concatenate_stack_and_gathers():
         gpuarray.concatenate([gpuarray.to_gpu(x), gpuarray.to_gpu(y)], axis=1)
     source = np.arange(10.0)
     indices = np.array([3, 0, 9, 3], np.int32)
-    np.testing.assert_array_equal(gpuarray.take(gpuarray.to_gpu(source), gpuarray.to_gpu(indices)).get(),
-                                  source[indices])
-    put = gpuarray.multi_put([gpuarray.to_gpu(np.array([1.0, 2.0]))], gpuarray.to_gpu(np.array([4, 1])),
-                             dest_shape=(6,))[0]
+    np.testing.assert_array_equal(
+        gpuarray.take(gpuarray.to_gpu(source), gpuarray.to_gpu(indices)).get(), source[indices]
+    )
+    put = gpuarray.multi_put(
+        [gpuarray.to_gpu(np.array([1.0, 2.0]))], gpuarray.to_gpu(np.array([4, 1])), dest_shape=(6,)
+    )[0]
     np.testing.assert_array_equal(put.get(), [0, 2, 0, 0, 1, 0])
 
 
@@ -197,6 +233,7 @@ def test_repr_bool_and_empty_arrays():
 
 
 # --- other libraries ---------------------------------------------------------------------------
+
 
 def test_device_array_both_ways():
     a = gpuarray.to_gpu(values(np.float32))
@@ -241,13 +278,17 @@ def test_cupy_both_ways():
 
 # --- ElementwiseKernel -------------------------------------------------------------------------
 
+
 def test_elementwise_kernel_as_pycudas_documentation():
     x, y = np.random.rand(1000).astype(np.float32), np.random.rand(1000).astype(np.float32)
     x_gpu, y_gpu = gpuarray.to_gpu(x), gpuarray.to_gpu(y)
     z_gpu = gpuarray.empty_like(x_gpu)
-    lin_comb = ElementwiseKernel("float a, float *x, float b, float *y, float *z",
-                                 "z[i] = my_f(a*x[i], b*y[i])", "linear_combination",
-                                 preamble="__device__ float my_f(float x, float y) { return sin(x*y); }")
+    lin_comb = ElementwiseKernel(
+        "float a, float *x, float b, float *y, float *z",
+        "z[i] = my_f(a*x[i], b*y[i])",
+        "linear_combination",
+        preamble="__device__ float my_f(float x, float y) { return sin(x*y); }",
+    )
     lin_comb(5, x_gpu, 6, y_gpu, z_gpu)
     np.testing.assert_allclose(z_gpu.get(), np.sin(5 * x * 6 * y), rtol=1e-4, atol=1e-5)
 
@@ -285,9 +326,9 @@ def test_elementwise_kernel_on_arrays_apart_in_place_and_overlapping_views():
     np.testing.assert_allclose(x_gpu.get(), x * y + x, rtol=1e-6)
     both = gpuarray.to_gpu(np.arange(2 * n, dtype=np.float32))
     # overlapping views, of which only the halves apart are read and written
-    multiply_add(both[:n], y_gpu, both[n // 2:n // 2 + n], range=slice(0, n // 2, 1))
+    multiply_add(both[:n], y_gpu, both[n // 2 : n // 2 + n], range=slice(0, n // 2, 1))
     expected = np.arange(2 * n, dtype=np.float32)
-    expected[n // 2:2 * (n // 2)] += expected[:n // 2] * y[:n // 2]
+    expected[n // 2 : 2 * (n // 2)] += expected[: n // 2] * y[: n // 2]
     np.testing.assert_allclose(both.get(), expected, rtol=1e-6)
     assert set(multiply_add._kernels) == {(False, True), (False, False), (True, False)}
 
@@ -302,7 +343,8 @@ def test_elementwise_more_than_four_billion_elements_in_range_form():
     # A range past 2^32 exercises the 64-bit loop without allocating that much.
     a = gpuarray.zeros(4, np.int64)
     ElementwiseKernel("long *a", "if (i >= 4294967296L) atomicAdd((unsigned long long *) a, 1ULL)")(
-        a, range=slice(4294967296 - 2, 4294967296 + 3, 1))
+        a, range=slice(4294967296 - 2, 4294967296 + 3, 1)
+    )
     assert a.get()[0] == 3
 
 

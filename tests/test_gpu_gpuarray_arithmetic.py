@@ -26,8 +26,20 @@ from pyctk._pycuda.gpuarrays import arithmetic, cumath
 
 pytestmark = pytest.mark.gpu
 
-SCALARS = [True, 3, -2, 2.5, 1.5j, np.int8(3), np.uint16(2), np.int64(-3), np.float32(0.75),
-           np.float64(-1.25), np.complex64(1 - 2j), np.array(2.0)]
+SCALARS = [
+    True,
+    3,
+    -2,
+    2.5,
+    1.5j,
+    np.int8(3),
+    np.uint16(2),
+    np.int64(-3),
+    np.float32(0.75),
+    np.float64(-1.25),
+    np.complex64(1 - 2j),
+    np.array(2.0),
+]
 
 
 def sample(dtype: np.dtype, shape, seed: int = 0, nonnegative: bool = False) -> np.ndarray:
@@ -90,6 +102,7 @@ def laid_out(layout, shape, dtype, seed, nonnegative=False):
 
 # --- operators --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("op", list(OPERATORS))
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_operator_of_arrays_and_scalars(op, dtype):
@@ -109,13 +122,18 @@ def test_operator_of_arrays_and_scalars(op, dtype):
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), op=st.sampled_from(list(OPERATORS)),
-       dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=5))
+@given(
+    data=st.data(),
+    op=st.sampled_from(list(OPERATORS)),
+    dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=5),
+)
 def test_operators_broadcast_any_layouts_as_numpy(data, op, dtypes, shapes):
     drawn = [data.draw(layouts(len(shape))) for shape in shapes.input_shapes]  # (all first)
-    (a, x), (b, y) = [laid_out(layout, shape, dtype, k, nonnegative=op == "**") for k, (layout, shape, dtype)
-                      in enumerate(zip(drawn, shapes.input_shapes, dtypes))]
+    (a, x), (b, y) = [
+        laid_out(layout, shape, dtype, k, nonnegative=op == "**")
+        for k, (layout, shape, dtype) in enumerate(zip(drawn, shapes.input_shapes, dtypes))
+    ]
     want = numpy_result(OPERATORS[op], a, b)
     if isinstance(want, type):
         with pytest.raises(want):
@@ -125,13 +143,18 @@ def test_operators_broadcast_any_layouts_as_numpy(data, op, dtypes, shapes):
 
 
 @settings(max_examples=40, deadline=None)
-@given(data=st.data(), op=st.sampled_from(list(IN_PLACE)),
-       dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=5))
+@given(
+    data=st.data(),
+    op=st.sampled_from(list(IN_PLACE)),
+    dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=5),
+)
 def test_in_place_operators_as_numpy(data, op, dtypes, shapes):
     drawn = [data.draw(layouts(len(shape))) for shape in shapes.input_shapes]  # (all first)
-    (a, x), (b, y) = [laid_out(layout, shape, dtype, k, nonnegative=op == "**") for k, (layout, shape, dtype)
-                      in enumerate(zip(drawn, shapes.input_shapes, dtypes))]
+    (a, x), (b, y) = [
+        laid_out(layout, shape, dtype, k, nonnegative=op == "**")
+        for k, (layout, shape, dtype) in enumerate(zip(drawn, shapes.input_shapes, dtypes))
+    ]
     want = numpy_result(IN_PLACE[op], a.copy(), b)
     if isinstance(want, type):
         with pytest.raises(want):
@@ -173,9 +196,13 @@ def test_operations_on_layouts_met_before_are_launched_as_kept_and_stay_numpys(m
     x, y = sample(np.dtype(np.float32), (6, 8), 1), sample(np.dtype(np.float32), (6, 8), 2)
     small = sample(np.dtype(np.int8), (6, 8), 3)
     a, b, s = gpuarray.to_gpu(x), gpuarray.to_gpu(y), gpuarray.to_gpu(small)
-    first = {"a + b": (lambda: a + b, x + y), "a * 2.0": (lambda: a * 2.0, x * 2.0),
-             "2 - a": (lambda: 2 - a, 2 - x), "s + 100": (lambda: s + 100, small + 100),
-             "s < 100": (lambda: s < 100, small < 100)}
+    first = {
+        "a + b": (lambda: a + b, x + y),
+        "a * 2.0": (lambda: a * 2.0, x * 2.0),
+        "2 - a": (lambda: 2 - a, 2 - x),
+        "s + 100": (lambda: s + 100, small + 100),
+        "s < 100": (lambda: s < 100, small < 100),
+    }
     for compute, want in first.values():
         assert_numpys(compute(), want)
     kept = dict(arithmetic._kept)
@@ -183,15 +210,19 @@ def test_operations_on_layouts_met_before_are_launched_as_kept_and_stay_numpys(m
 
     def planned(*args):
         raise AssertionError("planned and launched again: the kept launch did not run")
+
     monkeypatch.setattr(arithmetic, "_launch", planned)
     for compute, want in first.values():
         assert_numpys(compute(), want)
     monkeypatch.undo()
 
     f = gpuarray.to_gpu(np.asfortranarray(y))
-    others = [(lambda: a[:, ::2] + b[:, ::2], x[:, ::2] + y[:, ::2]), (lambda: a + f, x + y),
-              (lambda: a.astype(np.float64) + b, x.astype(np.float64) + y),
-              (lambda: s < 1000, small < 1000)]
+    others = [
+        (lambda: a[:, ::2] + b[:, ::2], x[:, ::2] + y[:, ::2]),
+        (lambda: a + f, x + y),
+        (lambda: a.astype(np.float64) + b, x.astype(np.float64) + y),
+        (lambda: s < 1000, small < 1000),
+    ]
     for compute, want in others:
         assert_numpys(compute(), want)
     with pytest.raises(OverflowError):
@@ -226,8 +257,16 @@ def test_floor_division_and_remainder_of_special_floats(dtype):
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64], ids=str)
 def test_integer_division_remainder_and_powers_are_numpys(dtype):
     info = np.iinfo(dtype)
-    values = np.unique(np.array([v for v in (info.min, info.min + 1, -7, -1, 0, 1, 3, 7, info.max - 1, info.max)
-                                 if info.min <= v <= info.max], dtype))
+    values = np.unique(
+        np.array(
+            [
+                v
+                for v in (info.min, info.min + 1, -7, -1, 0, 1, 3, 7, info.max - 1, info.max)
+                if info.min <= v <= info.max
+            ],
+            dtype,
+        )
+    )
     a, b = np.meshgrid(values, values)
     x, y = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
     with np.errstate(all="ignore"):
@@ -236,23 +275,23 @@ def test_integer_division_remainder_and_powers_are_numpys(dtype):
     exponents = np.arange(0, 64, 7).astype(dtype)
     bases = np.array([3, 2, 1, 0] + ([-1, -3] if info.min else []), dtype)
     p, q = np.meshgrid(bases, exponents)
-    np.testing.assert_array_equal((gpuarray.to_gpu(p) ** gpuarray.to_gpu(q)).get(), p ** q)
+    np.testing.assert_array_equal((gpuarray.to_gpu(p) ** gpuarray.to_gpu(q)).get(), p**q)
 
 
 def test_int64_powers_are_exact():
     a = np.array([3, -3, 7, 2], np.int64)
-    np.testing.assert_array_equal((gpuarray.to_gpu(a) ** 39).get(), a ** 39)
+    np.testing.assert_array_equal((gpuarray.to_gpu(a) ** 39).get(), a**39)
     np.testing.assert_array_equal((3 ** gpuarray.to_gpu(np.arange(40, dtype=np.int64))).get(), 3 ** np.arange(40))
 
 
 def test_int64_and_uint64_compare_exactly():
-    a = np.array([-1, 0, 2**62, 2**63 - 1, -2**63], np.int64)
+    a = np.array([-1, 0, 2**62, 2**63 - 1, -(2**63)], np.int64)
     b = np.array([2**64 - 1, 0, 2**62, 2**63, 1], np.uint64)
     x, y = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
     for op in ("==", "!=", "<", "<=", ">", ">="):
         np.testing.assert_array_equal(OPERATORS[op](x, y).get(), OPERATORS[op](a, b))
         np.testing.assert_array_equal(OPERATORS[op](y, x).get(), OPERATORS[op](b, a))
-        for value in (2**64 - 1, -1, 2**70, -2**70, 300):
+        for value in (2**64 - 1, -1, 2**70, -(2**70), 300):
             np.testing.assert_array_equal(OPERATORS[op](y, value).get(), OPERATORS[op](b, value))
             np.testing.assert_array_equal(OPERATORS[op](x, value).get(), OPERATORS[op](a, value))
 
@@ -271,8 +310,8 @@ def test_complex_comparisons_are_lexicographic_as_numpys():
 def test_complex_powers(dtype):
     a = np.array([1 + 1j, -2 + 0.5j, 0, 0, 3j, 0.5], dtype)
     b = np.array([2, 0.5 - 1j, 0, 2, -3, 1j], dtype)
-    assert_numpys(gpuarray.to_gpu(a) ** gpuarray.to_gpu(b), a ** b, transcendental=True)
-    assert_numpys(gpuarray.to_gpu(a) ** 3, a ** 3, transcendental=True)
+    assert_numpys(gpuarray.to_gpu(a) ** gpuarray.to_gpu(b), a**b, transcendental=True)
+    assert_numpys(gpuarray.to_gpu(a) ** 3, a**3, transcendental=True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -323,6 +362,7 @@ def test_host_arrays_are_refused_naming_to_gpu():
 
 
 # --- the functions ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int32, np.uint8, np.complex64], ids=str)
 def test_maximum_and_minimum_propagate_nan(dtype):
@@ -426,13 +466,22 @@ def test_matmul(dtype):
 
 # --- cumath -------------------------------------------------------------------------------------
 
-DOMAINS = {"log": (0.1, 8), "log10": (0.1, 8), "sqrt": (0, 8), "asin": (-1, 1), "acos": (-1, 1),
-           "exp": (-8, 8), "sinh": (-8, 8), "cosh": (-8, 8)}
+DOMAINS = {
+    "log": (0.1, 8),
+    "log10": (0.1, 8),
+    "sqrt": (0, 8),
+    "asin": (-1, 1),
+    "acos": (-1, 1),
+    "exp": (-8, 8),
+    "sinh": (-8, 8),
+    "cosh": (-8, 8),
+}
 
 
 @pytest.mark.parametrize("name", list(cumath.FUNCTIONS))
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128, np.int16, np.int32,
-                                   np.uint16], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.complex64, np.complex128, np.int16, np.int32, np.uint16], ids=str
+)
 def test_cumath_functions_are_numpys(name, dtype):
     dtype = np.dtype(dtype)
     low, high = DOMAINS.get(name, (-8, 8))
@@ -487,8 +536,9 @@ def test_fmod_frexp_ldexp_modf_for_both_precisions(dtype):
         assert exponent.dtype == np.int32
         e = np.array([0, -3, 5, 100, -1000, 2000, -60, 1, 2], np.int32)
         assert_numpys(cumath.ldexp(x, gpuarray.to_gpu(e)), np.ldexp(a, e))
-        assert_numpys(cumath.ldexp(x, gpuarray.to_gpu(e.astype(np.int64) * 10**8)),
-                      np.ldexp(a, e.astype(np.int64) * 10**8))
+        assert_numpys(
+            cumath.ldexp(x, gpuarray.to_gpu(e.astype(np.int64) * 10**8)), np.ldexp(a, e.astype(np.int64) * 10**8)
+        )
         assert_numpys(cumath.ldexp(x, 3), np.ldexp(a, 3))
         fractional, integral = cumath.modf(x[::-1])
         want_fractional, want_integral = np.modf(a[::-1])
@@ -497,6 +547,7 @@ def test_fmod_frexp_ldexp_modf_for_both_precisions(dtype):
 
 
 # --- other libraries' arrays as operands --------------------------------------------------------
+
 
 def test_torch_tensors_are_operands():
     torch = pytest.importorskip("torch")

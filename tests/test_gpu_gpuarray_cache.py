@@ -20,7 +20,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 # The work of both processes; it prints its results and what it loaded as JSON.
-WORK = textwrap.dedent(r'''
+WORK = textwrap.dedent(r"""
     import json
     import numpy as np
     from pyctk import gpuarray
@@ -38,7 +38,7 @@ WORK = textwrap.dedent(r'''
                       "libraries": [library.name for library in loader.loaded_libraries()],
                       "mapped_nvrtc": sorted({f[5] for f in maps
                                               if len(f) > 5 and "nvrtc" in f[5].rsplit("/", 1)[-1]})}))
-''')
+""")
 
 
 def expected() -> dict[str, np.ndarray]:
@@ -52,8 +52,9 @@ def run_work(cache, cwd) -> dict:
     """WORK in a fresh Python (in ``cwd``: not a checkout's unbuilt pyctk/) with its kernel cache in ``cache``."""
     environment = {**os.environ, "PYCTK_CACHE_DIR": str(cache)}
     environment.pop("PYCTK_DISABLE_CACHE", None)
-    done = subprocess.run([sys.executable, "-c", WORK], cwd=cwd, env=environment, capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", WORK], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     for name, want in expected().items():

@@ -47,8 +47,9 @@ def kernels():
 
 
 def scale(kernels, x, a: float, n: int, stream=None) -> None:
-    kernels.get_function("scale")(x, np.float32(a), np.int32(n), block=(256, 1, 1),
-                                  grid=((n + 255) // 256, 1), stream=stream)
+    kernels.get_function("scale")(
+        x, np.float32(a), np.int32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1), stream=stream
+    )
 
 
 def attributes(address: int) -> _cudart.PointerAttributes:
@@ -78,9 +79,14 @@ MAKERS = {
     "managed": cuda.managed_zeros,
     "pooled": lambda shape, dtype, order="C": pooled_zeros(shape, dtype, order),
 }
-BASES = {"pagelocked": cuda.PagelockedHostAllocation, "pagelocked mapped": cuda.PagelockedHostAllocation,
-         "aligned": cuda.AlignedHostAllocation, "registered": cuda.RegisteredHostMemory,
-         "managed": cuda.ManagedAllocation, "pooled": tools.PooledHostAllocation}
+BASES = {
+    "pagelocked": cuda.PagelockedHostAllocation,
+    "pagelocked mapped": cuda.PagelockedHostAllocation,
+    "aligned": cuda.AlignedHostAllocation,
+    "registered": cuda.RegisteredHostMemory,
+    "managed": cuda.ManagedAllocation,
+    "pooled": tools.PooledHostAllocation,
+}
 # cudaPointerGetAttributes' memory type for each (aligned memory is not CUDA's)
 MEMORY_TYPES = {"aligned": _cudart.MEMORY_UNREGISTERED, "managed": _cudart.MEMORY_MANAGED}
 
@@ -101,9 +107,17 @@ def test_each_kind_round_trips_through_a_kernel(kernels, kind, order):
     np.testing.assert_array_equal(b, 3 * a)
 
 
-@pytest.mark.parametrize("make", [cuda.pagelocked_empty_like, cuda.aligned_empty_like,
-                                  cuda.managed_empty_like, cuda.pagelocked_zeros_like,
-                                  cuda.aligned_zeros_like, cuda.managed_zeros_like])
+@pytest.mark.parametrize(
+    "make",
+    [
+        cuda.pagelocked_empty_like,
+        cuda.aligned_empty_like,
+        cuda.managed_empty_like,
+        cuda.pagelocked_zeros_like,
+        cuda.aligned_zeros_like,
+        cuda.managed_zeros_like,
+    ],
+)
 def test_like_copies_shape_dtype_and_order(make):
     template = np.asfortranarray(np.ones((5, 6), np.float64))
     a = make(template)
@@ -120,8 +134,7 @@ def test_device_pointers_and_flags_are_the_drivers():
     assert a.base.get_flags() & flags.DEVICEMAP
     plain = cuda.pagelocked_empty(10, np.float32)
     assert not plain.base.get_flags() & flags.WRITECOMBINED
-    r = cuda.register_host_memory(cuda.aligned_empty(4096, np.uint8),
-                                  cuda.mem_host_register_flags.DEVICEMAP)
+    r = cuda.register_host_memory(cuda.aligned_empty(4096, np.uint8), cuda.mem_host_register_flags.DEVICEMAP)
     assert r.base.get_device_pointer() == attributes(r.ctypes.data).device_pointer
     m = cuda.managed_empty(100, np.int32)
     assert m.base.get_device_pointer() == int(m.base) == m.ctypes.data
@@ -133,8 +146,7 @@ def test_device_pointers_and_flags_are_the_drivers():
 @pytest.mark.parametrize("kind", ["pagelocked mapped", "registered mapped"])
 def test_mapped_host_memory_written_by_a_kernel(kernels, kind):
     if kind == "registered mapped":
-        a = cuda.register_host_memory(cuda.aligned_zeros(1000, np.float32),
-                                      cuda.mem_host_register_flags.DEVICEMAP)
+        a = cuda.register_host_memory(cuda.aligned_zeros(1000, np.float32), cuda.mem_host_register_flags.DEVICEMAP)
     else:
         a = MAKERS[kind](1000, np.float32)
     a[:] = np.arange(1000)

@@ -42,8 +42,10 @@ def check(result, a, b):
 @pytest.fixture
 def limit(monkeypatch):
     """Sets PYCTK_DEVICE_MEMORY_LIMIT for the test."""
+
     def set_limit(value: str) -> None:
         monkeypatch.setenv(_host_options.LIMIT_VARIABLE, value)
+
     return set_limit
 
 
@@ -96,9 +98,16 @@ def test_a_wide_b_and_a_short_a(a_how, b_how, stack):
     check(pyctk.matmul(a, b), a, b)
 
 
-@pytest.mark.parametrize("a_shape, b_shape, transpose", [
-    ((16, 16), (16, 16), False), ((40, 30), (30, 20), True), ((5, 7, 8), (8, 3), False),
-    ((9,), (9,), False), ((6,), (6, 4), False)])
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transpose",
+    [
+        ((16, 16), (16, 16), False),
+        ((40, 30), (30, 20), True),
+        ((5, 7, 8), (8, 3), False),
+        ((9,), (9,), False),
+        ((6,), (6, 4), False),
+    ],
+)
 def test_repeated_products_of_one_layout_each_compute_their_own_data(a_shape, b_shape, transpose):
     """The second call of a layout runs by the plan the first one left: on its own data."""
     rng = np.random.default_rng(8)

@@ -33,21 +33,34 @@ except ImportError:  # pragma: no cover - ml_dtypes comes with the test extra
 pytestmark = pytest.mark.gpu
 
 # dtype: (gpumatmul_dtype, relative Frobenius tolerance)
-DTYPES = {np.float32: (0, 1e-5), np.float64: (1, 1e-12), np.float16: (2, 2e-3),
-          np.complex64: (4, 1e-5), np.complex128: (5, 1e-12)}
+DTYPES = {
+    np.float32: (0, 1e-5),
+    np.float64: (1, 1e-12),
+    np.float16: (2, 2e-3),
+    np.complex64: (4, 1e-5),
+    np.complex128: (5, 1e-12),
+}
 if bfloat16 is not None:
     DTYPES[bfloat16] = (3, 1.6e-2)
 
 SHAPES = [  # (m, n, k)
-    (1, 1, 1), (5, 3, 1), (16, 16, 16), (32, 32, 32), (33, 32, 32), (129, 257, 17),
-    (128, 256, 32), (255, 130, 33), (300, 70, 1000), (2, 600, 7), (257, 513, 64),
+    (1, 1, 1),
+    (5, 3, 1),
+    (16, 16, 16),
+    (32, 32, 32),
+    (33, 32, 32),
+    (129, 257, 17),
+    (128, 256, 32),
+    (255, 130, 33),
+    (300, 70, 1000),
+    (2, 600, 7),
+    (257, 513, 64),
 ]
 
 
 def stored(flat, offset, rows, cols, ld):
     """The rows x cols matrix at flat[offset:], rows ld elements apart."""
-    return np.lib.stride_tricks.as_strided(flat[offset:], (rows, cols),
-                                           (ld * flat.itemsize, flat.itemsize))
+    return np.lib.stride_tricks.as_strided(flat[offset:], (rows, cols), (ld * flat.itemsize, flat.itemsize))
 
 
 def random_values(rng, count, dtype):
@@ -58,8 +71,9 @@ def random_values(rng, count, dtype):
     return values.astype(dtype)
 
 
-def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False,
-                  seed=0, precision=0, tolerance=None):
+def check_product(
+    dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False, seed=0, precision=0, tolerance=None
+):
     """C[z] = op(A[z]) op(B[z]) on the device, with A, B and C each `shift` elements past an
     aligned allocation and `pad` elements of row padding; asserts it against NumPy and
     returns C as stored."""
@@ -74,15 +88,34 @@ def check_product(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, 
     b = random_values(rng, shift + max(batch * stride_b, b_rows * ldb), dtype)
     c = np.full(shift + batch * stride_c, np.nan, dtype)
     size = a.itemsize
-    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
-            DeviceBuffer.from_array(c) as dc:
+    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, DeviceBuffer.from_array(c) as dc:
+
         def at(buffer):
             return ctypes.c_void_p(buffer.pointer.value + shift * size)
 
-        _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code,
-                      precision,
-                      int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
-                      stride_b, at(dc), ldc, stride_c, None)
+        _library.call(
+            "gpumatmul_matmul_strided_batched_device",
+            _contexts.context(0),
+            1,
+            code,
+            precision,
+            int(trans_a),
+            int(trans_b),
+            m,
+            n,
+            k,
+            batch,
+            at(da),
+            lda,
+            stride_a,
+            at(db),
+            ldb,
+            stride_b,
+            at(dc),
+            ldc,
+            stride_c,
+            None,
+        )
         c = dc.to_array(c.shape, dtype)
     wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
     for z in range(batch):
@@ -123,8 +156,9 @@ SIXTEEN_BIT = [d for d in DTYPES if np.dtype(d).itemsize == 2]
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
-@pytest.mark.parametrize("m, n, k", [(1, 8, 8), (128, 256, 64), (200, 264, 72), (130, 520, 1000),
-                                     (64, 8, 2000), (300, 776, 136)])
+@pytest.mark.parametrize(
+    "m, n, k", [(1, 8, 8), (128, 256, 64), (200, 264, 72), (130, 520, 1000), (64, 8, 2000), (300, 776, 136)]
+)
 @pytest.mark.parametrize("dtype", SIXTEEN_BIT, ids=lambda d: np.dtype(d).name)
 def test_layouts_tma_describes(dtype, m, n, k, trans_a, trans_b):
     """Pitches of whole 16-byte pieces and 16-byte aligned operands: on an H100 the Hopper
@@ -138,29 +172,33 @@ def test_layouts_tma_describes(dtype, m, n, k, trans_a, trans_b):
 def test_batches_tma_describes(dtype, broadcast_b):
     check_product(dtype, 136, 264, 200, 0, 0, batch=3, pad=8, broadcast_b=broadcast_b, seed=9)
     check_product(dtype, 64, 512, 64, 1, 1, batch=5, broadcast_b=broadcast_b, seed=10)
-    check_product(dtype, 16, 16, 16, 1, 0, batch=8, shift=1, pad=3, broadcast_b=broadcast_b,
-                  seed=11)  # 16^3 * 8 = 32^3: tiny
+    check_product(
+        dtype, 16, 16, 16, 1, 0, batch=8, shift=1, pad=3, broadcast_b=broadcast_b, seed=11
+    )  # 16^3 * 8 = 32^3: tiny
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
-@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (32, 32, 32), (128, 256, 32), (200, 260, 36),
-                                     (130, 516, 1000), (300, 772, 132), (33, 70, 1001)])
+@pytest.mark.parametrize(
+    "m, n, k",
+    [(1, 4, 4), (32, 32, 32), (128, 256, 32), (200, 260, 36), (130, 516, 1000), (300, 772, 132), (33, 70, 1001)],
+)
 def test_tf32_layouts(m, n, k, trans_a, trans_b):
     """float32 at precision TF32 (TF32-sized errors allowed: operands keep 10 mantissa bits).
     On an H100 the TF32 kernel takes A not transposed and B transposed as they are, and the
     other layouts after transposing them into a workspace (repack.c), and operands TMA cannot
     describe as they are (unaligned, odd pitches) after copying them there."""
     for shift, pad, seed in ((0, 0, m), (4, 4, n), (1, 3, k)):
-        check_product(np.float32, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed,
-                      precision=1, tolerance=1e-2)
+        check_product(
+            np.float32, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed, precision=1, tolerance=1e-2
+        )
 
 
 @pytest.mark.parametrize("broadcast_b", [False, True])
 def test_tf32_batches(broadcast_b):
-    check_product(np.float32, 136, 264, 200, 0, 0, batch=3, pad=4, broadcast_b=broadcast_b,
-                  precision=1, tolerance=1e-2, seed=12)
-    check_product(np.float32, 64, 512, 64, 1, 0, batch=5, broadcast_b=broadcast_b, precision=1,
-                  tolerance=1e-2, seed=13)
+    check_product(
+        np.float32, 136, 264, 200, 0, 0, batch=3, pad=4, broadcast_b=broadcast_b, precision=1, tolerance=1e-2, seed=12
+    )
+    check_product(np.float32, 64, 512, 64, 1, 0, batch=5, broadcast_b=broadcast_b, precision=1, tolerance=1e-2, seed=13)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=lambda d: np.dtype(d).name)
@@ -173,10 +211,13 @@ def test_a_product_with_many_whole_tiles(dtype):
 
 # ---- Split k: float32 products cut into pieces of k, summed by gemm_reduce_f32 ----
 
+
 def multiprocessors() -> int:
     value = ctypes.c_int()
-    check(cudart().cudaDeviceGetAttribute(ctypes.byref(value), 16, 0),  # MultiProcessorCount
-          "cudaDeviceGetAttribute")
+    check(
+        cudart().cudaDeviceGetAttribute(ctypes.byref(value), 16, 0),  # MultiProcessorCount
+        "cudaDeviceGetAttribute",
+    )
     return value.value
 
 
@@ -193,23 +234,32 @@ def split_on_this_gpu(m, n, k, batch):
 # (m, n, k, batch) on an H100: 4 whole pieces; 15, 33, 9, 2 and 4 pieces and the rest of k
 # (40, 7, 24, 2 and 6) as a piece of its own, with less k than there are pieces; n < 4 (the
 # workspace's rows padded); batches of 2 and 3, a launch each. Every transpose pair.
-SPLIT_CASES = [(1024, 1024, 1024, 1), (300, 70, 1000, 1), (129, 257, 4099, 1), (5, 3, 600, 1),
-               (64, 64, 130, 1), (1000, 1000, 1030, 2), (256, 512, 2048, 3)]
+SPLIT_CASES = [
+    (1024, 1024, 1024, 1),
+    (300, 70, 1000, 1),
+    (129, 257, 4099, 1),
+    (5, 3, 600, 1),
+    (64, 64, 130, 1),
+    (1000, 1000, 1030, 2),
+    (256, 512, 2048, 3),
+]
 
 
 @pytest.fixture
 def splits_here():
     """Skips a split-k case on a GPU too small for it to split."""
+
     def need(m, n, k, batch):
         if not split_on_this_gpu(m, n, k, batch):
-            pytest.skip(f"{m} x {n} x {k} (batch {batch}) does not split on a GPU of "
-                        f"{multiprocessors()} multiprocessors")
+            pytest.skip(
+                f"{m} x {n} x {k} (batch {batch}) does not split on a GPU of {multiprocessors()} multiprocessors"
+            )
+
     return need
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
-@pytest.mark.parametrize("m, n, k, batch", SPLIT_CASES,
-                         ids=["x".join(map(str, case)) for case in SPLIT_CASES])
+@pytest.mark.parametrize("m, n, k, batch", SPLIT_CASES, ids=["x".join(map(str, case)) for case in SPLIT_CASES])
 def test_split_k_every_transpose(splits_here, m, n, k, batch, trans_a, trans_b):
     splits_here(m, n, k, batch)
     check_product(np.float32, m, n, k, trans_a, trans_b, batch=batch, seed=k + trans_a)
@@ -218,8 +268,7 @@ def test_split_k_every_transpose(splits_here, m, n, k, batch, trans_a, trans_b):
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 1)])
 def test_split_k_off_alignment_odd_pitches_and_broadcast(splits_here, trans_a, trans_b):
     splits_here(500, 260, 1030, 2)
-    check_product(np.float32, 500, 260, 1030, trans_a, trans_b, batch=2, shift=1, pad=3,
-                  broadcast_b=True, seed=9)
+    check_product(np.float32, 500, 260, 1030, trans_a, trans_b, batch=2, shift=1, pad=3, broadcast_b=True, seed=9)
     check_product(np.float32, 500, 260, 1030, trans_a, trans_b, batch=2, shift=2, pad=1, seed=10)
 
 
@@ -228,8 +277,7 @@ def test_split_k_sums_in_a_fixed_order(splits_here):
     splits_here(129, 257, 4099, 1)
     first = check_product(np.float32, 129, 257, 4099, 0, 0, seed=11)
     for _ in range(3):
-        np.testing.assert_array_equal(check_product(np.float32, 129, 257, 4099, 0, 0, seed=11),
-                                      first)
+        np.testing.assert_array_equal(check_product(np.float32, 129, 257, 4099, 0, 0, seed=11), first)
 
 
 @contextlib.contextmanager
@@ -264,10 +312,29 @@ def out_of_memory_then_computed(a, b, dtype_code, match):
     context = ctypes.c_void_p()
     _library.call("gpumatmul_create", ctypes.byref(context), 0)
     try:
-        with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
-                DeviceBuffer(m * n * a.itemsize) as dc:
-            arguments = (context, 1, dtype_code, 0, 0, 0, m, n, k, 1, da.pointer, k, 0, db.pointer,
-                         n, 0, dc.pointer, n, 0, None)
+        with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, DeviceBuffer(m * n * a.itemsize) as dc:
+            arguments = (
+                context,
+                1,
+                dtype_code,
+                0,
+                0,
+                0,
+                m,
+                n,
+                k,
+                1,
+                da.pointer,
+                k,
+                0,
+                db.pointer,
+                n,
+                0,
+                dc.pointer,
+                n,
+                0,
+                None,
+            )
             with free_memory_taken() as give_back:
                 with pytest.raises(pyctk.OutOfMemoryError, match=match):
                     _library.call("gpumatmul_matmul_strided_batched_device", *arguments)
@@ -322,11 +389,14 @@ def test_complex_as_one_real_product_batches(dtype, broadcast_b):
     """Strided batches (odd strides: check_product pads them), and B broadcast (stride 0:
     expanded once for every matrix of the batch)."""
     for m, n, k, trans_a, trans_b, batch, shift, pad, seed in (
-            (300, 260, 600, 0, 1, 3, 0, 4, 14), (130, 300, 520, 1, 0, 7, 1, 0, 15),
-            (200, 210, 330, 1, 1, 11, 2, 3, 16)):
+        (300, 260, 600, 0, 1, 3, 0, 4, 14),
+        (130, 300, 520, 1, 0, 7, 1, 0, 15),
+        (200, 210, 330, 1, 1, 11, 2, 3, 16),
+    ):
         assert is_large(m, n, k, batch)
-        check_product(dtype, m, n, k, trans_a, trans_b, batch=batch, shift=shift, pad=pad,
-                      broadcast_b=broadcast_b, seed=seed)
+        check_product(
+            dtype, m, n, k, trans_a, trans_b, batch=batch, shift=shift, pad=pad, broadcast_b=broadcast_b, seed=seed
+        )
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
@@ -336,17 +406,31 @@ def test_complex64_tf32(m, n, k, trans_a, trans_b):
     large ones as one float32 product at TF32 (on an H100 TF32 wgmma for operands TMA
     describes: aligned, even lda; the others in full float32)."""
     for shift, pad, seed in ((0, 0, m), (4, 4, n), (1, 3, k)):
-        check_product(np.complex64, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed,
-                      precision=1, tolerance=1e-2)
+        check_product(
+            np.complex64, m, n, k, trans_a, trans_b, shift=shift, pad=pad, seed=seed, precision=1, tolerance=1e-2
+        )
 
 
 @pytest.mark.parametrize("broadcast_b", [False, True])
 def test_complex64_tf32_batches(broadcast_b):
     assert is_large(136, 264, 1300, 3) and is_large(64, 512, 1100, 5)
-    check_product(np.complex64, 136, 264, 1300, 0, 0, batch=3, pad=4, broadcast_b=broadcast_b,
-                  precision=1, tolerance=1e-2, seed=17)
-    check_product(np.complex64, 64, 512, 1100, 1, 1, batch=5, broadcast_b=broadcast_b,
-                  precision=1, tolerance=1e-2, seed=18)
+    check_product(
+        np.complex64,
+        136,
+        264,
+        1300,
+        0,
+        0,
+        batch=3,
+        pad=4,
+        broadcast_b=broadcast_b,
+        precision=1,
+        tolerance=1e-2,
+        seed=17,
+    )
+    check_product(
+        np.complex64, 64, 512, 1100, 1, 1, batch=5, broadcast_b=broadcast_b, precision=1, tolerance=1e-2, seed=18
+    )
 
 
 def compute_capability() -> str:
@@ -387,8 +471,7 @@ def test_complex_workspace_beyond_the_limit_takes_the_complex_kernel(monkeypatch
     errors = {}
     for limit in ("24M", "40M"):
         monkeypatch.setenv(_host_options.LIMIT_VARIABLE, limit)
-        errors[limit] = relative_error(pyctk.matmul(a, b, backend="tiled", precision="tf32"),
-                                       a, b)
+        errors[limit] = relative_error(pyctk.matmul(a, b, backend="tiled", precision="tf32"), a, b)
     assert errors["24M"] <= 1e-5, errors
     if compute_capability() == "9.0":
         assert 10 * errors["24M"] < errors["40M"] < 1e-2, errors
@@ -420,8 +503,7 @@ def test_complex_without_memory_for_its_workspace_is_out_of_memory():
 # multiply-adds (SHAPE_TINY) stay on gemm_tiled: (1, 1, 1) is the one here.
 
 INTEGER = {np.int8: 6, np.uint8: 10, np.bool_: 14}
-WIDE_INTEGER = {np.int16: 7, np.int32: 8, np.int64: 9, np.uint16: 11, np.uint32: 12,
-                np.uint64: 13}
+WIDE_INTEGER = {np.int16: 7, np.int32: 8, np.int64: 9, np.uint16: 11, np.uint32: 12, np.uint64: 13}
 CODES = {**INTEGER, **WIDE_INTEGER}
 POISON = 0x5A  # C's bytes before the product: not a bool, and must stay so past n
 
@@ -434,13 +516,11 @@ def integer_values(rng, count, dtype, k):
     info = np.iinfo(dtype)
     values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
     extremes = rng.random(count) < 0.1
-    values[extremes] = rng.choice([info.min, info.max, info.min + 1, info.max - 1],
-                                  int(extremes.sum()))
+    values[extremes] = rng.choice([info.min, info.max, info.min + 1, info.max - 1], int(extremes.sum()))
     return values.astype(dtype)
 
 
-def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
-                broadcast_b=False, seed=0, values=None):
+def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0, broadcast_b=False, seed=0, values=None):
     """check_product for integers and bool, asserting C equal to numpy.matmul's product to the
     bit (which wraps integer sums modulo 2^bits, and reads any non-zero bool byte as true).
     `values(rng, count)`, if given, makes the elements; `shift` counts elements."""
@@ -456,14 +536,34 @@ def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
     b = values(rng, shift + max(batch * stride_b, b_rows * ldb))
     c = np.full((shift + batch * stride_c) * size, POISON, np.uint8)
     poison = np.full(size, POISON, np.uint8).view(bits)[0]
-    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
-            DeviceBuffer.from_array(c) as dc:
+    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, DeviceBuffer.from_array(c) as dc:
+
         def at(buffer):
             return ctypes.c_void_p(buffer.pointer.value + shift * size)
 
-        _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), 1, code, 0,
-                      int(trans_a), int(trans_b), m, n, k, batch, at(da), lda, stride_a, at(db), ldb,
-                      stride_b, at(dc), ldc, stride_c, None)
+        _library.call(
+            "gpumatmul_matmul_strided_batched_device",
+            _contexts.context(0),
+            1,
+            code,
+            0,
+            int(trans_a),
+            int(trans_b),
+            m,
+            n,
+            k,
+            batch,
+            at(da),
+            lda,
+            stride_a,
+            at(db),
+            ldb,
+            stride_b,
+            at(dc),
+            ldc,
+            stride_c,
+            None,
+        )
         c = dc.to_array(c.shape, np.uint8).view(bits)
     for z in range(batch):
         op_a = stored(a, shift + z * stride_a, a_rows, a_cols, lda)
@@ -474,8 +574,17 @@ def check_exact(dtype, m, n, k, trans_a, trans_b, *, batch=1, shift=0, pad=0,
         assert (result[:, n:] == poison).all(), f"matrix {z}: the padding past n was written"
 
 
-INTEGER_SHAPES = [(1, 1, 1), (5, 3, 3000), (17, 33, 65), (64, 8, 97), (200, 264, 72),
-                  (128, 128, 64), (129, 1031, 1031), (256, 256, 4096), (130, 300, 1040)]
+INTEGER_SHAPES = [
+    (1, 1, 1),
+    (5, 3, 3000),
+    (17, 33, 65),
+    (64, 8, 97),
+    (200, 264, 72),
+    (128, 128, 64),
+    (129, 1031, 1031),
+    (256, 256, 4096),
+    (130, 300, 1040),
+]
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (0, 1), (1, 0), (1, 1)])
@@ -509,12 +618,15 @@ def constant(value, dtype):
     return lambda rng, count: np.full(count, value, dtype)
 
 
-@pytest.mark.parametrize("dtype, value, k", [
-    (np.int8, -128, 1 << 18),        # 2^14 k = 2^32: wraps to 0 (saturating would give 0xff)
-    (np.int8, 127, (1 << 18) + 3),   # 16129 k past 2^31: low byte 3
-    (np.uint8, 255, (1 << 18) + 5),  # (-1)^2 k as s8: low byte 5
-    (np.uint8, 128, 1 << 18),        # as s8 -128: 2^32, 0
-])
+@pytest.mark.parametrize(
+    "dtype, value, k",
+    [
+        (np.int8, -128, 1 << 18),  # 2^14 k = 2^32: wraps to 0 (saturating would give 0xff)
+        (np.int8, 127, (1 << 18) + 3),  # 16129 k past 2^31: low byte 3
+        (np.uint8, 255, (1 << 18) + 5),  # (-1)^2 k as s8: low byte 5
+        (np.uint8, 128, 1 << 18),  # as s8 -128: 2^32, 0
+    ],
+)
 def test_integer_sums_past_32_bits_wrap_as_numpy(dtype, value, k):
     """The s32 sums pass 2^31 (or reach 2^32): mma and wgmma without .satfinite wrap them, and
     the low byte is NumPy's wrapped int8 / uint8 product."""
@@ -527,6 +639,7 @@ def test_bool_many_true_pairs_stay_true(byte):
     """All of k true: the sum of the bytes' products is k (or 65025 k for bytes of 255, past
     2^31, where .satfinite stops it rather than let it wrap); C is true everywhere. Bytes
     other than 0 and 1 are true, as NumPy and gemm_tiled_bool read them."""
+
     def ones(rng, count):
         return np.full(count, byte, np.uint8).view(np.bool_)
 
@@ -538,6 +651,7 @@ def test_bool_many_true_pairs_stay_true(byte):
 def test_bool_bytes_other_than_one_never_cancel(k):
     """Bytes of 1 and 255, both true: read as s8 their products would be +1 and -1 and many
     sums zero (false); the kernels multiply bool's bytes as u8, so every sum is positive."""
+
     def ones(rng, count):
         return rng.choice(np.array([1, 255], np.uint8), count).view(np.bool_)
 
@@ -567,12 +681,14 @@ def test_wide_integers_strided_broadcast_and_offset(dtype):
     check_exact(dtype, 300, 310, 620, 1, 1, batch=3, broadcast_b=True, shift=1, seed=2)
 
 
-@pytest.mark.parametrize("dtype, k", [(np.int64, 2 * 8192 + 5), (np.uint64, 8192 + 16),
-                                      (np.int32, 9000), (np.uint16, 4096)])
+@pytest.mark.parametrize(
+    "dtype, k", [(np.int64, 2 * 8192 + 5), (np.uint64, 8192 + 16), (np.int32, 9000), (np.uint16, 4096)]
+)
 def test_wide_integers_every_byte_255(dtype, k):
     """Elements with every byte 255 (-1 or the largest unsigned): each diagonal's sum of
     byte products is as large as it gets, 255^2 (s + 1) k, which for 8-byte elements must
     stay exact below 2^32 in each chunk of k. C is NumPy's wrapped k (or k's negation)."""
+
     def full(rng, count):
         return np.full(count, np.iinfo(dtype).max if np.iinfo(dtype).min == 0 else -1, dtype)
 
@@ -606,5 +722,4 @@ def test_integers_from_host_arrays(dtype):
     a = integer_values(rng, 300 * 500, dtype, 500).reshape(300, 500)
     b = integer_values(rng, 500 * 260, dtype, 500).reshape(500, 260)
     np.testing.assert_array_equal(pyctk.matmul(a, b, backend="tiled"), np.matmul(a, b))
-    np.testing.assert_array_equal(pyctk.matmul(a, b.T.copy().T, backend="tiled"),
-                                  np.matmul(a, b))
+    np.testing.assert_array_equal(pyctk.matmul(a, b.T.copy().T, backend="tiled"), np.matmul(a, b))

@@ -34,9 +34,20 @@ def assert_close(result, a, b, dtype):
 
 
 SHAPES = [  # (m, k, n): 1 x 1, K = 1, sizes off the 64 x 64 tile, tall, wide, deep
-    (1, 1, 1), (1, 7, 1), (7, 1, 5), (2, 3, 4), (63, 65, 64), (64, 64, 64), (65, 129, 63),
-    (100, 1, 100), (1, 300, 513), (513, 300, 1), (257, 1000, 31), (1000, 17, 1000),
-    (4, 4096, 4), (333, 4096, 222),
+    (1, 1, 1),
+    (1, 7, 1),
+    (7, 1, 5),
+    (2, 3, 4),
+    (63, 65, 64),
+    (64, 64, 64),
+    (65, 129, 63),
+    (100, 1, 100),
+    (1, 300, 513),
+    (513, 300, 1),
+    (257, 1000, 31),
+    (1000, 17, 1000),
+    (4, 4096, 4),
+    (333, 4096, 222),
 ]
 
 
@@ -91,8 +102,7 @@ def test_mixed_dtypes_promote_like_numpy(backend):
 
 
 @pytest.mark.parametrize("backend", ("tiled", "cublas"))
-@pytest.mark.parametrize("shape_a, shape_b", [((0, 3), (3, 4)), ((3, 0), (0, 4)), ((3, 4), (4, 0)),
-                                              ((0, 0), (0, 0))])
+@pytest.mark.parametrize("shape_a, shape_b", [((0, 3), (3, 4)), ((3, 0), (0, 4)), ((3, 4), (4, 0)), ((0, 0), (0, 0))])
 def test_zero_size(shape_a, shape_b, backend):
     a, b = np.ones(shape_a, np.float32), np.ones(shape_b, np.float32)
     result = pyctk.matmul(a, b, backend=backend)
@@ -119,8 +129,12 @@ def test_out_any_layout_and_dtype(backend):
     rng = np.random.default_rng(4)
     a, b = random(rng, (40, 30), np.float64), random(rng, (30, 20), np.float64)
     expected = a @ b
-    for out in (np.full((40, 20), np.nan), np.full((20, 40), np.nan).T,
-                np.full((40, 60), np.nan)[:, ::3], np.full((40, 20), np.nan, np.float32)):
+    for out in (
+        np.full((40, 20), np.nan),
+        np.full((20, 40), np.nan).T,
+        np.full((40, 60), np.nan)[:, ::3],
+        np.full((40, 20), np.nan, np.float32),
+    ):
         returned = pyctk.matmul(a, b, out=out, backend=backend)
         assert returned is out
         np.testing.assert_allclose(out, expected, rtol=1e-5 if out.dtype == np.float32 else 1e-12)
@@ -161,8 +175,23 @@ def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
     pointer = small.ctypes.data
     before = device_free_bytes()
     with pytest.raises(pyctk.OutOfMemoryError) as caught:
-        _library.call("gpumatmul_matmul_host", _contexts.context(0), 2, 0, 0, 0, size, size, size,
-                      pointer, size, pointer, size, pointer, size)
+        _library.call(
+            "gpumatmul_matmul_host",
+            _contexts.context(0),
+            2,
+            0,
+            0,
+            0,
+            size,
+            size,
+            size,
+            pointer,
+            size,
+            pointer,
+            size,
+            pointer,
+            size,
+        )
     assert isinstance(caught.value, MemoryError)
     assert "C overlaps A or B" in str(caught.value)
     assert device_free_bytes() == before

@@ -24,8 +24,14 @@ INTEGERS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint3
 DTYPES = [np.dtype(d) for d in FLOATS + INTEGERS]
 BACKENDS = {"tiled": DTYPES, "cublas": [np.dtype(d) for d in FLOATS], "auto": DTYPES}
 # Relative Frobenius error against a float64 / complex128 product of the same (cast) inputs.
-TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "complex64": 1e-5,
-             "float64": 1e-12, "complex128": 1e-12}
+TOLERANCE = {
+    "float16": 2e-3,
+    "bfloat16": 1.6e-2,
+    "float32": 1e-5,
+    "complex64": 1e-5,
+    "float64": 1e-12,
+    "complex128": 1e-12,
+}
 
 
 def random(rng, shape, dtype):
@@ -98,16 +104,23 @@ def test_every_dtype_pair_promotes_and_computes_like_numpy(dtype_a, dtype_b):
 
 
 @pytest.mark.parametrize("backend", ["tiled", "cublas"])
-@pytest.mark.parametrize("shape_a, shape_b", [
-    ((3000, 4, 5), (5, 3)),          # thousands of small matrices, B broadcast (stride 0)
-    ((4, 5), (2000, 5, 3)),          # A broadcast
-    ((500, 8, 8), (500, 8, 8)),
-    ((1, 5, 3, 2), (6, 1, 2, 4)),    # broadcasts a single stride cannot express
-    ((1, 3, 3), (10, 1, 3, 1)),
-    ((2, 1, 4, 3, 2), (3, 1, 2, 5)),
-    ((3,), (7, 3, 2)), ((7, 2, 3), (3,)), ((5,), (5,)),  # 1-D promotion
-    ((0, 3, 4), (4, 2)), ((2, 3, 0), (2, 0, 4)), ((4, 0, 3), (3, 2)),
-])
+@pytest.mark.parametrize(
+    "shape_a, shape_b",
+    [
+        ((3000, 4, 5), (5, 3)),  # thousands of small matrices, B broadcast (stride 0)
+        ((4, 5), (2000, 5, 3)),  # A broadcast
+        ((500, 8, 8), (500, 8, 8)),
+        ((1, 5, 3, 2), (6, 1, 2, 4)),  # broadcasts a single stride cannot express
+        ((1, 3, 3), (10, 1, 3, 1)),
+        ((2, 1, 4, 3, 2), (3, 1, 2, 5)),
+        ((3,), (7, 3, 2)),
+        ((7, 2, 3), (3,)),
+        ((5,), (5,)),  # 1-D promotion
+        ((0, 3, 4), (4, 2)),
+        ((2, 3, 0), (2, 0, 4)),
+        ((4, 0, 3), (3, 2)),
+    ],
+)
 def test_stacks_and_broadcasts(shape_a, shape_b, backend):
     rng = np.random.default_rng(len(shape_a) * 10 + len(shape_b))
     a, b = random(rng, shape_a, np.float64), random(rng, shape_b, np.float64)
@@ -122,10 +135,10 @@ def test_strided_and_negative_stride_stacks(backend):
     rng = np.random.default_rng(11)
     base_a, base_b = random(rng, (12, 20, 30), np.float32), random(rng, (12, 30, 20), np.float32)
     cases = [
-        (base_a[::2, 3:10, ::3], base_b[1::2, :10, 2:9]),        # steps everywhere
-        (base_a[::-1, ::-1, :], base_b[:, ::-1, ::-2]),           # negative strides
+        (base_a[::2, 3:10, ::3], base_b[1::2, :10, 2:9]),  # steps everywhere
+        (base_a[::-1, ::-1, :], base_b[:, ::-1, ::-2]),  # negative strides
         (base_a.transpose(0, 2, 1)[:, :7, :11], base_b[:, :11, :5]),  # transposed cores
-        (np.broadcast_to(base_a[0], (12, 20, 30)), base_b),       # a zero batch stride
+        (np.broadcast_to(base_a[0], (12, 20, 30)), base_b),  # a zero batch stride
     ]
     for a, b in cases:
         assert_matches_numpy(pyctk.matmul(a, b, backend=backend), a, b)
@@ -161,18 +174,23 @@ def test_dtype_and_casting_keywords():
         np.testing.assert_array_equal(result, np.matmul(a, b, dtype=dtype, casting="unsafe"))
 
 
-@pytest.mark.parametrize("dtype, precision, worse_by, high", [
-    (np.float32, "tf32", 10, 1e-2),          # TF32: operands keep 10 mantissa bits
-    (np.complex64, "tf32", 10, 1e-2),
-    (np.float16, "fp16_accumulate", 1.5, 5e-2),
-])
+@pytest.mark.parametrize(
+    "dtype, precision, worse_by, high",
+    [
+        (np.float32, "tf32", 10, 1e-2),  # TF32: operands keep 10 mantissa bits
+        (np.complex64, "tf32", 10, 1e-2),
+        (np.float16, "fp16_accumulate", 1.5, 5e-2),
+    ],
+)
 def test_faster_precision_modes_cost_what_the_readme_says(dtype, precision, worse_by, high):
     rng = np.random.default_rng(15)
     a, b = random(rng, (512, 2048), dtype), random(rng, (2048, 256), dtype)
     expected = reference(a, b, np.dtype(dtype))
     scale = np.linalg.norm(expected)
-    error = {mode: np.linalg.norm(pyctk.matmul(a, b, precision=mode, backend="cublas") - expected) / scale
-             for mode in ("highest", precision)}
+    error = {
+        mode: np.linalg.norm(pyctk.matmul(a, b, precision=mode, backend="cublas") - expected) / scale
+        for mode in ("highest", precision)
+    }
     assert error["highest"] <= TOLERANCE[np.dtype(dtype).name]
     assert worse_by * error["highest"] < error[precision] < high, error  # the mode really ran
 
@@ -191,8 +209,7 @@ def test_tf32_on_the_tiled_backend():
         return np.linalg.norm(pyctk.matmul(a, b, backend="tiled", **keywords) - expected) / scale
 
     full = error(b_t.T)
-    tf32 = {"a @ b.T": error(b_t.T, precision="tf32"),
-            "a @ b": error(np.ascontiguousarray(b_t.T), precision="tf32")}
+    tf32 = {"a @ b.T": error(b_t.T, precision="tf32"), "a @ b": error(np.ascontiguousarray(b_t.T), precision="tf32")}
     assert full <= TOLERANCE["float32"]
     if pyctk.info()["devices"][0]["compute_capability"] == "9.0":
         for layout, value in tf32.items():  # the TF32 kernel really ran
@@ -214,13 +231,31 @@ def test_a_dimension_above_2_to_the_31(backend):
     assert np.array_equal(result[:, 0], column) and np.array_equal(result[:, 1], -2 * column)
 
 
-def device_matmul(backend, dtype, m, n, k, a, lda, b, ldb, c, ldc, *, batch=1, strides=(0, 0, 0),
-                  stream=None):
+def device_matmul(backend, dtype, m, n, k, a, lda, b, ldb, c, ldc, *, batch=1, strides=(0, 0, 0), stream=None):
     codes = {"tiled": 1, "cublas": 2}
-    _library.call("gpumatmul_matmul_strided_batched_device", _contexts.context(0), codes[backend],
-                  {np.float32: 0, np.float64: 1}[dtype], 0, 0, 0, m, n, k, batch, a.pointer, lda,
-                  strides[0], b.pointer, ldb, strides[1], c.pointer, ldc, strides[2],
-                  stream.handle if stream else None)
+    _library.call(
+        "gpumatmul_matmul_strided_batched_device",
+        _contexts.context(0),
+        codes[backend],
+        {np.float32: 0, np.float64: 1}[dtype],
+        0,
+        0,
+        0,
+        m,
+        n,
+        k,
+        batch,
+        a.pointer,
+        lda,
+        strides[0],
+        b.pointer,
+        ldb,
+        strides[1],
+        c.pointer,
+        ldc,
+        strides[2],
+        stream.handle if stream else None,
+    )
 
 
 @pytest.mark.parametrize("backend", ["tiled", "cublas"])
@@ -233,10 +268,23 @@ def test_device_entry_point_with_row_pitch_batch_and_stream(backend):
     b = random(rng, (k, n + pad), np.float32)
     poison = np.full((batch, m, n + pad), np.nan, np.float32)
     stream = Stream()
-    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, \
-            DeviceBuffer.from_array(poison) as dc:
-        device_matmul(backend, np.float32, m, n, k, da, k + pad, db, n + pad, dc, n + pad, batch=batch,
-                      strides=(m * (k + pad), 0, m * (n + pad)), stream=stream)
+    with DeviceBuffer.from_array(a) as da, DeviceBuffer.from_array(b) as db, DeviceBuffer.from_array(poison) as dc:
+        device_matmul(
+            backend,
+            np.float32,
+            m,
+            n,
+            k,
+            da,
+            k + pad,
+            db,
+            n + pad,
+            dc,
+            n + pad,
+            batch=batch,
+            strides=(m * (k + pad), 0, m * (n + pad)),
+            stream=stream,
+        )
         c = dc.to_array(poison.shape, np.float32, stream=stream)
     stream.close()
     expected = np.matmul(a[:, :, :k].astype(np.float64), b[:, :n].astype(np.float64))

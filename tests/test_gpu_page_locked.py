@@ -61,8 +61,11 @@ def test_page_locked_operands_are_copied_in_place(case, tiles, which, page_locke
         b = locked_copy(page_locked, b)
     expected_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     # C strided within its locked memory: every other column of a wider array.
-    out = page_locked(np.full(expected_shape[:-1] + (2 * expected_shape[-1],), np.nan,
-                              np.float32))[..., ::2] if "c" in which else None
+    out = (
+        page_locked(np.full(expected_shape[:-1] + (2 * expected_shape[-1],), np.nan, np.float32))[..., ::2]
+        if "c" in which
+        else None
+    )
     if tiles == "many tiles":
         monkeypatch.setenv(_host_options.LIMIT_VARIABLE, "256K")
     assert all(is_page_locked(x) == (name in which) for name, x in (("a", a), ("b", b)))
@@ -83,8 +86,7 @@ def test_an_operand_locked_only_in_part_goes_through_the_staging(page_locked):
 @pytest.mark.usefixtures("empty_free_list")
 def test_a_dropped_result_s_memory_serves_the_next_page_locked():
     rng = np.random.default_rng(6)
-    operands = [(rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32))
-                for _ in range(3)]
+    operands = [(rng.random((1024, 700), np.float32), rng.random((700, 1024), np.float32)) for _ in range(3)]
     results = [pyctk.matmul(*operands[0])]
     address = results[0].ctypes.data
     assert not is_page_locked(results[0])  # a first use: NumPy-like fresh memory

@@ -20,12 +20,35 @@ from test_reduction import MINMAX_PREAMBLE
 
 pytestmark = pytest.mark.gpu
 
-SUMMED = [np.dtype(d) for d in ("float32", "float64", "int8", "int32", "int64", "uint8", "uint32", "bool",
-                                "complex64", "complex128")]
+SUMMED = [
+    np.dtype(d)
+    for d in ("float32", "float64", "int8", "int32", "int64", "uint8", "uint32", "bool", "complex64", "complex128")
+]
 ORDERED = [np.dtype(d) for d in ("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "uint64")]
 TILE = 2048  # the scans' tile (scan.py's TILE)
-EDGES = [0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097, 65535, 65537,
-         TILE * TILE - 1, TILE * TILE + 1, (1 << 20) + 1]
+EDGES = [
+    0,
+    1,
+    2,
+    3,
+    31,
+    32,
+    33,
+    255,
+    256,
+    257,
+    2047,
+    2048,
+    2049,
+    4095,
+    4096,
+    4097,
+    65535,
+    65537,
+    TILE * TILE - 1,
+    TILE * TILE + 1,
+    (1 << 20) + 1,
+]
 SIZES = st.sampled_from(EDGES) | st.integers(0, 20000)
 
 
@@ -47,6 +70,7 @@ def same(result, expected):
 
 
 # --- sum, dot, max, min, any, all ---------------------------------------------------------------
+
 
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(SUMMED), SIZES, st.integers(0, 2**32 - 1))
@@ -76,9 +100,22 @@ def test_sum_wraps_in_a_given_narrow_dtype_and_empty_sums_are_zero():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.sampled_from([(np.float32, np.float32), (np.float64, np.float64), (np.int32, np.int32),
-                        (np.int8, np.int8), (np.float32, np.float64), (np.int32, np.float32),
-                        (np.complex64, np.complex64), (np.complex64, np.float32)]), SIZES, st.integers(0, 2**32 - 1))
+@given(
+    st.sampled_from(
+        [
+            (np.float32, np.float32),
+            (np.float64, np.float64),
+            (np.int32, np.int32),
+            (np.int8, np.int8),
+            (np.float32, np.float64),
+            (np.int32, np.float32),
+            (np.complex64, np.complex64),
+            (np.complex64, np.float32),
+        ]
+    ),
+    SIZES,
+    st.integers(0, 2**32 - 1),
+)
 def test_dot_is_numpys(dtypes, size, seed):
     a, b = (small_integers(np.dtype(d), size, seed + k) for k, d in enumerate(dtypes))
     result = gpuarray.dot(gpuarray.to_gpu(a), gpuarray.to_gpu(b))
@@ -141,8 +178,12 @@ def test_any_and_all_are_numpys(dtype, size):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.sampled_from([np.int32, np.int64, np.uint32]), st.integers(1, 20000), st.integers(0, 20000),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.sampled_from([np.int32, np.int64, np.uint32]),
+    st.integers(1, 20000),
+    st.integers(0, 20000),
+    st.integers(0, 2**32 - 1),
+)
 def test_subset_reductions_are_numpys(index_dtype, size, count, seed):
     rng = np.random.default_rng(seed)
     a, b = small_integers(np.dtype(np.float32), size, seed), small_integers(np.dtype(np.int32), size, seed + 1)
@@ -186,11 +227,13 @@ def test_stream_and_allocator():
 
 # --- ReductionKernel ------------------------------------------------------------------------------
 
+
 def test_reduction_kernel_as_pycudas_documentation():
     a = gpuarray.arange(400, dtype=np.float32)
     b = gpuarray.arange(400, dtype=np.float32)
-    krnl = reduction.ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
-                                     arguments="float *x, float *y")
+    krnl = reduction.ReductionKernel(
+        np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]", arguments="float *x, float *y"
+    )
     my_dot_prod = krnl(a, b).get()
     assert my_dot_prod.dtype == np.float32
     np.testing.assert_allclose(my_dot_prod, np.dot(np.arange(400.0), np.arange(400.0)), rtol=1e-6)
@@ -208,9 +251,14 @@ def test_reduction_kernel_as_pycudas_documentation():
 def test_struct_reduction_as_pycudas_minmax_example(size):
     mmc_dtype = np.dtype([("cur_min", np.float32), ("cur_max", np.float32)])
     tools.get_or_register_dtype("minmax_collector", mmc_dtype)
-    red = reduction.ReductionKernel(mmc_dtype, neutral="minmax_collector(10000, -10000)",
-                                    reduce_expr="agg_mmc(a, b)", map_expr="minmax_collector(x[i], x[i])",
-                                    arguments="float *x", preamble=MINMAX_PREAMBLE)
+    red = reduction.ReductionKernel(
+        mmc_dtype,
+        neutral="minmax_collector(10000, -10000)",
+        reduce_expr="agg_mmc(a, b)",
+        map_expr="minmax_collector(x[i], x[i])",
+        arguments="float *x",
+        preamble=MINMAX_PREAMBLE,
+    )
     host = np.random.default_rng(size).random(size).astype(np.float32)
     minmax = red(gpuarray.to_gpu(host)).get()
     assert minmax.dtype == mmc_dtype and minmax.shape == ()
@@ -234,6 +282,7 @@ def test_reduction_kernel_scalars_ranges_wrapper_and_empty_input():
         def launch(*args):
             launches.append(args[0])  # blocks
             return kernel(*args)
+
         return launch
 
     same(scaled(1, gpuarray.to_gpu(np.ones(10**6)), kernel_wrapper=wrapper), np.float64(10**6))
@@ -279,8 +328,10 @@ def test_scans_are_numpys(name, size, seed, in_place):
     dtype, expr, neutral, _ = SCANS[name]
     host = small_integers(np.dtype(dtype), size, seed)
     inclusive, exclusive = expected_scans(name, host)
-    for kernel, expected in ((scan.InclusiveScanKernel(dtype, expr), inclusive),
-                             (scan.ExclusiveScanKernel(dtype, expr, neutral), exclusive)):
+    for kernel, expected in (
+        (scan.InclusiveScanKernel(dtype, expr), inclusive),
+        (scan.ExclusiveScanKernel(dtype, expr, neutral), exclusive),
+    ):
         x = gpuarray.to_gpu(host)
         result = kernel(x) if in_place else kernel(x, "new")
         assert (result is x) == in_place and result.shape == x.shape and result.dtype == dtype

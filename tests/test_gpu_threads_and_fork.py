@@ -27,9 +27,13 @@ posix_only = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
 
 THREADS, CALLS = 16, 50
 # dtype -> (backends that compute it, relative tolerance against NumPy's own product)
-KINDS = {np.float32: (("auto", "tiled", "cublas"), 1e-4), np.float64: (("auto", "tiled", "cublas"), 1e-11),
-         np.complex64: (("auto", "tiled", "cublas"), 1e-4), np.int32: (("auto", "tiled"), 0),
-         np.int8: (("tiled",), 0)}
+KINDS = {
+    np.float32: (("auto", "tiled", "cublas"), 1e-4),
+    np.float64: (("auto", "tiled", "cublas"), 1e-11),
+    np.complex64: (("auto", "tiled", "cublas"), 1e-4),
+    np.int32: (("auto", "tiled"), 0),
+    np.int8: (("tiled",), 0),
+}
 
 
 def operands(rng: np.random.Generator, dtype: type) -> tuple[np.ndarray, np.ndarray]:
@@ -38,11 +42,15 @@ def operands(rng: np.random.Generator, dtype: type) -> tuple[np.ndarray, np.ndar
     batch = tuple(rng.integers(1, 4, rng.integers(0, 2)))  # () or one stack axis
     if np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
-        return (rng.integers(info.min, info.max, (*batch, m, k), dtype, endpoint=True),
-                rng.integers(info.min, info.max, (k, n), dtype, endpoint=True))
+        return (
+            rng.integers(info.min, info.max, (*batch, m, k), dtype, endpoint=True),
+            rng.integers(info.min, info.max, (k, n), dtype, endpoint=True),
+        )
     imaginary = np.dtype(dtype).kind == "c"
-    values = [rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if imaginary else 0)
-              for shape in ((*batch, m, k), (k, n))]
+    values = [
+        rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if imaginary else 0)
+        for shape in ((*batch, m, k), (k, n))
+    ]
     return values[0].astype(dtype), values[1].astype(dtype)
 
 
@@ -69,8 +77,10 @@ def test_sixteen_threads_multiply_at_once_on_every_gpu():
                     assert np.array_equal(result, expected)
                 assert _cudart.get_device() == 0, "the thread was left on another device"
             except BaseException as error:  # noqa: BLE001 - reported below with what failed
-                failures.append(f"thread {seed}, call {call} ({np.dtype(dtype)}, {backend}, "
-                                f"GPU {device}, {a.shape} @ {b.shape}): {error!r}")
+                failures.append(
+                    f"thread {seed}, call {call} ({np.dtype(dtype)}, {backend}, "
+                    f"GPU {device}, {a.shape} @ {b.shape}): {error!r}"
+                )
                 return
 
     threads = [threading.Thread(target=work, args=(seed,)) for seed in range(THREADS)]
@@ -88,11 +98,9 @@ def run_script(tmp_path, body: str) -> str:
     script = tmp_path / "script.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     try:
-        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                             timeout=180, cwd=tmp_path)
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path)
     except subprocess.TimeoutExpired as expired:
-        pytest.fail(f"hung: the script did not finish in {expired.timeout} s\n"
-                    f"{expired.stdout}{expired.stderr}")
+        pytest.fail(f"hung: the script did not finish in {expired.timeout} s\n{expired.stdout}{expired.stderr}")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "initialization error" not in run.stdout + run.stderr
     return run.stdout
@@ -129,7 +137,9 @@ REFUSAL = "ForkedAfterCudaError: pyctk cannot use the GPU in this process: it wa
 
 @posix_only
 def test_a_child_forked_after_gpu_use_is_refused_and_does_not_hang(tmp_path):
-    out = run_script(tmp_path, """
+    out = run_script(
+        tmp_path,
+        """
     def child():
         report = pyctk.info()  # never raises, never calls CUDA here: says why
         refused = report["error"].startswith("pyctk cannot use the GPU in this process: it was forked")
@@ -139,7 +149,8 @@ def test_a_child_forked_after_gpu_use_is_refused_and_does_not_hang(tmp_path):
     print("parent:", product(1), flush=True)
     print("child exit code:", in_child(child), flush=True)
     print("parent after the fork:", product(2), flush=True)
-    """)
+    """,
+    )
     assert "parent: True" in out and "parent after the fork: True" in out
     assert "info: True []" in out
     assert REFUSAL in out, out
@@ -149,7 +160,9 @@ def test_a_child_forked_after_gpu_use_is_refused_and_does_not_hang(tmp_path):
 
 @posix_only
 def test_a_fork_pool_after_gpu_use_raises_the_refusal_in_the_parent(tmp_path):
-    out = run_script(tmp_path, """
+    out = run_script(
+        tmp_path,
+        """
     if __name__ == "__main__":
         print("parent:", product(1), flush=True)
         with multiprocessing.get_context("fork").Pool(2) as pool:
@@ -158,25 +171,32 @@ def test_a_fork_pool_after_gpu_use_raises_the_refusal_in_the_parent(tmp_path):
                 print("fork pool: computed", flush=True)
             except pyctk.ForkedAfterCudaError as error:
                 print("fork pool: refused:", error, flush=True)
-    """)
+    """,
+    )
     assert "parent: True" in out
     assert "fork pool: refused: pyctk cannot use the GPU in this process" in out, out
 
 
 @posix_only
 def test_a_child_forked_before_gpu_use_computes(tmp_path):
-    out = run_script(tmp_path, """
+    out = run_script(
+        tmp_path,
+        """
     print("child exit code:", in_child(lambda: 0 if product(3) else 1), flush=True)
     print("parent:", product(1), flush=True)
-    """)
+    """,
+    )
     assert "child exit code: 0" in out and "parent: True" in out, out
 
 
 def test_a_spawn_pool_computes_after_gpu_use(tmp_path):
-    out = run_script(tmp_path, """
+    out = run_script(
+        tmp_path,
+        """
     if __name__ == "__main__":
         print("parent:", product(1), flush=True)
         with multiprocessing.get_context("spawn").Pool(2) as pool:
             print("spawn:", pool.map(product, [2, 3, 4, 5]), flush=True)
-    """)
+    """,
+    )
     assert "parent: True" in out and "spawn: [True, True, True, True]" in out, out

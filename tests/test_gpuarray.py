@@ -47,10 +47,20 @@ def compile_for_sm90(kernel: launching.Kernel) -> bytes:
 
 # --- construction and attributes -----------------------------------------------------------
 
-@pytest.mark.parametrize("shape, order, strides", [
-    ((2, 3), "C", (12, 4)), ((2, 3), "F", (4, 8)), (5, "C", (4,)), ((), "C", ()), ((0, 3), "C", (12, 4)),
-    (np.int64(4), "C", (4,)), (np.array(3), "C", (4,)), ([2, np.int32(2)], "F", (4, 8)),
-])
+
+@pytest.mark.parametrize(
+    "shape, order, strides",
+    [
+        ((2, 3), "C", (12, 4)),
+        ((2, 3), "F", (4, 8)),
+        (5, "C", (4,)),
+        ((), "C", ()),
+        ((0, 3), "C", (12, 4)),
+        (np.int64(4), "C", (4,)),
+        (np.array(3), "C", (4,)),
+        ([2, np.int32(2)], "F", (4, 8)),
+    ],
+)
 def test_shape_order_and_strides(shape, order, strides):
     a = gpuarray.GPUArray(shape, np.float32, gpudata=BASE, order=order)
     assert a.strides == strides
@@ -80,13 +90,16 @@ def test_cuda_array_interface():
     assert interface["version"] == 3 and interface["stream"] == 1  # the legacy default stream
 
 
-@pytest.mark.parametrize("arguments, error", [
-    (dict(shape=(2, -1), dtype=np.float32), ValueError),
-    (dict(shape="ab", dtype=np.float32), TypeError),
-    (dict(shape=(2,), dtype=np.float32, order="K"), ValueError),
-    (dict(shape=(2, 2), dtype=np.float32, strides=(4,)), ValueError),
-    (dict(shape=(2,), dtype=np.float32, base=object()), ValueError),  # base needs gpudata
-])
+@pytest.mark.parametrize(
+    "arguments, error",
+    [
+        (dict(shape=(2, -1), dtype=np.float32), ValueError),
+        (dict(shape="ab", dtype=np.float32), TypeError),
+        (dict(shape=(2,), dtype=np.float32, order="K"), ValueError),
+        (dict(shape=(2, 2), dtype=np.float32, strides=(4,)), ValueError),
+        (dict(shape=(2,), dtype=np.float32, base=object()), ValueError),  # base needs gpudata
+    ],
+)
 def test_bad_construction(arguments, error):
     with pytest.raises(error):
         gpuarray.GPUArray(**arguments)
@@ -94,18 +107,37 @@ def test_bad_construction(arguments, error):
 
 # --- views, against NumPy --------------------------------------------------------------------
 
+
 def basic_index(shape):
     """A NumPy basic index (ints, slices with steps, None, one Ellipsis) for ``shape``."""
+
     def item(length):
-        return st.one_of(st.integers(-length, length - 1) if length else st.nothing(),
-                         st.builds(slice, st.none() | st.integers(-length - 2, length + 2),
-                                   st.none() | st.integers(-length - 2, length + 2),
-                                   st.none() | st.integers(-3, 3).filter(bool)))
-    return st.tuples(*(item(n) for n in shape)).flatmap(
-        lambda items: st.tuples(st.just(items), st.integers(0, len(items)), st.booleans(),
-                                st.integers(0, len(items)))).map(
-        lambda t: tuple(list(t[0][:t[1]]) + ([None] if t[2] else []) + list(t[0][t[1]:t[3]]) +
-                        ([Ellipsis] if t[3] < len(t[0]) else [])))
+        return st.one_of(
+            st.integers(-length, length - 1) if length else st.nothing(),
+            st.builds(
+                slice,
+                st.none() | st.integers(-length - 2, length + 2),
+                st.none() | st.integers(-length - 2, length + 2),
+                st.none() | st.integers(-3, 3).filter(bool),
+            ),
+        )
+
+    return (
+        st.tuples(*(item(n) for n in shape))
+        .flatmap(
+            lambda items: st.tuples(
+                st.just(items), st.integers(0, len(items)), st.booleans(), st.integers(0, len(items))
+            )
+        )
+        .map(
+            lambda t: tuple(
+                list(t[0][: t[1]])
+                + ([None] if t[2] else [])
+                + list(t[0][t[1] : t[3]])
+                + ([Ellipsis] if t[3] < len(t[0]) else [])
+            )
+        )
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -159,10 +191,17 @@ def test_view_changes_the_dtype_as_numpy():
         over(host).T.view(np.float64)
 
 
-@pytest.mark.parametrize("index, error", [
-    ((0, 0, 0), IndexError), (5, IndexError), (-6, IndexError), ((..., ...), IndexError),
-    ([0, 1], IndexError), (1.5, IndexError),
-])
+@pytest.mark.parametrize(
+    "index, error",
+    [
+        ((0, 0, 0), IndexError),
+        (5, IndexError),
+        (-6, IndexError),
+        ((..., ...), IndexError),
+        ([0, 1], IndexError),
+        (1.5, IndexError),
+    ],
+)
 def test_bad_indices(index, error):
     with pytest.raises(error):
         gpuarray.GPUArray((5, 2), np.float32, gpudata=BASE)[index]
@@ -181,15 +220,22 @@ def test_broadcast_view_repeats_with_zero_strides():
         a._broadcast_to((2, 4))
 
 
-@pytest.mark.parametrize("shape, strides, expected", [
-    ((2, 3), (12, 4), (12, 4)), ((2, 3), (4, 8), (4, 8)), ((2, 3), (-24, 8), (12, 4)),
-    ((3, 4, 5), (4, 60, 12), (4, 60, 12)), ((3, 4), (0, 4), (16, 4)),
-])
+@pytest.mark.parametrize(
+    "shape, strides, expected",
+    [
+        ((2, 3), (12, 4), (12, 4)),
+        ((2, 3), (4, 8), (4, 8)),
+        ((2, 3), (-24, 8), (12, 4)),
+        ((3, 4, 5), (4, 60, 12), (4, 60, 12)),
+        ((3, 4), (0, 4), (16, 4)),
+    ],
+)
 def test_compact_strides_keep_the_axis_order(shape, strides, expected):
     assert compact_strides(shape, strides, 4) == expected
 
 
 # --- the copy kernels ------------------------------------------------------------------------
+
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
@@ -220,16 +266,33 @@ def test_copy_and_fill_kernels_compile(itemsize):
     assert compile_for_sm90(copying._fill_kernel(itemsize))[:4] == b"\x7fELF"
 
 
-CAST_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
-               np.float32, np.float64, np.complex64, np.complex128]
+CAST_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.uint8,
+    np.int16,
+    np.uint16,
+    np.int32,
+    np.uint32,
+    np.int64,
+    np.uint64,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+]
 
 
 def test_every_cast_compiles():
-    source = "\n".join(copying._cast_kernel(np.dtype(to), np.dtype(frm)).source.replace(
-        "#include <pycuda-complex.hpp>\n", "")
-        for to in CAST_DTYPES for frm in CAST_DTYPES if to != frm)
-    image = source_modules.compile("#include <pycuda-complex.hpp>\n" + source, no_extern_c=True, arch="sm_90",
-                                   cache_dir=False)
+    source = "\n".join(
+        copying._cast_kernel(np.dtype(to), np.dtype(frm)).source.replace("#include <pycuda-complex.hpp>\n", "")
+        for to in CAST_DTYPES
+        for frm in CAST_DTYPES
+        if to != frm
+    )
+    image = source_modules.compile(
+        "#include <pycuda-complex.hpp>\n" + source, no_extern_c=True, arch="sm_90", cache_dir=False
+    )
     assert image[:4] == b"\x7fELF"
 
 
@@ -240,15 +303,25 @@ def test_astype_to_a_dtype_without_a_c_type_says_so():
 
 # --- ElementwiseKernel without a GPU ----------------------------------------------------------
 
+
 def test_elementwise_source_is_pycudas_loop():
-    kernel = elementwise.ElementwiseKernel("float a, float *x, double *y", "y[i] = a * x[i] + b", "axpy",
-                                           preamble="#define TWO 2", loop_prep="float b = TWO",
-                                           after_loop="b = 0")
+    kernel = elementwise.ElementwiseKernel(
+        "float a, float *x, double *y",
+        "y[i] = a * x[i] + b",
+        "axpy",
+        preamble="#define TWO 2",
+        loop_prep="float b = TWO",
+        after_loop="b = 0",
+    )
     source = kernel.kernel().source
     assert 'extern "C" __global__ void axpy(float a, float *x, double *y, unsigned long n)' in source
     assert "for (i = cta_start + tid; i < n; i += total_threads)" in source
-    assert source.index("#define TWO") < source.index("float b = TWO") < source.index("y[i] = a * x[i] + b") \
+    assert (
+        source.index("#define TWO")
+        < source.index("float b = TWO")
+        < source.index("y[i] = a * x[i] + b")
         < source.index("b = 0")
+    )
     assert compile_for_sm90(kernel.kernel())[:4] == b"\x7fELF"
     ranged = kernel.kernel(use_range=True)
     assert "long start, long stop, long step" in ranged.source and "unsigned long n" not in ranged.source
@@ -258,17 +331,22 @@ def test_elementwise_source_is_pycudas_loop():
 def test_elementwise_complex_and_vector_types_compile():
     kernel = elementwise.ElementwiseKernel(
         "pycuda::complex<double> a, pycuda::complex<double> *z, float3 *v, float *r",
-        "z[i] = a * exp(z[i]); r[i] = abs(z[i]) + v[i].x", "complex_and_vectors")
+        "z[i] = a * exp(z[i]); r[i] = abs(z[i]) + v[i].x",
+        "complex_and_vectors",
+    )
     assert kernel.kernel().source.startswith("#include <pycuda-complex.hpp>")
     assert compile_for_sm90(kernel.kernel())[:4] == b"\x7fELF"
 
 
-@pytest.mark.parametrize("arguments, operation, kwargs, error, match", [
-    ("float a", "a", {}, ValueError, "at least one array"),
-    ("float *x, quaternion q", "x[i] = 0", {}, ValueError, "unknown type"),
-    ("float *x", "x[i] = 0", {"prelude": ""}, TypeError, "prelude"),
-    ([object()], "x[i] = 0", {}, TypeError, "VectorArg"),
-])
+@pytest.mark.parametrize(
+    "arguments, operation, kwargs, error, match",
+    [
+        ("float a", "a", {}, ValueError, "at least one array"),
+        ("float *x, quaternion q", "x[i] = 0", {}, ValueError, "unknown type"),
+        ("float *x", "x[i] = 0", {"prelude": ""}, TypeError, "prelude"),
+        ([object()], "x[i] = 0", {}, TypeError, "VectorArg"),
+    ],
+)
 def test_elementwise_bad_definitions(arguments, operation, kwargs, error, match):
     with pytest.raises(error, match=match):
         elementwise.ElementwiseKernel(arguments, operation, **kwargs)
@@ -290,15 +368,30 @@ def test_elementwise_bad_calls_fail_before_the_gpu():
 
 class LaunchConfig(ctypes.Structure):
     """cuda.h's CUlaunchConfig, which cuLaunchKernelEx reads."""
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
-                ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
+
+    _fields_ = [
+        ("grid", ctypes.c_uint * 3),
+        ("block", ctypes.c_uint * 3),
+        ("shared", ctypes.c_uint),
+        ("stream", ctypes.c_void_p),
+        ("attributes", ctypes.c_void_p),
+        ("attribute_count", ctypes.c_uint),
+    ]
 
 
 def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads_them(monkeypatch):
     # A parameter list with every alignment: the driver copies parameter k from params[k].
     codes = ["B", "P", "f", "Q", "d", "8s", "i", "Q"]
-    readers = [ctypes.c_ubyte, ctypes.c_void_p, ctypes.c_float, ctypes.c_uint64, ctypes.c_double,
-               ctypes.c_char * 8, ctypes.c_int, ctypes.c_uint64]
+    readers = [
+        ctypes.c_ubyte,
+        ctypes.c_void_p,
+        ctypes.c_float,
+        ctypes.c_uint64,
+        ctypes.c_double,
+        ctypes.c_char * 8,
+        ctypes.c_int,
+        ctypes.c_uint64,
+    ]
     values = [7, 0xDEADBEEF000, 1.5, 2**40 + 3, -2.25, b"\x01\x02\x03\x04\x05\x06\x07\x08", -9, 5]
     launches = []
 
@@ -306,8 +399,18 @@ def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads
         seen = LaunchConfig.from_address(config)
         table = (ctypes.c_void_p * len(readers)).from_address(params)  # void **kernelParams
         arguments = [reader.from_address(table[k]) for k, reader in enumerate(readers)]
-        launches.append((tuple(seen.grid), tuple(seen.block), seen.shared, seen.stream, seen.attribute_count,
-                         kernel, extra, [a.raw if isinstance(a, ctypes.Array) else a.value for a in arguments]))
+        launches.append(
+            (
+                tuple(seen.grid),
+                tuple(seen.block),
+                seen.shared,
+                seen.stream,
+                seen.attribute_count,
+                kernel,
+                extra,
+                [a.raw if isinstance(a, ctypes.Array) else a.value for a in arguments],
+            )
+        )
         return 0
 
     monkeypatch.setattr(launching.driver_api, "_driver", SimpleNamespace(cuLaunchKernelEx=launch))
@@ -317,26 +420,40 @@ def test_a_launch_gives_the_driver_the_geometry_and_each_argument_where_it_reads
     worker = threading.Thread(target=kernel, args=(3, 64, 0, *values))  # a buffer of its own
     worker.start()
     worker.join()
-    assert launches == [((40, 1, 1), (256, 1, 1), 96, 0x5678, 0, 0x1234, None, values),
-                        ((3, 1, 1), (64, 1, 1), 0, None, 0, 0x1234, None, values)]
+    assert launches == [
+        ((40, 1, 1), (256, 1, 1), 96, 0x5678, 0, 0x1234, None, values),
+        ((3, 1, 1), (64, 1, 1), 0, None, 0, 0x1234, None, values),
+    ]
 
 
-@pytest.mark.parametrize("n, expected", [
-    (0, ((1, 1), (32, 1, 1))), (1, ((1, 1), (32, 1, 1))), (33, ((2, 1), (32, 1, 1))),
-    (32 * 32 * 132, ((32 * 132, 1), (32, 1, 1))), (32 * 32 * 132 + 1, ((32 * 132, 1), (64, 1, 1))),
-    (10 ** 9, ((32 * 132, 1), (128, 1, 1))),
-])
+@pytest.mark.parametrize(
+    "n, expected",
+    [
+        (0, ((1, 1), (32, 1, 1))),
+        (1, ((1, 1), (32, 1, 1))),
+        (33, ((2, 1), (32, 1, 1))),
+        (32 * 32 * 132, ((32 * 132, 1), (32, 1, 1))),
+        (32 * 32 * 132 + 1, ((32 * 132, 1), (64, 1, 1))),
+        (10**9, ((32 * 132, 1), (128, 1, 1))),
+    ],
+)
 def test_splay_is_pycudas(n, expected, monkeypatch):
     monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
     assert gpuarray.splay(n, dev=0) == expected
 
 
-@pytest.mark.parametrize("n, family, expected", [
-    (1, "own", (1, 256)), (257, "own", (2, 256)), (256 * 256 * 132, "own", (256 * 132, 256)),
-    (10 ** 12, "own", (256 * 132, 256)),                      # then the loop does the rest
-    (1, "user", (1, 128)), (2**28, "user", (2**21, 128)),     # a thread an element
-    (2**40, "user", (2**31 - 1, 128)),                        # up to the largest grid
-])
+@pytest.mark.parametrize(
+    "n, family, expected",
+    [
+        (1, "own", (1, 256)),
+        (257, "own", (2, 256)),
+        (256 * 256 * 132, "own", (256 * 132, 256)),
+        (10**12, "own", (256 * 132, 256)),  # then the loop does the rest
+        (1, "user", (1, 128)),
+        (2**28, "user", (2**21, 128)),  # a thread an element
+        (2**40, "user", (2**31 - 1, 128)),  # up to the largest grid
+    ],
+)
 def test_each_kernel_family_launches_in_its_geometry(n, family, expected, monkeypatch):
     monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
     launching.geometry.cache_clear()
@@ -348,8 +465,11 @@ def test_each_kernel_family_launches_in_its_geometry(n, family, expected, monkey
 
 def test_an_elementwise_kernel_launches_its_restrict_build_where_the_arrays_are_apart(monkeypatch):
     launches = []
-    monkeypatch.setattr(launching.Kernel, "__call__",
-                        lambda kernel, *args, **kwargs: launches.append(("__restrict__" in kernel.source, *args[:2])))
+    monkeypatch.setattr(
+        launching.Kernel,
+        "__call__",
+        lambda kernel, *args, **kwargs: launches.append(("__restrict__" in kernel.source, *args[:2])),
+    )
     monkeypatch.setattr(launching, "multiprocessor_count", lambda device: 132)
     launching.geometry.cache_clear()
     kernel = elementwise.ElementwiseKernel("float *x, float *y", "y[i] = x[i]")
@@ -358,19 +478,27 @@ def test_an_elementwise_kernel_launches_its_restrict_build_where_the_arrays_are_
     try:
         kernel(x, y)
         kernel(x, y, range=slice(0, 1000, 2))
-        kernel(x, x)                                               # in place: the source as written
+        kernel(x, x)  # in place: the source as written
         kernel(x, gpuarray.GPUArray(1000, np.float32, gpudata=BASE + 3996), range=slice(0, 1000, 2))
     finally:
         launching.geometry.cache_clear()
     assert launches == [(True, 4, 256), (True, 2, 256), (False, 8, 128), (False, 4, 128)]
 
 
-@pytest.mark.parametrize("spans, expected", [
-    ([(100, 40)], True), ([(100, 40), (140, 8)], True), ([(140, 8), (100, 40)], True),
-    ([(100, 40), (139, 8)], False), ([(100, 40), (100, 40)], False), ([(100, 40), (120, 4)], False),
-    ([(100, 40), (120, 0)], True),                                  # an empty array reaches nothing
-    ([(0, 8), (200, 8), (8, 192)], True), ([(0, 8), (200, 8), (8, 193)], False),
-])
+@pytest.mark.parametrize(
+    "spans, expected",
+    [
+        ([(100, 40)], True),
+        ([(100, 40), (140, 8)], True),
+        ([(140, 8), (100, 40)], True),
+        ([(100, 40), (139, 8)], False),
+        ([(100, 40), (100, 40)], False),
+        ([(100, 40), (120, 4)], False),
+        ([(100, 40), (120, 0)], True),  # an empty array reaches nothing
+        ([(0, 8), (200, 8), (8, 192)], True),
+        ([(0, 8), (200, 8), (8, 193)], False),
+    ],
+)
 def test_apart_is_pairwise_disjoint_byte_ranges(spans, expected):
     assert apart(spans) is expected
 

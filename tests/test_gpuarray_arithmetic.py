@@ -29,11 +29,26 @@ from pyctk._pycuda.gpuarrays import arithmetic, copying, cumath, launching
 from pyctk._pycuda.kernels import source_modules
 
 BASE = 1 << 24  # the made-up device address of Device's memory
-SCALARS = [True, 1, 1.0, 1j, np.int8(1), np.uint16(1), np.int64(1), np.uint64(1), np.float32(1),
-           np.float64(1), np.complex64(1), np.array(1.0)]
+SCALARS = [
+    True,
+    1,
+    1.0,
+    1j,
+    np.int8(1),
+    np.uint16(1),
+    np.int64(1),
+    np.uint64(1),
+    np.float32(1),
+    np.float64(1),
+    np.complex64(1),
+    np.array(1.0),
+]
 # What NumPy computes for each Operation's name (the emulated kernels' arithmetic).
-NUMPY = {"where": lambda c, a, b: np.where(c != 0, a, b), "if_positive": lambda c, a, b: np.where(c > 0, a, b),
-         "mul_add": lambda a, x, b, y: a * x + b * y}
+NUMPY = {
+    "where": lambda c, a, b: np.where(c != 0, a, b),
+    "if_positive": lambda c, a, b: np.where(c > 0, a, b),
+    "mul_add": lambda a, x, b, y: a * x + b * y,
+}
 
 
 def numpy_of(operation: arithmetic.Operation):
@@ -53,6 +68,7 @@ def outcome(function, *args):
 
 
 # --- a GPU in host memory ---------------------------------------------------------------------
+
 
 class Device:
     """GPU memory in a host buffer and arithmetic's kernels run by NumPy: each launch reads
@@ -81,7 +97,8 @@ class Device:
     def scatter(self, address: int, offsets: np.ndarray, values: np.ndarray) -> None:
         values = np.ascontiguousarray(values)
         self.memory[self._bytes(address, offsets, values.dtype.itemsize)] = values.view(np.uint8).reshape(
-            len(offsets), values.dtype.itemsize)
+            len(offsets), values.dtype.itemsize
+        )
 
     @staticmethod
     def offsets(shape, strides) -> np.ndarray:
@@ -118,8 +135,8 @@ class Device:
         else:
             offsets = [np.arange(n, dtype=np.int64) * dtype.itemsize for dtype in arrays]
         assert len(offsets) == len(arrays)
-        pointers, operands, k = values[:len(outputs)], [], len(outputs)
-        for value, (param, loop, array) in zip(values[len(outputs):], inputs):
+        pointers, operands, k = values[: len(outputs)], [], len(outputs)
+        for value, (param, loop, array) in zip(values[len(outputs) :], inputs):
             if array:
                 operands.append(self.gather(value, offsets[k], param).astype(loop))
                 k += 1
@@ -135,8 +152,9 @@ class Device:
     def copy_strided(self, dst, dst_strides, src, src_strides, shape, itemsize, stream) -> None:
         if 0 not in shape:
             kind = np.dtype(f"V{itemsize}")
-            self.scatter(dst, self.offsets(shape, dst_strides),
-                         self.gather(src, self.offsets(shape, src_strides), kind))
+            self.scatter(
+                dst, self.offsets(shape, dst_strides), self.gather(src, self.offsets(shape, src_strides), kind)
+            )
 
     def fill(self, dst, value: bytes, n: int, stream) -> None:
         self.scatter(dst, np.arange(n) * len(value), np.frombuffer(value * n, f"V{len(value)}"))
@@ -180,6 +198,7 @@ def sample(dtype: np.dtype, shape, seed: int = 0) -> np.ndarray:
 
 
 # --- dtypes: NumPy's ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("op", list(OPERATORS))
 def test_array_dtypes_are_numpys(device, op):
@@ -261,8 +280,14 @@ def test_cumath_pairs_and_parts_dtypes_are_numpys(device):
         a = np.ones(2, dtype)
         x = device.put(a)
         exponents = np.ones(2, np.int64)
-        for name, other, host_other in [("frexp", (), ()), ("modf", (), ()), ("fmod", (x,), (a,)), ("fmod", (3,), (3,)),
-                                        ("ldexp", (3,), (3,)), ("ldexp", (device.put(exponents),), (exponents,))]:
+        for name, other, host_other in [
+            ("frexp", (), ()),
+            ("modf", (), ()),
+            ("fmod", (x,), (a,)),
+            ("fmod", (3,), (3,)),
+            ("ldexp", (3,), (3,)),
+            ("ldexp", (device.put(exponents),), (exponents,)),
+        ]:
             expected = outcome(getattr(np, name), a, *host_other)
             if expected in (np.float16, (np.float16, np.float16), (np.float16, np.int32)):
                 continue  # refused (float16), as above
@@ -273,7 +298,7 @@ def test_comparisons_with_any_python_int_are_numpys(device):
     for dtype in DTYPES[:9]:
         a = np.arange(3).astype(dtype)
         x = device.put(a)
-        for value in (300, -1, -300, 2**63, -2**63 - 1, 2**64, 2**70):
+        for value in (300, -1, -300, 2**63, -(2**63) - 1, 2**64, 2**70):
             for op in ("==", "!=", "<", "<=", ">", ">="):
                 expected = outcome(OPERATORS[op], a, value)  # (bool arrays: OverflowError)
                 assert outcome(OPERATORS[op], x, value) == expected, (dtype, value, op)
@@ -283,6 +308,7 @@ def test_comparisons_with_any_python_int_are_numpys(device):
 
 # --- source: every row, every dtype, through NVRTC ----------------------------------------------
 
+
 def compile_all(sources: set[str], to_sass: bool = False) -> None:
     """Compile ``sources`` together (each in a namespace of its own), warnings as errors.
 
@@ -291,7 +317,8 @@ def compile_all(sources: set[str], to_sass: bool = False) -> None:
     compile to SASS; what only the back end could refuse is checked with ``to_sass``.
     """
     text = "#include <pycuda-complex.hpp>\n" + "".join(
-        f"namespace source{k} {{\n{source}}}\n" for k, source in enumerate(sorted(sources)))
+        f"namespace source{k} {{\n{source}}}\n" for k, source in enumerate(sorted(sources))
+    )
     front_end = {} if to_sass else {"options": ["-fdevice-syntax-only"], "target": "ptx"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -345,15 +372,26 @@ def test_every_in_place_cast_compiles(op):
 
 
 def test_unary_operators_and_functions_compile_for_every_dtype():
-    operations = [*arithmetic.UNARY.values(), arithmetic._LOGICAL_NOT,
-                  *[cumath._operation(name) for name in cumath.FUNCTIONS], cumath._FREXP, cumath._MODF]
+    operations = [
+        *arithmetic.UNARY.values(),
+        arithmetic._LOGICAL_NOT,
+        *[cumath._operation(name) for name in cumath.FUNCTIONS],
+        cumath._FREXP,
+        cumath._MODF,
+    ]
     sources = set().union(*[plan_sources(o, [(d,) for d in DTYPES]) for o in operations])
     compile_all(sources | plan_sources(arithmetic._CONJ, [(d,) for d in DTYPES if d.kind == "c"]))
 
 
 def test_binary_functions_compile_for_every_dtype():
-    operations = [arithmetic._MAXIMUM, arithmetic._MINIMUM, arithmetic._LOGICAL_AND, arithmetic._LOGICAL_OR,
-                  cumath._FMOD, cumath._LDEXP]
+    operations = [
+        arithmetic._MAXIMUM,
+        arithmetic._MINIMUM,
+        arithmetic._LOGICAL_AND,
+        arithmetic._LOGICAL_OR,
+        cumath._FMOD,
+        cumath._LDEXP,
+    ]
     keys = [(d, d) for d in DTYPES] + [(d, int) for d in DTYPES] + [(d, np.dtype(np.int64)) for d in DTYPES]
     compile_all(set().union(*[plan_sources(o, keys) for o in operations]))
 
@@ -376,6 +414,7 @@ def test_complex_pow_and_mixed_comparisons_are_in_the_source():
 
 # --- layouts, by their results ---------------------------------------------------------------
 
+
 @st.composite
 def layouts(draw, ndim):
     """How a view lies over its base: an axis order, and a step along each axis (negative ones too)."""
@@ -396,21 +435,27 @@ def laid_out(layout, shape, dtype, device, seed):
 
 
 LAYOUT_OPS = ["+", "-", "*", "//", "%", "<", "==", "&"]
-LAYOUT_DTYPES = [np.dtype(t) for t in (np.int8, np.int32, np.uint16, np.int64, np.float32, np.float64,
-                                       np.complex64, np.bool_)]
+LAYOUT_DTYPES = [
+    np.dtype(t) for t in (np.int8, np.int32, np.uint16, np.int64, np.float32, np.float64, np.complex64, np.bool_)
+]
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), op=st.sampled_from(LAYOUT_OPS),
-       dtypes=st.tuples(st.sampled_from(LAYOUT_DTYPES), st.sampled_from(LAYOUT_DTYPES)),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4))
+@given(
+    data=st.data(),
+    op=st.sampled_from(LAYOUT_OPS),
+    dtypes=st.tuples(st.sampled_from(LAYOUT_DTYPES), st.sampled_from(LAYOUT_DTYPES)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4),
+)
 def test_results_are_numpys_for_any_layout(data, op, dtypes, shapes):
     device = Device()
     with pytest.MonkeyPatch.context() as patch:
         install(patch, device)
         drawn = [data.draw(layouts(len(shape))) for shape in shapes.input_shapes]  # (all first)
-        (a, x), (b, y) = [laid_out(layout, shape, dtype, device, k) for k, (layout, shape, dtype)
-                          in enumerate(zip(drawn, shapes.input_shapes, dtypes))]
+        (a, x), (b, y) = [
+            laid_out(layout, shape, dtype, device, k)
+            for k, (layout, shape, dtype) in enumerate(zip(drawn, shapes.input_shapes, dtypes))
+        ]
         expected = outcome(lambda: OPERATORS[op](a, b))
         if not isinstance(expected, np.dtype):
             assert outcome(lambda: OPERATORS[op](x, y)) == expected
@@ -423,16 +468,21 @@ def test_results_are_numpys_for_any_layout(data, op, dtypes, shapes):
 
 
 @settings(max_examples=40, deadline=None)
-@given(data=st.data(), op=st.sampled_from(["+", "-", "*", "//", "%", "|"]),
-       dtypes=st.tuples(st.sampled_from(LAYOUT_DTYPES), st.sampled_from(LAYOUT_DTYPES)),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4))
+@given(
+    data=st.data(),
+    op=st.sampled_from(["+", "-", "*", "//", "%", "|"]),
+    dtypes=st.tuples(st.sampled_from(LAYOUT_DTYPES), st.sampled_from(LAYOUT_DTYPES)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
+)
 def test_in_place_results_are_numpys_for_any_layout(data, op, dtypes, shapes):
     device = Device()
     with pytest.MonkeyPatch.context() as patch:
         install(patch, device)
         drawn = [data.draw(layouts(len(shape))) for shape in shapes.input_shapes]  # (all first)
-        (a, x), (b, y) = [laid_out(layout, shape, dtype, device, k) for k, (layout, shape, dtype)
-                          in enumerate(zip(drawn, shapes.input_shapes, dtypes))]
+        (a, x), (b, y) = [
+            laid_out(layout, shape, dtype, device, k)
+            for k, (layout, shape, dtype) in enumerate(zip(drawn, shapes.input_shapes, dtypes))
+        ]
         expected = outcome(lambda: IN_PLACE[op](a.copy(), b))
         if not isinstance(expected, np.dtype):
             assert outcome(lambda: IN_PLACE[op](x, y)) == expected
@@ -444,9 +494,15 @@ def test_in_place_results_are_numpys_for_any_layout(data, op, dtypes, shapes):
         np.testing.assert_array_equal(device.read(x), a)
 
 
-@pytest.mark.parametrize("target, source", [
-    (np.s_[1:], np.s_[:-1]), (np.s_[:-1], np.s_[1:]), (np.s_[::-1], np.s_[:]), (np.s_[::2], np.s_[1::2]),
-])
+@pytest.mark.parametrize(
+    "target, source",
+    [
+        (np.s_[1:], np.s_[:-1]),
+        (np.s_[:-1], np.s_[1:]),
+        (np.s_[::-1], np.s_[:]),
+        (np.s_[::2], np.s_[1::2]),
+    ],
+)
 def test_overlapping_in_place_reads_before_it_writes(device, target, source):
     a = np.arange(10, dtype=np.int32)
     x = device.put(a)
@@ -497,15 +553,25 @@ def test_a_small_operation_is_one_lookup_and_one_launch(device):
         x + y, x * 2, 2 * x
     assert len(arithmetic._plans) == plans + 1 and len(device.kernels) == kernels + 1  # (2 * x: reflected)
     assert len(device.launched) == launched + 9
-    assert set(device.launched[launched:]) == {"pyctk_add_f4_f4_to_f4", "pyctk_multiply_f4_sf4_to_f4",
-                                               "pyctk_multiply_sf4_f4_to_f4"}
+    assert set(device.launched[launched:]) == {
+        "pyctk_add_f4_f4_to_f4",
+        "pyctk_multiply_f4_sf4_to_f4",
+        "pyctk_multiply_sf4_f4_to_f4",
+    }
 
 
-OPERATOR_ROWS = [("add", operator.add, operator.iadd), ("sub", operator.sub, operator.isub),
-                 ("mul", operator.mul, operator.imul), ("truediv", operator.truediv, operator.itruediv),
-                 ("pow", operator.pow, operator.ipow), ("floordiv", operator.floordiv, operator.ifloordiv),
-                 ("mod", operator.mod, operator.imod), ("and", operator.and_, operator.iand),
-                 ("or", operator.or_, operator.ior), ("xor", operator.xor, operator.ixor)]
+OPERATOR_ROWS = [
+    ("add", operator.add, operator.iadd),
+    ("sub", operator.sub, operator.isub),
+    ("mul", operator.mul, operator.imul),
+    ("truediv", operator.truediv, operator.itruediv),
+    ("pow", operator.pow, operator.ipow),
+    ("floordiv", operator.floordiv, operator.ifloordiv),
+    ("mod", operator.mod, operator.imod),
+    ("and", operator.and_, operator.iand),
+    ("or", operator.or_, operator.ior),
+    ("xor", operator.xor, operator.ixor),
+]
 
 
 @pytest.mark.parametrize("name, forward, in_place", OPERATOR_ROWS, ids=[row[0] for row in OPERATOR_ROWS])
@@ -533,6 +599,7 @@ def test_layouts_met_before_are_launched_as_kept_with_numpys_results(device, mon
 
     def planned(*args):
         raise AssertionError("planned again")
+
     with monkeypatch.context() as patch:
         patch.setattr(arithmetic, "_operands", planned)
         np.testing.assert_array_equal(device.read(x + y), a + b)
@@ -545,6 +612,7 @@ def test_layouts_met_before_are_launched_as_kept_with_numpys_results(device, mon
 
 
 # --- the functions, on Device ------------------------------------------------------------------
+
 
 def test_where_if_positive_maximum_minimum(device):
     c = np.array([-1.0, 0.0, 2.0, np.nan], np.float32)
@@ -640,6 +708,7 @@ def test_cumath_old_positional_argument_warns_and_is_honoured(device):
 
 # --- errors, before any GPU work ---------------------------------------------------------------
 
+
 def numpy_error(function, *args) -> BaseException:
     with pytest.raises(Exception) as error:
         function(*args)
@@ -648,8 +717,13 @@ def numpy_error(function, *args) -> BaseException:
 
 def test_host_arrays_are_refused_naming_to_gpu(device):
     x = device.put(np.ones(3, np.float32))
-    for call in (lambda: x + np.ones(3), lambda: np.ones(3) + x, lambda: x + [1, 2, 3],
-                 lambda: arithmetic.maximum(x, np.ones(3)), lambda: x @ np.ones((3, 3))):
+    for call in (
+        lambda: x + np.ones(3),
+        lambda: np.ones(3) + x,
+        lambda: x + [1, 2, 3],
+        lambda: arithmetic.maximum(x, np.ones(3)),
+        lambda: x @ np.ones((3, 3)),
+    ):
         with pytest.raises(TypeError, match="to_gpu"):
             call()
     assert not device.launched
@@ -675,7 +749,7 @@ def test_integer_powers_refuse_negative_exponents(device, dtype):
     for exponent in (-1, np.int64(-2)):
         error = numpy_error(operator.pow, a, exponent)
         with pytest.raises(type(error)) as ours:
-            x ** exponent
+            x**exponent
         assert str(ours.value) == str(error)
     assert not device.launched
 
@@ -683,9 +757,12 @@ def test_integer_powers_refuse_negative_exponents(device, dtype):
 def test_out_of_bounds_python_ints_and_bool_negation_have_numpys_words(device):
     a = np.arange(3, dtype=np.uint8)
     x = device.put(a)
-    for call, host_call in [(lambda: x + 300, lambda: a + 300), (lambda: x - (-1), lambda: a - (-1)),
-                            (lambda: -device.put(np.ones(2, bool)), lambda: -np.ones(2, bool)),
-                            (lambda: device.put(a * 1.0) / 10**400, lambda: a * 1.0 / 10**400)]:
+    for call, host_call in [
+        (lambda: x + 300, lambda: a + 300),
+        (lambda: x - (-1), lambda: a - (-1)),
+        (lambda: -device.put(np.ones(2, bool)), lambda: -np.ones(2, bool)),
+        (lambda: device.put(a * 1.0) / 10**400, lambda: a * 1.0 / 10**400),
+    ]:
         error = numpy_error(host_call)
         with pytest.raises(type(error)) as ours:
             call()

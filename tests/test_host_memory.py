@@ -35,8 +35,8 @@ from pyctk._pycuda.memory import host as _host_memory
 from pyctk._pycuda.memory import pools as _pools
 from test_host_results import collect
 
-CONTEXT = 0xC0FFEE          # the fake driver's one context
-DEVICE_OFFSET = 1 << 40     # its mapped memory's device addresses: host address + this
+CONTEXT = 0xC0FFEE  # the fake driver's one context
+DEVICE_OFFSET = 1 << 40  # its mapped memory's device addresses: host address + this
 OK, INVALID_VALUE, INVALID_CONTEXT, ALREADY_REGISTERED, NOT_REGISTERED = 0, 1, 201, 712, 713
 
 
@@ -47,7 +47,7 @@ class FakeDriver:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.blocks: dict[int, tuple[ctypes.Array, str, int]] = {}  # address -> (memory, kind, flags)
-        self.registered: dict[int, tuple[int, int]] = {}            # address -> (bytes, flags)
+        self.registered: dict[int, tuple[int, int]] = {}  # address -> (bytes, flags)
         self.pushed: list[int] = []
         self.attached: list[tuple[int, int, int, int]] = []
         self.launched: list[list[bytes]] = []  # each launch's parameters, param_sizes bytes each
@@ -58,7 +58,9 @@ class FakeDriver:
             def call(*args):
                 self.calls.append(name)
                 return getattr(self, name)(*args)
+
             return call
+
         return SimpleNamespace(**{name: recorded(name) for name in dir(self) if name.startswith("cu")})
 
     def _in_context(self) -> bool:
@@ -165,15 +167,19 @@ def frees(fake: FakeDriver) -> list[str]:
 # ---------------------------------------------------------------------------
 # Names and values.
 
+
 def _cuda_h() -> str:
     return Path(_cuda_headers.header_folders()[0].path, "cuda.h").read_text()
 
 
-@pytest.mark.parametrize("flags, pattern", [
-    (cuda.host_alloc_flags, r"#define CU_MEMHOSTALLOC_(\w+)\s+(0x[0-9a-fA-F]+)"),
-    (cuda.mem_host_register_flags, r"#define CU_MEMHOSTREGISTER_(\w+)\s+(0x[0-9a-fA-F]+)"),
-    (cuda.mem_attach_flags, r"\bCU_MEM_ATTACH_(\w+)\s*=\s*(0x[0-9a-fA-F]+)"),
-])
+@pytest.mark.parametrize(
+    "flags, pattern",
+    [
+        (cuda.host_alloc_flags, r"#define CU_MEMHOSTALLOC_(\w+)\s+(0x[0-9a-fA-F]+)"),
+        (cuda.mem_host_register_flags, r"#define CU_MEMHOSTREGISTER_(\w+)\s+(0x[0-9a-fA-F]+)"),
+        (cuda.mem_attach_flags, r"\bCU_MEM_ATTACH_(\w+)\s*=\s*(0x[0-9a-fA-F]+)"),
+    ],
+)
 def test_flags_are_cuda_hs(flags, pattern):
     declared = {name: int(value, 16) for name, value in re.findall(pattern, _cuda_h())}
     assert {member.name: int(member) for member in flags} == declared
@@ -185,8 +191,13 @@ def test_pycudas_names():
     assert issubclass(cuda.RegisteredHostMemory, cuda.HostPointer)
     assert issubclass(cuda.ManagedAllocation, cuda.DeviceAllocation)
     assert issubclass(cuda.PooledDeviceAllocation, cuda.DeviceAllocation)
-    for name in ("DeviceMemoryPool", "PageLockedMemoryPool", "PageLockedAllocator",
-                 "PooledDeviceAllocation", "PooledHostAllocation"):
+    for name in (
+        "DeviceMemoryPool",
+        "PageLockedMemoryPool",
+        "PageLockedAllocator",
+        "PooledDeviceAllocation",
+        "PooledHostAllocation",
+    ):
         assert getattr(cuda, name) is getattr(tools, name), name
         assert name in cuda.__all__ and name in tools.__all__
     for name in cuda.__all__:
@@ -199,32 +210,40 @@ def test_pycudas_names():
 NOT_CONTIGUOUS = np.zeros((4, 4), np.float32)[::2, ::2]
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: cuda.pagelocked_empty(4, np.float32, order="K"), cuda.LogicError, "'C'.*'F'"),
-    (lambda: cuda.managed_zeros(4, np.float32, order="A"), cuda.LogicError, "'C'.*'F'"),
-    (lambda: cuda.aligned_empty(4, np.float32, "X"), cuda.LogicError, "'C'.*'F'"),
-    (lambda: cuda.pagelocked_empty((2, -1), np.float32), ValueError, "negative"),
-    (lambda: cuda.pagelocked_zeros(2.5, np.float32), TypeError, "int or a sequence of ints"),
-    (lambda: cuda.managed_empty((2, "3"), np.float32), TypeError, "int or a sequence of ints"),
-    (lambda: cuda.pagelocked_empty(3, object), TypeError, "Python objects"),
-    (lambda: cuda.pagelocked_empty(3, "no such dtype"), TypeError, "not understood"),
-    (lambda: cuda.pagelocked_empty_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
-    (lambda: cuda.aligned_zeros_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
-    (lambda: cuda.managed_empty_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
-    (lambda: cuda.managed_empty(4, np.float32, mem_flags=0), ValueError, "GLOBAL or mem_attach_flags.HOST"),
-    (lambda: cuda.managed_zeros(4, np.float32, mem_flags=cuda.mem_attach_flags.SINGLE), ValueError,
-     "GLOBAL or mem_attach_flags.HOST"),
-    (lambda: cuda.aligned_empty(4, np.float32, alignment=3), cuda.LogicError, "power of two"),
-    (lambda: cuda.aligned_empty(4, np.float32, alignment=0), cuda.LogicError, "power of two"),
-    (lambda: cuda.aligned_empty(4, np.float32, alignment=-4), cuda.LogicError, "power of two"),
-    (lambda: cuda.register_host_memory([1.0, 2.0]), TypeError, "NumPy array"),
-    (lambda: cuda.register_host_memory(cuda.aligned_zeros((8, 1024), np.float32)[:, ::2]), ValueError,
-     "neither C- nor Fortran"),
-    (lambda: cuda.register_host_memory(cuda.aligned_zeros(4096, np.uint8)[1:]), ValueError,
-     "starts on a page"),
-    (lambda: cuda.register_host_memory(cuda.aligned_empty(0, np.float32)), ValueError, "not empty"),
-    (lambda: tools.PageLockedMemoryPool().allocate((4,), np.float32, order="K"), cuda.LogicError, "'C'.*'F'"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: cuda.pagelocked_empty(4, np.float32, order="K"), cuda.LogicError, "'C'.*'F'"),
+        (lambda: cuda.managed_zeros(4, np.float32, order="A"), cuda.LogicError, "'C'.*'F'"),
+        (lambda: cuda.aligned_empty(4, np.float32, "X"), cuda.LogicError, "'C'.*'F'"),
+        (lambda: cuda.pagelocked_empty((2, -1), np.float32), ValueError, "negative"),
+        (lambda: cuda.pagelocked_zeros(2.5, np.float32), TypeError, "int or a sequence of ints"),
+        (lambda: cuda.managed_empty((2, "3"), np.float32), TypeError, "int or a sequence of ints"),
+        (lambda: cuda.pagelocked_empty(3, object), TypeError, "Python objects"),
+        (lambda: cuda.pagelocked_empty(3, "no such dtype"), TypeError, "not understood"),
+        (lambda: cuda.pagelocked_empty_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
+        (lambda: cuda.aligned_zeros_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
+        (lambda: cuda.managed_empty_like(NOT_CONTIGUOUS), ValueError, "neither C- nor Fortran"),
+        (lambda: cuda.managed_empty(4, np.float32, mem_flags=0), ValueError, "GLOBAL or mem_attach_flags.HOST"),
+        (
+            lambda: cuda.managed_zeros(4, np.float32, mem_flags=cuda.mem_attach_flags.SINGLE),
+            ValueError,
+            "GLOBAL or mem_attach_flags.HOST",
+        ),
+        (lambda: cuda.aligned_empty(4, np.float32, alignment=3), cuda.LogicError, "power of two"),
+        (lambda: cuda.aligned_empty(4, np.float32, alignment=0), cuda.LogicError, "power of two"),
+        (lambda: cuda.aligned_empty(4, np.float32, alignment=-4), cuda.LogicError, "power of two"),
+        (lambda: cuda.register_host_memory([1.0, 2.0]), TypeError, "NumPy array"),
+        (
+            lambda: cuda.register_host_memory(cuda.aligned_zeros((8, 1024), np.float32)[:, ::2]),
+            ValueError,
+            "neither C- nor Fortran",
+        ),
+        (lambda: cuda.register_host_memory(cuda.aligned_zeros(4096, np.uint8)[1:]), ValueError, "starts on a page"),
+        (lambda: cuda.register_host_memory(cuda.aligned_empty(0, np.float32)), ValueError, "not empty"),
+        (lambda: tools.PageLockedMemoryPool().allocate((4,), np.float32, order="K"), cuda.LogicError, "'C'.*'F'"),
+    ],
+)
 def test_argument_errors_come_before_the_driver(driver, call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -234,8 +253,15 @@ def test_argument_errors_come_before_the_driver(driver, call, error, match):
 # ---------------------------------------------------------------------------
 # Aligned memory: ordinary host memory, no GPU.
 
-DTYPES = [np.float32, np.complex128, np.bool_, "S5", "M8[s]", ("<f4", 3),
-          np.dtype({"names": ["a", "b"], "formats": ["u1", "f8"]}, align=True)]
+DTYPES = [
+    np.float32,
+    np.complex128,
+    np.bool_,
+    "S5",
+    "M8[s]",
+    ("<f4", 3),
+    np.dtype({"names": ["a", "b"], "formats": ["u1", "f8"]}, align=True),
+]
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
@@ -267,9 +293,11 @@ def test_aligned_like_keeps_order_and_free_twice_is_a_logic_error():
 # ---------------------------------------------------------------------------
 # Page-locked, registered and managed memory, through the fake driver.
 
+
 def test_pagelocked_memory_is_freed_once_in_its_context(driver):
-    a = cuda.pagelocked_zeros((3, 4), np.float32, order="F",
-                              mem_flags=cuda.host_alloc_flags.DEVICEMAP | cuda.host_alloc_flags.PORTABLE)
+    a = cuda.pagelocked_zeros(
+        (3, 4), np.float32, order="F", mem_flags=cuda.host_alloc_flags.DEVICEMAP | cuda.host_alloc_flags.PORTABLE
+    )
     assert type(a.base) is cuda.PagelockedHostAllocation and a.flags.f_contiguous and not a.any()
     assert driver.blocks[a.ctypes.data][1:] == ("host", 3)
     assert a.base.get_flags() == 3
@@ -381,10 +409,21 @@ def test_a_managed_array_is_a_kernel_argument_as_it_is(driver):
 # ---------------------------------------------------------------------------
 # Pools: PyCUDA's size classes.
 
-@pytest.mark.parametrize("size, number, nbytes", [
-    (0, 0, 1), (1, 0, 1), (5, 36, 5), (17, 65, 17), (33, 80, 33), (34, 81, 35), (1000, 159, 1023),
-    (1500, 167, 1535), (1 << 20, 320, (1 << 20) + (1 << 16) - 1),
-])
+
+@pytest.mark.parametrize(
+    "size, number, nbytes",
+    [
+        (0, 0, 1),
+        (1, 0, 1),
+        (5, 36, 5),
+        (17, 65, 17),
+        (33, 80, 33),
+        (34, 81, 35),
+        (1000, 159, 1023),
+        (1500, 167, 1535),
+        (1 << 20, 320, (1 << 20) + (1 << 16) - 1),
+    ],
+)
 def test_bins(size, number, nbytes):
     assert cuda.DeviceMemoryPool.bin_number(size) == number
     assert tools.PageLockedMemoryPool.alloc_size(number) == nbytes
@@ -408,6 +447,7 @@ def test_each_size_fits_its_bins_blocks_within_a_sixteenth():
 
 # ---------------------------------------------------------------------------
 # Pools: bookkeeping, with fake allocators.
+
 
 class Allocator:
     """Host blocks from NumPy (AlignedHostAllocation), with room for ``capacity`` bytes; what
@@ -523,8 +563,9 @@ def test_pooled_device_allocations_are_device_allocations():
         def free(self):
             freed.append(int(self))
 
-    pool = _pools.MemoryPool(lambda nbytes: DeviceBlock(next(addresses), context=None, device=0,
-                                                        stream=0, nbytes=nbytes))
+    pool = _pools.MemoryPool(
+        lambda nbytes: DeviceBlock(next(addresses), context=None, device=0, stream=0, nbytes=nbytes)
+    )
     a = cuda.PooledDeviceAllocation(pool, 100)
     assert int(a) == 0x10000 and np.uintp(a) == 0x10000 and len(a) == 100 and a.device == 0
     assert _memory.device_pointer(a).address == 0x10000
@@ -534,7 +575,7 @@ def test_pooled_device_allocations_are_device_allocations():
     with pytest.raises(cuda.LogicError, match="freed"):
         a.free()
     b = cuda.PooledDeviceAllocation(pool, 101)  # the same bin
-    c = cuda.PooledDeviceAllocation(pool, 90)   # another
+    c = cuda.PooledDeviceAllocation(pool, 90)  # another
     assert (int(b), int(c)) == (0x10000, 0x20000)
     del b, c
     collect()

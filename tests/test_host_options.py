@@ -10,9 +10,20 @@ import pyctk
 from pyctk._matmul import options as _host_options
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("", 0), ("  ", 0), ("4096", 4096), ("512M", 512 << 20), ("512m", 512 << 20),
-    ("8G", 8 << 30), ("8GiB", 8 << 30), ("1 T", 1 << 40), ("64KB", 64 << 10)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", 0),
+        ("  ", 0),
+        ("4096", 4096),
+        ("512M", 512 << 20),
+        ("512m", 512 << 20),
+        ("8G", 8 << 30),
+        ("8GiB", 8 << 30),
+        ("1 T", 1 << 40),
+        ("64KB", 64 << 10),
+    ],
+)
 def test_memory_limit_reads_bytes_and_binary_units(monkeypatch, text, expected):
     monkeypatch.setenv(_host_options.LIMIT_VARIABLE, text)
     assert _host_options.memory_limit() == expected
@@ -30,16 +41,26 @@ def test_a_malformed_limit_is_a_value_error_naming_variable_and_fix(monkeypatch,
         _host_options.memory_limit()
 
 
-@pytest.mark.parametrize("devices, device, expected", [
-    (None, None, (0,)), (None, 3, (3,)), ([1, 0], None, (1, 0)), ((2,), None, (2,)),
-    (np.array([0, 1]), None, (0, 1))])
+@pytest.mark.parametrize(
+    "devices, device, expected",
+    [(None, None, (0,)), (None, 3, (3,)), ([1, 0], None, (1, 0)), ((2,), None, (2,)), (np.array([0, 1]), None, (0, 1))],
+)
 def test_device_list(devices, device, expected):
     assert _host_options.device_list(devices, device) == expected
 
 
-@pytest.mark.parametrize("devices, message", [
-    ("some", "'all' or a sequence"), (3, "not int"), ([], "non-empty"), ([0, -1], "non-empty"),
-    ([0, True], "non-empty"), ([0.5], "non-empty"), ([1, 1], "more than once")])
+@pytest.mark.parametrize(
+    "devices, message",
+    [
+        ("some", "'all' or a sequence"),
+        (3, "not int"),
+        ([], "non-empty"),
+        ([0, -1], "non-empty"),
+        ([0, True], "non-empty"),
+        ([0.5], "non-empty"),
+        ([1, 1], "more than once"),
+    ],
+)
 def test_malformed_devices_are_value_errors_before_any_gpu_work(devices, message):
     a = np.ones((2, 2), np.float32)
     with pytest.raises(ValueError, match=message):

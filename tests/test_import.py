@@ -26,11 +26,15 @@ print(json.dumps({"imported": sorted(set(sys.modules) - before), "mapped": mappe
 
 
 def test_import_defers_heavy_modules_and_loads_no_cuda_library(tmp_path):
-    run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True,
-                         timeout=120, cwd=tmp_path)  # not the checkout: its pyctk is unbuilt
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path
+    )  # not the checkout: its pyctk is unbuilt
     child = json.loads(run.stdout)
     assert "pyctk" in child["imported"]
     assert [name for name in DEFERRED if name in child["imported"]] == []
-    cuda = [path for path in child["mapped"]
-            if path.rsplit("/", 1)[-1].startswith(("libcudart", "libcublas", "libgpumatmul"))]
+    cuda = [
+        path
+        for path in child["mapped"]
+        if path.rsplit("/", 1)[-1].startswith(("libcudart", "libcublas", "libgpumatmul"))
+    ]
     assert cuda == []

@@ -82,8 +82,15 @@ def test_a_miss_for_each_part_of_the_key(tmp_path, compiles, monkeypatch):
     source = '#include "top.h"\n__global__ void k(int *x) { *x = VALUE; }'
 
     def build(**changes):
-        arguments = dict(source=source, options=None, no_extern_c=False, arch="sm_80",
-                         include_dirs=[str(tmp_path / "inc")], name_expressions=(), cache_dir=tmp_path)
+        arguments = dict(
+            source=source,
+            options=None,
+            no_extern_c=False,
+            arch="sm_80",
+            include_dirs=[str(tmp_path / "inc")],
+            name_expressions=(),
+            cache_dir=tmp_path,
+        )
         arguments.update(changes)
         return compiler._build(*arguments.values())
 
@@ -104,8 +111,11 @@ def test_a_miss_for_each_part_of_the_key(tmp_path, compiles, monkeypatch):
     monkeypatch.setattr(compiler, "_nvrtc_identity", lambda: identity + " (another NVRTC)")
     assert misses(build) and not misses(build)
     folders = _cuda_headers.header_folders()
-    monkeypatch.setattr(_cuda_headers, "header_folders", lambda: [
-        folder._replace(distribution=folder.distribution + ".1") for folder in folders])
+    monkeypatch.setattr(
+        _cuda_headers,
+        "header_folders",
+        lambda: [folder._replace(distribution=folder.distribution + ".1") for folder in folders],
+    )
     assert misses(build) and not misses(build)
 
 
@@ -127,10 +137,19 @@ def test_driver_is_part_of_the_key_for_ptx_made_for_a_gpu(tmp_path, compiles, mo
 def test_nvrtc_identity_needs_no_nvrtc_and_follows_the_file(tmp_path, monkeypatch):
     here = compiler._nvrtc_identity()  # NVRTC is loaded in this process by now
     _nvrtc.version()
-    fresh = subprocess.run([sys.executable, "-c", "from pyctk._pycuda.kernels import source_modules as compiler; "
-                            "from pyctk._cuda import loader; print(compiler._nvrtc_identity()); "
-                            "print([l.name for l in loader.loaded_libraries()])"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.splitlines()
+    fresh = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pyctk._pycuda.kernels import source_modules as compiler; "
+            "from pyctk._cuda import loader; print(compiler._nvrtc_identity()); "
+            "print([l.name for l in loader.loaded_libraries()])",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.splitlines()
     assert fresh == [here, "[]"]  # the same key in a process that never loaded NVRTC
     copy = tmp_path / "libnvrtc.so"
     copy.write_bytes(b"x" * 10)
@@ -140,16 +159,19 @@ def test_nvrtc_identity_needs_no_nvrtc_and_follows_the_file(tmp_path, monkeypatc
     assert compiler._nvrtc_identity() != before
 
 
-@pytest.mark.parametrize("damage", [
-    lambda data: data[: len(data) // 2],                        # cut short
-    lambda data: data[:-1] + bytes([data[-1] ^ 1]),              # one bit of the image
-    lambda data: data.replace(b"sm_80", b"sm_86", 1),            # the metadata
-    lambda data: b"",                                            # empty
-    lambda data: b"garbage" + data,                              # not an entry
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # cut short
+        lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # one bit of the image
+        lambda data: data.replace(b"sm_80", b"sm_86", 1),  # the metadata
+        lambda data: b"",  # empty
+        lambda data: b"garbage" + data,  # not an entry
+    ],
+)
 def test_damaged_entry_is_compiled_again_never_loaded(tmp_path, compiles, damage):
     good = compiler.compile(SOURCE, arch="sm_80", cache_dir=tmp_path)
-    entry, = entries(tmp_path)
+    (entry,) = entries(tmp_path)
     entry.write_bytes(damage(entry.read_bytes()))
     assert _kernel_cache.load(entry.parent, entry.stem) is None
     assert compiler.compile(SOURCE, arch="sm_80", cache_dir=tmp_path) == good
@@ -165,8 +187,7 @@ def _compile_in_process(arguments):
 
 def test_concurrent_processes_compile_into_one_cache(tmp_path):
     sources = [SOURCE.replace("2", str(factor)) for factor in range(3, 7)]
-    expected = [hashlib.sha256(compiler.compile(s, arch="sm_80", cache_dir=False)).hexdigest()
-                for s in sources]
+    expected = [hashlib.sha256(compiler.compile(s, arch="sm_80", cache_dir=False)).hexdigest() for s in sources]
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         start = manager.Barrier(8)
@@ -203,6 +224,7 @@ def test_writers_and_readers_of_one_entry_never_see_a_partial_one(tmp_path):
 
 
 # --- where the cache is, turning it off, clearing it -------------------------------------------------
+
 
 def test_locations(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

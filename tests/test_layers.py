@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def lint(root: Path) -> subprocess.CompletedProcess:
     """`lint-imports` run as CI runs it, on the package in ``root`` with its pyproject.toml."""
     command = shutil.which("lint-imports", path=os.path.dirname(sys.executable)) or "lint-imports"
-    return subprocess.run([command, "--no-cache"], cwd=root, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([command, "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300)
 
 
 def planted(tmp_path: Path, module: str, line: str) -> Path:

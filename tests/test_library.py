@@ -37,8 +37,7 @@ def tool(name: str) -> str:
 
 
 def readelf_dynamic() -> str:
-    return subprocess.run([tool("readelf"), "-d", str(LIBRARY)], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run([tool("readelf"), "-d", str(LIBRARY)], check=True, capture_output=True, text=True).stdout
 
 
 def test_needs_runtime_and_cublas_of_its_major_and_not_the_driver():
@@ -58,8 +57,9 @@ def test_runpath_is_relative_to_the_library():
 
 def undefined_symbols() -> dict[str, set[str]]:
     """Undefined dynamic symbols by the library that provides them (from the symbol version)."""
-    out = subprocess.run([tool("nm"), "-D", "--undefined-only", str(LIBRARY)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [tool("nm"), "-D", "--undefined-only", str(LIBRARY)], check=True, capture_output=True, text=True
+    ).stdout
     by_library: dict[str, set[str]] = {}
     for line in out.splitlines():
         name, _, version = line.split()[-1].partition("@")
@@ -84,8 +84,11 @@ def test_needs_no_glibc_newer_than_manylinux_2_17():
     """The wheels claim manylinux_2_17 (packaging/check-wheel): a symbol versioned later, such
     as pthread_once or pthread_mutex_trylock at GLIBC_2.34 when built on glibc >= 2.34, would
     make auditwheel refuse that tag."""
-    versions = {tuple(map(int, v.split(".")[1:])): names for v, names in undefined_symbols().items()
-                if re.fullmatch(r"GLIBC_2\.\d+(\.\d+)?", v)}
+    versions = {
+        tuple(map(int, v.split(".")[1:])): names
+        for v, names in undefined_symbols().items()
+        if re.fullmatch(r"GLIBC_2\.\d+(\.\d+)?", v)
+    }
     assert versions, "no GLIBC symbols: the symbol versions changed?"
     too_new = {v: sorted(names) for v, names in versions.items() if v > (17,)}
     assert not too_new, f"needs newer glibc than 2.17: {too_new}"
@@ -109,13 +112,25 @@ def test_embedded_images_cover_every_architecture_of_the_major():
     assert all(i["size_bytes"] > 1000 for i in images)
 
 
-@pytest.mark.parametrize("capability, expected", [
-    ((9, 0), "sm_90"), ((8, 6), "sm_86"), ((8, 9), "sm_89"), ((12, 0), "sm_120"),
-    ((10, 0), "sm_100"), ((7, 5), "sm_75"), ((8, 8), "sm_86"),  # no sm_88 in cu12: same-major SASS
-    # Jetson's GPUs have no SASS of their own (embed_kernels.JETSON_ONLY): the lower minor's runs.
-    ((8, 7), "sm_86"), ((5, 3), "sm_52"), ((6, 2), "sm_61"), ((7, 2), "sm_70"), ((10, 1), "sm_100"),
-    ((19, 0), "compute_121"),  # a future GPU runs the PTX
-])
+@pytest.mark.parametrize(
+    "capability, expected",
+    [
+        ((9, 0), "sm_90"),
+        ((8, 6), "sm_86"),
+        ((8, 9), "sm_89"),
+        ((12, 0), "sm_120"),
+        ((10, 0), "sm_100"),
+        ((7, 5), "sm_75"),
+        ((8, 8), "sm_86"),  # no sm_88 in cu12: same-major SASS
+        # Jetson's GPUs have no SASS of their own (embed_kernels.JETSON_ONLY): the lower minor's runs.
+        ((8, 7), "sm_86"),
+        ((5, 3), "sm_52"),
+        ((6, 2), "sm_61"),
+        ((7, 2), "sm_70"),
+        ((10, 1), "sm_100"),
+        ((19, 0), "compute_121"),  # a future GPU runs the PTX
+    ],
+)
 def test_image_selection(capability, expected):
     images = pyctk.info()["kernel_images"]
     if capability == (8, 8) and any(i["name"] == "sm_88" for i in images):
@@ -143,13 +158,16 @@ def test_too_old_gpu_has_no_image():
 def test_status_names_are_stable():
     """Each status is named as its constant in the header, released ones first."""
     lib = _library.library()
-    header = [line.split()[2:] for line in abi.constants(abi.header_code(pyctk.get_include()))
-              if line.startswith("constant gpumatmul_status ")]
+    header = [
+        line.split()[2:]
+        for line in abi.constants(abi.header_code(pyctk.get_include()))
+        if line.startswith("constant gpumatmul_status ")
+    ]
     assert [int(value) for _, value in header] == list(range(len(header)))
     names = [lib.gpumatmul_status_name(code).decode() for code in range(len(header) + 1)]
     assert names == [name for name, _ in header] + ["GPUMATMUL_STATUS_UNKNOWN"]
     released = released_constants("gpumatmul_status")
-    assert names[:len(released)] == released
+    assert names[: len(released)] == released
     # pyctk._cuda.status names and numbers them as the header does.
     assert list(_status.NAMES) == names[:-1]
     short = {name.replace("GPUMATMUL_", "").replace("ERROR_", ""): int(value) for name, value in header}
@@ -177,18 +195,27 @@ def test_installed_files_are_the_package_exactly():
     """Every module, the C library headers kernels include, py.typed, the library and its two
     headers; no template, no cache."""
     package = LIBRARY.parent
-    installed = {p.relative_to(package).as_posix() for p in package.rglob("*")
-                 if p.is_file() and "__pycache__" not in p.parts}
-    modules = {p.relative_to(ROOT / "pyctk").as_posix()
-               for pattern in ("*.py", "_pycuda/compiling/libc/*") for p in (ROOT / "pyctk").rglob(pattern)}
+    installed = {
+        p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }
+    modules = {
+        p.relative_to(ROOT / "pyctk").as_posix()
+        for pattern in ("*.py", "_pycuda/compiling/libc/*")
+        for p in (ROOT / "pyctk").rglob(pattern)
+    }
     modules.add("_build_config.py")
-    assert installed == modules | {"py.typed", "libgpumatmul.so", "include/gpumatmul.h",
-                                   "include/gpumatmul_version.h", "pkgconfig/gpumatmul.pc"}
+    assert installed == modules | {
+        "py.typed",
+        "libgpumatmul.so",
+        "include/gpumatmul.h",
+        "include/gpumatmul_version.h",
+        "pkgconfig/gpumatmul.pc",
+    }
 
 
 # Who computes what, by precision: (backend, dtype names). AUTO computes the union.
 FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
-DTYPE_NAMES = [name[len("GPUMATMUL_"):].lower() for name in released_constants("gpumatmul_dtype")]
+DTYPE_NAMES = [name[len("GPUMATMUL_") :].lower() for name in released_constants("gpumatmul_dtype")]
 COMPUTES = {
     "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
     "tf32": {"tiled": {"float32", "complex64"}, "cublas": {"float32", "complex64"}},
@@ -203,8 +230,9 @@ def test_backend_supports_table(backend, precision):
     computes = COMPUTES[list(COMPUTES)[precision]]
     backend_name = ["auto", "tiled", "cublas"][backend]
     for dtype, name in enumerate(DTYPE_NAMES):
-        expected = (name in computes["tiled"] | computes["cublas"] if backend_name == "auto"
-                    else name in computes[backend_name])
+        expected = (
+            name in computes["tiled"] | computes["cublas"] if backend_name == "auto" else name in computes[backend_name]
+        )
         status = lib.gpumatmul_backend_supports(backend, dtype, precision)
         assert status == (0 if expected else 2), (backend_name, name, precision)
         if not expected:  # the message says what would do
@@ -233,15 +261,32 @@ def test_c_program_uses_the_header_and_library(tmp_path):
     """gcc, no nvcc: the installed header and library are enough, and the library's RUNPATH
     finds the nvidia wheels without LD_LIBRARY_PATH."""
     program = tmp_path / "smoke"
-    subprocess.run([tool("gcc"), "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-pthread",
-                    "-o", str(program), str(Path(__file__).parent / "c" / "smoke.c"),
-                    f"-I{HEADER_DIR}", f"-L{LIBRARY.parent}", "-lgpumatmul",
-                    f"-Wl,-rpath,{LIBRARY.parent}", "-ldl", "-lm"],  # -ldl: dlopen before glibc 2.34
-                   check=True)
+    subprocess.run(
+        [
+            tool("gcc"),
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            "-pthread",
+            "-o",
+            str(program),
+            str(Path(__file__).parent / "c" / "smoke.c"),
+            f"-I{HEADER_DIR}",
+            f"-L{LIBRARY.parent}",
+            "-lgpumatmul",
+            f"-Wl,-rpath,{LIBRARY.parent}",
+            "-ldl",
+            "-lm",
+        ],  # -ldl: dlopen before glibc 2.34
+        check=True,
+    )
     run = subprocess.run([str(program)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
-    expected = (["gpu"] if gpu_unavailable_reason() is None
-                else ["GPUMATMUL_ERROR_NO_DRIVER", "GPUMATMUL_ERROR_NO_DEVICE"])
+    expected = (
+        ["gpu"] if gpu_unavailable_reason() is None else ["GPUMATMUL_ERROR_NO_DRIVER", "GPUMATMUL_ERROR_NO_DEVICE"]
+    )
     assert any(f"result: {e}" in run.stdout for e in expected), run.stdout
 
 
@@ -251,29 +296,33 @@ def test_the_python_dtype_table_is_the_headers_enum():
     from pyctk._arrays import dtypes as _dtypes
 
     assert {name: row.code for name, row in _dtypes.DTYPES.items()} == {
-        name: value for value, name in enumerate(DTYPE_NAMES)}
+        name: value for value, name in enumerate(DTYPE_NAMES)
+    }
 
 
 def array_desc(dtype: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> _library.ArrayDesc:
     desc = _library.ArrayDesc(dtype, len(shape))
-    desc.shape[:len(shape)], desc.strides[:len(strides)] = shape, strides
+    desc.shape[: len(shape)], desc.strides[: len(strides)] = shape, strides
     return desc
 
 
 F32, C64, F64 = 0, 4, 1  # gpumatmul_dtype values
 
 
-@pytest.mark.parametrize("dst, dst_data, src, src_data, message", [
-    (None, 64, array_desc(F32, (2,), (4,)), 64, "dst is NULL"),
-    (array_desc(F32, (2,), (4,)), 64, array_desc(15, (2,), (4,)), 64, "src->dtype 15 is not a"),
-    (array_desc(F32, (2,), (4,)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "dst has 1 dimensions and src 2"),
-    (array_desc(F32, (2, 3), (12, 4)), 64, array_desc(F64, (2, 4), (32, 8)), 64, "the shapes differ"),
-    (array_desc(F32, (2, -3), (12, 4)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "shape[1] is -3"),
-    (array_desc(F32, (3,), (6,)), 64, array_desc(F32, (3,), (4,)), 64, "not a multiple of the 4-byte"),
-    (array_desc(C64, (3,), (4,)), 64, array_desc(C64, (3,), (8,)), 66, "not aligned to the 4 bytes of complex64"),
-    (array_desc(F32, (3,), (4,)), None, array_desc(F32, (3,), (4,)), 64, "dst's data is NULL"),
-    (array_desc(F64, (2, 2**62), (2**62, 8)), 64, array_desc(F64, (2, 2**62), (8, 8)), 64, "more bytes"),
-])
+@pytest.mark.parametrize(
+    "dst, dst_data, src, src_data, message",
+    [
+        (None, 64, array_desc(F32, (2,), (4,)), 64, "dst is NULL"),
+        (array_desc(F32, (2,), (4,)), 64, array_desc(15, (2,), (4,)), 64, "src->dtype 15 is not a"),
+        (array_desc(F32, (2,), (4,)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "dst has 1 dimensions and src 2"),
+        (array_desc(F32, (2, 3), (12, 4)), 64, array_desc(F64, (2, 4), (32, 8)), 64, "the shapes differ"),
+        (array_desc(F32, (2, -3), (12, 4)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "shape[1] is -3"),
+        (array_desc(F32, (3,), (6,)), 64, array_desc(F32, (3,), (4,)), 64, "not a multiple of the 4-byte"),
+        (array_desc(C64, (3,), (4,)), 64, array_desc(C64, (3,), (8,)), 66, "not aligned to the 4 bytes of complex64"),
+        (array_desc(F32, (3,), (4,)), None, array_desc(F32, (3,), (4,)), 64, "dst's data is NULL"),
+        (array_desc(F64, (2, 2**62), (2**62, 8)), 64, array_desc(F64, (2, 2**62), (8, 8)), 64, "more bytes"),
+    ],
+)
 def test_copy_device_checks_its_arguments_before_anything_else(dst, dst_data, src, src_data, message):
     """gpumatmul_copy_device (no GPU needed: the context is checked last)."""
     lib = _library.library()

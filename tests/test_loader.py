@@ -37,8 +37,8 @@ from pyctk._cuda import loader as _loader
 from pyctk._cuda.errors import LibraryNotFoundError, PyctkError
 
 ALL = ("cudart", "cublasLt", "cublas")
-WHEEL_IDS = {"cudart": 11, "cublasLt": 12, "cublas": 13}   # fake ids of wheel copies
-OTHER_IDS = {"cudart": 91, "cublasLt": 92, "cublas": 93}   # of stray / toolkit copies
+WHEEL_IDS = {"cudart": 11, "cublasLt": 12, "cublas": 13}  # fake ids of wheel copies
+OTHER_IDS = {"cudart": 91, "cublasLt": 92, "cublas": 93}  # of stray / toolkit copies
 
 
 @pytest.fixture(scope="session")
@@ -70,18 +70,26 @@ def expected(placed: dict[str, str], ids: dict[str, int]) -> list[dict]:
 
 # --- library_spec: names, folders and pip commands -------------------------------------------
 
-@pytest.mark.parametrize("name, major, file_name, wheel_dir, pip_install", [
-    ("cudart", 12, "libcudart.so.12", "nvidia/cuda_runtime/lib", 'pip install "nvidia-cuda-runtime-cu12>=12,<13"'),
-    ("cublasLt", 12, "libcublasLt.so.12", "nvidia/cublas/lib", 'pip install "nvidia-cublas-cu12>=12,<13"'),
-    ("cublas", 12, "libcublas.so.12", "nvidia/cublas/lib", 'pip install "nvidia-cublas-cu12>=12,<13"'),
-    ("nvrtc", 12, "libnvrtc.so.12", "nvidia/cuda_nvrtc/lib", 'pip install "nvidia-cuda-nvrtc-cu12>=12,<13"'),
-    ("cudart", 13, "libcudart.so.13", "nvidia/cu13/lib", 'pip install "nvidia-cuda-runtime>=13,<14"'),
-    ("cublas", 13, "libcublas.so.13", "nvidia/cu13/lib", 'pip install "nvidia-cublas>=13,<14"'),
-])
+
+@pytest.mark.parametrize(
+    "name, major, file_name, wheel_dir, pip_install",
+    [
+        ("cudart", 12, "libcudart.so.12", "nvidia/cuda_runtime/lib", 'pip install "nvidia-cuda-runtime-cu12>=12,<13"'),
+        ("cublasLt", 12, "libcublasLt.so.12", "nvidia/cublas/lib", 'pip install "nvidia-cublas-cu12>=12,<13"'),
+        ("cublas", 12, "libcublas.so.12", "nvidia/cublas/lib", 'pip install "nvidia-cublas-cu12>=12,<13"'),
+        ("nvrtc", 12, "libnvrtc.so.12", "nvidia/cuda_nvrtc/lib", 'pip install "nvidia-cuda-nvrtc-cu12>=12,<13"'),
+        ("cudart", 13, "libcudart.so.13", "nvidia/cu13/lib", 'pip install "nvidia-cuda-runtime>=13,<14"'),
+        ("cublas", 13, "libcublas.so.13", "nvidia/cu13/lib", 'pip install "nvidia-cublas>=13,<14"'),
+    ],
+)
 def test_library_spec_linux(name, major, file_name, wheel_dir, pip_install):
     spec = _loader.library_spec(name, major, "linux")
-    assert (spec.file_name, spec.wheel_dir, spec.toolkit_dirs, spec.pip_install) == \
-        (file_name, wheel_dir, ("lib64", "lib"), pip_install)
+    assert (spec.file_name, spec.wheel_dir, spec.toolkit_dirs, spec.pip_install) == (
+        file_name,
+        wheel_dir,
+        ("lib64", "lib"),
+        pip_install,
+    )
 
 
 @pytest.mark.parametrize("name, major", [("cudart", 11), ("cufft", 12), ("libcudart", 13)])
@@ -91,6 +99,7 @@ def test_library_spec_rejects_unknown(name, major):
 
 
 # --- site-packages ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("major", [12, 13])
 def test_wheel_layout_loads_from_site_packages(fakes, root, run, major):
@@ -105,11 +114,18 @@ def test_wheel_layout_loads_from_site_packages(fakes, root, run, major):
 # PyTorch#88869: purelib and platlib apart; PyTorch#149806: every wheel its own sys.path root
 # (PEX, Bazel). Neither has nvidia/__init__.py: nvidia is a namespace package
 # (TransformerEngine#2331), which the loader must neither import nor need.
-@pytest.mark.parametrize("entries", [
-    {"lib/python3.11/site-packages": ["cudart"], "lib64/python3.11/site-packages": ["cublasLt", "cublas"]},
-    {"empty_root": [], "pypi__nvidia_cuda_runtime_cu12/site-packages": ["cudart"],
-     "pypi__nvidia_cublas_cu12/site-packages": ["cublasLt", "cublas"]},
-], ids=["purelib-platlib", "pex-bazel"])
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {"lib/python3.11/site-packages": ["cudart"], "lib64/python3.11/site-packages": ["cublasLt", "cublas"]},
+        {
+            "empty_root": [],
+            "pypi__nvidia_cuda_runtime_cu12/site-packages": ["cudart"],
+            "pypi__nvidia_cublas_cu12/site-packages": ["cublasLt", "cublas"],
+        },
+    ],
+    ids=["purelib-platlib", "pex-bazel"],
+)
 def test_split_layouts_found(fakes, root, run, entries):
     sites = [root / entry for entry in entries]
     placed = {}
@@ -117,9 +133,11 @@ def test_split_layouts_found(fakes, root, run, entries):
         site.mkdir(parents=True, exist_ok=True)
         placed.update(place_wheels(fakes, site, 12, {n: WHEEL_IDS[n] for n in names}))
     assert not any((site / "nvidia" / "__init__.py").exists() for site in sites)
-    result = run("[load_all(), 'nvidia' in sys.modules, __import__('nvidia').__file__, "
-                 "list(sys.modules['nvidia'].__path__)]",
-                 search_path=sites, before="sys.path[:] = SP  # these roots only: no venv nvidia/")
+    result = run(
+        "[load_all(), 'nvidia' in sys.modules, __import__('nvidia').__file__, list(sys.modules['nvidia'].__path__)]",
+        search_path=sites,
+        before="sys.path[:] = SP  # these roots only: no venv nvidia/",
+    )
     loaded, imported_by_loader, nvidia_file, nvidia_path = result.value
     assert loaded == expected({n: placed[n] for n in ALL}, WHEEL_IDS)
     assert not imported_by_loader
@@ -142,8 +160,7 @@ def test_majors_loaded_in_one_process_are_kept_apart(fakes, root, run):
     site = root / "site-packages"
     place_wheels(fakes, site, 12, WHEEL_IDS)
     place_wheels(fakes, site, 13, OTHER_IDS)
-    result = run("[load('cudart', 12)['id'], load('cudart', 13)['id'], load('cudart', 12)['id']]",
-                 search_path=[site])
+    result = run("[load('cudart', 12)['id'], load('cudart', 13)['id'], load('cudart', 12)['id']]", search_path=[site])
     assert result.value == [WHEEL_IDS["cudart"], OTHER_IDS["cudart"], WHEEL_IDS["cudart"]]
 
 
@@ -174,8 +191,11 @@ def test_active_environment_searched_before_user_site(fakes, root, nothing_mappe
     assert _loader.site_dirs(search_path, prefix=str(venv)) == [str(venv_site), str(user_site)]
     assert _loader.site_dirs(search_path, prefix=str(root / "elsewhere")) == [str(user_site), str(venv_site)]
     found = _loader.find_library(spec, search_path, {}, prefix=str(venv))
-    assert found == [_loader.Found(str(copies[1]), "site-packages"),
-                     _loader.Found(str(copies[0]), "site-packages"), _loader.Found(spec.file_name, "system")]
+    assert found == [
+        _loader.Found(str(copies[1]), "site-packages"),
+        _loader.Found(str(copies[0]), "site-packages"),
+        _loader.Found(spec.file_name, "system"),
+    ]
 
 
 # --- already loaded, toolkits, the dynamic linker ------------------------------------------------
@@ -190,19 +210,26 @@ def test_already_loaded_copy_is_reused(fakes, root, run, real_name):
     site = root / "site-packages"
     wheel = place_wheels(fakes, site, 12, WHEEL_IDS)["cudart"]
     other = fakes.place(root / "torch/lib", "libcudart.so.12", 91, real_name=real_name)
-    result = run("load('cudart')", search_path=[site], preload=str(root / "torch/lib/libcudart.so.12"),
-                 # Kept referenced: PyPy unloads a garbage CDLL, and the loader's lazy import may collect.
-                 before="PRELOADED = ctypes.CDLL(ARGS['preload'], mode=os.RTLD_GLOBAL)")
+    result = run(
+        "load('cudart')",
+        search_path=[site],
+        preload=str(root / "torch/lib/libcudart.so.12"),
+        # Kept referenced: PyPy unloads a garbage CDLL, and the loader's lazy import may collect.
+        before="PRELOADED = ctypes.CDLL(ARGS['preload'], mode=os.RTLD_GLOBAL)",
+    )
     assert result.value == {"name": "cudart", "path": str(other), "found_via": "already-loaded", "id": 91}
     assert wheel not in result.maps and result.maps == [str(other)]
 
 
-@pytest.mark.parametrize("variables, folder, wheels, found_via", [
-    (["CUDA_HOME"], "lib64", False, "CUDA_HOME"),
-    (["CUDA_HOME"], "lib", False, "CUDA_HOME"),
-    (["CUDA_PATH", "CUDA_HOME"], "lib64", False, "CUDA_PATH"),
-    (["CUDA_PATH", "CUDA_HOME"], "lib64", True, "site-packages"),
-])
+@pytest.mark.parametrize(
+    "variables, folder, wheels, found_via",
+    [
+        (["CUDA_HOME"], "lib64", False, "CUDA_HOME"),
+        (["CUDA_HOME"], "lib", False, "CUDA_HOME"),
+        (["CUDA_PATH", "CUDA_HOME"], "lib64", False, "CUDA_PATH"),
+        (["CUDA_PATH", "CUDA_HOME"], "lib64", True, "site-packages"),
+    ],
+)
 def test_toolkit_variables(fakes, root, run, variables, folder, wheels, found_via):
     site = root / "site-packages"
     site.mkdir()
@@ -213,8 +240,7 @@ def test_toolkit_variables(fakes, root, run, variables, folder, wheels, found_vi
         environ[variable] = str(root / variable.lower())
         paths[variable] = str(fakes.place(root / variable.lower() / folder, "libcudart.so.12", ids[variable]))
     result = run("load('cudart')", search_path=[site], environ=environ)
-    assert result.value == {"name": "cudart", "path": paths[found_via], "found_via": found_via,
-                            "id": ids[found_via]}
+    assert result.value == {"name": "cudart", "path": paths[found_via], "found_via": found_via, "id": ids[found_via]}
 
 
 @pytest.mark.parametrize("real_name", LAYOUTS.values(), ids=LAYOUTS.keys())
@@ -255,14 +281,19 @@ def test_wheel_cublas_gets_the_wheel_cublasLt(fakes, root, run):
 
 # --- what is never loaded, and what happens when loading fails -----------------------------------
 
+
 def test_unversioned_name_is_never_used(fakes, root, run):
     """rapidsai/cuml#5300: no wheel ships libcudart.so; pyctk never asks for it."""
     site = root / "site-packages"
     spec = _loader.library_spec("cudart", 12)
     fakes.place(site / spec.wheel_dir, "libcudart.so", 91)
     fakes.place(root / "system", "libcudart.so", 92)
-    result = run("[[f.found_via for f in _loader.find_library(_loader.library_spec('cudart', 12), SP, ENV)],"
-                 " failure(load, 'cudart')]", search_path=[site], env={"LD_LIBRARY_PATH": str(root / "system")})
+    result = run(
+        "[[f.found_via for f in _loader.find_library(_loader.library_spec('cudart', 12), SP, ENV)],"
+        " failure(load, 'cudart')]",
+        search_path=[site],
+        env={"LD_LIBRARY_PATH": str(root / "system")},
+    )
     found, error = result.value
     assert found == ["system"]
     assert "libcudart.so.12" in error["message"]
@@ -320,11 +351,16 @@ def test_import_maps_no_cuda_library(run):
 
 # --- the real wheels of this environment ------------------------------------------------------
 
+
 def test_real_wheels_and_libgpumatmul(run):
-    result = run("[[(l.name, l.path, l.found_via) for l in _loader.load_cuda_libraries(ARGS['major'])],"
-                 " _loader.load_gpumatmul(ARGS['major']).gpumatmul_cuda_major(),"
-                 " [(l.name, l.path, l.found_via) for l in _loader.loaded_libraries()]]",
-                 search_path=None, environ=None, major=CUDA_MAJOR)
+    result = run(
+        "[[(l.name, l.path, l.found_via) for l in _loader.load_cuda_libraries(ARGS['major'])],"
+        " _loader.load_gpumatmul(ARGS['major']).gpumatmul_cuda_major(),"
+        " [(l.name, l.path, l.found_via) for l in _loader.loaded_libraries()]]",
+        search_path=None,
+        environ=None,
+        major=CUDA_MAJOR,
+    )
     libraries, cuda_major, loaded = result.value
     assert [name for name, _, _ in libraries] == list(ALL)
     for name, path, found_via in libraries:
@@ -339,11 +375,18 @@ def test_real_wheels_and_libgpumatmul(run):
 # --- Windows rules (finding only) and the build's wheel_dirs ------------------------------------
 
 WINDOWS = {
-    12: {"cudart": "nvidia/cuda_runtime/bin/cudart64_12.dll", "cublas": "nvidia/cublas/bin/cublas64_12.dll",
-         "cublasLt": "nvidia/cublas/bin/cublasLt64_12.dll", "nvrtc": "nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll"},
-    13: {"cudart": "nvidia/cu13/bin/x86_64/cudart64_13.dll", "cublas": "nvidia/cu13/bin/x86_64/cublas64_13.dll",
-         "cublasLt": "nvidia/cu13/bin/x86_64/cublasLt64_13.dll",
-         "nvrtc": "nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll"},
+    12: {
+        "cudart": "nvidia/cuda_runtime/bin/cudart64_12.dll",
+        "cublas": "nvidia/cublas/bin/cublas64_12.dll",
+        "cublasLt": "nvidia/cublas/bin/cublasLt64_12.dll",
+        "nvrtc": "nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll",
+    },
+    13: {
+        "cudart": "nvidia/cu13/bin/x86_64/cudart64_13.dll",
+        "cublas": "nvidia/cu13/bin/x86_64/cublas64_13.dll",
+        "cublasLt": "nvidia/cu13/bin/x86_64/cublasLt64_13.dll",
+        "nvrtc": "nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll",
+    },
 }
 
 
@@ -362,7 +405,8 @@ def test_windows_rules(root, nothing_mapped, major):
             _loader.Found(str(site / relative), "site-packages"),
             _loader.Found(str(toolkit / "bin" / file_name), "CUDA_PATH"),
             _loader.Found(str(toolkit / "bin/x64" / file_name), "CUDA_PATH"),
-            _loader.Found(file_name, "system")]
+            _loader.Found(file_name, "system"),
+        ]
 
 
 def test_wheel_dirs(fakes, root, monkeypatch):
@@ -370,8 +414,10 @@ def test_wheel_dirs(fakes, root, monkeypatch):
     place_wheels(fakes, first, 12, {"cudart": 1})
     place_wheels(fakes, second, 12, {"cudart": 2, "cublas": 3, "nvrtc": 4})
     assert _loader.wheel_dirs(["cudart", "cublas", "nvrtc"], 12, [str(first), str(second)]) == {
-        "cudart": str(first / "nvidia/cuda_runtime/lib"), "cublas": str(second / "nvidia/cublas/lib"),
-        "nvrtc": str(second / "nvidia/cuda_nvrtc/lib")}
+        "cudart": str(first / "nvidia/cuda_runtime/lib"),
+        "cublas": str(second / "nvidia/cublas/lib"),
+        "nvrtc": str(second / "nvidia/cuda_nvrtc/lib"),
+    }
     # Only wheels count for the build: a toolkit on CUDA_PATH does not.
     fakes.place(root / "toolkit/lib64", "libcublasLt.so.12", 5)
     monkeypatch.setenv("CUDA_PATH", str(root / "toolkit"))
@@ -391,10 +437,14 @@ def readelf_needed(path: str | os.PathLike) -> list[str]:
 
 
 def test_elf_needed_reads_what_readelf_reads(fakes):
-    wheels = [found.path for name in ALL
-              for found in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR))[:1]]
-    files = [_loader.gpumatmul_path(), *wheels, os.path.realpath(sys.executable),
-             fakes.build("libcublas.so.12", 1, needs="libcublasLt.so.12"), fakes.build("libz.so.1", 2)]
+    wheels = [found.path for name in ALL for found in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR))[:1]]
+    files = [
+        _loader.gpumatmul_path(),
+        *wheels,
+        os.path.realpath(sys.executable),
+        fakes.build("libcublas.so.12", 1, needs="libcublasLt.so.12"),
+        fakes.build("libz.so.1", 2),
+    ]
     for path in files:
         assert _loader.elf_needed(path) == readelf_needed(path), path
     assert _loader.elf_needed(files[-2])[0] == "libcublasLt.so.12"
@@ -403,8 +453,13 @@ def test_elf_needed_reads_what_readelf_reads(fakes):
 
 def test_elf_needed_refuses_what_is_not_a_64_bit_elf_library(fakes, root):
     library = fakes.build("libcudart.so.12", 3).read_bytes()
-    cases = {"empty": b"", "text": b"not a library\n", "32-bit": library[:4] + b"\x01" + library[5:],
-             "header only": library[:64], "truncated": library[:1024]}
+    cases = {
+        "empty": b"",
+        "text": b"not a library\n",
+        "32-bit": library[:4] + b"\x01" + library[5:],
+        "header only": library[:64],
+        "truncated": library[:1024],
+    }
     for name, data in cases.items():
         (root / name).write_bytes(data)
         with pytest.raises(ValueError, match="not a (64-bit|well-formed) ELF"):
@@ -427,9 +482,11 @@ def gpumatmul(major):
 
 
 def mixed_message(python_major: int, library_major: int) -> str:
-    return (f"pyctk's files are mixed: its Python code is for CUDA {python_major} but libgpumatmul.so "
-            f"is for CUDA {library_major}. Reinstall one: pip uninstall -y pyctk-cu12 pyctk-cu13 && "
-            f"pip install pyctk-cu{python_major}")
+    return (
+        f"pyctk's files are mixed: its Python code is for CUDA {python_major} but libgpumatmul.so "
+        f"is for CUDA {library_major}. Reinstall one: pip uninstall -y pyctk-cu12 pyctk-cu13 && "
+        f"pip install pyctk-cu{python_major}"
+    )
 
 
 def fake_gpumatmul(fakes: FakeLibs, root: Path, cuda_major: int) -> Path:
@@ -444,11 +501,16 @@ def test_libgpumatmul_of_the_other_major_is_refused_before_it_is_loaded(fakes, r
     major's cudart and cuBLAS (its DT_NEEDED) before any check could run in it."""
     fake = fake_gpumatmul(fakes, root, OTHER_MAJOR)
     log = root / "loaded.log"
-    result = run(f"[gpumatmul({CUDA_MAJOR}), _loader.loaded_libraries()]", search_path=None,
-                 before=GPUMATMUL_AT, gpumatmul=str(fake), env={"FAKE_LIBS_LOG": str(log)})
+    result = run(
+        f"[gpumatmul({CUDA_MAJOR}), _loader.loaded_libraries()]",
+        search_path=None,
+        before=GPUMATMUL_AT,
+        gpumatmul=str(fake),
+        env={"FAKE_LIBS_LOG": str(log)},
+    )
     assert result.value == [["PyctkError", mixed_message(CUDA_MAJOR, OTHER_MAJOR)], []]
-    assert result.maps == []      # nothing loaded: neither it nor any CUDA library
-    assert not log.exists()       # its code never ran
+    assert result.maps == []  # nothing loaded: neither it nor any CUDA library
+    assert not log.exists()  # its code never ran
     assert issubclass(PyctkError, Exception)
 
 
@@ -456,9 +518,13 @@ def test_libgpumatmul_is_cached_per_major(fakes, root, run):
     """Loaded for its own major, libgpumatmul is still refused for the other one."""
     fake = fake_gpumatmul(fakes, root, CUDA_MAJOR)
     log = root / "loaded.log"
-    result = run(f"[gpumatmul({CUDA_MAJOR}), gpumatmul({OTHER_MAJOR}), gpumatmul({CUDA_MAJOR})]",
-                 search_path=None, before=GPUMATMUL_AT, gpumatmul=str(fake),
-                 env={"FAKE_LIBS_LOG": str(log)})
+    result = run(
+        f"[gpumatmul({CUDA_MAJOR}), gpumatmul({OTHER_MAJOR}), gpumatmul({CUDA_MAJOR})]",
+        search_path=None,
+        before=GPUMATMUL_AT,
+        gpumatmul=str(fake),
+        env={"FAKE_LIBS_LOG": str(log)},
+    )
     assert result.value == [77, ["PyctkError", mixed_message(OTHER_MAJOR, CUDA_MAJOR)], 77]
     assert str(fake) in result.maps
     assert log.read_text() == "libgpumatmul.so\n"  # the control: a fake that loads says so
@@ -468,8 +534,9 @@ def test_unreadable_libgpumatmul_is_not_loaded(root, run):
     broken = root / "pyctk" / "libgpumatmul.so"
     broken.parent.mkdir()
     broken.write_bytes(b"")
-    result = run(f"failure(_loader.load_gpumatmul, {CUDA_MAJOR})", search_path=None,
-                 before=GPUMATMUL_AT, gpumatmul=str(broken))
+    result = run(
+        f"failure(_loader.load_gpumatmul, {CUDA_MAJOR})", search_path=None, before=GPUMATMUL_AT, gpumatmul=str(broken)
+    )
     assert result.value["oserror"]
     assert f"pyctk could not load {broken}: not a 64-bit ELF file." in result.value["message"]
     assert f"pip install --force-reinstall pyctk-cu{CUDA_MAJOR}" in result.value["message"]

@@ -17,8 +17,7 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def run_main(cwd, *args, command=(sys.executable, "-m", "pyctk"), env=None):
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=600, cwd=cwd,
-                          env=env)
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +39,13 @@ def test_readme_main_command_from_a_fresh_clone_root(fresh_clone):
     run = run_main(fresh_clone, "--size", "256")
     assert "Traceback" not in run.stdout + run.stderr, run.stderr
     assert run.returncode == (0 if gpu_unavailable_reason() is None else 1), run.stdout + run.stderr
-    where = subprocess.run([sys.executable, "-c", "import pyctk; print(pyctk.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=fresh_clone).stdout
+    where = subprocess.run(
+        [sys.executable, "-c", "import pyctk; print(pyctk.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=fresh_clone,
+    ).stdout
     assert not where.startswith(str(fresh_clone)), where  # the installed package, not the clone
 
 
@@ -66,8 +70,15 @@ def test_unbuilt_source_tree_with_nothing_installed_says_what_to_run(fresh_clone
 
 def test_the_hand_over_is_logged(fresh_clone):
     env = dict(os.environ, PYCTK_DEBUG_LOAD="1")
-    run = subprocess.run([sys.executable, "-c", "import pyctk"], capture_output=True, text=True,
-                         cwd=fresh_clone, env=env, timeout=60, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", "import pyctk"],
+        capture_output=True,
+        text=True,
+        cwd=fresh_clone,
+        env=env,
+        timeout=60,
+        check=True,
+    )
     assert "unbuilt source tree; using the installed pyctk at" in run.stderr
 
 
@@ -88,15 +99,19 @@ def test_with_a_gpu_every_backend_passes(tmp_path):
     assert "All checks passed." in run.stdout
     for backend in ("tiled", "cublas"):
         for dtype in ("float32", "float64"):
-            assert any(line.split()[:2] == [backend, dtype] and line.rstrip().endswith("ok")
-                       for line in run.stdout.splitlines()), (backend, dtype, run.stdout)
+            assert any(
+                line.split()[:2] == [backend, dtype] and line.rstrip().endswith("ok")
+                for line in run.stdout.splitlines()
+            ), (backend, dtype, run.stdout)
     assert "kernel image sm_" in run.stdout
 
 
 def test_driver_release_is_read_from_the_driver_file(tmp_path):
     version_file = tmp_path / "version"
-    version_file.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Sep 30 2025\n"
-                            "GCC version:  gcc version 12.2.0\n")
+    version_file.write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Sep 30 2025\n"
+        "GCC version:  gcc version 12.2.0\n"
+    )
     assert _info.driver_release(str(version_file)) == "580.159.04"
     version_file.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  Release Build\n")
     assert _info.driver_release(str(version_file)) == "575.57.08"

@@ -80,9 +80,12 @@ def assert_same_values(result, expected) -> None:
     assert np.shape(result) == np.shape(expected)
     kind = np.asarray(expected).dtype.kind
     if kind in TOLERANCE:
-        np.testing.assert_allclose(np.asarray(result, dtype=np.complex128),
-                                   np.asarray(expected, dtype=np.complex128),
-                                   rtol=TOLERANCE[kind], atol=TOLERANCE[kind])
+        np.testing.assert_allclose(
+            np.asarray(result, dtype=np.complex128),
+            np.asarray(expected, dtype=np.complex128),
+            rtol=TOLERANCE[kind],
+            atol=TOLERANCE[kind],
+        )
     else:
         np.testing.assert_array_equal(result, expected)
 
@@ -177,20 +180,22 @@ def emulated_call(name: str, *args) -> None:
 @settings(**SETTINGS)
 @given(matmul_cases(others=False))
 def test_same_result_as_numpy_through_an_emulated_c_call(case: MatmulCase):
-    with mock.patch.object(_library, "call", emulated_call), \
-            mock.patch.object(_contexts, "contexts", lambda devices: None):
+    with (
+        mock.patch.object(_library, "call", emulated_call),
+        mock.patch.object(_contexts, "contexts", lambda devices: None),
+    ):
         check_against_numpy(case)
 
 
 AXES_CASES = [  # (a's shape, b's shape, axes, out's shape or None)
     ((3, 4, 2), (4, 5), [(0, 1), (0, 1), (1, 2)], None),
     ((2, 3, 4), (4, 5), [(-2, -1), (0, 1), (-1, -2)], None),
-    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (3, 2, 5)),   # out with its matrices moved
-    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (2, 3, 5)),   # ... of the wrong shape
+    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (3, 2, 5)),  # out with its matrices moved
+    ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (0, 2)], (2, 3, 5)),  # ... of the wrong shape
     ((3,), (2, 3, 4), [(0,), (1, 2), (1,)], None),
-    ((3,), (2, 3, 4), [0, (2, 1), 0], None),                    # k does not match
+    ((3,), (2, 3, 4), [0, (2, 1), 0], None),  # k does not match
     ((3,), (3,), [0, 0, ()], None),
-    ((3,), (3,), [0, 0], None),                                 # the output's entry is required
+    ((3,), (3,), [0, 0], None),  # the output's entry is required
     ((3, 4), (4,), [(0, 1), 0, 0], None),
     ((2, 3, 4), (4, 5), [(1, 2), (0, 1), (1, 2, 0)], None),
     ((2, 3, 4), (4, 5), [(5, 2), (0, 1), (1, 2)], None),
@@ -200,7 +205,7 @@ AXES_CASES = [  # (a's shape, b's shape, axes, out's shape or None)
     ((2, 3, 4), (4, 5), ((1, 2), (0, 1), (1, 2)), None),
     ((3,), (3,), [0, 0, 0], None),
     ((3,), (3,), [0, 0, [0]], None),
-    ((), (3,), "x", None),                                      # 0-d first, as NumPy checks
+    ((), (3,), "x", None),  # 0-d first, as NumPy checks
 ]
 
 
@@ -210,13 +215,16 @@ def test_axes_give_numpys_result_or_exception(shape_a, shape_b, axes, out_shape)
     rng = np.random.default_rng(7)
     a, b = rng.integers(-2, 3, shape_a).astype(np.float32), rng.integers(-2, 3, shape_b).astype(np.float32)
     kwargs = {"axes": axes} | ({} if out_shape is None else {"out": np.zeros(out_shape, np.float32)})
-    with mock.patch.object(_library, "call", emulated_call), \
-            mock.patch.object(_contexts, "contexts", lambda devices: None):
+    with (
+        mock.patch.object(_library, "call", emulated_call),
+        mock.patch.object(_contexts, "contexts", lambda devices: None),
+    ):
         check_against_numpy(MatmulCase(a, b, kwargs))
 
 
-@pytest.mark.parametrize("keywords", [{"axis": 0}, {"axis": None}, {"keepdims": True},
-                                      {"keepdims": False}, {"axes": None}])
+@pytest.mark.parametrize(
+    "keywords", [{"axis": 0}, {"axis": None}, {"keepdims": True}, {"keepdims": False}, {"axes": None}]
+)
 def test_axis_keepdims_and_axes_none_are_refused_as_numpy_refuses_them(keywords):
     a, b = np.ones((2, 3)), np.ones((3, 2))
     with pytest.raises(TypeError) as numpy_error:

@@ -26,16 +26,16 @@ import pycuda_table as table  # noqa: E402
 try:
     DATA = table.load()
 except ImportError:  # Python < 3.11 without tomli
-    pytest.skip("reading docs/_ext/pycuda_names.toml needs Python 3.11's tomllib, or tomli",
-                allow_module_level=True)
+    pytest.skip("reading docs/_ext/pycuda_names.toml needs Python 3.11's tomllib, or tomli", allow_module_level=True)
 
 MODULES = [entry for entry in table.modules(DATA) if entry.get("pyctk")]
 ABSENT = [entry for entry in table.modules(DATA) if not entry.get("pyctk")]
 
 
 def noted(kind: str) -> list:
-    return [pytest.param(entry, name, id=f"{entry['pycuda']}:{name}")
-            for entry in MODULES for name in entry.get(kind, {})]
+    return [
+        pytest.param(entry, name, id=f"{entry['pycuda']}:{name}") for entry in MODULES for name in entry.get(kind, {})
+    ]
 
 
 def test_the_data_file_agrees_with_the_code():
@@ -49,23 +49,27 @@ def test_a_missing_name_is_missing(entry, name):
     head, _, value = name.partition(".")
     if head in entry.get("enums", {}) and value in entry["enums"][head]:
         assert not table.enum_has(getattr(module, head), value), (
-            f"{entry['pyctk']}.{name} exists now: drop its 'missing' note")
+            f"{entry['pyctk']}.{name} exists now: drop its 'missing' note"
+        )
     else:
         assert not table.has(module, name), (
-            f"{entry['pyctk']}.{name} exists now: drop its 'missing' note (or say how it differs)")
+            f"{entry['pyctk']}.{name} exists now: drop its 'missing' note (or say how it differs)"
+        )
 
 
 @pytest.mark.parametrize("entry, name", noted("differs") + noted("refused"))
 def test_a_name_that_differs_or_refuses_is_there(entry, name):
     assert table.has(table.pyctk_module(entry["pyctk"]), name), (
-        f"{entry['pyctk']} lacks {name}: make its note 'missing'")
+        f"{entry['pyctk']} lacks {name}: make its note 'missing'"
+    )
 
 
 def call_with_nones(function):
     """Call ``function`` with None for each parameter it requires."""
     parameters = inspect.signature(function).parameters.values()
-    required = [p for p in parameters if p.default is p.empty
-                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p for p in parameters if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     return function(*[None] * len(required))
 
 
@@ -88,8 +92,13 @@ def test_a_refused_name_raises_the_error_its_note_names(entry, name):
 def test_texture_references_are_refused_as_the_brief_of_the_page_says():
     """CUDA 12 removed texture references: pyctk keeps the names, which raise."""
     driver = next(entry for entry in MODULES if entry["pycuda"] == "pycuda.driver")
-    for name in ("TextureReference", "SurfaceReference", "Module.get_texref", "matrix_to_texref",
-                 "bind_array_to_texref"):
+    for name in (
+        "TextureReference",
+        "SurfaceReference",
+        "Module.get_texref",
+        "matrix_to_texref",
+        "bind_array_to_texref",
+    ):
         assert name in driver["refused"]
     with pytest.raises(cuda.TextureReferenceError, match="TextureObject"):
         cuda.TextureReference()
@@ -103,9 +112,19 @@ def test_an_absent_module_is_absent_and_says_why(entry):
 
 
 def test_every_pycuda_module_pyctk_has_is_in_the_data_file():
-    pycuda_faces = {"pyctk.driver", "pyctk.compiler", "pyctk.gpuarray", "pyctk.cumath",
-                    "pyctk.elementwise", "pyctk.reduction", "pyctk.scan", "pyctk.curandom",
-                    "pyctk.tools", "pyctk.autoinit", "pyctk.autoprimaryctx"}
+    pycuda_faces = {
+        "pyctk.driver",
+        "pyctk.compiler",
+        "pyctk.gpuarray",
+        "pyctk.cumath",
+        "pyctk.elementwise",
+        "pyctk.reduction",
+        "pyctk.scan",
+        "pyctk.curandom",
+        "pyctk.tools",
+        "pyctk.autoinit",
+        "pyctk.autoprimaryctx",
+    }
     assert pycuda_faces <= {entry["pyctk"] for entry in MODULES}
     for entry in MODULES:
         assert table.pyctk_module(entry["pyctk"]) is not None, entry["pyctk"]
@@ -134,10 +153,13 @@ def test_names_and_notes_are_well_formed(entry):
 
 
 def test_every_shared_reason_is_used():
-    used = {note[1:] for entry in table.modules(DATA)
-            for kind in ("missing", "refused", "differs", "absent")
-            for note in (entry.get(kind, {}).values() if kind != "absent" else [entry.get(kind, "")])
-            if note.startswith("@")}
+    used = {
+        note[1:]
+        for entry in table.modules(DATA)
+        for kind in ("missing", "refused", "differs", "absent")
+        for note in (entry.get(kind, {}).values() if kind != "absent" else [entry.get(kind, "")])
+        if note.startswith("@")
+    }
     assert set(DATA["reasons"]) == used
 
 

@@ -47,6 +47,7 @@ def compiles(source: str) -> None:
 
 # --- generated sources compile ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_sum_any_all_sources_compile(dtype):
     compiles(reductions._builtin("sum", reductions._sum_dtype(dtype), (dtype,)).source())
@@ -78,17 +79,23 @@ def test_sum_of_a_range_compiles_and_names_its_kernels():
 
 def test_struct_dtype_out_compiles():
     get_or_register_dtype("minmax_collector", MINMAX_DTYPE)
-    kernel = ReductionKernel(MINMAX_DTYPE, neutral="minmax_collector(10000, -10000)", reduce_expr="agg_mmc(a, b)",
-                             map_expr="minmax_collector(x[i], x[i])", arguments="float *x",
-                             preamble=MINMAX_PREAMBLE)
+    kernel = ReductionKernel(
+        MINMAX_DTYPE,
+        neutral="minmax_collector(10000, -10000)",
+        reduce_expr="agg_mmc(a, b)",
+        map_expr="minmax_collector(x[i], x[i])",
+        arguments="float *x",
+        preamble=MINMAX_PREAMBLE,
+    )
     assert "typedef minmax_collector out_type;" in kernel.source()
     assert "volatile" not in kernel.source().replace(MINMAX_PREAMBLE, "")  # shuffles, not volatile tricks
     compiles(kernel.source())
 
 
 def test_pycudas_documented_dot_compiles_and_takes_a_number_as_neutral():
-    kernel = ReductionKernel(np.float32, neutral=0, reduce_expr="a+b", map_expr="x[i]*y[i]",
-                             arguments="float *x, float *y")
+    kernel = ReductionKernel(
+        np.float32, neutral=0, reduce_expr="a+b", map_expr="x[i]*y[i]", arguments="float *x, float *y"
+    )
     assert kernel.neutral == "0" and kernel.dtype_out == np.float32
     compiles(kernel.source())
 
@@ -100,10 +107,15 @@ def test_scan_sources_compile(dtype):
     compiles(ExclusiveScanKernel(dtype, operator, "0").source())
 
 
-@pytest.mark.parametrize("dtype, expr, neutral", [  # (the GPU tests' scans)
-    (np.float32, "fmaxf(a, b)", "__int_as_float(0xff800000)"), (np.uint8, "min(a, b)", "255"),
-    (np.int32, "b != 0 ? b : a", "0"), (np.int32, "max(a, b)", "-2147483647 - 1"),
-])
+@pytest.mark.parametrize(
+    "dtype, expr, neutral",
+    [  # (the GPU tests' scans)
+        (np.float32, "fmaxf(a, b)", "__int_as_float(0xff800000)"),
+        (np.uint8, "min(a, b)", "255"),
+        (np.int32, "b != 0 ? b : a", "0"),
+        (np.int32, "max(a, b)", "-2147483647 - 1"),
+    ],
+)
 def test_other_scans_compile(dtype, expr, neutral):
     source = InclusiveScanKernel(dtype, expr, name_prefix="running").source()
     assert "running_scan_tiles(" in source
@@ -113,6 +125,7 @@ def test_other_scans_compile(dtype, expr, neutral):
 
 # --- dtypes: NumPy's ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def chosen(monkeypatch):
     """What each reduction would launch, instead of launching: (kernel, its arguments)."""
@@ -121,13 +134,35 @@ def chosen(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                   np.int64, np.uint64, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.bool_,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.uint32,
+        np.int64,
+        np.uint64,
+        np.float32,
+        np.float64,
+        np.complex64,
+    ],
+)
 def test_sum_widens_as_numpy(chosen, dtype):
     reductions.sum_(over((3,), dtype))
     assert chosen[-1][0].dtype_out == np.add.reduce(np.zeros(3, dtype)).dtype
-    widened = {np.bool_: np.int64, np.int8: np.int64, np.int16: np.int64, np.int32: np.int64,
-               np.uint8: np.uint64, np.uint16: np.uint64, np.uint32: np.uint64}
+    widened = {
+        np.bool_: np.int64,
+        np.int8: np.int64,
+        np.int16: np.int64,
+        np.int32: np.int64,
+        np.uint8: np.uint64,
+        np.uint16: np.uint64,
+        np.uint32: np.uint64,
+    }
     expected = widened.get(dtype, dtype)
     assert chosen[-1][0].dtype_out == expected  # (unlike PyCUDA, which sums int8 in int8)
     wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
@@ -135,8 +170,17 @@ def test_sum_widens_as_numpy(chosen, dtype):
     assert chosen[-1][0].dtype_out == wide
 
 
-@pytest.mark.parametrize("a, b", [(np.float32, np.float32), (np.float32, np.float64), (np.int8, np.int8),
-                                  (np.int32, np.float32), (np.complex64, np.float64), (np.bool_, np.bool_)])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (np.float32, np.float32),
+        (np.float32, np.float64),
+        (np.int8, np.int8),
+        (np.int32, np.float32),
+        (np.complex64, np.float64),
+        (np.bool_, np.bool_),
+    ],
+)
 def test_dot_dtype_is_numpys(chosen, a, b):
     x, y = over((4,), a), over((4,), b)
     reductions.dot(x, y)
@@ -173,12 +217,16 @@ def test_the_max_neutral_elements():
 
 # --- errors, before any GPU work --------------------------------------------------------------
 
-@pytest.mark.parametrize("arguments, kwargs, match", [
-    ("float a", {}, "at least one array"),
-    (None, {}, "needs arguments"),
-    ("float *x", {}, "name an array argument 'in'"),
-    ("float in, float *x", {}, "name an array argument 'in'"),
-])
+
+@pytest.mark.parametrize(
+    "arguments, kwargs, match",
+    [
+        ("float a", {}, "at least one array"),
+        (None, {}, "needs arguments"),
+        ("float *x", {}, "name an array argument 'in'"),
+        ("float in, float *x", {}, "name an array argument 'in'"),
+    ],
+)
 def test_reduction_kernel_bad_definitions(arguments, kwargs, match):
     with pytest.raises(ValueError, match=match):
         ReductionKernel(np.float32, "0", "a+b", arguments=arguments, **kwargs)
@@ -204,33 +252,42 @@ def test_reduction_kernel_bad_calls():
         kernel(np.ones(3, np.float32))
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: reductions.max_(over((0,), np.float32)), ValueError, "zero-size array to reduction operation maximum"),
-    (lambda: reductions.min_(over((2, 0), np.int8)), ValueError, "operation minimum which has no identity"),
-    (lambda: reductions.subset_min(over((0,), np.int32), over((4,), np.float32)), ValueError, "zero-size"),
-    (lambda: reductions.max_(over((3,), np.bool_)), TypeError, "max of bool"),
-    (lambda: reductions.min_(over((3,), np.complex64)), TypeError, "min of complex64"),
-    (lambda: reductions.extreme("median", over((3,), np.float32)), ValueError, "'max' or 'min'"),
-    (lambda: reductions.sum_(over((3,), np.complex64), dtype=np.float32), TypeError, "imaginary"),
-    (lambda: reductions.dot(over((3,), np.float32), over((4,), np.float32)), ValueError, "same size"),
-    (lambda: reductions.subset_sum(over((2,), np.float32), over((4,), np.float32)), TypeError, "integer indices"),
-    (lambda: reductions.sum_(np.ones(3)), TypeError, "not a GPUArray"),
-    (lambda: reductions.dot(over((3,), np.float32), [1, 2, 3]), TypeError, "b is a list"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: reductions.max_(over((0,), np.float32)), ValueError, "zero-size array to reduction operation maximum"),
+        (lambda: reductions.min_(over((2, 0), np.int8)), ValueError, "operation minimum which has no identity"),
+        (lambda: reductions.subset_min(over((0,), np.int32), over((4,), np.float32)), ValueError, "zero-size"),
+        (lambda: reductions.max_(over((3,), np.bool_)), TypeError, "max of bool"),
+        (lambda: reductions.min_(over((3,), np.complex64)), TypeError, "min of complex64"),
+        (lambda: reductions.extreme("median", over((3,), np.float32)), ValueError, "'max' or 'min'"),
+        (lambda: reductions.sum_(over((3,), np.complex64), dtype=np.float32), TypeError, "imaginary"),
+        (lambda: reductions.dot(over((3,), np.float32), over((4,), np.float32)), ValueError, "same size"),
+        (lambda: reductions.subset_sum(over((2,), np.float32), over((4,), np.float32)), TypeError, "integer indices"),
+        (lambda: reductions.sum_(np.ones(3)), TypeError, "not a GPUArray"),
+        (lambda: reductions.dot(over((3,), np.float32), [1, 2, 3]), TypeError, "b is a list"),
+    ],
+)
 def test_reduction_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: ExclusiveScanKernel(np.float32, "a+b"), ValueError, "needs neutral"),
-    (lambda: InclusiveScanKernel(np.float32, "a+b")(over((2, 3), np.float32)), ValueError, "1-D"),
-    (lambda: InclusiveScanKernel(np.float32, "a+b")(over((3,), np.float64)), TypeError, "dtype float64"),
-    (lambda: InclusiveScanKernel(np.float32, "a+b")(over((3,), np.float32), over((4,), np.float32)),
-     ValueError, "shape"),
-    (lambda: InclusiveScanKernel(np.float32, "a+b")(np.ones(3, np.float32)), TypeError, "GPUArray"),
-    (lambda: InclusiveScanKernel(np.float16, "a+b"), ValueError, "float16"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: ExclusiveScanKernel(np.float32, "a+b"), ValueError, "needs neutral"),
+        (lambda: InclusiveScanKernel(np.float32, "a+b")(over((2, 3), np.float32)), ValueError, "1-D"),
+        (lambda: InclusiveScanKernel(np.float32, "a+b")(over((3,), np.float64)), TypeError, "dtype float64"),
+        (
+            lambda: InclusiveScanKernel(np.float32, "a+b")(over((3,), np.float32), over((4,), np.float32)),
+            ValueError,
+            "shape",
+        ),
+        (lambda: InclusiveScanKernel(np.float32, "a+b")(np.ones(3, np.float32)), TypeError, "GPUArray"),
+        (lambda: InclusiveScanKernel(np.float16, "a+b"), ValueError, "float16"),
+    ],
+)
 def test_scan_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()

@@ -16,12 +16,24 @@ from pyctk._pycuda.contexts import default_context as _default_context
 from pyctk._pycuda.kernels import c_types as _c_types
 
 
-@pytest.mark.parametrize("dtype, ctype", [
-    (np.bool_, "bool"), (np.int8, "signed char"), (np.uint8, "unsigned char"), (np.int16, "short"),
-    (np.uint16, "unsigned short"), (np.int32, "int"), (np.uint32, "unsigned"), (np.int64, "long"),
-    (np.uint64, "unsigned long"), (np.float32, "float"), (np.float64, "double"),
-    (np.complex64, "pycuda::complex<float>"), (np.complex128, "pycuda::complex<double>"),
-])
+@pytest.mark.parametrize(
+    "dtype, ctype",
+    [
+        (np.bool_, "bool"),
+        (np.int8, "signed char"),
+        (np.uint8, "unsigned char"),
+        (np.int16, "short"),
+        (np.uint16, "unsigned short"),
+        (np.int32, "int"),
+        (np.uint32, "unsigned"),
+        (np.int64, "long"),
+        (np.uint64, "unsigned long"),
+        (np.float32, "float"),
+        (np.float64, "double"),
+        (np.complex64, "pycuda::complex<float>"),
+        (np.complex128, "pycuda::complex<double>"),
+    ],
+)
 def test_dtype_to_ctype_is_pycudas(dtype, ctype):
     assert tools.dtype_to_ctype(dtype) == ctype
     assert tools.get_or_register_dtype(ctype) == np.dtype(dtype)
@@ -58,14 +70,17 @@ def test_registering_a_struct(registry):
     assert tools.get_or_register_dtype("real") == np.float32 and tools.dtype_to_ctype(np.float32) == "float"
 
 
-@pytest.mark.parametrize("declaration, kind, dtype, name, struct_char, declarator", [
-    ("float *x", tools.VectorArg, np.float32, "x", "P", "float *x"),
-    ("const double *__restrict__ y", tools.VectorArg, np.float64, "y", "P", "double *y"),
-    ("unsigned int n", tools.ScalarArg, np.uint32, "n", "I", "unsigned n"),
-    ("volatile long int z[]", tools.VectorArg, np.int64, "z", "P", "long *z"),
-    ("short signed int s", tools.ScalarArg, np.int16, "s", "h", "short s"),
-    ("pycuda::complex<float> c", tools.ScalarArg, np.complex64, "c", "F", "pycuda::complex<float> c"),
-])
+@pytest.mark.parametrize(
+    "declaration, kind, dtype, name, struct_char, declarator",
+    [
+        ("float *x", tools.VectorArg, np.float32, "x", "P", "float *x"),
+        ("const double *__restrict__ y", tools.VectorArg, np.float64, "y", "P", "double *y"),
+        ("unsigned int n", tools.ScalarArg, np.uint32, "n", "I", "unsigned n"),
+        ("volatile long int z[]", tools.VectorArg, np.int64, "z", "P", "long *z"),
+        ("short signed int s", tools.ScalarArg, np.int16, "s", "h", "short s"),
+        ("pycuda::complex<float> c", tools.ScalarArg, np.complex64, "c", "F", "pycuda::complex<float> c"),
+    ],
+)
 def test_parse_c_arg(declaration, kind, dtype, name, struct_char, declarator):
     argument = tools.parse_c_arg(declaration)
     assert type(argument) is kind and argument.dtype == np.dtype(dtype) and argument.name == name
@@ -73,9 +88,14 @@ def test_parse_c_arg(declaration, kind, dtype, name, struct_char, declarator):
     assert argument.declarator() == declarator
 
 
-@pytest.mark.parametrize("declaration, match", [
-    ("half h", "unknown type in 'half h'"), ("float", "couldn't parse"), ("int *", "couldn't parse"),
-])
+@pytest.mark.parametrize(
+    "declaration, match",
+    [
+        ("half h", "unknown type in 'half h'"),
+        ("float", "couldn't parse"),
+        ("int *", "couldn't parse"),
+    ],
+)
 def test_parse_c_arg_errors(declaration, match):
     with pytest.raises(ValueError, match=match):
         tools.parse_c_arg(declaration)
@@ -112,6 +132,7 @@ def devices(monkeypatch, tmp_path):
         if device.number in FakeDevice.failing:
             raise cuda.Error("cannot", "CUDA_ERROR_INVALID_DEVICE", 101)
         return f"context on {device.number}"
+
     return make, tmp_path
 
 

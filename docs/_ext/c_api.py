@@ -39,16 +39,19 @@ typedef __PTRDIFF_TYPE__ ptrdiff_t;
 #endif
 """
 
-STDINT_H = """\
+STDINT_H = (
+    """\
 /* stdint.h for libclang without its compiler's headers (docs/_ext/c_api.py). */
 #ifndef _STDINT_H
 #define _STDINT_H
-""" + "".join(f"typedef __{s}INT{n}_TYPE__ {s.lower()}int{n}_t;\n"
-              for s in ("", "U") for n in (8, 16, 32, 64)) + """\
+"""
+    + "".join(f"typedef __{s}INT{n}_TYPE__ {s.lower()}int{n}_t;\n" for s in ("", "U") for n in (8, 16, 32, 64))
+    + """\
 typedef __INTPTR_TYPE__ intptr_t;
 typedef __UINTPTR_TYPE__ uintptr_t;
 #endif
 """
+)
 
 
 def write_headers(folder: Path) -> None:

@@ -29,13 +29,26 @@ logger = logging.getLogger(__name__)
 # Compute capability -> GPUs of it (NVIDIA's numbering), and its generation: only a reading
 # aid in the table, for the capabilities NVIDIA's lists give; others show their generation.
 GPUS = {
-    50: "GTX 750, Quadro K2200", 52: "GTX 900, Tesla M40", 53: "Jetson TX1",
-    60: "Tesla P100", 61: "GTX 10, Tesla P4, P40", 62: "Jetson TX2",
-    70: "Tesla V100", 72: "Jetson Xavier", 75: "RTX 20, T4",
-    80: "A100, A30", 86: "RTX 30, A10, A40", 87: "Jetson Orin",
-    89: "RTX 40, L4, L40", 90: "H100, H200, GH200",
-    100: "B200, GB200", 101: "Jetson Thor", 103: "B300, GB300", 110: "Jetson Thor",
-    120: "RTX 50, RTX PRO 6000", 121: "DGX Spark (GB10)",
+    50: "GTX 750, Quadro K2200",
+    52: "GTX 900, Tesla M40",
+    53: "Jetson TX1",
+    60: "Tesla P100",
+    61: "GTX 10, Tesla P4, P40",
+    62: "Jetson TX2",
+    70: "Tesla V100",
+    72: "Jetson Xavier",
+    75: "RTX 20, T4",
+    80: "A100, A30",
+    86: "RTX 30, A10, A40",
+    87: "Jetson Orin",
+    89: "RTX 40, L4, L40",
+    90: "H100, H200, GH200",
+    100: "B200, GB200",
+    101: "Jetson Thor",
+    103: "B300, GB300",
+    110: "Jetson Thor",
+    120: "RTX 50, RTX PRO 6000",
+    121: "DGX Spark (GB10)",
 }
 
 
@@ -45,8 +58,7 @@ def generation(arch: int) -> str:
         return "Turing" if arch >= 75 else "Volta"
     if major == 8:
         return "Ada Lovelace" if arch == 89 else "Ampere" if arch <= 87 else ""
-    return {5: "Maxwell", 6: "Pascal", 9: "Hopper", 10: "Blackwell", 11: "Blackwell",
-            12: "Blackwell"}.get(major, "")
+    return {5: "Maxwell", 6: "Pascal", 9: "Hopper", 10: "Blackwell", 11: "Blackwell", 12: "Blackwell"}.get(major, "")
 
 
 # The compute capabilities asked about: every major.minor from Maxwell's up to this major.
@@ -108,9 +120,11 @@ def gpus_text(image: dict[str, Any]) -> str:
 
 
 def _failure(error: Exception, location: Any) -> str:
-    message = (f"kernel-images: the installed pyctk's libgpumatmul could not be read "
-               f"({type(error).__name__}: {error}); install pyctk (pip install '.[docs]') "
-               f"before building the docs")
+    message = (
+        f"kernel-images: the installed pyctk's libgpumatmul could not be read "
+        f"({type(error).__name__}: {error}); install pyctk (pip install '.[docs]') "
+        f"before building the docs"
+    )
     logger.warning(message, location=location)
     return message
 
@@ -127,8 +141,7 @@ def _table(rows: list[list[str]], header: list[str]) -> nodes.table:
         for cell in cells:
             entry = nodes.entry()
             paragraph = nodes.paragraph()
-            paragraph += nodes.literal(text=cell) if cell.startswith(("sm_", "compute_")) \
-                else nodes.Text(cell)
+            paragraph += nodes.literal(text=cell) if cell.startswith(("sm_", "compute_")) else nodes.Text(cell)
             entry += paragraph
             line += entry
         return line
@@ -156,10 +169,11 @@ class KernelImages(SphinxDirective):
             return [nodes.paragraph(text=_failure(error, self.get_location()))]
         from pyctk._build_config import CUDA_MAJOR, VERSION
 
-        rows = [[image["name"], image["kind"], chosen_text(image), gpus_text(image)]
-                for image in found]
-        source = nodes.paragraph(text=f"The kernel images of pyctk-cu{CUDA_MAJOR} {VERSION}, read "
-                                      f"from its libgpumatmul when these pages were built:")
+        rows = [[image["name"], image["kind"], chosen_text(image), gpus_text(image)] for image in found]
+        source = nodes.paragraph(
+            text=f"The kernel images of pyctk-cu{CUDA_MAJOR} {VERSION}, read "
+            f"from its libgpumatmul when these pages were built:"
+        )
         return [source, _table(rows, ["image", "kind", "chosen for compute capability", "GPUs"])]
 
 
@@ -169,16 +183,18 @@ def kernel_images_role(name, rawtext, text, lineno, inliner, options=None, conte
     read that distribution's list (its ``python -m pyctk``)."""
     which = text.strip().lower()
     if which not in ("sass", "ptx", "all", "cu12", "cu13"):
-        message = inliner.reporter.error(
-            f"kernel-images: say sass, ptx, all, cu12 or cu13, not {text!r}", line=lineno)
+        message = inliner.reporter.error(f"kernel-images: say sass, ptx, all, cu12 or cu13, not {text!r}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, message)], [message]
     env = inliner.document.settings.env
     if which.startswith("cu"):
         from pyctk._build_config import CUDA_MAJOR
 
         if which != f"cu{CUDA_MAJOR}":
-            return [nodes.Text("printed by "), nodes.literal(text="python -m pyctk"),
-                    nodes.Text(f" on a pyctk-{which} install")], []
+            return [
+                nodes.Text("printed by "),
+                nodes.literal(text="python -m pyctk"),
+                nodes.Text(f" on a pyctk-{which} install"),
+            ], []
         which = "all"
     try:
         env.note_dependency(library_path())

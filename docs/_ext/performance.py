@@ -46,6 +46,7 @@ SHAPE_CLASSES = ROOT / "libgpu" / "src" / "gemm" / "tables.c"
 # ---------------------------------------------------------------------------
 # Numbers and names as the tables show them.
 
+
 def number(x: float) -> str:
     """Three significant digits, no exponent: 1359, 51.1, 4.78, 0.0457."""
     if x == 0:
@@ -79,18 +80,33 @@ def times(ratio: float) -> str:
     return f"{number(ratio)}x"
 
 
-DTYPES = {"tf32": "float32 at TF32, a @ b", "tf32-abt": "float32 at TF32, a @ b.T",
-          "c64-tf32": "complex64 at TF32"}
+DTYPES = {"tf32": "float32 at TF32, a @ b", "tf32-abt": "float32 at TF32, a @ b.T", "c64-tf32": "complex64 at TF32"}
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
 # the names of matmul.py's backends, by the kind of row (a name not here reads as itself)
 BACKENDS = {
-    "device": {"auto": "pyctk, auto", "tiled": "pyctk's kernels", "cublas": "cuBLAS", "torch": "torch",
-               "cupy": "CuPy", "torch-int_mm": "torch._int_mm"},
-    "host": {"tiled": "pyctk, kernels", "cublas": "pyctk, cuBLAS", "torch": "torch", "cupy": "CuPy",
-             "numpy": "NumPy (CPU)"},
-    "call": {"pyctk": "pyctk on DeviceArrays", "pyctk-c": "pyctk's C call alone",
-             "pyctk-torch": "pyctk on torch's tensors", "torch": "torch.matmul",
-             "pyctk-cupy": "pyctk on CuPy's arrays", "cupy": "cupy.matmul"},
+    "device": {
+        "auto": "pyctk, auto",
+        "tiled": "pyctk's kernels",
+        "cublas": "cuBLAS",
+        "torch": "torch",
+        "cupy": "CuPy",
+        "torch-int_mm": "torch._int_mm",
+    },
+    "host": {
+        "tiled": "pyctk, kernels",
+        "cublas": "pyctk, cuBLAS",
+        "torch": "torch",
+        "cupy": "CuPy",
+        "numpy": "NumPy (CPU)",
+    },
+    "call": {
+        "pyctk": "pyctk on DeviceArrays",
+        "pyctk-c": "pyctk's C call alone",
+        "pyctk-torch": "pyctk on torch's tensors",
+        "torch": "torch.matmul",
+        "pyctk-cupy": "pyctk on CuPy's arrays",
+        "cupy": "cupy.matmul",
+    },
 }
 PEERS = {"torch": "torch", "cupy": "CuPy"}
 LIBRARIES = {"pyctk": "pyctk", "cupy": "CuPy", "torch": "PyTorch"}
@@ -134,10 +150,12 @@ def device_tables(data: dict, rows: list[dict]) -> list[Table]:
                 else:
                     cells.append("")
                 body.append(cells)
-        flops = "8 n³ a product for complex dtypes, 2 n³ for the others" if unit == "TFLOP/s" \
+        flops = (
+            "8 n³ a product for complex dtypes, 2 n³ for the others"
+            if unit == "TFLOP/s"
             else "2 n³ operations a product"
-        caption = (f"GPU operands, n x n x n products, {unit} ({flops}): device time of one call, "
-                   f"median of the repeats")
+        )
+        caption = f"GPU operands, n x n x n products, {unit} ({flops}): device time of one call, median of the repeats"
         tables.append((caption, ["dtype", "n", *(backend("device", b) for b in names), ratio], body))
     return tables
 
@@ -152,13 +170,25 @@ def host_tables(data: dict, rows: list[dict]) -> list[Table]:
             floor = next((r["floor_seconds"] for r in found.values() if "floor_seconds" in r), None)
             ours = [found[b] for b in ("tiled", "cublas") if b in found and "fraction_of_floor" in found[b]]
             best = max((r["fraction_of_floor"] for r in ours), default=None)
-            body.append([dtype, str(n), *(duration(found[b]["seconds"]) if b in found else "" for b in names),
-                         duration(floor), percent(best) if best is not None else ""])
+            body.append(
+                [
+                    dtype,
+                    str(n),
+                    *(duration(found[b]["seconds"]) if b in found else "" for b in names),
+                    duration(floor),
+                    percent(best) if best is not None else "",
+                ]
+            )
     bandwidth = data.get("pinned_bandwidth")
-    bus = (f"; pinned bandwidth {bandwidth['h2d'] / 1e9:.1f} GB/s to the GPU and "
-           f"{bandwidth['d2h'] / 1e9:.1f} GB/s back") if bandwidth else ""
-    caption = (f"NumPy in, NumPy out, n x n x n, wall clock of one call, median of the repeats; "
-               f"floor: the copies at the bus's speed or cuBLAS's time, whichever is longer{bus}")
+    bus = (
+        (f"; pinned bandwidth {bandwidth['h2d'] / 1e9:.1f} GB/s to the GPU and {bandwidth['d2h'] / 1e9:.1f} GB/s back")
+        if bandwidth
+        else ""
+    )
+    caption = (
+        f"NumPy in, NumPy out, n x n x n, wall clock of one call, median of the repeats; "
+        f"floor: the copies at the bus's speed or cuBLAS's time, whichever is longer{bus}"
+    )
     header = ["dtype", "n", *(backend("host", b) for b in names), "floor", "floor / pyctk's best"]
     return [(caption, header, body)]
 
@@ -166,30 +196,49 @@ def host_tables(data: dict, rows: list[dict]) -> list[Table]:
 def host_tiny_tables(data: dict, rows: list[dict]) -> list[Table]:
     body = [[backend("host", r["backend"]), duration(r["seconds"])] for r in rows]
     n = rows[0]["n"]
-    return [(f"{n} x {n} float32, NumPy in, NumPy out: time per call, each library in a fresh "
-             f"process of its own", ["library", "per call"], body)]
+    return [
+        (
+            f"{n} x {n} float32, NumPy in, NumPy out: time per call, each library in a fresh process of its own",
+            ["library", "per call"],
+            body,
+        )
+    ]
 
 
 def host_large_tables(data: dict, rows: list[dict]) -> list[Table]:
     body = []
     for r in rows:
         share = f"{percent(r['fraction_of_cublas'])} (n = {r['cublas_n']})" if "fraction_of_cublas" in r else ""
-        body.append([f"({r['m']} x {r['k']}) @ ({r['k']} x {r['n_columns']})", duration(r["seconds"]),
-                     number(r["tflops"]), share])
-    return [("A product larger than the GPU, float32, NumPy in, NumPy out (no peer multiplies "
-             "what does not fit)", ["shape", "time", "TFLOP/s", "of cuBLAS's TFLOP/s in memory"], body)]
+        body.append(
+            [
+                f"({r['m']} x {r['k']}) @ ({r['k']} x {r['n_columns']})",
+                duration(r["seconds"]),
+                number(r["tflops"]),
+                share,
+            ]
+        )
+    return [
+        (
+            "A product larger than the GPU, float32, NumPy in, NumPy out (no peer multiplies what does not fit)",
+            ["shape", "time", "TFLOP/s", "of cuBLAS's TFLOP/s in memory"],
+            body,
+        )
+    ]
 
 
 def process_tables(data: dict, rows: list[dict]) -> list[Table]:
     body = []
     for r in rows:
-        what = ("fresh process to first result" if r["kind"] == "startup"
-                else "import pyctk, after NumPy")
-        body.append([LIBRARIES.get(r["backend"], r["backend"]), what, duration(r["seconds"]),
-                     str(r.get("runs", ""))])
-    return [("Fresh processes: a new Python that imports NumPy and the library and multiplies two "
-             "16 x 16 float32 NumPy arrays; median of the runs",
-             ["library", "measured", "time", "runs"], body)]
+        what = "fresh process to first result" if r["kind"] == "startup" else "import pyctk, after NumPy"
+        body.append([LIBRARIES.get(r["backend"], r["backend"]), what, duration(r["seconds"]), str(r.get("runs", ""))])
+    return [
+        (
+            "Fresh processes: a new Python that imports NumPy and the library and multiplies two "
+            "16 x 16 float32 NumPy arrays; median of the runs",
+            ["library", "measured", "time", "runs"],
+            body,
+        )
+    ]
 
 
 def call_tables(data: dict, rows: list[dict]) -> list[Table]:
@@ -204,12 +253,13 @@ def call_tables(data: dict, rows: list[dict]) -> list[Table]:
         cells = [backend("call", name), *(duration(found[n]["seconds"]) if n in found else "" for n in sizes)]
         if speedups:
             peer = next((r["peer"] for r in found.values() if "peer" in r), None)
-            cells.append(" / ".join(times(found[n]["speedup"]) for n in sizes if "speedup" in found.get(n, {}))
-                         + (f" {PEERS.get(peer, peer)}" if peer else ""))
+            cells.append(
+                " / ".join(times(found[n]["speedup"]) for n in sizes if "speedup" in found.get(n, {}))
+                + (f" {PEERS.get(peer, peer)}" if peer else "")
+            )
         body.append(cells)
     rounds = next((r["rounds"] for r in rows if "rounds" in r), None)
-    how = (f"the median of {rounds} rounds in which every case takes its turn" if rounds
-           else "wall clock over the calls")
+    how = f"the median of {rounds} rounds in which every case takes its turn" if rounds else "wall clock over the calls"
     caption = f"n x n float32 products of GPU arrays called from Python: time per call, {how}"
     header = ["", *(f"n = {n}" for n in sizes)]
     if speedups:
@@ -240,9 +290,15 @@ def builds_tables(data: dict, rows: list[dict]) -> list[Table]:
                 cells.append(", ".join(parts))
             body.append(cells)
     first = in_order(rows, "build")[0]
-    return [(f"Builds of pyctk side by side on one host, n x n float32 per call: median of the "
-             f"rounds of every process, speedup over the peer within each round, and cost against "
-             f"{first} (its speedup over the build's)", ["case", "build", *(f"n = {n}" for n in sizes)], body)]
+    return [
+        (
+            f"Builds of pyctk side by side on one host, n x n float32 per call: median of the "
+            f"rounds of every process, speedup over the peer within each round, and cost against "
+            f"{first} (its speedup over the build's)",
+            ["case", "build", *(f"n = {n}" for n in sizes)],
+            body,
+        )
+    ]
 
 
 def device_call_tables(data: dict, rows: list[dict]) -> list[Table]:
@@ -251,19 +307,30 @@ def device_call_tables(data: dict, rows: list[dict]) -> list[Table]:
     for name in in_order(rows, "backend"):
         found = {r["n"]: r for r in rows if r["backend"] == name}
         body.append([backend("call", name), *(duration(found[n]["seconds"]) if n in found else "" for n in sizes)])
-    return [("Large products of GPU arrays called from Python: device time per product of a stream "
-             "of back-to-back calls", ["", *(f"n = {n}" for n in sizes)], body)]
+    return [
+        (
+            "Large products of GPU arrays called from Python: device time per product of a stream "
+            "of back-to-back calls",
+            ["", *(f"n = {n}" for n in sizes)],
+            body,
+        )
+    ]
 
 
 def devices_tables(data: dict, rows: list[dict]) -> list[Table]:
     body = []
     for r in rows:
-        name = 'devices=[0]' if r["backend"] == "pyctk-1-gpu" else f'devices="all" ({r["backend"].split("-")[1]} GPUs)'
-        body.append([name, duration(r["seconds"]), number(r["tflops"]),
-                     times(r["speedup"]) if "speedup" in r else ""])
+        name = "devices=[0]" if r["backend"] == "pyctk-1-gpu" else f'devices="all" ({r["backend"].split("-")[1]} GPUs)'
+        body.append([name, duration(r["seconds"]), number(r["tflops"]), times(r["speedup"]) if "speedup" in r else ""])
     r = rows[0]
-    return [(f"({r['m']} x {r['k']}) @ ({r['k']} x {r['n_columns']}) float32, NumPy in, NumPy out, "
-             f"median of the repeats", ["pyctk.matmul", "time", "TFLOP/s", "speedup"], body)]
+    return [
+        (
+            f"({r['m']} x {r['k']}) @ ({r['k']} x {r['n_columns']}) float32, NumPy in, NumPy out, "
+            f"median of the repeats",
+            ["pyctk.matmul", "time", "TFLOP/s", "speedup"],
+            body,
+        )
+    ]
 
 
 def gpuarray_tables(data: dict, rows: list[dict]) -> list[Table]:
@@ -283,26 +350,43 @@ def gpuarray_tables(data: dict, rows: list[dict]) -> list[Table]:
         body = []
         for operation in in_order(bandwidth, "operation"):
             found = {r["library"]: r for r in bandwidth if r["operation"] == operation}
-            body.append([operation, *(percent(found[x]["fraction_of_copy"]) if x in found else ""
-                                      for x in libraries), target(found)])
+            body.append(
+                [
+                    operation,
+                    *(percent(found[x]["fraction_of_copy"]) if x in found else "" for x in libraries),
+                    target(found),
+                ]
+            )
         copy = data.get("copy_bandwidth")
         n = bandwidth[0]["n"]
-        tables.append((f"float32, {n} elements an array: the bytes an operation must move over its device "
-                       f"time, as a share of the device-to-device copy's"
-                       + (f" ({copy / 1e9:.0f} GB/s, read + write)" if copy else "")
-                       + "; median of the repeats", header("operation"), body))
+        tables.append(
+            (
+                f"float32, {n} elements an array: the bytes an operation must move over its device "
+                f"time, as a share of the device-to-device copy's"
+                + (f" ({copy / 1e9:.0f} GB/s, read + write)" if copy else "")
+                + "; median of the repeats",
+                header("operation"),
+                body,
+            )
+        )
     per_call = [r for r in rows if r["kind"] == "per-call"]
     if per_call:
         body = []
         for operation in in_order(per_call, "operation"):
             found = {r["library"]: r for r in per_call if r["operation"] == operation}
-            body.append([operation, *(duration(found[x]["seconds"]) if x in found else "" for x in libraries),
-                         target(found)])
+            body.append(
+                [operation, *(duration(found[x]["seconds"]) if x in found else "" for x in libraries), target(found)]
+            )
         n = per_call[0]["n"]
         rounds = per_call[0].get("rounds")
-        tables.append((f"Small operations ({n} float32 elements): host time per call, each library in "
-                       f"fresh processes" + (f", the median of {rounds} rounds" if rounds else ""),
-                       header("operation"), body))
+        tables.append(
+            (
+                f"Small operations ({n} float32 elements): host time per call, each library in "
+                f"fresh processes" + (f", the median of {rounds} rounds" if rounds else ""),
+                header("operation"),
+                body,
+            )
+        )
     first = [r for r in rows if r["kind"] == "first-call"]
     if first:
         body = []
@@ -311,12 +395,21 @@ def gpuarray_tables(data: dict, rows: list[dict]) -> list[Table]:
             cells = [f"{operation} kernel cache"]
             for x in libraries:
                 r = found.get(x)
-                cells.append("" if r is None else
-                             f"{duration(r['seconds'])}, NVRTC {'loaded' if r['nvrtc_loaded'] else 'not loaded'}")
+                cells.append(
+                    ""
+                    if r is None
+                    else f"{duration(r['seconds'])}, NVRTC {'loaded' if r['nvrtc_loaded'] else 'not loaded'}"
+                )
             body.append([*cells, target(found)])
-        tables.append(("A fresh process's first ElementwiseKernel over 1000 elements: its first call "
-                       "(build, compile or load, launch, synchronise), with an empty kernel cache "
-                       "(cold) and with the cache the cold run filled (cached)", header(""), body))
+        tables.append(
+            (
+                "A fresh process's first ElementwiseKernel over 1000 elements: its first call "
+                "(build, compile or load, launch, synchronise), with an empty kernel cache "
+                "(cold) and with the cache the cold run filled (cached)",
+                header(""),
+                body,
+            )
+        )
     return tables
 
 
@@ -325,13 +418,27 @@ def dask_tables(data: dict, rows: list[dict]) -> list[Table]:
     for r in rows:
         chunks = " x ".join(map(str, r.get("chunks", []))) or ""
         target = f"{r['target']}: {'met' if r['met'] else 'missed'}" if "target" in r else ""
-        body.append([r["kind"], str(r.get("workers", 1)), chunks, duration(r["best_seconds"]),
-                     number(r["tflops"]), f"{100 * r['overhead']:+.1f}%", target])
+        body.append(
+            [
+                r["kind"],
+                str(r.get("workers", 1)),
+                chunks,
+                duration(r["best_seconds"]),
+                number(r["tflops"]),
+                f"{100 * r['overhead']:+.1f}%",
+                target,
+            ]
+        )
     settings = data.get("settings", {})
-    return [(f"n = {settings.get('n')} float32, host arrays to a host result, on {settings.get('gpus')} "
-             f"GPU(s): the best of {settings.get('repeats')} runs; overhead against \"whole\" "
-             f"(pyctk.matmul in one process)",
-             ["row", "workers", "chunks", "best", "TFLOP/s", "overhead", "target"], body)]
+    return [
+        (
+            f"n = {settings.get('n')} float32, host arrays to a host result, on {settings.get('gpus')} "
+            f'GPU(s): the best of {settings.get("repeats")} runs; overhead against "whole" '
+            f"(pyctk.matmul in one process)",
+            ["row", "workers", "chunks", "best", "TFLOP/s", "overhead", "target"],
+            body,
+        )
+    ]
 
 
 def auto_table_tables(data: dict, rows: list[dict]) -> list[Table]:
@@ -347,9 +454,15 @@ def auto_table_tables(data: dict, rows: list[dict]) -> list[Table]:
         body.append(cells)
     sizes = {c: sorted({r["n"] for r in rows if r["class"] == c}) for c in classes}
     header = ["case", *(f"{CLASS_NAMES.get(c, c)} (n = {', '.join(map(str, sizes[c]))})" for c in classes)]
-    return [("backend='auto': cuBLAS's time over the kernels' (above 1: the kernels are faster) at the two "
-             "sizes of each shape class, in bursts of back-to-back calls; \"kernels\": faster at both, "
-             "so auto takes them", header, body)]
+    return [
+        (
+            "backend='auto': cuBLAS's time over the kernels' (above 1: the kernels are faster) at the two "
+            'sizes of each shape class, in bursts of back-to-back calls; "kernels": faster at both, '
+            "so auto takes them",
+            header,
+            body,
+        )
+    ]
 
 
 def startup_tables(data: dict, rows: list[dict]) -> list[Table]:
@@ -357,8 +470,9 @@ def startup_tables(data: dict, rows: list[dict]) -> list[Table]:
     runs = len(next(iter(data.get("runs", {}).values()), []))
     for kind, steps in data["median"].items():
         body = [[step["step"], number(step["step_ms"]), number(step["since_start_s"])] for step in steps]
-        tables.append((f"{kind}: each step's median over {runs} fresh processes",
-                       ["step", "ms", "seconds since start"], body))
+        tables.append(
+            (f"{kind}: each step's median over {runs} fresh processes", ["step", "ms", "seconds since start"], body)
+        )
     return tables
 
 
@@ -412,8 +526,14 @@ def measured_text(data: dict) -> str:
     m = data.get("measured", {})
     parts = [f"{m['gpus']} x {m['gpu']}" if m.get("gpus", 1) > 1 else m.get("gpu", "")]
     machine = m.get("machine") or {}
-    host = ", ".join(x for x in (f"{machine['cpu_cores']} CPU cores" if machine.get("cpu_cores") else "",
-                                 f"{machine['memory_gib']} GiB" if machine.get("memory_gib") else "") if x)
+    host = ", ".join(
+        x
+        for x in (
+            f"{machine['cpu_cores']} CPU cores" if machine.get("cpu_cores") else "",
+            f"{machine['memory_gib']} GiB" if machine.get("memory_gib") else "",
+        )
+        if x
+    )
     if host:
         parts[0] += f" ({host})"
     if m.get("driver"):
@@ -436,8 +556,13 @@ def measured_text(data: dict) -> str:
 # ---------------------------------------------------------------------------
 # backend="auto"'s table, from the C source that the library is built from.
 
-CLASS_NAMES = {"SHAPE_TINY": "tiny", "SHAPE_VERY_SMALL": "very small", "SHAPE_SMALL": "small",
-               "SHAPE_MEDIUM": "medium", "SHAPE_LARGE": "large"}
+CLASS_NAMES = {
+    "SHAPE_TINY": "tiny",
+    "SHAPE_VERY_SMALL": "very small",
+    "SHAPE_SMALL": "small",
+    "SHAPE_MEDIUM": "medium",
+    "SHAPE_LARGE": "large",
+}
 PRECISIONS = {"HIGHEST": '"highest"', "TF32": '"tf32"', "FP16_ACCUMULATE": '"fp16_accumulate"'}
 
 
@@ -448,7 +573,7 @@ def shape_classes(source: str) -> list[tuple[str, int | None]]:
     if not bounds:
         raise ValueError("tables.c: shape_class()'s bounds not found")
     found = [(name, int(float(a))) for a, _, _, name in bounds]
-    last = re.search(r": (SHAPE_\w+);", source[source.index(bounds[-1][3]):])
+    last = re.search(r": (SHAPE_\w+);", source[source.index(bounds[-1][3]) :])
     return found + [(last.group(1), None)] if last else found
 
 
@@ -458,7 +583,8 @@ def choices(source: str) -> tuple[str, list[tuple[int, str, str, list[str]]]]:
     said = " ".join(f"{where.group(1)}, {where.group(2)}".split()).replace("* ", "") if where else ""
     rows = []
     for arch, dtype, precision, classes in re.findall(
-            r"\{(\d+), GPUMATMUL_(\w+), GPUMATMUL_PRECISION_(\w+),\s*([^}]*)\}", source):
+        r"\{(\d+), GPUMATMUL_(\w+), GPUMATMUL_PRECISION_(\w+),\s*([^}]*)\}", source
+    ):
         rows.append((int(arch), dtype.lower(), precision, re.findall(r"SHAPE_\w+", classes)))
     return said, rows
 
@@ -492,6 +618,7 @@ def classes_text(taken: list[str], classes: list[tuple[str, int | None]]) -> str
 
 # ---------------------------------------------------------------------------
 # docutils nodes.
+
 
 def table_node(caption: str, header: list[str], body: list[list[str]]) -> nodes.table:
     table = nodes.table(classes=["benchmark-table"])
@@ -529,8 +656,10 @@ def results_file(directive: SphinxDirective, name: str) -> dict | None:
     path = RESULTS / f"{name}.json"
     if not path.is_file():
         known = ", ".join(f"{p.parent.name}/{p.stem}" for p in sorted(RESULTS.glob("*/*.json")))
-        logger.warning(f"{directive.name}: no results file {name!r} in benchmarks/results/ "
-                       f"(there are: {known or 'none'})", location=directive.get_location())
+        logger.warning(
+            f"{directive.name}: no results file {name!r} in benchmarks/results/ (there are: {known or 'none'})",
+            location=directive.get_location(),
+        )
         return None
     directive.env.note_dependency(str(path))
     return json.loads(path.read_text())
@@ -550,12 +679,14 @@ class BenchmarkTable(SphinxDirective):
         try:
             made = tables(data, kinds)
         except (KeyError, ValueError, TypeError, ZeroDivisionError) as error:
-            logger.warning(f"benchmark-table {self.arguments[0]}: {type(error).__name__}: {error}",
-                           location=self.get_location())
+            logger.warning(
+                f"benchmark-table {self.arguments[0]}: {type(error).__name__}: {error}", location=self.get_location()
+            )
             return []
         if not made:
-            logger.warning(f"benchmark-table {self.arguments[0]}: no rows of kinds {kinds}",
-                           location=self.get_location())
+            logger.warning(
+                f"benchmark-table {self.arguments[0]}: no rows of kinds {kinds}", location=self.get_location()
+            )
             return []
         out: list[nodes.Node] = []
         if self.options.get("measured", "yes") == "yes":
@@ -596,8 +727,11 @@ class BenchmarkHeadline(SphinxDirective):
             logger.warning(f"benchmark-headline: {error}", location=self.get_location())
             return []
         header = ["", *module.COLUMNS, "measured on"]
-        return [table_node("Each row from one run; empty: the library has no such product, or "
-                           "was not measured", header, made)]
+        return [
+            table_node(
+                "Each row from one run; empty: the library has no such product, or was not measured", header, made
+            )
+        ]
 
 
 class BenchmarkPlot(SphinxDirective):
@@ -615,18 +749,21 @@ class BenchmarkPlot(SphinxDirective):
         try:
             module = script("plot")
         except ImportError as error:
-            logger.warning(f"benchmark-plot: benchmarks/plot.py needs matplotlib (the docs extra): {error}",
-                           location=self.get_location())
+            logger.warning(
+                f"benchmark-plot: benchmarks/plot.py needs matplotlib (the docs extra): {error}",
+                location=self.get_location(),
+            )
             return []
         self.env.note_dependency(str(BENCHMARKS / "plot.py"))
         if plot not in module.PLOTS:
-            logger.warning(f"benchmark-plot: no plot {plot!r} (benchmarks/plot.py has: "
-                           f"{', '.join(module.PLOTS)})", location=self.get_location())
+            logger.warning(
+                f"benchmark-plot: no plot {plot!r} (benchmarks/plot.py has: {', '.join(module.PLOTS)})",
+                location=self.get_location(),
+            )
             return []
         figure = module.PLOTS[plot](data)
         if figure is None:
-            logger.warning(f"benchmark-plot: {name} has no rows for the {plot!r} plot",
-                           location=self.get_location())
+            logger.warning(f"benchmark-plot: {name} has no rows for the {plot!r} plot", location=self.get_location())
             return []
         target = Path(self.env.app.doctreedir) / "benchmark-plots" / f"{name.replace('/', '-')}-{plot}.png"
         module.save(figure, target)
@@ -653,13 +790,18 @@ class AutoChoices(SphinxDirective):
         if not rows:
             logger.warning("auto-choices: no rows in libgpu/src/gemm/auto_table.c", location=self.get_location())
             return []
-        body = [[f"sm_{arch}", dtype, PRECISIONS.get(precision, precision), classes_text(taken, classes)]
-                for arch, dtype, precision, taken in rows]
-        caption = ("backend='auto': the products (m · n · k · batch) it gives pyctk's kernels, by "
-                   "kernel image, dtype and precision" + (f", measured on {said}" if said else "")
-                   + ". The others, and every product on a kernel image not listed, go to cuBLAS "
-                   "where it computes the dtype at that precision, else to pyctk's kernels "
-                   "(integers and bool always)")
+        body = [
+            [f"sm_{arch}", dtype, PRECISIONS.get(precision, precision), classes_text(taken, classes)]
+            for arch, dtype, precision, taken in rows
+        ]
+        caption = (
+            "backend='auto': the products (m · n · k · batch) it gives pyctk's kernels, by "
+            "kernel image, dtype and precision"
+            + (f", measured on {said}" if said else "")
+            + ". The others, and every product on a kernel image not listed, go to cuBLAS "
+            "where it computes the dtype at that precision, else to pyctk's kernels "
+            "(integers and bool always)"
+        )
         return [table_node(caption, ["kernel image", "dtype", "precision", "pyctk's kernels take"], body)]
 
 

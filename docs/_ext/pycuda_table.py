@@ -91,9 +91,15 @@ def module_entry(data: dict[str, Any], pycuda_name: str) -> dict[str, Any]:
 def pycuda_names(entry: dict[str, Any]) -> list[str]:
     """Every name of a PyCUDA module the data file lists, in its order: documented names
     (``Class.member`` right after its class), undocumented ones, then enumerations."""
-    return list(entry.get("documented", [])) + list(entry.get("undocumented", [])) + \
-        [name for name in entry.get("enums", {}) if name not in entry.get("documented", [])
-         and name not in entry.get("undocumented", [])]
+    return (
+        list(entry.get("documented", []))
+        + list(entry.get("undocumented", []))
+        + [
+            name
+            for name in entry.get("enums", {})
+            if name not in entry.get("documented", []) and name not in entry.get("undocumented", [])
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,8 +163,12 @@ def _instance_attributes(cls: type) -> frozenset[str]:
         except (OSError, TypeError):
             continue
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-                    and isinstance(node.value, ast.Name) and node.value.id == "self"):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
                 names.add(node.attr)
     return frozenset(names)
 
@@ -168,8 +178,7 @@ def _by_getattr(module: Any, cls: type, member: str) -> bool:
     ``device_attribute.MULTIPROCESSOR_COUNT``, ``Function.num_regs`` ``function_attribute.NUM_REGS``,
     answered by the class's ``__getattr__``."""
     table = getattr(module, cls.__name__.lower() + "_attribute", None)
-    return ("__getattr__" in cls.__dict__ and isinstance(table, enum.EnumMeta)
-            and member.upper() in table.__members__)
+    return "__getattr__" in cls.__dict__ and isinstance(table, enum.EnumMeta) and member.upper() in table.__members__
 
 
 def enum_has(cls: Any, value: str) -> bool:
@@ -188,9 +197,9 @@ def has(module: Any, name: str) -> bool:
         return present
     if obj is None:  # a module read from source: no members to look at
         return False
-    return (hasattr(obj, member)
-            or (isinstance(obj, type) and (member in _instance_attributes(obj)
-                                           or _by_getattr(module, obj, member))))
+    return hasattr(obj, member) or (
+        isinstance(obj, type) and (member in _instance_attributes(obj) or _by_getattr(module, obj, member))
+    )
 
 
 def pyctk_extras(entry: dict[str, Any]) -> list[str]:
@@ -208,11 +217,11 @@ def pyctk_extras(entry: dict[str, Any]) -> list[str]:
 
 @dataclass
 class Row:
-    name: str                       # PyCUDA's name in its module: "mem_alloc", "Context.push"
-    status: str                     # SUPPORTED, DIFFERS or NOT_SUPPORTED
-    note: str = ""                  # one line; `backticks` are code
-    present: bool = False           # pyctk has the name
-    documented: bool = True         # PyCUDA's documentation has it
+    name: str  # PyCUDA's name in its module: "mem_alloc", "Context.push"
+    status: str  # SUPPORTED, DIFFERS or NOT_SUPPORTED
+    note: str = ""  # one line; `backticks` are code
+    present: bool = False  # pyctk has the name
+    documented: bool = True  # PyCUDA's documentation has it
     problems: list[str] = field(default_factory=list)  # where the data contradicts the code
 
 
@@ -247,8 +256,7 @@ def rows(data: dict[str, Any], entry: dict[str, Any]) -> list[Row]:
                 row.problems.append(f"pyctk lacks {name}: say why in [module.missing]")
         else:
             if name in missing:
-                row.problems.append(f"{name} is 'missing' but pyctk has it: drop the note "
-                                    "(or say how it differs)")
+                row.problems.append(f"{name} is 'missing' but pyctk has it: drop the note (or say how it differs)")
             if name in differs:
                 row.status, row.note = DIFFERS, reason(data, differs[name])
         if name in differs and not present:
@@ -261,8 +269,13 @@ def rows(data: dict[str, Any], entry: dict[str, Any]) -> list[Row]:
     for table in ("missing", "refused", "differs"):
         for name in entry.get(table, {}):
             if name not in known:
-                result.append(Row(name, NOT_SUPPORTED, problems=[
-                    f"[{table}] names {name}, which is not one of {entry['pycuda']}'s names"]))
+                result.append(
+                    Row(
+                        name,
+                        NOT_SUPPORTED,
+                        problems=[f"[{table}] names {name}, which is not one of {entry['pycuda']}'s names"],
+                    )
+                )
     return result
 
 
@@ -281,8 +294,7 @@ def _enum_values(data: dict[str, Any], entry: dict[str, Any], module: Any, name:
         else:
             row.problems.append(f"pyctk lacks {key}: say why in [module.missing]")
     if lacking:
-        parts = ["lacks " + ", ".join(f"`{value}`" for value in values) + f": {why}"
-                 for why, values in lacking.items()]
+        parts = ["lacks " + ", ".join(f"`{value}`" for value in values) + f": {why}" for why, values in lacking.items()]
         row.status = DIFFERS
         row.note = "; ".join(([row.note] if row.note else []) + parts)
 
@@ -358,8 +370,11 @@ def setup(app: Any) -> dict[str, Any]:
             if name.startswith("pyctk"):
                 return [name]
             # The name in the table's module first, then where pyctk's other names live.
-            return [f"{prefix}.{name}" for prefix in
-                    dict.fromkeys([module_name or "pyctk", "pyctk.driver", "pyctk.compiler", "pyctk"])]
+            return [
+                f"{prefix}.{name}"
+                for prefix in dict.fromkeys([module_name or "pyctk", "pyctk.driver", "pyctk.compiler", "pyctk"])
+            ]
+
         return of
 
     def table(header: list[str], body: list[list[list[Any]]]) -> Any:
@@ -390,9 +405,11 @@ def setup(app: Any) -> dict[str, Any]:
             except KeyError as error:
                 return [self.state.document.reporter.error(str(error), line=self.lineno)]
             if not entry.get("pyctk"):
-                return [self.state.document.reporter.error(
-                    f"{self.arguments[0]} has no pyctk module: it belongs in pycuda-modules only",
-                    line=self.lineno)]
+                return [
+                    self.state.document.reporter.error(
+                        f"{self.arguments[0]} has no pyctk module: it belongs in pycuda-modules only", line=self.lineno
+                    )
+                ]
             target = entry["pyctk"]
             of = targets(target)
             body, found = [], []
@@ -407,9 +424,14 @@ def setup(app: Any) -> dict[str, Any]:
                 logger.warning(f"{DATA.name}: {problem}", location=(self.env.docname, self.lineno))
             module_literal = nodes.literal(target, target)
             module_literal["pyctk_targets"] = [target]
-            lead = nodes.paragraph("", "", nodes.literal(entry["pycuda"], entry["pycuda"]),
-                                   nodes.Text(" \u2192 "), module_literal,
-                                   nodes.Text(": " + summary(entry, module_rows)))
+            lead = nodes.paragraph(
+                "",
+                "",
+                nodes.literal(entry["pycuda"], entry["pycuda"]),
+                nodes.Text(" \u2192 "),
+                module_literal,
+                nodes.Text(": " + summary(entry, module_rows)),
+            )
             result = [lead]
             extras = pyctk_extras(entry) if target != "pyctk" else []  # not pyctk's whole API
             if extras:
@@ -441,13 +463,24 @@ def setup(app: Any) -> dict[str, Any]:
                     literal["pyctk_targets"] = [entry["pyctk"]]
                     module_rows = rows(data, entry)
                     n = counts(module_rows)
-                    body.append([pycuda, [literal],
-                                 [nodes.Text(f"{n[SUPPORTED] + n[DIFFERS]} of {len(module_rows)}")],
-                                 _inline(entry.get("note", ""), targets(entry["pyctk"]))])
+                    body.append(
+                        [
+                            pycuda,
+                            [literal],
+                            [nodes.Text(f"{n[SUPPORTED] + n[DIFFERS]} of {len(module_rows)}")],
+                            _inline(entry.get("note", ""), targets(entry["pyctk"])),
+                        ]
+                    )
                 else:
                     total = len(pycuda_names(entry))
-                    body.append([pycuda, [nodes.Text("none")], [nodes.Text(f"0 of {total}" if total else "\u2014")],
-                                 _inline(reason(data, entry["absent"]), targets(None))])
+                    body.append(
+                        [
+                            pycuda,
+                            [nodes.Text("none")],
+                            [nodes.Text(f"0 of {total}" if total else "\u2014")],
+                            _inline(reason(data, entry["absent"]), targets(None)),
+                        ]
+                    )
             for problem in problems(data):
                 if "absent" in problem or "module" in problem:
                     logger.warning(f"{DATA.name}: {problem}", location=(self.env.docname, self.lineno))
@@ -463,8 +496,9 @@ def setup(app: Any) -> dict[str, Any]:
             for target in candidates:
                 found = domain.objects.get(target) or domain.modules.get(target)
                 if found is not None:
-                    literal.replace_self(make_refnode(app.builder, docname, found.docname,
-                                                      found.node_id, literal.deepcopy()))
+                    literal.replace_self(
+                        make_refnode(app.builder, docname, found.docname, found.node_id, literal.deepcopy())
+                    )
                     break
 
     def write_css(app: Any, exception: Exception | None) -> None:

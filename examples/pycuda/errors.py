@@ -21,16 +21,19 @@ except CompileError as error:
     assert "kernel.cu(3): error" in error.log
     print("CompileError:", error.log.splitlines()[0])
 
-module = SourceModule("__global__ void fill(float *x, float value, int n) "
-                      "{ int i = threadIdx.x; if (i < n) x[i] = value; }")
+module = SourceModule(
+    "__global__ void fill(float *x, float value, int n) { int i = threadIdx.x; if (i < n) x[i] = value; }"
+)
 fill = module.get_function("fill")
 x = cuda.mem_alloc(4 * 32)
 
 # 2. Arguments are checked against the kernel's parameters before anything is launched.
-for arguments in [(x, 1.5, np.int32(32)),                  # a Python float: float32 or float64?
-                  (x, np.float64(1.5), np.int32(32)),      # the kernel takes a float
-                  (x, np.float32(1.5)),                    # one missing
-                  (np.zeros(32, np.float32), np.float32(1), np.int32(32))]:  # host memory
+for arguments in [
+    (x, 1.5, np.int32(32)),  # a Python float: float32 or float64?
+    (x, np.float64(1.5), np.int32(32)),  # the kernel takes a float
+    (x, np.float32(1.5)),  # one missing
+    (np.zeros(32, np.float32), np.float32(1), np.int32(32)),
+]:  # host memory
     try:
         fill(*arguments, block=(32, 1, 1))
     except TypeError as error:

@@ -11,7 +11,8 @@ import pyctk
 from pyctk.compiler import SourceModule
 
 TILE = 16
-mod = SourceModule("""
+mod = SourceModule(
+    """
 // C = A @ B for row-major float matrices: A is m x k, B is k x n.
 __global__ void matmul(const float *a, const float *b, float *c, int m, int n, int k) {
     __shared__ float a_tile[TILE][TILE], b_tile[TILE][TILE];
@@ -25,22 +26,27 @@ __global__ void matmul(const float *a, const float *b, float *c, int m, int n, i
         __syncthreads();
     }
     if (row < m && col < n) c[row * n + col] = sum;
-}""", options=[f"-DTILE={TILE}"])
+}""",
+    options=[f"-DTILE={TILE}"],
+)
 matmul = mod.get_function("matmul")
 
-m, k, n = 1000, 700, 900   # not multiples of the tile: the edges are handled
+m, k, n = 1000, 700, 900  # not multiples of the tile: the edges are handled
 a = np.random.rand(m, k).astype(np.float32)
 b = np.random.rand(k, n).astype(np.float32)
-a_gpu, b_gpu = pyctk.asarray(a), pyctk.asarray(b)      # pyctk's GPU arrays pass as pointers
+a_gpu, b_gpu = pyctk.asarray(a), pyctk.asarray(b)  # pyctk's GPU arrays pass as pointers
 c_gpu = pyctk.empty((m, n), np.float32)
 grid = ((n + TILE - 1) // TILE, (m + TILE - 1) // TILE)
-seconds = matmul(a_gpu, b_gpu, c_gpu, np.int32(m), np.int32(n), np.int32(k),
-                 block=(TILE, TILE, 1), grid=grid, time_kernel=True)
+seconds = matmul(
+    a_gpu, b_gpu, c_gpu, np.int32(m), np.int32(n), np.int32(k), block=(TILE, TILE, 1), grid=grid, time_kernel=True
+)
 c = c_gpu.get()
 
 error = np.abs(c - a @ b).max() / np.abs(a @ b).max()
 assert error < 1e-5, error
 assert np.allclose(c, pyctk.matmul(a_gpu, b_gpu).get(), rtol=1e-4)
-print(f"{m}x{k} @ {k}x{n}: relative error {error:.1e} against NumPy, "
-      f"{2 * m * n * k / seconds / 1e9:.0f} GFLOP/s ({matmul.num_regs} registers a thread)")
+print(
+    f"{m}x{k} @ {k}x{n}: relative error {error:.1e} against NumPy, "
+    f"{2 * m * n * k / seconds / 1e9:.0f} GFLOP/s ({matmul.num_regs} registers a thread)"
+)
 print("OK")

@@ -33,8 +33,9 @@ print(f"mem_alloc + memcpy: {n} sums, all equal to NumPy's")
 
 # 2. The same with In/Out: the copies around the launch are pyctk's.
 z2 = np.zeros_like(x)
-seconds = add(cuda.In(x), cuda.In(y), cuda.Out(z2), np.int32(n), block=(256, 1, 1),
-              grid=((n + 255) // 256, 1), time_kernel=True)
+seconds = add(
+    cuda.In(x), cuda.In(y), cuda.Out(z2), np.int32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1), time_kernel=True
+)
 assert np.array_equal(z2, x + y)
 print(f"In/Out: all equal to NumPy's; the kernel took {seconds * 1e6:.1f} us")
 print("OK")

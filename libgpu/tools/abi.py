@@ -34,8 +34,9 @@ def declared_functions(code: str) -> set[str]:
 
 def exported_symbols(library: str | Path) -> dict[str, str]:
     """Every defined dynamic symbol of the library, with its version node ('' if none)."""
-    table = subprocess.run(["readelf", "--dyn-syms", "--wide", str(library)], check=True,
-                           capture_output=True, text=True).stdout
+    table = subprocess.run(
+        ["readelf", "--dyn-syms", "--wide", str(library)], check=True, capture_output=True, text=True
+    ).stdout
     symbols = {}
     for line in table.splitlines():
         fields = line.split()
@@ -72,17 +73,18 @@ def struct_fields(code: str) -> list[tuple[str, str]]:
 
 
 def fields(include_dir: str | Path, code: str, cc: str = "cc") -> list[str]:
-    prints = "".join(f'    printf("field {s} {f} %zu %zu\\n", offsetof({s}, {f}), sizeof(((const {s} *)0)->{f}));\n'
-                     for s, f in struct_fields(code))
-    source = (f"#include <stddef.h>\n#include <stdio.h>\n#include \"{HEADER}\"\n"
-              f"int main(void) {{\n{prints}    return 0;\n}}\n")
+    prints = "".join(
+        f'    printf("field {s} {f} %zu %zu\\n", offsetof({s}, {f}), sizeof(((const {s} *)0)->{f}));\n'
+        for s, f in struct_fields(code)
+    )
+    source = (
+        f'#include <stddef.h>\n#include <stdio.h>\n#include "{HEADER}"\nint main(void) {{\n{prints}    return 0;\n}}\n'
+    )
     with tempfile.TemporaryDirectory() as folder:
         program = Path(folder, "layout")
         Path(folder, "layout.c").write_text(source)
-        subprocess.run([cc, "-std=c99", f"-I{include_dir}", "-o", str(program), str(program) + ".c"],
-                       check=True)
-        return subprocess.run([str(program)], check=True, capture_output=True,
-                              text=True).stdout.splitlines()
+        subprocess.run([cc, "-std=c99", f"-I{include_dir}", "-o", str(program), str(program) + ".c"], check=True)
+        return subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout.splitlines()
 
 
 def current(library: str | Path, include_dir: str | Path, cc: str = "cc") -> list[str]:
@@ -93,8 +95,7 @@ def current(library: str | Path, include_dir: str | Path, cc: str = "cc") -> lis
 
 def read(path: str | Path) -> list[str]:
     """The lines of an ABI list, comments and blank lines left out."""
-    return [line.split("#")[0].strip() for line in Path(path).read_text().splitlines()
-            if line.split("#")[0].strip()]
+    return [line.split("#")[0].strip() for line in Path(path).read_text().splitlines() if line.split("#")[0].strip()]
 
 
 if __name__ == "__main__":

@@ -30,10 +30,14 @@ loader = _load_loader()
 # Headers the runtime and cuBLAS headers include but their wheels lack, by
 # major: (folder in site-packages, header, the header-only wheel that has it).
 EXTRA_HEADERS = {
-    12: [("nvidia/cuda_nvcc/include", "crt/host_defines.h", "nvidia-cuda-nvcc-cu12"),
-         ("nvidia/cuda_cccl/include", "nv/target", "nvidia-cuda-cccl-cu12")],
-    13: [("nvidia/cu13/include", "crt/host_defines.h", "nvidia-cuda-crt"),
-         ("nvidia/cu13/include", "nv/target", "nvidia-cuda-cccl")],
+    12: [
+        ("nvidia/cuda_nvcc/include", "crt/host_defines.h", "nvidia-cuda-nvcc-cu12"),
+        ("nvidia/cuda_cccl/include", "nv/target", "nvidia-cuda-cccl-cu12"),
+    ],
+    13: [
+        ("nvidia/cu13/include", "crt/host_defines.h", "nvidia-cuda-crt"),
+        ("nvidia/cu13/include", "nv/target", "nvidia-cuda-cccl"),
+    ],
 }
 # The libraries libgpumatmul links (cuBLAS finds its cuBLASLt through its own RUNPATH).
 LINKED = ("cudart", "cublas")
@@ -45,8 +49,10 @@ def extra_include(folder: str, header: str, pip_name: str, major: int) -> str:
     for entry in loader.site_dirs():
         if Path(entry, folder, header).is_file():
             return str(Path(entry, folder))
-    raise SystemExit(f"building pyctk for CUDA {major} needs {header} from {pip_name}; "
-                     f"fix: pip install \"{pip_name}>={major},<{major + 1}\"")
+    raise SystemExit(
+        f"building pyctk for CUDA {major} needs {header} from {pip_name}; "
+        f'fix: pip install "{pip_name}>={major},<{major + 1}"'
+    )
 
 
 def toolkit_dirs(names, major: int, toolkit: str) -> dict:
@@ -54,11 +60,16 @@ def toolkit_dirs(names, major: int, toolkit: str) -> dict:
     result = {}
     for name in names:
         spec = loader.library_spec(name, major)
-        found = [c.path for c in loader.candidates(spec, [], {"CUDA_PATH": toolkit})
-                 if c.found_via == "CUDA_PATH" and os.path.isfile(c.path)]
+        found = [
+            c.path
+            for c in loader.candidates(spec, [], {"CUDA_PATH": toolkit})
+            if c.found_via == "CUDA_PATH" and os.path.isfile(c.path)
+        ]
         if not found:
-            raise SystemExit(f"-Dtoolkit={toolkit}: no {spec.file_name} in its "
-                             f"{' or '.join(spec.toolkit_dirs)} (is it a CUDA {major} toolkit?)")
+            raise SystemExit(
+                f"-Dtoolkit={toolkit}: no {spec.file_name} in its "
+                f"{' or '.join(spec.toolkit_dirs)} (is it a CUDA {major} toolkit?)"
+            )
         result[name] = str(Path(found[0]).parent)
     return result
 

@@ -29,8 +29,8 @@ ComplexWarning = getattr(np, "exceptions", np).ComplexWarning  # numpy.exception
 def describe(x: Any) -> library.ArrayDesc:
     """The C description of ``x`` (anything with ``shape``, byte ``strides`` and ``dtype``)."""
     desc = library.ArrayDesc(DTYPES[x.dtype.name].code, len(x.shape))
-    desc.shape[:len(x.shape)] = x.shape
-    desc.strides[:len(x.strides)] = x.strides
+    desc.shape[: len(x.shape)] = x.shape
+    desc.strides[: len(x.strides)] = x.strides
     return desc
 
 
@@ -41,7 +41,13 @@ def copy(destination: Any, source: Any, device: int, stream: int) -> None:
     (unless the two are the same elements of one dtype) nor itself. Complex to real warns
     as NumPy does (ComplexWarning)."""
     if source.dtype.kind == "c" and destination.dtype.kind != "c":
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      ComplexWarning, stacklevel=2)
-    library.call("gpumatmul_copy_device", contexts.context(device), describe(destination),
-                 destination.pointer, describe(source), source.pointer, stream)
+        warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=2)
+    library.call(
+        "gpumatmul_copy_device",
+        contexts.context(device),
+        describe(destination),
+        destination.pointer,
+        describe(source),
+        source.pointer,
+        stream,
+    )

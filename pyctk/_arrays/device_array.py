@@ -46,8 +46,8 @@ from .layout import contiguous_strides, is_c_contiguous, span
 from .memory import allocate
 
 DEFAULT_DEVICE = 0
-_STREAM = 0               # the legacy default stream: see the module docstring
-_REPR_MAX_SIZE = 100      # repr shows the values of arrays up to this size
+_STREAM = 0  # the legacy default stream: see the module docstring
+_REPR_MAX_SIZE = 100  # repr shows the values of arrays up to this size
 
 
 def _device_index(device: Any) -> int:
@@ -61,8 +61,10 @@ def _index(key: Any) -> int:
             return operator.index(key)
         except TypeError:
             pass
-    raise IndexError(f"DeviceArray takes integers, slices, ... and None as indices (advanced "
-                     f"indexing with arrays, lists or booleans is not supported); got {key!r}")
+    raise IndexError(
+        f"DeviceArray takes integers, slices, ... and None as indices (advanced "
+        f"indexing with arrays, lists or booleans is not supported); got {key!r}"
+    )
 
 
 def _consumer_stream(stream: Any) -> int | None:
@@ -72,8 +74,10 @@ def _consumer_stream(stream: Any) -> int | None:
     if isinstance(stream, (bool, np.bool_)) or not isinstance(stream, numbers.Integral):
         raise TypeError(f"stream must be None or an int, not {type(stream).__name__}")
     if stream == 0 or stream < -1:
-        raise ValueError(f"stream {stream} is not a DLPack stream for CUDA (0 is disallowed: use None "
-                         f"or 1 for the legacy default stream, -1 for no synchronisation)")
+        raise ValueError(
+            f"stream {stream} is not a DLPack stream for CUDA (0 is disallowed: use None "
+            f"or 1 for the legacy default stream, -1 for no synchronisation)"
+        )
     return None if stream == -1 else int(stream)
 
 
@@ -158,11 +162,31 @@ class DeviceArray:
     # _layout: (shape, strides, dtype, device, stream), what work on the array depends on
     # besides its data, made once: the key under which a product of this layout is kept
     # (pyctk._matmul.repeat), whose result gets its own from the plan.
-    __slots__ = ("_pointer", "_shape", "_strides", "_dtype", "_device", "_owner", "_stream",
-                 "_readonly", "_layout", "__weakref__")
+    __slots__ = (
+        "_pointer",
+        "_shape",
+        "_strides",
+        "_dtype",
+        "_device",
+        "_owner",
+        "_stream",
+        "_readonly",
+        "_layout",
+        "__weakref__",
+    )
 
-    def __init__(self, pointer: int, shape: Sequence[int], strides: Sequence[int], dtype: Any,
-                 device: int, owner: Any, *, stream: int = _STREAM, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        pointer: int,
+        shape: Sequence[int],
+        strides: Sequence[int],
+        dtype: Any,
+        device: int,
+        owner: Any,
+        *,
+        stream: int = _STREAM,
+        readonly: bool = False,
+    ) -> None:
         self._pointer = pointer
         self._shape = tuple(shape)
         self._strides = tuple(strides)
@@ -259,13 +283,10 @@ class DeviceArray:
         if not axes or axes == (None,):
             return self.T
         order = [operator.index(axis) for axis in axes]
-        normalised = [axis % self.ndim if -self.ndim <= axis < self.ndim else None
-                      for axis in order]
+        normalised = [axis % self.ndim if -self.ndim <= axis < self.ndim else None for axis in order]
         if None in normalised or sorted(normalised) != list(range(self.ndim)):
-            raise ValueError(f"axes {tuple(order)} are not a permutation of the {self.ndim} axes "
-                             f"of this array")
-        return self._view(self._pointer, [self._shape[i] for i in normalised],
-                          [self._strides[i] for i in normalised])
+            raise ValueError(f"axes {tuple(order)} are not a permutation of the {self.ndim} axes of this array")
+        return self._view(self._pointer, [self._shape[i] for i in normalised], [self._strides[i] for i in normalised])
 
     def __len__(self) -> int:
         """The extent of the first axis; TypeError for a 0-d array, as NumPy's."""
@@ -277,12 +298,21 @@ class DeviceArray:
         return is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
 
     def _view(self, pointer: int, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
-        return DeviceArray(pointer, shape, strides, self._dtype, self._device, self._owner,
-                           stream=self._stream, readonly=self._readonly)
+        return DeviceArray(
+            pointer,
+            shape,
+            strides,
+            self._dtype,
+            self._device,
+            self._owner,
+            stream=self._stream,
+            readonly=self._readonly,
+        )
 
     def _operand(self) -> interop.DeviceOperand:
-        return interop.DeviceOperand(self._pointer, self._shape, self._strides, self._dtype,
-                                      self._device, self._readonly, self, self._stream)
+        return interop.DeviceOperand(
+            self._pointer, self._shape, self._strides, self._dtype, self._device, self._readonly, self, self._stream
+        )
 
     # -- indexing ------------------------------------------------------------------
 
@@ -320,8 +350,9 @@ class DeviceArray:
         if ellipses > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         if indexed > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
-                             f"but {indexed} were indexed")
+            raise IndexError(
+                f"too many indices for array: array is {self.ndim}-dimensional, but {indexed} were indexed"
+            )
         rest = [slice(None)] * (self.ndim - indexed)
         expanded = [part for k in key for part in (rest if k is Ellipsis else [k])]
         expanded += [] if ellipses else rest
@@ -374,16 +405,16 @@ class DeviceArray:
         low, high = span(self._shape, self._strides, self._dtype.itemsize)
         spanned = np.empty(high - low, np.uint8)
         self._download(spanned, low, high - low)
-        return np.ndarray(self._shape, self._dtype, buffer=spanned, offset=-low,
-                          strides=self._strides).copy()
+        return np.ndarray(self._shape, self._dtype, buffer=spanned, offset=-low, strides=self._strides).copy()
 
     def _download(self, host: np.ndarray, offset: int, nbytes: int) -> None:
         """Copy ``nbytes`` from ``offset`` bytes after element 0 into ``host``, and wait."""
         if not nbytes:
             return
         with cudart.on_device(self._device):
-            cudart.call("cudaMemcpyAsync", host.ctypes.data, self._pointer + offset, nbytes,
-                         cudart.DEVICE_TO_HOST, self._stream)
+            cudart.call(
+                "cudaMemcpyAsync", host.ctypes.data, self._pointer + offset, nbytes, cudart.DEVICE_TO_HOST, self._stream
+            )
             # Into pageable memory the copy is done on return anyway; this says so for any memory.
             cudart.call("cudaStreamSynchronize", self._stream)
 
@@ -403,8 +434,10 @@ class DeviceArray:
         numpy.ndarray
         """
         if copy is False:
-            raise ValueError("a DeviceArray's data is on the GPU: a NumPy array of it is always a "
-                             "copy (use copy=None or True, or .get())")
+            raise ValueError(
+                "a DeviceArray's data is on the GPU: a NumPy array of it is always a "
+                "copy (use copy=None or True, or .get())"
+            )
         host = self.get()
         return host if dtype is None else host.astype(dtype, copy=False)
 
@@ -483,8 +516,7 @@ class DeviceArray:
         no attribute (AttributeError) and consumers fall back to DLPack.
         """
         if self._dtype.name == "bfloat16":
-            raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack "
-                                 "(__dlpack__)")
+            raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack (__dlpack__)")
         return {
             "shape": self._shape,
             "typestr": self._dtype.str,
@@ -500,8 +532,14 @@ class DeviceArray:
         """DLPack's (device type, device id) of the data: ``(2, device)``, 2 being kDLCUDA."""
         return kDLCUDA, self._device
 
-    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
-                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
         """Export as a DLPack capsule (the array API standard's protocol, 2023.12).
 
         Parameters
@@ -534,21 +572,38 @@ class DeviceArray:
         versioned = dlpack.wants_versioned(max_version)
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             if tuple(dl_device) != (kDLCPU, 0):
-                raise BufferError(f"a DeviceArray on device {self._device} cannot be exported to "
-                                  f"DLPack device {tuple(dl_device)}")
+                raise BufferError(
+                    f"a DeviceArray on device {self._device} cannot be exported to DLPack device {tuple(dl_device)}"
+                )
             if copy is False:
                 raise BufferError("exporting a DeviceArray to the CPU needs a copy, but copy=False")
             host = self.get()
-            return dlpack.to_capsule(host.ctypes.data, host.shape, host.strides, host.dtype,
-                                      (kDLCPU, 0), host, versioned=versioned, copied=True)
+            return dlpack.to_capsule(
+                host.ctypes.data,
+                host.shape,
+                host.strides,
+                host.dtype,
+                (kDLCPU, 0),
+                host,
+                versioned=versioned,
+                copied=True,
+            )
         consumer = _consumer_stream(stream)
         source = self.copy() if copy else self
         if consumer is not None:
             with cudart.on_device(self._device):
                 streams.wait(consumer, source._stream)
-        return dlpack.to_capsule(source._pointer, source._shape, source._strides, source._dtype,
-                                  (kDLCUDA, source._device), source, versioned=versioned,
-                                  readonly=source._readonly, copied=bool(copy))
+        return dlpack.to_capsule(
+            source._pointer,
+            source._shape,
+            source._strides,
+            source._dtype,
+            (kDLCUDA, source._device),
+            source,
+            versioned=versioned,
+            readonly=source._readonly,
+            copied=bool(copy),
+        )
 
 
 DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<class 'pyctk.DeviceArray'>"
@@ -556,6 +611,7 @@ DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<clas
 
 # ---------------------------------------------------------------------------
 # Making arrays.
+
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
     """A shape from an int or a sequence of ints, as NumPy takes it."""
@@ -568,8 +624,7 @@ def _shape_tuple(shape: Any) -> tuple[int, ...]:
     return shape
 
 
-def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
-          stream: Any = _STREAM) -> DeviceArray:
+def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *, stream: Any = _STREAM) -> DeviceArray:
     """A new C-contiguous array on the GPU whose values are undefined, as ``numpy.empty``.
 
     Parameters
@@ -612,8 +667,9 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *,
     shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
     handle = streams.handle(stream)
     allocation = allocate(math.prod(shape) * dtype.itemsize, device, handle, stream)
-    return DeviceArray(allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype,
-                       device, allocation, stream=handle)
+    return DeviceArray(
+        allocation.pointer, shape, contiguous_strides(shape, dtype.itemsize), dtype, device, allocation, stream=handle
+    )
 
 
 def zeros(shape: Any, dtype: Any = np.float64, device: int | None = None) -> DeviceArray:
@@ -663,8 +719,9 @@ def _upload(host: np.ndarray, device: int) -> DeviceArray:
     array = empty(host.shape, host.dtype, device)
     if array.nbytes:
         with cudart.on_device(device):
-            cudart.call("cudaMemcpyAsync", array._pointer, host.ctypes.data, array.nbytes,
-                         cudart.HOST_TO_DEVICE, array._stream)
+            cudart.call(
+                "cudaMemcpyAsync", array._pointer, host.ctypes.data, array.nbytes, cudart.HOST_TO_DEVICE, array._stream
+            )
     return array
 
 
@@ -684,16 +741,31 @@ def _copy(source: DeviceArray, device: int) -> DeviceArray:
     with cudart.on_device(source.device):
         cudart.call("cudaStreamSynchronize", source._stream)
     with cudart.on_device(device):
-        cudart.call("cudaMemcpyPeerAsync", result._pointer, device, source._pointer, source.device,
-                    result.nbytes, result._stream)
+        cudart.call(
+            "cudaMemcpyPeerAsync",
+            result._pointer,
+            device,
+            source._pointer,
+            source.device,
+            result.nbytes,
+            result._stream,
+        )
         cudart.call("cudaStreamSynchronize", result._stream)
     return result
 
 
 def wrap(operand: interop.DeviceOperand) -> DeviceArray:
     """A zero-copy DeviceArray of another library's GPU data, ordered after its pending work."""
-    array = DeviceArray(operand.pointer, operand.shape, operand.strides, operand.dtype,
-                        operand.device, operand.owner, stream=_STREAM, readonly=operand.readonly)
+    array = DeviceArray(
+        operand.pointer,
+        operand.shape,
+        operand.strides,
+        operand.dtype,
+        operand.device,
+        operand.owner,
+        stream=_STREAM,
+        readonly=operand.readonly,
+    )
     if operand.stream is not None:
         with cudart.on_device(operand.device):
             streams.wait(array._stream, operand.stream)
@@ -806,7 +878,9 @@ def from_dlpack(x: Any) -> DeviceArray:
     """
     operand = interop.dlpack_operand(x, _STREAM)
     if operand is None:
-        raise TypeError(f"{type(x).__name__} is host data (its DLPack device is the CPU), and "
-                        f"from_dlpack only wraps GPU data without a copy: use pyctk.asarray(x) "
-                        f"to copy it to the GPU")
+        raise TypeError(
+            f"{type(x).__name__} is host data (its DLPack device is the CPU), and "
+            f"from_dlpack only wraps GPU data without a copy: use pyctk.asarray(x) "
+            f"to copy it to the GPU"
+        )
     return wrap(operand)

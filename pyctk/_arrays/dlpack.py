@@ -57,8 +57,15 @@ class DLDataType(Structure):
 
 
 class DLTensor(Structure):
-    _fields_ = [("data", c_void_p), ("device", DLDevice), ("ndim", c_int32), ("dtype", DLDataType),
-                ("shape", POINTER(c_int64)), ("strides", POINTER(c_int64)), ("byte_offset", c_uint64)]
+    _fields_ = [
+        ("data", c_void_p),
+        ("device", DLDevice),
+        ("ndim", c_int32),
+        ("dtype", DLDataType),
+        ("shape", POINTER(c_int64)),
+        ("strides", POINTER(c_int64)),
+        ("byte_offset", c_uint64),
+    ]
 
 
 class DLManagedTensor(Structure):
@@ -70,8 +77,13 @@ class DLPackVersion(Structure):
 
 
 class DLManagedTensorVersioned(Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", c_void_p), ("deleter", c_void_p),
-                ("flags", c_uint64), ("dl_tensor", DLTensor)]
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", c_void_p),
+        ("deleter", c_void_p),
+        ("flags", c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
 
 
 # void (*deleter)(DLManagedTensor(Versioned) *self). Called without the GIL held by us:
@@ -109,8 +121,7 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
     """
     name = _NAMES.get((dl.code, dl.bits)) if dl.lanes == 1 else None
     if name is None:
-        raise BufferError(f"pyctk has no dtype for DLPack code {dl.code}, {dl.bits} bits, "
-                          f"{dl.lanes} lanes")
+        raise BufferError(f"pyctk has no dtype for DLPack code {dl.code}, {dl.bits} bits, {dl.lanes} lanes")
     if name == "bfloat16":
         try:
             import ml_dtypes  # noqa: F401  (registers "bfloat16" with NumPy)
@@ -133,13 +144,18 @@ def _pythonapi() -> Any:
             raise UnsupportedError(
                 "DLPack capsules need ctypes.pythonapi, which this Python (PyPy) does not have. "
                 "Exchange GPU arrays through __cuda_array_interface__ instead (pyctk.asarray of a "
-                "CuPy, Numba or PyTorch CUDA array uses it), or use CPython.")
+                "CuPy, Numba or PyTorch CUDA array uses it), or use CPython."
+            )
         from .._cuda.loader import declare  # imported here: `import pyctk` does not need the loader
 
-        _api = declare(api, {
-            "PyCapsule_IsValid": (ctypes.c_int, [ctypes.py_object, c_char_p]),
-            "PyCapsule_GetPointer": (c_void_p, [ctypes.py_object, c_char_p]),
-            "PyCapsule_SetName": (ctypes.c_int, [ctypes.py_object, c_char_p])})
+        _api = declare(
+            api,
+            {
+                "PyCapsule_IsValid": (ctypes.c_int, [ctypes.py_object, c_char_p]),
+                "PyCapsule_GetPointer": (c_void_p, [ctypes.py_object, c_char_p]),
+                "PyCapsule_SetName": (ctypes.c_int, [ctypes.py_object, c_char_p]),
+            },
+        )
     return _api
 
 
@@ -149,23 +165,25 @@ def _open(capsule: Any) -> tuple[bytes, Any]:
     for name, (structure, _) in _CAPSULES.items():
         if api.PyCapsule_IsValid(capsule, name):
             return name, structure.from_address(api.PyCapsule_GetPointer(capsule, name))
-    raise TypeError(f"expected an unconsumed DLPack capsule (named 'dltensor' or "
-                    f"'dltensor_versioned'), got {capsule!r}")
+    raise TypeError(
+        f"expected an unconsumed DLPack capsule (named 'dltensor' or 'dltensor_versioned'), got {capsule!r}"
+    )
 
 
 # ---------------------------------------------------------------------------
 # Import.
+
 
 class TensorInfo(NamedTuple):
     """What a DLPack tensor describes, in NumPy's terms. (A named tuple, made for every
     imported tensor: half the cost of a frozen dataclass, and no `import dataclasses`,
     which would cost `import pyctk` ~1.5 ms.)"""
 
-    pointer: int                 # address of element 0: data + byte_offset
+    pointer: int  # address of element 0: data + byte_offset
     shape: tuple[int, ...]
-    strides: tuple[int, ...]     # in bytes, as NumPy counts them
+    strides: tuple[int, ...]  # in bytes, as NumPy counts them
     dtype: np.dtype
-    device: tuple[int, int]      # (DLDeviceType, device id)
+    device: tuple[int, int]  # (DLDeviceType, device id)
     readonly: bool
     copied: bool
     version: tuple[int, int] | None  # None for a legacy (unversioned) capsule
@@ -175,19 +193,28 @@ def _tensor_info(name: bytes, managed: Any) -> TensorInfo:
     versioned = name == b"dltensor_versioned"
     if versioned and managed.version.major != VERSION[0]:
         # The protocol: refuse a major we do not know, and leave the capsule unconsumed.
-        raise BufferError(f"DLPack {managed.version.major}.{managed.version.minor} capsule; "
-                          f"pyctk reads DLPack {VERSION[0]}.x")
+        raise BufferError(
+            f"DLPack {managed.version.major}.{managed.version.minor} capsule; pyctk reads DLPack {VERSION[0]}.x"
+        )
     tensor = managed.dl_tensor
     dtype = numpy_dtype(tensor.dtype)
     shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    strides = (tuple(tensor.strides[i] * dtype.itemsize for i in range(tensor.ndim))
-               if tensor.strides else contiguous_strides(shape, dtype.itemsize))
+    strides = (
+        tuple(tensor.strides[i] * dtype.itemsize for i in range(tensor.ndim))
+        if tensor.strides
+        else contiguous_strides(shape, dtype.itemsize)
+    )
     flags = managed.flags if versioned else 0
     return TensorInfo(
-        pointer=(tensor.data or 0) + tensor.byte_offset, shape=shape, strides=strides, dtype=dtype,
+        pointer=(tensor.data or 0) + tensor.byte_offset,
+        shape=shape,
+        strides=strides,
+        dtype=dtype,
         device=(tensor.device.device_type, tensor.device.device_id),
-        readonly=bool(flags & READ_ONLY), copied=bool(flags & IS_COPIED),
-        version=(managed.version.major, managed.version.minor) if versioned else None)
+        readonly=bool(flags & READ_ONLY),
+        copied=bool(flags & IS_COPIED),
+        version=(managed.version.major, managed.version.minor) if versioned else None,
+    )
 
 
 def describe(capsule: Any) -> TensorInfo:
@@ -242,12 +269,15 @@ _PLACEHOLDER = ctypes.create_string_buffer(16)  # the stand-in's data: never rea
 class _StandIn:
     """The object the stand-in NumPy array is made from and keeps alive (as its base)."""
 
-    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int,
-                 owner: object) -> None:
+    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, owner: object) -> None:
         self.owner = owner
         self.__array_interface__ = {
-            "shape": shape, "strides": strides, "typestr": np.dtype(_STAND_IN_DTYPES[itemsize]).str,
-            "data": (ctypes.addressof(_PLACEHOLDER), False), "version": 3}
+            "shape": shape,
+            "strides": strides,
+            "typestr": np.dtype(_STAND_IN_DTYPES[itemsize]).str,
+            "data": (ctypes.addressof(_PLACEHOLDER), False),
+            "version": 3,
+        }
 
 
 def wants_versioned(max_version: tuple[int, int] | None) -> bool:
@@ -255,9 +285,18 @@ def wants_versioned(max_version: tuple[int, int] | None) -> bool:
     return max_version is not None and tuple(max_version) >= VERSION
 
 
-def to_capsule(pointer: int, shape: Sequence[int], strides: Sequence[int], dtype: Any,
-               device: tuple[int, int], owner: object, *, versioned: bool,
-               readonly: bool = False, copied: bool = False) -> Any:
+def to_capsule(
+    pointer: int,
+    shape: Sequence[int],
+    strides: Sequence[int],
+    dtype: Any,
+    device: tuple[int, int],
+    owner: object,
+    *,
+    versioned: bool,
+    readonly: bool = False,
+    copied: bool = False,
+) -> Any:
     """A DLPack capsule for the array at ``pointer`` that keeps ``owner`` alive.
 
     Parameters
@@ -294,8 +333,10 @@ def to_capsule(pointer: int, shape: Sequence[int], strides: Sequence[int], dtype
     dtype = supported_dtype(dtype)
     versioned = versioned and _NUMPY_VERSIONED
     if readonly and not versioned:
-        raise BufferError("a read-only array can only be exported as a versioned DLPack capsule "
-                          "(the consumer must pass max_version >= (1, 0)), which can mark it read-only")
+        raise BufferError(
+            "a read-only array can only be exported as a versioned DLPack capsule "
+            "(the consumer must pass max_version >= (1, 0)), which can mark it read-only"
+        )
     stand_in = np.asarray(_StandIn(tuple(shape), tuple(strides), dtype.itemsize, owner))
     capsule = stand_in.__dlpack__(max_version=VERSION) if versioned else stand_in.__dlpack__()
     managed = _open(capsule)[1]

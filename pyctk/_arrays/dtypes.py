@@ -17,7 +17,7 @@ kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
 class Dtype(NamedTuple):
     """What pyctk knows of one of its dtypes."""
 
-    code: int                # gpumatmul_dtype (libgpu/include/gpumatmul.h)
+    code: int  # gpumatmul_dtype (libgpu/include/gpumatmul.h)
     dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
 
 
@@ -25,13 +25,20 @@ class Dtype(NamedTuple):
 # dtype objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a
 # dependency: it is never imported here, only recognised on arrays that already have it.
 DTYPES = {
-    "float32": Dtype(0, (kDLFloat, 32)), "float64": Dtype(1, (kDLFloat, 64)),
-    "float16": Dtype(2, (kDLFloat, 16)), "bfloat16": Dtype(3, (kDLBfloat, 16)),
-    "complex64": Dtype(4, (kDLComplex, 64)), "complex128": Dtype(5, (kDLComplex, 128)),
-    "int8": Dtype(6, (kDLInt, 8)), "int16": Dtype(7, (kDLInt, 16)),
-    "int32": Dtype(8, (kDLInt, 32)), "int64": Dtype(9, (kDLInt, 64)),
-    "uint8": Dtype(10, (kDLUInt, 8)), "uint16": Dtype(11, (kDLUInt, 16)),
-    "uint32": Dtype(12, (kDLUInt, 32)), "uint64": Dtype(13, (kDLUInt, 64)),
+    "float32": Dtype(0, (kDLFloat, 32)),
+    "float64": Dtype(1, (kDLFloat, 64)),
+    "float16": Dtype(2, (kDLFloat, 16)),
+    "bfloat16": Dtype(3, (kDLBfloat, 16)),
+    "complex64": Dtype(4, (kDLComplex, 64)),
+    "complex128": Dtype(5, (kDLComplex, 128)),
+    "int8": Dtype(6, (kDLInt, 8)),
+    "int16": Dtype(7, (kDLInt, 16)),
+    "int32": Dtype(8, (kDLInt, 32)),
+    "int64": Dtype(9, (kDLInt, 64)),
+    "uint8": Dtype(10, (kDLUInt, 8)),
+    "uint16": Dtype(11, (kDLUInt, 16)),
+    "uint32": Dtype(12, (kDLUInt, 32)),
+    "uint64": Dtype(13, (kDLUInt, 64)),
     "bool": Dtype(14, (kDLBool, 8)),
 }
 
@@ -50,8 +57,10 @@ def supported_dtype(dtype: Any) -> np.dtype:
         pass
     checked = np.dtype(dtype)
     if checked.name not in DTYPES or not checked.isnative:
-        raise TypeError(f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "
-                        f"{', '.join(DTYPES)}, in native byte order")
+        raise TypeError(
+            f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "
+            f"{', '.join(DTYPES)}, in native byte order"
+        )
     _supported[dtype] = checked
     return checked
 

@@ -39,15 +39,15 @@ class DeviceOperand(NamedTuple):
     """Where an array's data is on the GPU, for code that hands it to a kernel. (A named
     tuple: made on every call, and the cheapest immutable record to make.)"""
 
-    pointer: int                 # address of element 0
+    pointer: int  # address of element 0
     shape: tuple[int, ...]
-    strides: tuple[int, ...]     # in bytes
+    strides: tuple[int, ...]  # in bytes
     dtype: np.dtype
     device: int
     readonly: bool
-    owner: Any                   # keep alive while the pointer is in use
-    stream: int | None           # cudaStream_t of the producer's pending work (1: legacy, 2: per
-                                 # thread) to wait for first; None: nothing to wait for
+    owner: Any  # keep alive while the pointer is in use
+    stream: int | None  # cudaStream_t of the producer's pending work (1: legacy, 2: per
+    # thread) to wait for first; None: nothing to wait for
 
 
 def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
@@ -132,8 +132,9 @@ def _torch_operand(x: Any) -> DeviceOperand | None | object:
     if dtype is None or x.requires_grad or x.is_conj() or x.is_neg():
         return UNREAD
     itemsize = dtype.itemsize
-    return DeviceOperand(x.data_ptr(), tuple(x.shape), tuple([s * itemsize for s in x.stride()]),
-                         dtype, x.get_device(), False, x, None)  # CAI v2: no stream, as torch's
+    return DeviceOperand(
+        x.data_ptr(), tuple(x.shape), tuple([s * itemsize for s in x.stride()]), dtype, x.get_device(), False, x, None
+    )  # CAI v2: no stream, as torch's
 
 
 def _torch_key(x: Any) -> tuple[int, tuple] | None:
@@ -177,15 +178,17 @@ def _supported_or_none(dtype: Any) -> np.dtype | None:
     try:
         return supported_dtype(dtype)
     except TypeError:  # a dtype pyctk lacks, or bfloat16 without ml_dtypes: the protocols
-        return None    # raise it, with the library's own description
+        return None  # raise it, with the library's own description
 
 
 _library_dtypes: dict[Any, np.dtype | None] = {}  # a library's dtype (torch: and layout) -> dtype
-_READERS = {("pyctk", "DeviceArray"): lambda x: x._operand(),
-            ("torch", "Tensor"): _torch_operand,
-            ("torch.nn.parameter", "Parameter"): _torch_operand,
-            ("cupy", "ndarray"): _cupy_operand,             # CuPy >= 13
-            ("cupy._core.core", "ndarray"): _cupy_operand}  # CuPy 12
+_READERS = {
+    ("pyctk", "DeviceArray"): lambda x: x._operand(),
+    ("torch", "Tensor"): _torch_operand,
+    ("torch.nn.parameter", "Parameter"): _torch_operand,
+    ("cupy", "ndarray"): _cupy_operand,  # CuPy >= 13
+    ("cupy._core.core", "ndarray"): _cupy_operand,
+}  # CuPy 12
 _readers: dict[type, Any] = {}  # type -> its reader or None, found once per type
 # Readers of a layout key, where a library's own objects make one cheaper than an operand
 # (torch: converting shape and strides is most of reading a tensor).
@@ -211,18 +214,20 @@ def _interface_operand(x: Any, interface: dict) -> DeviceOperand:
     shape = tuple(int(extent) for extent in interface["shape"])
     pointer, readonly = interface["data"]
     strides = interface.get("strides")
-    strides = (tuple(int(stride) for stride in strides) if strides is not None
-               else contiguous_strides(shape, dtype.itemsize))
+    strides = (
+        tuple(int(stride) for stride in strides) if strides is not None else contiguous_strides(shape, dtype.itemsize)
+    )
     stream = interface.get("stream")  # version 3; absent in 2
     if stream == 0:
-        raise ValueError("__cuda_array_interface__ has stream 0, which the interface disallows "
-                         "(1 is the legacy default stream, 2 the per-thread one)")
+        raise ValueError(
+            "__cuda_array_interface__ has stream 0, which the interface disallows "
+            "(1 is the legacy default stream, 2 the per-thread one)"
+        )
     if not pointer:  # zero elements: no memory to find or to wait for
         return DeviceOperand(0, shape, strides, dtype, 0, bool(readonly), x, None)
     memory, device = cudart.pointer_device(pointer)
     if memory not in _GPU_MEMORY:
-        raise TypeError(f"{type(x).__name__}.__cuda_array_interface__ points to host memory, "
-                        f"not GPU memory")
+        raise TypeError(f"{type(x).__name__}.__cuda_array_interface__ points to host memory, not GPU memory")
     return DeviceOperand(pointer, shape, strides, dtype, device, bool(readonly), x, stream)
 
 
@@ -256,5 +261,4 @@ def capsule_operand(capsule: Any) -> DeviceOperand | None:
     if device_type not in _DEVICE_TYPES:
         raise BufferError(f"DLPack device type {device_type} is neither CUDA memory nor host memory")
     tensor = dlpack.consume(capsule)
-    return DeviceOperand(info.pointer, info.shape, info.strides, info.dtype, device, info.readonly,
-                         tensor, None)
+    return DeviceOperand(info.pointer, info.shape, info.strides, info.dtype, device, info.readonly, tensor, None)

@@ -34,8 +34,10 @@ def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
 def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
     """Whether an array of ``shape`` and byte ``strides`` lies in C order without gaps
     (axes of length 1 may have any stride; an empty array is contiguous)."""
-    return 0 in shape or all(extent == 1 or stride == expected for extent, stride, expected
-                             in zip(shape, strides, contiguous_strides(shape, itemsize)))
+    return 0 in shape or all(
+        extent == 1 or stride == expected
+        for extent, stride, expected in zip(shape, strides, contiguous_strides(shape, itemsize))
+    )
 
 
 def span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
@@ -93,10 +95,10 @@ IN_PLACE, COPY, COPY_STACK = "in place", "copy", "copy of the stack"
 class Reading(NamedTuple):
     """How the C call reads a stack of matrices (counts in elements, not bytes)."""
 
-    copy: str          # IN_PLACE, COPY or COPY_STACK
-    transposed: bool   # stored as the transpose of row-major (column-major data)
-    ld: int            # leading dimension: elements from one stored row to the next, >= 1
-    stride: int        # elements from one matrix of the stack to the next; 0: the same matrix
+    copy: str  # IN_PLACE, COPY or COPY_STACK
+    transposed: bool  # stored as the transpose of row-major (column-major data)
+    ld: int  # leading dimension: elements from one stored row to the next, >= 1
+    stride: int  # elements from one matrix of the stack to the next; 0: the same matrix
 
 
 def reading(x: Strided, batch: tuple[int, ...], copied: bool = False) -> Reading:

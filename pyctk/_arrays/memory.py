@@ -27,8 +27,8 @@ from typing import Any
 from .._cuda import contexts, library, status, streams
 
 RECYCLED_MAX_BYTES = 1 << 20  # blocks up to this size are kept for reuse ...
-RECYCLED_PER_SIZE = 4         # ... this many of each size and device (16 MiB at most in all
-                              # for sizes that are powers of two, more for a program of many sizes)
+RECYCLED_PER_SIZE = 4  # ... this many of each size and device (16 MiB at most in all
+# for sizes that are powers of two, more for a program of many sizes)
 _recycled: dict[tuple[int, int], list[tuple[int, Any]]] = {}  # (device, bytes) -> [(pointer, context)]
 _LEGACY = (0, streams.LEGACY)
 
@@ -47,8 +47,9 @@ class Allocation:
 
     __slots__ = ("pointer", "context", "device", "stream", "stream_owner", "nbytes")
 
-    def __init__(self, pointer: int, context: Any, device: int, stream: int,
-                 stream_owner: Any = None, nbytes: int = 0) -> None:
+    def __init__(
+        self, pointer: int, context: Any, device: int, stream: int, stream_owner: Any = None, nbytes: int = 0
+    ) -> None:
         self.pointer, self.context, self.device, self.stream = pointer, context, device, stream
         self.stream_owner, self.nbytes = stream_owner, nbytes  # nbytes 0: not known, not kept
 
@@ -108,8 +109,9 @@ def allocating(call: Any, *args: Any) -> int:
     return code
 
 
-def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None,
-             kind: type[Allocation] = Allocation) -> Allocation:
+def allocate(
+    nbytes: int, device: int, stream: int, stream_owner: Any = None, kind: type[Allocation] = Allocation
+) -> Allocation:
     """``nbytes`` from pyctk's pool on ``device``, ordered on ``stream`` (0 bytes: NULL), as a
     ``kind`` (``Allocation`` or a subclass that adds methods); ``stream_owner`` as for
     ``Allocation``."""
@@ -120,8 +122,7 @@ def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None,
     if kept:
         return kind(kept, context, device, stream, stream_owner, nbytes)
     pointer = c_void_p()
-    code = allocating(library.library().gpumatmul_device_alloc, context, nbytes, stream,
-                      byref(pointer))
+    code = allocating(library.library().gpumatmul_device_alloc, context, nbytes, stream, byref(pointer))
     if code:
         raise library.error(code)
     return kind(pointer.value, context, device, stream, stream_owner, nbytes)

@@ -22,7 +22,8 @@ def _existing(path: str) -> str:
     if not os.path.exists(path):
         raise LibraryNotFoundError(
             f"pyctk's installation is incomplete: {path} does not exist.\n"
-            f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{CUDA_MAJOR}).")
+            f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{CUDA_MAJOR})."
+        )
     return path
 
 
@@ -113,14 +114,17 @@ def libs() -> list[str]:
 class RunpathMiss(NamedTuple):
     """A CUDA library that libgpumatmul's RUNPATH does not reach."""
 
-    file_name: str          # "libcudart.so.12"
-    runpath: list[str]      # the RUNPATH's folders, $ORIGIN expanded
-    found_in: str | None    # the folder where pyctk's loader finds it instead, if any
-    pip_install: str        # the command that installs it
+    file_name: str  # "libcudart.so.12"
+    runpath: list[str]  # the RUNPATH's folders, $ORIGIN expanded
+    found_in: str | None  # the folder where pyctk's loader finds it instead, if any
+    pip_install: str  # the command that installs it
 
     def __str__(self) -> str:
-        where = (f"pyctk finds it in {self.found_in}" if self.found_in
-                 else f"pyctk finds it nowhere either (fix: {self.pip_install})")
+        where = (
+            f"pyctk finds it in {self.found_in}"
+            if self.found_in
+            else f"pyctk finds it nowhere either (fix: {self.pip_install})"
+        )
         return f"{self.file_name} is not in libgpumatmul.so's RUNPATH ({':'.join(self.runpath)}); {where}"
 
 
@@ -143,7 +147,7 @@ def runpath_misses() -> list[RunpathMiss]:
         if any(os.path.isfile(os.path.join(folder, spec.file_name)) for folder in runpath):
             continue
         elsewhere = [f.path for f in loader.find_library(spec) if f.found_via != "system"]
-        misses.append(RunpathMiss(spec.file_name, runpath,
-                                  os.path.dirname(elsewhere[0]) if elsewhere else None,
-                                  spec.pip_install))
+        misses.append(
+            RunpathMiss(spec.file_name, runpath, os.path.dirname(elsewhere[0]) if elsewhere else None, spec.pip_install)
+        )
     return misses

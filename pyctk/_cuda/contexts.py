@@ -24,7 +24,7 @@ from . import cudart, fork, library, status
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
 _arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
-_lock = _thread.allocate_lock()      # held only while a context is created
+_lock = _thread.allocate_lock()  # held only while a context is created
 # CUDA contexts pyctk.driver's Device.make_context made (handle -> its record there). The
 # library's pools, streams, kernels and cuBLAS handles belong to each device's primary
 # context, so its work is refused while one of these is current (refuse_made_context).
@@ -35,7 +35,8 @@ def refuse_made_context() -> None:
     """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
     CUDA context is one ``made`` holds."""
     from . import driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
-                                             # and `import pyctk` does not need them (~2 ms)
+
+    # and `import pyctk` does not need them (~2 ms)
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
     if current.value in made:
@@ -43,7 +44,10 @@ def refuse_made_context() -> None:
             "pyctk.matmul and DeviceArray work in each device's primary context, but the current "
             "context is one pyctk.driver's Device.make_context made: Context.pop() it first, or "
             "use the primary context (Device.retain_primary_context().push(), pyctk.autoinit, "
-            "pyctk.autoprimaryctx) in place of make_context", "CUDA_ERROR_INVALID_CONTEXT", 201)
+            "pyctk.autoprimaryctx) in place of make_context",
+            "CUDA_ERROR_INVALID_CONTEXT",
+            201,
+        )
 
 
 def context(device: int = 0) -> c_void_p:
@@ -132,7 +136,7 @@ def call_starting_cuda(name: str, *args) -> None:
 
 def _after_fork_in_child() -> None:
     global _contexts, _arrays, _lock
-    _contexts = {}            # the parent's: never to be used, nor destroyed, here
+    _contexts = {}  # the parent's: never to be used, nor destroyed, here
     _arrays = {}
     _lock = _thread.allocate_lock()  # a parent thread creating a context at the fork holds the old one forever
 

@@ -35,8 +35,13 @@ class PointerAttributes(ctypes.Structure):
     """``struct cudaPointerAttributes``: the CUDA 12 fields, then CUDA 13's extra 64 bytes
     (locality domain and reserved words), so the struct is large enough for either."""
 
-    _fields_ = [("type", c_int), ("device", c_int), ("device_pointer", c_void_p),
-                ("host_pointer", c_void_p), ("cuda13_tail", c_long * 8)]
+    _fields_ = [
+        ("type", c_int),
+        ("device", c_int),
+        ("device_pointer", c_void_p),
+        ("host_pointer", c_void_p),
+        ("cuda13_tail", c_long * 8),
+    ]
 
 
 # enum cudaMemoryType
@@ -109,10 +114,13 @@ if hasattr(os, "register_at_fork"):  # POSIX
 # cudaError_t -> the libgpumatmul status of that kind, whose exception and fix pyctk raises
 # (pyctk._cuda.status.exception): one table of exceptions for the C library and the runtime.
 _STATUSES = {
-    2: status.OUT_OF_MEMORY,                                      # cudaErrorMemoryAllocation
-    34: status.NO_DRIVER, 35: status.NO_DRIVER, 36: status.NO_DRIVER,  # stub, old driver
-    100: status.NO_DEVICE, 101: status.NO_DEVICE,                 # no device, invalid device
-    **dict.fromkeys(CONTEXT_LOST_ERRORS, status.CONTEXT_LOST),    # a kernel faulted
+    2: status.OUT_OF_MEMORY,  # cudaErrorMemoryAllocation
+    34: status.NO_DRIVER,
+    35: status.NO_DRIVER,
+    36: status.NO_DRIVER,  # stub, old driver
+    100: status.NO_DEVICE,
+    101: status.NO_DEVICE,  # no device, invalid device
+    **dict.fromkeys(CONTEXT_LOST_ERRORS, status.CONTEXT_LOST),  # a kernel faulted
 }
 
 
@@ -145,6 +153,7 @@ def call(name: str, *args) -> None:
 
 # ---------------------------------------------------------------------------
 # Devices.
+
 
 def get_device() -> int:
     """The calling thread's current device (0 until the thread sets one)."""
@@ -227,6 +236,7 @@ def initialise_in_background(device: int) -> Callable[[], None]:
 
 # ---------------------------------------------------------------------------
 # Pointers; each acts on the current device.
+
 
 def pointer_device(pointer: int) -> tuple[int, int]:
     """(cudaMemoryType, device) of ``pointer``; memory CUDA does not know is unregistered."""

@@ -33,9 +33,14 @@ _TABLES = {  # function -> its arguments after the address it writes (a curandDi
 
 # Loaded on first use: library() (LibraryNotFoundError with the pip command when absent).
 library = OptionalLibrary(
-    "curand", "makes random numbers with cuRAND, NVIDIA's random number library", "curand",
-    {"curandGetVersion": (c_int, [POINTER(c_int)]),
-     **{name: (c_int, [POINTER(c_void_p), *arguments]) for name, arguments in _TABLES.items()}})
+    "curand",
+    "makes random numbers with cuRAND, NVIDIA's random number library",
+    "curand",
+    {
+        "curandGetVersion": (c_int, [POINTER(c_int)]),
+        **{name: (c_int, [POINTER(c_void_p), *arguments]) for name, arguments in _TABLES.items()},
+    },
+)
 install_command = library.install_command
 
 
@@ -56,4 +61,3 @@ def table(function: str, *arguments: int) -> int:
     address = c_void_p()
     _check(getattr(library(), function)(byref(address), *arguments), f"{function}{arguments}")
     return address.value or 0
-

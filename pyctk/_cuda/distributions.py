@@ -27,6 +27,8 @@ def conflict() -> str | None:
     if len(names) < 2:
         return None
     active = f"pyctk-cu{CUDA_MAJOR}"
-    return (f"{' and '.join(names)} are both installed. They share the pyctk package, so the "
-            f"files in use are those installed last: {active}'s (CUDA {CUDA_MAJOR}). Keep one: "
-            f"pip uninstall -y {' '.join(names)} && pip install {active}")
+    return (
+        f"{' and '.join(names)} are both installed. They share the pyctk package, so the "
+        f"files in use are those installed last: {active}'s (CUDA {CUDA_MAJOR}). Keep one: "
+        f"pip uninstall -y {' '.join(names)} && pip install {active}"
+    )

@@ -182,16 +182,14 @@ _PROTOTYPES = {
     "cuKernelGetFunction": [POINTER(c_void_p), c_void_p],
     "cuFuncSetSharedMemConfig": [c_void_p, c_int],
     # Context-independent loading (CUDA 12.0): one library serves every device's context.
-    "cuLibraryLoadData": [POINTER(c_void_p), c_void_p, c_void_p, c_void_p, c_uint,
-                          c_void_p, c_void_p, c_uint],
+    "cuLibraryLoadData": [POINTER(c_void_p), c_void_p, c_void_p, c_void_p, c_uint, c_void_p, c_void_p, c_uint],
     "cuLibraryUnload": [c_void_p],
     "cuLibraryGetKernel": [POINTER(c_void_p), c_void_p, c_char_p],
     "cuLibraryGetGlobal": [POINTER(_DEVICE_POINTER), POINTER(c_size_t), c_void_p, c_char_p],
     "cuKernelGetAttribute": [POINTER(c_int), c_int, c_void_p, c_int],
     "cuKernelSetAttribute": [c_int, c_int, c_void_p, c_int],
     # A CUkernel passed as the CUfunction launches in the current context.
-    "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
-                       c_void_p, c_void_p, c_void_p],
+    "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_void_p, c_void_p, c_void_p],
     # (config: a CUlaunchConfig, kernel, kernelParams, extra): the generated kernels' launch
     "cuLaunchKernelEx": [c_void_p, c_void_p, c_void_p, c_void_p],
 }
@@ -208,13 +206,16 @@ def _entry_point(runtime: ctypes.CDLL, name: str, argtypes: list) -> ctypes._CFu
     query.restype = c_int
     query.argtypes = [c_char_p, POINTER(c_void_p), *extra_types, ctypes.c_ulonglong, POINTER(c_int)]
     address, found = c_void_p(), c_int(-1)
-    cudart.check(query(name.encode(), byref(address), *extra_args, _ENABLE_DEFAULT, byref(found)),
-                  f"{query_name}({name})")
+    cudart.check(
+        query(name.encode(), byref(address), *extra_args, _ENABLE_DEFAULT, byref(found)), f"{query_name}({name})"
+    )
     if found.value != _SYMBOL_FOUND or not address.value:
         from .errors import NoDriverError  # imported here: only this failure needs it
 
-        raise NoDriverError(f"the NVIDIA driver does not provide {name}; update the driver "
-                            f"(CUDA {CUDA_MAJOR} needs {'525' if CUDA_MAJOR == 12 else '580'} or newer)")
+        raise NoDriverError(
+            f"the NVIDIA driver does not provide {name}; update the driver "
+            f"(CUDA {CUDA_MAJOR} needs {'525' if CUDA_MAJOR == 12 else '580'} or newer)"
+        )
     return ctypes.CFUNCTYPE(c_int, *argtypes)(address.value)
 
 
@@ -230,8 +231,9 @@ def driver() -> SimpleNamespace:
     with _lock:
         if _driver is None:
             runtime = cudart.runtime()
-            functions = SimpleNamespace(**{name: _entry_point(runtime, name, argtypes)
-                                           for name, argtypes in _PROTOTYPES.items()})
+            functions = SimpleNamespace(
+                **{name: _entry_point(runtime, name, argtypes) for name, argtypes in _PROTOTYPES.items()}
+            )
             check(functions.cuInit(0), "cuInit", functions)
             _driver = functions
     return _driver
@@ -254,8 +256,9 @@ def check(result: int, what: str, functions: SimpleNamespace | None = None) -> N
     name, description = c_char_p(), c_char_p()
     functions.cuGetErrorName(result, byref(name))
     functions.cuGetErrorString(result, byref(description))
-    raise driver_errors.exception(result, (name.value or b"CUDA_ERROR_UNKNOWN").decode(),
-                                   (description.value or b"unknown error").decode(), what)
+    raise driver_errors.exception(
+        result, (name.value or b"CUDA_ERROR_UNKNOWN").decode(), (description.value or b"unknown error").decode(), what
+    )
 
 
 def call(name: str, *args) -> None:

@@ -139,20 +139,22 @@ class ContextLostError(CudaError):
 # The CUDA errors that raise ContextLostError: cuda.h says they leave "the process in an
 # inconsistent state". The runtime (cudaError_t) and the driver (CUresult) number them alike;
 # libgpu/src/core/status.c keeps the same list for libgpumatmul's status and messages.
-CONTEXT_LOST_ERRORS = frozenset({
-    226,  # CONTAINED
-    700,  # ILLEGAL_ADDRESS
-    702,  # LAUNCH_TIMEOUT
-    710,  # ASSERT (a device-side assert)
-    714,  # HARDWARE_STACK_ERROR
-    715,  # ILLEGAL_INSTRUCTION
-    716,  # MISALIGNED_ADDRESS
-    717,  # INVALID_ADDRESS_SPACE
-    718,  # INVALID_PC
-    719,  # LAUNCH_FAILED
-    721,  # TENSOR_MEMORY_LEAK
-    911,  # EXTERNAL_DEVICE
-})
+CONTEXT_LOST_ERRORS = frozenset(
+    {
+        226,  # CONTAINED
+        700,  # ILLEGAL_ADDRESS
+        702,  # LAUNCH_TIMEOUT
+        710,  # ASSERT (a device-side assert)
+        714,  # HARDWARE_STACK_ERROR
+        715,  # ILLEGAL_INSTRUCTION
+        716,  # MISALIGNED_ADDRESS
+        717,  # INVALID_ADDRESS_SPACE
+        718,  # INVALID_PC
+        719,  # LAUNCH_FAILED
+        721,  # TENSOR_MEMORY_LEAK
+        911,  # EXTERNAL_DEVICE
+    }
+)
 
 # What a ContextLostError's message adds to CUDA's own words.
 CONTEXT_LOST_HELP = (
@@ -161,7 +163,8 @@ CONTEXT_LOST_HELP = (
     "streams and events made before are gone). Restart the process to use the GPU again. "
     "Kernels run asynchronously, so the faulty kernel may be an earlier launch than this "
     "call; to find the faulty access run the program under compute-sanitizer (from a CUDA "
-    "toolkit), or set CUDA_LAUNCH_BLOCKING=1 to make each launch report its own failure.")
+    "toolkit), or set CUDA_LAUNCH_BLOCKING=1 to make each launch report its own failure."
+)
 
 
 class ForkedAfterCudaError(CudaError):
@@ -189,8 +192,18 @@ class DeviceMismatchError(PyctkError, ValueError):
 
 
 # Tracebacks and reprs name them where users find them: pyctk.NoDriverError.
-for _error in (PyctkError, LibraryNotFoundError, CudaError, NoDriverError, NoDeviceError,
-               NoKernelImageError, OutOfMemoryError, UnsupportedError, ContextLostError,
-               ForkedAfterCudaError, DeviceMismatchError):
+for _error in (
+    PyctkError,
+    LibraryNotFoundError,
+    CudaError,
+    NoDriverError,
+    NoDeviceError,
+    NoKernelImageError,
+    OutOfMemoryError,
+    UnsupportedError,
+    ContextLostError,
+    ForkedAfterCudaError,
+    DeviceMismatchError,
+):
     _error.__module__ = "pyctk"
 del _error

@@ -17,7 +17,7 @@ import os
 
 from .errors import ForkedAfterCudaError
 
-_cuda_started = False       # a pyctk call reached the CUDA driver in this process
+_cuda_started = False  # a pyctk call reached the CUDA driver in this process
 _forked_after_cuda = False  # this process was forked from one where it had
 
 _FORKED = (
@@ -26,7 +26,8 @@ _FORKED = (
     "the GPU, and CUDA does not survive a fork. Fix: start worker processes with the 'spawn' or "
     "'forkserver' start method (multiprocessing.get_context('spawn'), or "
     "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or do not use the GPU "
-    "in the parent before forking.")
+    "in the parent before forking."
+)
 
 
 def refuse_if_forked() -> None:

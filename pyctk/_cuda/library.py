@@ -20,9 +20,13 @@ from . import distributions, status
 class DeviceProperties(ctypes.Structure):
     """``gpumatmul_device_properties`` (gpumatmul.h)."""
 
-    _fields_ = [("name", c_char * 256), ("compute_capability_major", c_int),
-                ("compute_capability_minor", c_int), ("multiprocessor_count", c_int),
-                ("total_memory_bytes", c_size_t)]
+    _fields_ = [
+        ("name", c_char * 256),
+        ("compute_capability_major", c_int),
+        ("compute_capability_minor", c_int),
+        ("multiprocessor_count", c_int),
+        ("total_memory_bytes", c_size_t),
+    ]
 
 
 class GemmDesc(ctypes.Structure):
@@ -32,11 +36,23 @@ class GemmDesc(ctypes.Structure):
     crosses ctypes costs time, and a described product has only six.
     """
 
-    _fields_ = [("backend", c_int32), ("dtype", c_int32), ("precision", c_int32),
-                ("trans_a", c_int32), ("trans_b", c_int32),
-                ("m", c_int64), ("n", c_int64), ("k", c_int64), ("batch_count", c_int64),
-                ("lda", c_int64), ("stride_a", c_int64), ("ldb", c_int64), ("stride_b", c_int64),
-                ("ldc", c_int64), ("stride_c", c_int64)]
+    _fields_ = [
+        ("backend", c_int32),
+        ("dtype", c_int32),
+        ("precision", c_int32),
+        ("trans_a", c_int32),
+        ("trans_b", c_int32),
+        ("m", c_int64),
+        ("n", c_int64),
+        ("k", c_int64),
+        ("batch_count", c_int64),
+        ("lda", c_int64),
+        ("stride_a", c_int64),
+        ("ldb", c_int64),
+        ("stride_b", c_int64),
+        ("ldc", c_int64),
+        ("stride_c", c_int64),
+    ]
 
 
 MAX_DIMS = 64  # GPUMATMUL_MAX_DIMS
@@ -45,8 +61,7 @@ MAX_DIMS = 64  # GPUMATMUL_MAX_DIMS
 class ArrayDesc(ctypes.Structure):
     """``gpumatmul_array_desc`` (gpumatmul.h): an n-dimensional array, strides in bytes."""
 
-    _fields_ = [("dtype", c_int32), ("ndim", c_int32), ("shape", c_int64 * MAX_DIMS),
-                ("strides", c_int64 * MAX_DIMS)]
+    _fields_ = [("dtype", c_int32), ("ndim", c_int32), ("shape", c_int64 * MAX_DIMS), ("strides", c_int64 * MAX_DIMS)]
 
 
 class HostOptions(ctypes.Structure):
@@ -56,15 +71,43 @@ class HostOptions(ctypes.Structure):
 
 
 # Sizes, leading dimensions and strides are int64_t in the header: no 2^31 limit on this side.
-_MATMUL_ARGS = [c_void_p, c_int, c_int, c_int, c_int, c_int64, c_int64, c_int64,
-                c_void_p, c_int64, c_void_p, c_int64, c_void_p, c_int64]
+_MATMUL_ARGS = [
+    c_void_p,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int64,
+    c_int64,
+    c_int64,
+    c_void_p,
+    c_int64,
+    c_void_p,
+    c_int64,
+    c_void_p,
+    c_int64,
+]
 _STRIDED_BATCHED_ARGS = [
-    c_void_p, c_int, c_int, c_int,                # context, backend, dtype, precision
-    c_int, c_int,                                 # trans_a, trans_b
-    c_int64, c_int64, c_int64, c_int64,           # m, n, k, batch_count
-    c_void_p, c_int64, c_int64,                   # a, lda, stride_a
-    c_void_p, c_int64, c_int64,                   # b, ldb, stride_b
-    c_void_p, c_int64, c_int64]                   # c, ldc, stride_c
+    c_void_p,
+    c_int,
+    c_int,
+    c_int,  # context, backend, dtype, precision
+    c_int,
+    c_int,  # trans_a, trans_b
+    c_int64,
+    c_int64,
+    c_int64,
+    c_int64,  # m, n, k, batch_count
+    c_void_p,
+    c_int64,
+    c_int64,  # a, lda, stride_a
+    c_void_p,
+    c_int64,
+    c_int64,  # b, ldb, stride_b
+    c_void_p,
+    c_int64,
+    c_int64,
+]  # c, ldc, stride_c
 _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a status
     "gpumatmul_status_name": (c_char_p, [c_int]),
     "gpumatmul_last_error_message": (c_char_p, []),
@@ -86,16 +129,18 @@ _PROTOTYPES = {  # name: (restype, argtypes); every other function returns a sta
     "gpumatmul_matmul_strided_batched_host": (c_int, _STRIDED_BATCHED_ARGS),
     "gpumatmul_matmul_strided_batched_device": (c_int, _STRIDED_BATCHED_ARGS + [c_void_p]),
     "gpumatmul_gemm_host": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p]),
-    "gpumatmul_gemm_host_multi": (c_int, [POINTER(c_void_p), c_int, POINTER(GemmDesc), c_void_p,
-                                          c_void_p, c_void_p, POINTER(HostOptions)]),
-    "gpumatmul_gemm_device": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p,
-                                      c_void_p]),
-    "gpumatmul_gemm_device_new": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p,
-                                          c_void_p, POINTER(c_void_p)]),
+    "gpumatmul_gemm_host_multi": (
+        c_int,
+        [POINTER(c_void_p), c_int, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p, POINTER(HostOptions)],
+    ),
+    "gpumatmul_gemm_device": (c_int, [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p, c_void_p]),
+    "gpumatmul_gemm_device_new": (
+        c_int,
+        [c_void_p, POINTER(GemmDesc), c_void_p, c_void_p, c_void_p, POINTER(c_void_p)],
+    ),
     "gpumatmul_device_alloc": (c_int, [c_void_p, c_size_t, c_void_p, POINTER(c_void_p)]),
     "gpumatmul_device_free": (c_int, [c_void_p, c_void_p, c_void_p]),
-    "gpumatmul_copy_device": (c_int, [c_void_p, POINTER(ArrayDesc), c_void_p, POINTER(ArrayDesc),
-                                      c_void_p, c_void_p]),
+    "gpumatmul_copy_device": (c_int, [c_void_p, POINTER(ArrayDesc), c_void_p, POINTER(ArrayDesc), c_void_p, c_void_p]),
     "gpumatmul_matmul_host": (c_int, _MATMUL_ARGS),
     "gpumatmul_matmul_device": (c_int, _MATMUL_ARGS + [c_void_p]),
 }

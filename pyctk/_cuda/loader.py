@@ -60,8 +60,7 @@ _WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
         "nvJitLink": "nvidia/nvjitlink/lib",
         "curand": "nvidia/curand/lib",
     },
-    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"),
-                                 "nvidia/cu13/lib"),
+    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"), "nvidia/cu13/lib"),
     ("win32", 12): {
         "cudart": "nvidia/cuda_runtime/bin",
         "cublasLt": "nvidia/cublas/bin",
@@ -70,8 +69,9 @@ _WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
         "nvJitLink": "nvidia/nvjitlink/bin",
         "curand": "nvidia/curand/bin",
     },
-    ("win32", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"),
-                                 "nvidia/cu13/bin/x86_64"),
+    ("win32", 13): dict.fromkeys(
+        ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"), "nvidia/cu13/bin/x86_64"
+    ),
 }
 
 # os -> folders of a toolkit root (CUDA_PATH, CUDA_HOME) that hold libraries.
@@ -87,19 +87,30 @@ _OWN_VERSIONS = {"nvidia-curand-cu12": ">=10.3,<11", "nvidia-curand": ">=10.4,<1
 def _file_name(name: str, major: int, os_name: str) -> str:
     major = _OWN_MAJORS.get(name, major)
     if os_name == "win32":  # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll
-        return {"nvrtc": f"nvrtc64_{major}0_0.dll",
-                "nvJitLink": f"nvJitLink_{major}0_0.dll"}.get(name, f"{name}64_{major}.dll")
+        return {"nvrtc": f"nvrtc64_{major}0_0.dll", "nvJitLink": f"nvJitLink_{major}0_0.dll"}.get(
+            name, f"{name}64_{major}.dll"
+        )
     return f"lib{name}.so.{major}"
 
 
 # The pip distribution that ships each library, by major.
 _PIP_NAMES = {
-    12: {"cudart": "nvidia-cuda-runtime-cu12", "cublasLt": "nvidia-cublas-cu12",
-         "cublas": "nvidia-cublas-cu12", "nvrtc": "nvidia-cuda-nvrtc-cu12",
-         "nvJitLink": "nvidia-nvjitlink-cu12", "curand": "nvidia-curand-cu12"},
-    13: {"cudart": "nvidia-cuda-runtime", "cublasLt": "nvidia-cublas",
-         "cublas": "nvidia-cublas", "nvrtc": "nvidia-cuda-nvrtc", "nvJitLink": "nvidia-nvjitlink",
-         "curand": "nvidia-curand"},
+    12: {
+        "cudart": "nvidia-cuda-runtime-cu12",
+        "cublasLt": "nvidia-cublas-cu12",
+        "cublas": "nvidia-cublas-cu12",
+        "nvrtc": "nvidia-cuda-nvrtc-cu12",
+        "nvJitLink": "nvidia-nvjitlink-cu12",
+        "curand": "nvidia-curand-cu12",
+    },
+    13: {
+        "cudart": "nvidia-cuda-runtime",
+        "cublasLt": "nvidia-cublas",
+        "cublas": "nvidia-cublas",
+        "nvrtc": "nvidia-cuda-nvrtc",
+        "nvJitLink": "nvidia-nvjitlink",
+        "curand": "nvidia-curand",
+    },
 }
 
 # Load order: a library comes after what it needs (cuBLAS needs cuBLASLt;
@@ -109,12 +120,12 @@ CUDA_LIBRARIES = ("cudart", "cublasLt", "cublas")
 
 @dataclass(frozen=True)
 class LibrarySpec:
-    name: str       # "cublas"
-    major: int      # 12
+    name: str  # "cublas"
+    major: int  # 12
     file_name: str  # "libcublas.so.12"
     wheel_dir: str  # "nvidia/cublas/lib", relative to a sys.path entry
     toolkit_dirs: tuple[str, ...]
-    pip_name: str   # "nvidia-cublas-cu12"
+    pip_name: str  # "nvidia-cublas-cu12"
 
     @property
     def pip_install(self) -> str:
@@ -138,12 +149,14 @@ def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySp
         wheel_dir = _WHEEL_DIRS[(os_name, major)][name]
     except KeyError:
         raise ValueError(f"pyctk knows no library {name!r} for CUDA {major} on {os_name}") from None
-    return LibrarySpec(name, major, _file_name(name, major, os_name), wheel_dir,
-                       _TOOLKIT_DIRS[os_name], _PIP_NAMES[major][name])
+    return LibrarySpec(
+        name, major, _file_name(name, major, os_name), wheel_dir, _TOOLKIT_DIRS[os_name], _PIP_NAMES[major][name]
+    )
 
 
 # ---------------------------------------------------------------------------
 # Logging and the record of what was loaded (the module's only state).
+
 
 def _debug(message: str) -> None:
     if os.environ.get("PYCTK_DEBUG_LOAD", "") not in ("", "0"):
@@ -152,8 +165,8 @@ def _debug(message: str) -> None:
 
 @dataclass(frozen=True)
 class LoadedLibrary:
-    name: str       # "cublas", or "gpumatmul"
-    path: str       # absolute path of the file the process mapped
+    name: str  # "cublas", or "gpumatmul"
+    path: str  # absolute path of the file the process mapped
     found_via: str  # "already-loaded", "site-packages", "CUDA_PATH", "CUDA_HOME", "system", "package"
 
 
@@ -170,9 +183,10 @@ def loaded_libraries() -> list[LoadedLibrary]:
 # ---------------------------------------------------------------------------
 # Finding.
 
+
 @dataclass(frozen=True)
 class Found:
-    path: str       # absolute path, or the bare file name for the "system" step
+    path: str  # absolute path, or the bare file name for the "system" step
     found_via: str
 
 
@@ -209,9 +223,12 @@ def site_dirs(search_path: Sequence[str] | None = None, prefix: str | None = Non
     return unique
 
 
-def candidates(spec: LibrarySpec, search_path: Sequence[str] | None = None,
-               environ: Mapping[str, str] | None = None,
-               prefix: str | None = None) -> Iterator[Found]:
+def candidates(
+    spec: LibrarySpec,
+    search_path: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    prefix: str | None = None,
+) -> Iterator[Found]:
     """Every file to try for ``spec``, in search order, existing or not, "system" last."""
     environ = os.environ if environ is None else environ
     for entry in site_dirs(search_path, prefix):
@@ -224,9 +241,12 @@ def candidates(spec: LibrarySpec, search_path: Sequence[str] | None = None,
     yield Found(spec.file_name, "system")
 
 
-def find_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
-                 environ: Mapping[str, str] | None = None,
-                 prefix: str | None = None) -> list[Found]:
+def find_library(
+    spec: LibrarySpec,
+    search_path: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    prefix: str | None = None,
+) -> list[Found]:
     """The places ``spec`` is, in search order: an already-loaded copy, then existing files, then "system".
 
     Finding touches no library; ``load_library`` walks this list.
@@ -242,13 +262,15 @@ def find_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
 # ---------------------------------------------------------------------------
 # Loading.
 
+
 def _dlopen(path: str) -> ctypes.CDLL:
     mode = getattr(os, "RTLD_NOW", 0) | getattr(os, "RTLD_GLOBAL", 0)
     return ctypes.CDLL(path, mode=mode)
 
 
-def load_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
-                 environ: Mapping[str, str] | None = None) -> LoadedLibrary:
+def load_library(
+    spec: LibrarySpec, search_path: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> LoadedLibrary:
     """Load ``spec`` from the first place that works; raise LibraryNotFoundError listing every try."""
     key = (spec.name, spec.major)
     if key in _loaded:
@@ -270,24 +292,32 @@ def load_library(spec: LibrarySpec, search_path: Sequence[str] | None = None,
     raise LibraryNotFoundError(_not_found_message(spec, tried, search_path, environ))
 
 
-def _not_found_message(spec: LibrarySpec, tried: list[str], search_path: Sequence[str] | None,
-                       environ: Mapping[str, str] | None) -> str:
+def _not_found_message(
+    spec: LibrarySpec, tried: list[str], search_path: Sequence[str] | None, environ: Mapping[str, str] | None
+) -> str:
     environ = os.environ if environ is None else environ
-    looked = [f"  {c.path} ({c.found_via}): not there"
-              for c in candidates(spec, search_path, environ)
-              if c.found_via != "system" and not os.path.isfile(c.path)]  # the rest are in `tried`
+    looked = [
+        f"  {c.path} ({c.found_via}): not there"
+        for c in candidates(spec, search_path, environ)
+        if c.found_via != "system" and not os.path.isfile(c.path)
+    ]  # the rest are in `tried`
     unset = [f"  ${v}: not set" for v in ("CUDA_PATH", "CUDA_HOME") if not environ.get(v)]
-    lines = [f"pyctk could not load {spec.file_name} (CUDA {spec.major} {spec.name}).",
-             "Searched, in order:",
-             "  already loaded in this process: no",
-             *looked, *unset, *(f"  {t}" for t in tried),
-             f"Fix: {spec.pip_install}",
-             "Set PYCTK_DEBUG_LOAD=1 to log every step."]
+    lines = [
+        f"pyctk could not load {spec.file_name} (CUDA {spec.major} {spec.name}).",
+        "Searched, in order:",
+        "  already loaded in this process: no",
+        *looked,
+        *unset,
+        *(f"  {t}" for t in tried),
+        f"Fix: {spec.pip_install}",
+        "Set PYCTK_DEBUG_LOAD=1 to log every step.",
+    ]
     return "\n".join(lines)
 
 
-def load_cuda_libraries(major: int, search_path: Sequence[str] | None = None,
-                        environ: Mapping[str, str] | None = None) -> list[LoadedLibrary]:
+def load_cuda_libraries(
+    major: int, search_path: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> list[LoadedLibrary]:
     """Load cudart, cuBLASLt and cuBLAS of ``major``, in dependency order."""
     return [load_library(library_spec(name, major), search_path, environ) for name in CUDA_LIBRARIES]
 
@@ -322,18 +352,21 @@ def load_gpumatmul(major: int) -> ctypes.CDLL:
         if not path.is_file():
             raise LibraryNotFoundError(
                 f"pyctk's own library is missing: {path} does not exist.\n"
-                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major}).")
+                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major})."
+            )
         try:
             built_for = cudart_major(path)
         except (OSError, ValueError) as error:
             raise LibraryNotFoundError(
                 f"pyctk could not load {path}: {error}.\n"
-                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major}).") from error
+                f"Fix: reinstall pyctk (pip install --force-reinstall pyctk-cu{major})."
+            ) from error
         if built_for != major:
             raise PyctkError(
                 f"pyctk's files are mixed: its Python code is for CUDA {major} but "
                 f"libgpumatmul.so is for CUDA {built_for}. Reinstall one: "
-                f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{major}")
+                f"pip uninstall -y pyctk-cu12 pyctk-cu13 && pip install pyctk-cu{major}"
+            )
         load_cuda_libraries(major)
         _debug(f"libgpumatmul: loading {path}")
         try:
@@ -376,11 +409,10 @@ def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list
     if order is None:
         raise ValueError("not a 64-bit ELF file")
     try:
-        phoff, = struct.unpack_from(order + "Q", data, 32)
+        (phoff,) = struct.unpack_from(order + "Q", data, 32)
         phentsize, phnum = struct.unpack_from(order + "HH", data, 54)
         # (p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz) of each program header
-        segments = [struct.unpack_from(order + "IIQQQQ", data, phoff + i * phentsize)
-                    for i in range(phnum)]
+        segments = [struct.unpack_from(order + "IIQQQQ", data, phoff + i * phentsize) for i in range(phnum)]
         dynamic = next(offset for kind, _, offset, _, _, _ in segments if kind == _PT_DYNAMIC)
         entries = []  # (d_tag, d_val) up to DT_NULL
         for position in range(dynamic, len(data), 16):
@@ -389,10 +421,14 @@ def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list
                 break
             entries.append((tag, value))
         strtab = next(value for tag, value in entries if tag == _DT_STRTAB)  # an address
-        strings = next(offset + strtab - vaddr for kind, _, offset, vaddr, _, size in segments
-                       if kind == _PT_LOAD and vaddr <= strtab < vaddr + size)
-        return [data[strings + value:data.index(b"\0", strings + value)].decode()
-                for tag, value in entries if tag in tags]
+        strings = next(
+            offset + strtab - vaddr
+            for kind, _, offset, vaddr, _, size in segments
+            if kind == _PT_LOAD and vaddr <= strtab < vaddr + size
+        )
+        return [
+            data[strings + value : data.index(b"\0", strings + value)].decode() for tag, value in entries if tag in tags
+        ]
     except (struct.error, StopIteration, ValueError) as error:  # ValueError: no NUL, not UTF-8
         raise ValueError(f"not a well-formed ELF shared library ({error!r})") from None
 
@@ -405,8 +441,12 @@ def elf_needed(path: str | os.PathLike) -> list[str]:
 def elf_runpath(path: str | os.PathLike) -> list[str]:
     """The folders of the RUNPATH (or old-style RPATH) of the 64-bit ELF file ``path``, as
     written (``$ORIGIN`` unexpanded): where the dynamic linker looks for its libraries."""
-    return [folder for value in _elf_dynamic_strings(path, (_DT_RUNPATH, _DT_RPATH))
-            for folder in value.split(":") if folder]
+    return [
+        folder
+        for value in _elf_dynamic_strings(path, (_DT_RUNPATH, _DT_RPATH))
+        for folder in value.split(":")
+        if folder
+    ]
 
 
 def cudart_major(path: str | os.PathLike) -> int:
@@ -414,8 +454,7 @@ def cudart_major(path: str | os.PathLike) -> int:
 
     Raises ValueError when it links to none, or to more than one.
     """
-    majors = {int(match[1]) for name in elf_needed(path)
-              if (match := re.fullmatch(r"libcudart\.so\.(\d+)", name))}
+    majors = {int(match[1]) for name in elf_needed(path) if (match := re.fullmatch(r"libcudart\.so\.(\d+)", name))}
     if len(majors) != 1:
         raise ValueError(f"it links to {'no' if not majors else 'more than one'} libcudart.so.N")
     return majors.pop()
@@ -433,5 +472,6 @@ def wheel_dirs(names: Iterable[str], major: int, search_path: Sequence[str] | No
         else:
             raise LibraryNotFoundError(
                 f"building pyctk for CUDA {major} needs {spec.file_name} from the "
-                f"{spec.pip_name} wheel; none on {site_dirs(search_path)}.\nFix: {spec.pip_install}")
+                f"{spec.pip_name} wheel; none on {site_dirs(search_path)}.\nFix: {spec.pip_install}"
+            )
     return result

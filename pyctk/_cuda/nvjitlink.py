@@ -39,19 +39,32 @@ class InputType(enum.IntEnum):
     PTX = 2
     LTOIR = 3
     FATBIN = 4
-    OBJECT = 5    # a host object file with device code in it
-    LIBRARY = 6   # a host static library (.a) of such objects
+    OBJECT = 5  # a host object file with device code in it
+    LIBRARY = 6  # a host static library (.a) of such objects
 
 
 # nvJitLinkResult, by value (nvJitLink.h; the 12.x header maps the later ones onto earlier values).
-RESULTS = ("NVJITLINK_SUCCESS", "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", "NVJITLINK_ERROR_MISSING_ARCH",
-           "NVJITLINK_ERROR_INVALID_INPUT", "NVJITLINK_ERROR_PTX_COMPILE", "NVJITLINK_ERROR_NVVM_COMPILE",
-           "NVJITLINK_ERROR_INTERNAL", "NVJITLINK_ERROR_THREADPOOL", "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
-           "NVJITLINK_ERROR_FINALIZE", "NVJITLINK_ERROR_NULL_INPUT", "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-           "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE", "NVJITLINK_ERROR_ARCH_MISMATCH",
-           "NVJITLINK_ERROR_OUTDATED_LIBRARY", "NVJITLINK_ERROR_MISSING_FATBIN",
-           "NVJITLINK_ERROR_UNRECOGNIZED_ARCH", "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-           "NVJITLINK_ERROR_LTO_NOT_ENABLED")
+RESULTS = (
+    "NVJITLINK_SUCCESS",
+    "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+    "NVJITLINK_ERROR_MISSING_ARCH",
+    "NVJITLINK_ERROR_INVALID_INPUT",
+    "NVJITLINK_ERROR_PTX_COMPILE",
+    "NVJITLINK_ERROR_NVVM_COMPILE",
+    "NVJITLINK_ERROR_INTERNAL",
+    "NVJITLINK_ERROR_THREADPOOL",
+    "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+    "NVJITLINK_ERROR_FINALIZE",
+    "NVJITLINK_ERROR_NULL_INPUT",
+    "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+    "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+    "NVJITLINK_ERROR_ARCH_MISMATCH",
+    "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+    "NVJITLINK_ERROR_MISSING_FATBIN",
+    "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+    "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+    "NVJITLINK_ERROR_LTO_NOT_ENABLED",
+)
 
 _HANDLE = c_void_p  # nvJitLinkHandle
 _PROTOTYPES = {  # name (without the version) -> argument types; each returns an nvJitLinkResult
@@ -68,10 +81,12 @@ _PROTOTYPES = {  # name (without the version) -> argument types; each returns an
 }
 
 # Loaded on first use: library() (LibraryNotFoundError with the pip command when absent).
-library = OptionalLibrary("nvJitLink", "links device code with nvJitLink, NVIDIA's device-code linker",
-                          "nvjitlink",
-                          {f"__nvJitLink{name}{_ABI}": (c_int, argtypes)
-                           for name, argtypes in _PROTOTYPES.items()})
+library = OptionalLibrary(
+    "nvJitLink",
+    "links device code with nvJitLink, NVIDIA's device-code linker",
+    "nvjitlink",
+    {f"__nvJitLink{name}{_ABI}": (c_int, argtypes) for name, argtypes in _PROTOTYPES.items()},
+)
 install_command = library.install_command
 
 
@@ -83,7 +98,7 @@ class Result(NamedTuple):
     cubin: bytes | None  # the linked CUBIN; None when the link failed
     info_log: str
     error_log: str
-    failure: str         # "" on success, else what failed: "nvJitLinkComplete: NVJITLINK_ERROR_PTX_COMPILE"
+    failure: str  # "" on success, else what failed: "nvJitLinkComplete: NVJITLINK_ERROR_PTX_COMPILE"
 
 
 def _log(handle: c_void_p, what: str) -> str:
@@ -111,12 +126,12 @@ def link(options: Sequence[str], inputs: Sequence[tuple[InputType, bytes, str]])
         for kind, data, name in inputs:
             result = _function("AddData")(handle, int(kind), data, len(data), name.encode())
             if result:
-                return Result(None, _log(handle, "Info"), _log(handle, "Error"),
-                              f"nvJitLinkAddData({name!r}): {_name(result)}")
+                return Result(
+                    None, _log(handle, "Info"), _log(handle, "Error"), f"nvJitLinkAddData({name!r}): {_name(result)}"
+                )
         result = _function("Complete")(handle)
         if result:
-            return Result(None, _log(handle, "Info"), _log(handle, "Error"),
-                          f"nvJitLinkComplete: {_name(result)}")
+            return Result(None, _log(handle, "Info"), _log(handle, "Error"), f"nvJitLinkComplete: {_name(result)}")
         size = c_size_t()
         _function("GetLinkedCubinSize")(handle, byref(size))
         cubin = ctypes.create_string_buffer(size.value)

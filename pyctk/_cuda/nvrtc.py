@@ -28,8 +28,7 @@ _PROTOTYPES = {  # name -> (result type, argument types), as nvrtc.h declares th
     "nvrtcVersion": (_RESULT, [POINTER(c_int), POINTER(c_int)]),
     "nvrtcGetNumSupportedArchs": (_RESULT, [POINTER(c_int)]),
     "nvrtcGetSupportedArchs": (_RESULT, [POINTER(c_int)]),
-    "nvrtcCreateProgram": (_RESULT, [POINTER(c_void_p), c_char_p, c_char_p, c_int, c_void_p,
-                                     c_void_p]),
+    "nvrtcCreateProgram": (_RESULT, [POINTER(c_void_p), c_char_p, c_char_p, c_int, c_void_p, c_void_p]),
     "nvrtcDestroyProgram": (_RESULT, [POINTER(c_void_p)]),
     "nvrtcAddNameExpression": (_RESULT, [c_void_p, c_char_p]),
     "nvrtcCompileProgram": (_RESULT, [c_void_p, c_int, POINTER(c_char_p)]),
@@ -44,8 +43,7 @@ _PROTOTYPES = {  # name -> (result type, argument types), as nvrtc.h declares th
 }
 
 # Loaded on first use: library() (LibraryNotFoundError with the pip command when absent).
-library = OptionalLibrary("nvrtc", "compiles kernels with NVRTC, the CUDA run-time compiler", "nvrtc",
-                          _PROTOTYPES)
+library = OptionalLibrary("nvrtc", "compiles kernels with NVRTC, the CUDA run-time compiler", "nvrtc", _PROTOTYPES)
 install_command = library.install_command
 
 
@@ -71,10 +69,10 @@ def supported_archs() -> list[int]:
 
 
 class Output(NamedTuple):
-    image: bytes              # the CUBIN, or the PTX (NUL-terminated, as the driver loads it)
-    ptx: str                  # the PTX, also made on the way to a CUBIN: it names each kernel's parameters
-    lowered: dict[str, str]   # name expression -> the kernel's symbol ("kern<float>" -> "_Z4kernIfEvPT_")
-    log: str                  # NVRTC's warnings, if any
+    image: bytes  # the CUBIN, or the PTX (NUL-terminated, as the driver loads it)
+    ptx: str  # the PTX, also made on the way to a CUBIN: it names each kernel's parameters
+    lowered: dict[str, str]  # name expression -> the kernel's symbol ("kern<float>" -> "_Z4kernIfEvPT_")
+    log: str  # NVRTC's warnings, if any
 
 
 def _read(program: c_void_p, size_function: str, get_function: str) -> bytes:
@@ -85,8 +83,7 @@ def _read(program: c_void_p, size_function: str, get_function: str) -> bytes:
     return data.raw
 
 
-def compile_program(source: str, options: Sequence[str], name_expressions: Sequence[str],
-                    cubin: bool) -> Output:
+def compile_program(source: str, options: Sequence[str], name_expressions: Sequence[str], cubin: bool) -> Output:
     """Compile ``source`` with NVRTC ``options``; raise CompileError with the whole log on failure.
 
     ``cubin`` says whether ``options`` name a real architecture (``sm_XY``), whose CUBIN
@@ -94,25 +91,31 @@ def compile_program(source: str, options: Sequence[str], name_expressions: Seque
     """
     lib, program = library(), c_void_p()
     text = f'#line 1 "{PROGRAM_NAME}"\n{source}'
-    _check(lib.nvrtcCreateProgram(byref(program), text.encode(), _PROGRAM_PATH.encode(), 0, None, None),
-           "nvrtcCreateProgram")
+    _check(
+        lib.nvrtcCreateProgram(byref(program), text.encode(), _PROGRAM_PATH.encode(), 0, None, None),
+        "nvrtcCreateProgram",
+    )
     try:
         for expression in name_expressions:
             _check(lib.nvrtcAddNameExpression(program, expression.encode()), "nvrtcAddNameExpression")
         encoded = (c_char_p * len(options))(*(option.encode() for option in options))
         result = lib.nvrtcCompileProgram(program, len(options), encoded)
-        log = _read(program, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog").rstrip(b"\0").decode(
-            errors="replace")
+        log = _read(program, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog").rstrip(b"\0").decode(errors="replace")
         if result != SUCCESS:
-            raise CompileError(f"NVRTC could not compile the kernel source "
-                               f"({lib.nvrtcGetErrorString(result).decode()}):\n{log}", log, options)
+            raise CompileError(
+                f"NVRTC could not compile the kernel source ({lib.nvrtcGetErrorString(result).decode()}):\n{log}",
+                log,
+                options,
+            )
         ptx = _read(program, "nvrtcGetPTXSize", "nvrtcGetPTX")
         image = _read(program, "nvrtcGetCUBINSize", "nvrtcGetCUBIN") if cubin else ptx
         lowered = {}
         for expression in name_expressions:
             name = c_char_p()
-            _check(lib.nvrtcGetLoweredName(program, expression.encode(), byref(name)),
-                   f"nvrtcGetLoweredName({expression!r})")
+            _check(
+                lib.nvrtcGetLoweredName(program, expression.encode(), byref(name)),
+                f"nvrtcGetLoweredName({expression!r})",
+            )
             lowered[expression] = name.value.decode()
         return Output(image, ptx.rstrip(b"\0").decode(), lowered, log)
     finally:

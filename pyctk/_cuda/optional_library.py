@@ -53,7 +53,8 @@ class OptionalLibrary:
                 except LibraryNotFoundError as error:
                     raise LibraryNotFoundError(
                         f"pyctk {self.purpose}, which is not installed. It is an optional part "
-                        f"of pyctk: {self.install_command()}\n{error}") from None
+                        f"of pyctk: {self.install_command()}\n{error}"
+                    ) from None
                 self._library = loader.declare(ctypes.CDLL(loaded.path), self.prototypes)
         return self._library
 

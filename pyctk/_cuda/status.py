@@ -19,22 +19,41 @@ from .errors import (
 
 # enum gpumatmul_status (gpumatmul.h), named as there; the values never change, new ones
 # are appended.
-NAMES = ("GPUMATMUL_SUCCESS", "GPUMATMUL_ERROR_INVALID_ARGUMENT", "GPUMATMUL_ERROR_NOT_SUPPORTED",
-         "GPUMATMUL_ERROR_NO_DRIVER", "GPUMATMUL_ERROR_NO_DEVICE", "GPUMATMUL_ERROR_OUT_OF_MEMORY",
-         "GPUMATMUL_ERROR_NO_KERNEL_IMAGE", "GPUMATMUL_ERROR_CUDA", "GPUMATMUL_ERROR_CUBLAS",
-         "GPUMATMUL_ERROR_CONTEXT_LOST")
-(SUCCESS, INVALID_ARGUMENT, NOT_SUPPORTED, NO_DRIVER, NO_DEVICE, OUT_OF_MEMORY, NO_KERNEL_IMAGE,
- CUDA, CUBLAS, CONTEXT_LOST) = range(len(NAMES))
+NAMES = (
+    "GPUMATMUL_SUCCESS",
+    "GPUMATMUL_ERROR_INVALID_ARGUMENT",
+    "GPUMATMUL_ERROR_NOT_SUPPORTED",
+    "GPUMATMUL_ERROR_NO_DRIVER",
+    "GPUMATMUL_ERROR_NO_DEVICE",
+    "GPUMATMUL_ERROR_OUT_OF_MEMORY",
+    "GPUMATMUL_ERROR_NO_KERNEL_IMAGE",
+    "GPUMATMUL_ERROR_CUDA",
+    "GPUMATMUL_ERROR_CUBLAS",
+    "GPUMATMUL_ERROR_CONTEXT_LOST",
+)
+(
+    SUCCESS,
+    INVALID_ARGUMENT,
+    NOT_SUPPORTED,
+    NO_DRIVER,
+    NO_DEVICE,
+    OUT_OF_MEMORY,
+    NO_KERNEL_IMAGE,
+    CUDA,
+    CUBLAS,
+    CONTEXT_LOST,
+) = range(len(NAMES))
 
-_DRIVER_FIX = ("Install the NVIDIA driver (nvidia-smi must list your GPU); "
-               f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer.")
+_DRIVER_FIX = (
+    "Install the NVIDIA driver (nvidia-smi must list your GPU); "
+    f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer."
+)
 # Status -> (exception class, what the user can do about it).
 _ERRORS = {
     INVALID_ARGUMENT: (ValueError, "This is a bug in the caller of libgpumatmul."),
     NOT_SUPPORTED: (UnsupportedError, ""),
     NO_DRIVER: (NoDriverError, _DRIVER_FIX),
-    NO_DEVICE: (NoDeviceError, "Check that nvidia-smi lists a GPU and that CUDA_VISIBLE_DEVICES "
-                               "does not hide it."),
+    NO_DEVICE: (NoDeviceError, "Check that nvidia-smi lists a GPU and that CUDA_VISIBLE_DEVICES does not hide it."),
     OUT_OF_MEMORY: (OutOfMemoryError, "Free GPU memory held by other processes or use smaller arrays."),
     NO_KERNEL_IMAGE: (NoKernelImageError, "This GPU is not supported by this build of pyctk."),
     CUDA: (CudaError, ""),

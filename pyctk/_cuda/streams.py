@@ -62,8 +62,10 @@ def handle(stream: Any) -> int:
     elif isinstance(getattr(stream, "cuda_stream", None), numbers.Integral):
         value = stream.cuda_stream
     else:
-        raise TypeError(f"stream must be None, a stream handle (int), an object with "
-                        f"__cuda_stream__ or an int cuda_stream attribute; got {type(stream).__name__}")
+        raise TypeError(
+            f"stream must be None, a stream handle (int), an object with "
+            f"__cuda_stream__ or an int cuda_stream attribute; got {type(stream).__name__}"
+        )
     if value < 0:
         raise ValueError(f"stream handle {value} is negative")
     return int(value)

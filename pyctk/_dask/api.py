@@ -31,9 +31,17 @@ from . import chunking, graph
 WIDER_SUM = {"float16": np.dtype(np.float32), "bfloat16": np.dtype(np.float32)}
 
 
-def matmul(x1: ArrayLike, x2: ArrayLike, /, *, casting: Casting = "same_kind",
-           dtype: DTypeLike = None, backend: Backend = "auto", precision: Precision = "highest",
-           devices: Devices = None) -> da.Array:
+def matmul(
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    *,
+    casting: Casting = "same_kind",
+    dtype: DTypeLike = None,
+    backend: Backend = "auto",
+    precision: Precision = "highest",
+    devices: Devices = None,
+) -> da.Array:
     """Matrix product of two dask arrays, every block product by ``pyctk.matmul`` on a GPU.
 
     The answer of ``numpy.matmul`` on the whole arrays, as a dask array of NumPy chunks:
@@ -150,10 +158,14 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, *, casting: Casting = "same_kind",
     x1, x2 = _as_stacks(x1, x2)
     chunks1, chunks2 = chunking.planned(x1.chunks, x2.chunks, loop.itemsize)
     # only where they differ: a rechunk to the chunks an array has would still be a layer
-    x1, x2 = (x if x.chunks == chunks else x.rechunk(chunks)
-              for x, chunks in ((x1, chunks1), (x2, chunks2)))
-    options: dict[str, Any] = {"casting": casting, "dtype": dtype, "backend": backend,
-                               "precision": precision, "devices": devices}
+    x1, x2 = (x if x.chunks == chunks else x.rechunk(chunks) for x, chunks in ((x1, chunks1), (x2, chunks2)))
+    options: dict[str, Any] = {
+        "casting": casting,
+        "dtype": dtype,
+        "backend": backend,
+        "precision": precision,
+        "devices": devices,
+    }
     wider = WIDER_SUM.get(loop.name) if x1.numblocks[-1] > 1 and precision != "fp16_accumulate" else None
     if wider is None:
         result = graph.product(x1, x2, loop, None, options)
@@ -170,11 +182,13 @@ def _check_chunks(position: int, x: da.Array) -> None:
         raise TypeError(
             f"pyctk.dask.matmul: operand {position} has chunks of type "
             f"{type(x._meta).__module__}.{type(x._meta).__name__}; it multiplies dask arrays "
-            f"of NumPy chunks (convert with x.map_blocks(np.asarray))")
+            f"of NumPy chunks (convert with x.map_blocks(np.asarray))"
+        )
     if any(math.isnan(length) for length in x.shape):
         raise ValueError(
             f"pyctk.dask.matmul: operand {position} has unknown chunk sizes (shape "
-            f"{x.shape}); call x.compute_chunk_sizes() first")
+            f"{x.shape}); call x.compute_chunk_sizes() first"
+        )
 
 
 def _as_stacks(x1: da.Array, x2: da.Array) -> tuple[da.Array, da.Array]:

@@ -14,8 +14,9 @@ import numpy as np
 from .._matmul.api import matmul
 
 
-def block_product(a: np.ndarray, b: np.ndarray, *, operands_dtype: np.dtype | None,
-                  options: dict[str, Any]) -> np.ndarray:
+def block_product(
+    a: np.ndarray, b: np.ndarray, *, operands_dtype: np.dtype | None, options: dict[str, Any]
+) -> np.ndarray:
     """``a @ b`` of two NumPy blocks by pyctk.matmul with ``options`` (its keywords), as the
     partial product dask's blockwise expects: the contracted k axis kept, of length 1,
     before the last.
@@ -38,8 +39,7 @@ def kept(partial: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarr
     return partial
 
 
-def summed(partials: list[np.ndarray] | np.ndarray, axis: tuple[int, ...],
-           keepdims: bool) -> np.ndarray:
+def summed(partials: list[np.ndarray] | np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
     """The sum of partial products (a list, or one array, as dask's reduction gives them)
     of one result block; each has the k axis ``axis`` at length 1, which is dropped unless
     ``keepdims``.

@@ -21,7 +21,7 @@ from numpy.typing import DTypeLike
 
 from .._matmul.shapes import matmul_shapes
 
-MIN_BLOCK = 4096            # rows, k or cols of a block worth a GPU, where the matrix has them
+MIN_BLOCK = 4096  # rows, k or cols of a block worth a GPU, where the matrix has them
 DEFAULT_GPU_MEMORY = 16 << 30  # what suggest_chunks assumes without gpu_memory: a small data-centre GPU
 # of a GPU's memory (per worker) for one block product; the rest: CUDA, cuBLAS's workspace,
 # casts. Not less: on an H100, 65536^2 float32 in 4 blocks of 32768^2 (this share) ran 10%
@@ -64,9 +64,15 @@ class Blocks(NamedTuple):
     cols)``; ``(k,)`` for a 1-D ``x2``."""
 
 
-def suggest_chunks(shape1: Sequence[int], shape2: Sequence[int], dtype: DTypeLike,
-                   gpu_memory: int | None = None, *, workers_per_gpu: int = 1,
-                   workers: int = 1) -> Blocks:
+def suggest_chunks(
+    shape1: Sequence[int],
+    shape2: Sequence[int],
+    dtype: DTypeLike,
+    gpu_memory: int | None = None,
+    *,
+    workers_per_gpu: int = 1,
+    workers: int = 1,
+) -> Blocks:
     """Chunk sizes for ``pyctk.dask.matmul`` of arrays of these shapes on a GPU of ``gpu_memory``.
 
     One block product's operands and result fit 80% of the GPU's memory (shared by
@@ -115,22 +121,27 @@ def suggest_chunks(shape1: Sequence[int], shape2: Sequence[int], dtype: DTypeLik
     >>> suggest_chunks((1000, 64, 64), (64,), "float64").x1   # small matrices: many to a block
     (1000, 64, 64)
     """
-    for name, value in (("gpu_memory", 1 if gpu_memory is None else gpu_memory),
-                        ("workers_per_gpu", workers_per_gpu), ("workers", workers)):
+    for name, value in (
+        ("gpu_memory", 1 if gpu_memory is None else gpu_memory),
+        ("workers_per_gpu", workers_per_gpu),
+        ("workers", workers),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, not {value!r}")
     shape1, shape2 = tuple(shape1), tuple(shape2)
     shapes = matmul_shapes(shape1, shape2)  # NumPy's ValueError for shapes it rejects
     budget = (gpu_memory or DEFAULT_GPU_MEMORY) * SHARE // workers_per_gpu
-    stack, rows, k, cols = block_sizes(shapes.batch, shapes.m, shapes.k, shapes.n,
-                                       np.dtype(dtype).itemsize, budget, workers)
+    stack, rows, k, cols = block_sizes(
+        shapes.batch, shapes.m, shapes.k, shapes.n, np.dtype(dtype).itemsize, budget, workers
+    )
     x1 = (k,) if len(shape1) == 1 else _stack_of(shape1[:-2], stack) + (rows, k)
     x2 = (k,) if len(shape2) == 1 else _stack_of(shape2[:-2], stack) + (k, cols)
     return Blocks(rows, k, cols, stack, x1, x2)
 
 
-def block_sizes(batch: tuple[int, ...], m: int, k: int, n: int, itemsize: int, budget: float,
-                workers: int = 1) -> tuple[tuple[int, ...], int, int, int]:
+def block_sizes(
+    batch: tuple[int, ...], m: int, k: int, n: int, itemsize: int, budget: float, workers: int = 1
+) -> tuple[tuple[int, ...], int, int, int]:
     """(stack blocks, rows, k, cols) of the block products of (*batch, m, k) @ (*batch, k, n),
     within ``budget`` bytes each (see suggest_chunks for the rules); every size at least 1."""
     lengths = (m, k, n)
@@ -149,8 +160,10 @@ def block_sizes(batch: tuple[int, ...], m: int, k: int, n: int, itemsize: int, b
     cube, whole_k = counts_for((side, side, side)), counts_for((wide, k, wide))
     # k whole where its blocks are as worth a GPU as the cube's (MIN_BLOCK, or the matrix) and
     # at least half as wide (moving at most 4/3 the bytes per flop): no sums on the CPUs
-    if wide and all(w >= max(c / 2, min(length, MIN_BLOCK, c)) for w, c, length in
-                    zip(sizes(whole_k)[::2], sizes(cube)[::2], (m, n))):
+    if wide and all(
+        w >= max(c / 2, min(length, MIN_BLOCK, c))
+        for w, c, length in zip(sizes(whole_k)[::2], sizes(cube)[::2], (m, n))
+    ):
         counts = whole_k
     else:
         counts = cube
@@ -173,8 +186,7 @@ def _largest(fits: Callable[[int], bool], upper: int) -> int:
     return low
 
 
-def _balance(counts: list[int], lengths: tuple[int, int, int], blocks_of_stack: int,
-             workers: int) -> None:
+def _balance(counts: list[int], lengths: tuple[int, int, int], blocks_of_stack: int, workers: int) -> None:
     """Cut rows or cols (counts[0], counts[2]) into more blocks, the widest first, until the
     result's blocks are a multiple of ``workers``, or no cut keeps a block MIN_BLOCK wide."""
     while (blocks_of_stack * counts[0] * counts[2]) % workers:
@@ -199,12 +211,13 @@ def fill(batch: tuple[int, ...], matrices: int) -> tuple[int, ...]:
 def _stack_of(stack: tuple[int, ...], blocks: tuple[int, ...]) -> tuple[int, ...]:
     """An operand's chunks along its stack axes: the result's blocks, right-aligned, and 1
     along the axes it broadcasts (length 1)."""
-    ours = blocks[len(blocks) - len(stack):]
+    ours = blocks[len(blocks) - len(stack) :]
     return tuple(1 if length == 1 else block for length, block in zip(stack, ours))
 
 
 # ---------------------------------------------------------------------------
 # What pyctk.dask.matmul does with the user's chunks.
+
 
 def combined(chunks: tuple[int, ...], threshold: int, target: int) -> tuple[int, ...]:
     """``chunks`` as they are when every chunk but the last is at least ``threshold``; else
@@ -244,19 +257,19 @@ def planned(chunks1: Chunks, chunks2: Chunks, itemsize: int) -> tuple[Chunks, Ch
     shape1, shape2 = tuple(map(sum, chunks1)), tuple(map(sum, chunks2))
     batch = tuple(np.broadcast_shapes(shape1[:-2], shape2[:-2]))
     m, k, n = shape1[-2], shape1[-1], shape2[-1]
-    stack, rows, depth, cols = block_sizes(batch, m, k, n, itemsize,
-                                           DEFAULT_GPU_MEMORY * SHARE)
-    worth = math.ceil(MIN_BLOCK ** 3 / max(1, m * k * n))  # matrices per block worth a GPU
+    stack, rows, depth, cols = block_sizes(batch, m, k, n, itemsize, DEFAULT_GPU_MEMORY * SHARE)
+    worth = math.ceil(MIN_BLOCK**3 / max(1, m * k * n))  # matrices per block worth a GPU
     targets = (*stack, rows, depth, cols)
-    thresholds = (*fill(batch, min(worth, math.prod(stack))),
-                  *(min(MIN_BLOCK, side) for side in (rows, depth, cols)))
+    thresholds = (*fill(batch, min(worth, math.prod(stack))), *(min(MIN_BLOCK, side) for side in (rows, depth, cols)))
     # (axis of x1, axis of x2) of each axis of the problem; None where an operand lacks it
-    axes = [(a, a) for a in range(ndim - 2)] + [(ndim - 2, None), (ndim - 1, ndim - 2),
-                                                (None, ndim - 1)]
+    axes = [(a, a) for a in range(ndim - 2)] + [(ndim - 2, None), (ndim - 1, ndim - 2), (None, ndim - 1)]
     new1, new2 = list(chunks1), list(chunks2)
     for (axis1, axis2), threshold, target in zip(axes, thresholds, targets):
-        having = [(chunks, axis) for chunks, axis in ((new1, axis1), (new2, axis2))
-                  if axis is not None and sum(chunks[axis]) != 1]  # length 1: broadcast
+        having = [
+            (chunks, axis)
+            for chunks, axis in ((new1, axis1), (new2, axis2))
+            if axis is not None and sum(chunks[axis]) != 1
+        ]  # length 1: broadcast
         if having:
             fewest = min((chunks[axis] for chunks, axis in having), key=len)
             for chunks, axis in having:

@@ -18,8 +18,9 @@ import numpy as np
 from . import blocks
 
 
-def product(x1: da.Array, x2: da.Array, partial: np.dtype, operands_dtype: np.dtype | None,
-            options: dict[str, Any]) -> da.Array:
+def product(
+    x1: da.Array, x2: da.Array, partial: np.dtype, operands_dtype: np.dtype | None, options: dict[str, Any]
+) -> da.Array:
     """``x1 @ x2`` for (*stack, m, k) and (*stack, k, n) arrays of equal rank whose stacks
     broadcast and whose chunks along k (and along the stack axes they share) agree: the
     result, (*stack, m, n), in the dtype ``partial`` its partial products are summed in.
@@ -28,14 +29,32 @@ def product(x1: da.Array, x2: da.Array, partial: np.dtype, operands_dtype: np.dt
     stack = tuple(range(ndim - 2))
     rows, k, cols = ndim - 2, ndim - 1, ndim  # blockwise's index names: any distinct ints
     partials = da.blockwise(
-        blocks.block_product, stack + (rows, k, cols), x1, stack + (rows, k), x2, stack + (k, cols),
-        adjust_chunks={k: 1}, concatenate=False, dtype=partial,
+        blocks.block_product,
+        stack + (rows, k, cols),
+        x1,
+        stack + (rows, k),
+        x2,
+        stack + (k, cols),
+        adjust_chunks={k: 1},
+        concatenate=False,
+        dtype=partial,
         # the meta given, not found by calling the block function on empty blocks: that
         # would call pyctk.matmul here, in the client, which may have no GPU
-        meta=np.empty((0,) * (ndim + 1), partial), token="pyctk-block-product",
-        operands_dtype=operands_dtype, options=options)
+        meta=np.empty((0,) * (ndim + 1), partial),
+        token="pyctk-block-product",
+        operands_dtype=operands_dtype,
+        options=options,
+    )
     if partials.numblocks[k] == 1:  # nothing to sum: the k axis goes, with no task
         return partials.squeeze(axis=k)
-    return da.reduction(partials, blocks.kept, blocks.summed, combine=blocks.summed, axis=k,
-                        dtype=partial, concatenate=False, name="pyctk-k-sum",
-                        meta=np.empty((0,) * ndim, partial))
+    return da.reduction(
+        partials,
+        blocks.kept,
+        blocks.summed,
+        combine=blocks.summed,
+        axis=k,
+        dtype=partial,
+        concatenate=False,
+        name="pyctk-k-sum",
+        meta=np.empty((0,) * ndim, partial),
+    )

@@ -26,11 +26,23 @@ Precision = Literal["highest", "tf32", "fp16_accumulate"]
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 
 
-def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
-           casting: Casting = "same_kind", dtype: DTypeLike = None,
-           backend: Backend = "auto", precision: Precision = "highest",
-           stream: Any = None, device: int | None = None, devices: Devices = None,
-           axes: list = NOT_GIVEN, axis: int = NOT_GIVEN, keepdims: bool = NOT_GIVEN) -> Any:
+def matmul(
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    out: Any = None,
+    *,
+    casting: Casting = "same_kind",
+    dtype: DTypeLike = None,
+    backend: Backend = "auto",
+    precision: Precision = "highest",
+    stream: Any = None,
+    device: int | None = None,
+    devices: Devices = None,
+    axes: list = NOT_GIVEN,
+    axis: int = NOT_GIVEN,
+    keepdims: bool = NOT_GIVEN,
+) -> Any:
     """Matrix product of two arrays on the GPU, with the semantics of ``numpy.matmul``.
 
     Takes what ``numpy.matmul`` takes and returns what it returns: host arrays give a
@@ -203,8 +215,14 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, *,
     ...
     pyctk.UnsupportedError: the cublas backend does not multiply int32 ...
     """
-    keepable = (out is None and dtype is None and devices is None and axes is NOT_GIVEN
-                and axis is NOT_GIVEN and keepdims is NOT_GIVEN)
+    keepable = (
+        out is None
+        and dtype is None
+        and devices is None
+        and axes is NOT_GIVEN
+        and axis is NOT_GIVEN
+        and keepdims is NOT_GIVEN
+    )
     if keepable and device is None:  # a product of these layouts may have run before
         result = repeat.run(x1, x2, stream, (casting, backend, precision))
         if result is not None:

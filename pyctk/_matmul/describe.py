@@ -21,8 +21,8 @@ class Operands(NamedTuple):
 
     a: Any
     b: Any
-    out: Any            # None when no out= was given
-    out_given: Any      # the out= argument itself, which matmul returns
+    out: Any  # None when no out= was given
+    out_given: Any  # the out= argument itself, which matmul returns
     device: int | None  # the GPU the data is on; None for host data
     out_axes: tuple[int, ...] | None = None  # where axes= puts a new result's core axes
 
@@ -66,8 +66,7 @@ def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, .
     if not on_gpu:
         return None
     if out is not None and found["out"] is None and not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be an array (a GPU array for GPU operands), not "
-                        f"{type(out).__name__}")
+        raise TypeError(f"out must be an array (a GPU array for GPU operands), not {type(out).__name__}")
     host = [name for name, x in named if x is not None and found[name] is None]
     if host:
         gpu, operand = next(iter(on_gpu.items()))
@@ -75,9 +74,12 @@ def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, .
             f"pyctk.matmul: {' and '.join(host)} {'is' if len(host) == 1 else 'are'} host data but "
             f"{gpu} is on GPU {operand.device}; pyctk never copies silently. Move it with "
             f"pyctk.asarray({host[0]}, device={operand.device}), or bring the GPU data to the host "
-            f"(np.asarray(...)).")
+            f"(np.asarray(...))."
+        )
     if len({operand.device for operand in on_gpu.values()}) > 1:
         where = ", ".join(f"{name} on GPU {operand.device}" for name, operand in on_gpu.items())
-        raise DeviceMismatchError(f"pyctk.matmul: the operands are on different GPUs ({where}); "
-                                  f"copy them to one with pyctk.asarray(x, device=...)")
+        raise DeviceMismatchError(
+            f"pyctk.matmul: the operands are on different GPUs ({where}); "
+            f"copy them to one with pyctk.asarray(x, device=...)"
+        )
     return found["x1"], found["x2"], found["out"]

@@ -15,8 +15,7 @@ from numpy.typing import DTypeLike
 from .._arrays.dtypes import DTYPES, is_bfloat16
 
 
-def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None,
-               casting: str) -> np.dtype:
+def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None, casting: str) -> np.dtype:
     """The dtype numpy.matmul computes ``a @ b`` in, and so the dtype of its result.
 
     Parameters
@@ -84,7 +83,8 @@ def check_keyword(dtype: DTypeLike | None) -> None:
         raise TypeError(
             f"dtype={dtype!r}: the `dtype` and `signature` arguments to ufuncs only select the "
             "general DType and not details such as the byte order or time unit (NumPy's rule); "
-            f"use the scalar type, e.g. dtype=np.{selected.type.__name__}")
+            f"use the scalar type, e.g. dtype=np.{selected.type.__name__}"
+        )
 
 
 def code(dtype: np.dtype) -> int:
@@ -98,7 +98,8 @@ def code(dtype: np.dtype) -> int:
         raise TypeError(
             f"pyctk.matmul cannot compute in {dtype}, the dtype NumPy's matmul uses for these "
             f"operands: the GPU computes in {', '.join(DTYPES)}. Use numpy.matmul for these "
-            "arrays, or convert them first (e.g. a.astype(np.float64)).")
+            "arrays, or convert them first (e.g. a.astype(np.float64))."
+        )
     return number
 
 

@@ -37,12 +37,19 @@ def execute(operands: Operands, problem: Problem, plan: Plan, options: Options) 
 # ---------------------------------------------------------------------------
 # Host data.
 
+
 def _on_host(operands: Operands, problem: Problem, plan: Plan) -> np.ndarray:
-    a, b = (_host_read(x, read, position, problem)
-            for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads)))
-    c = (operands.out if plan.write == OUT
-         else host_results.empty(problem.shapes.result, problem.loop, plan.devices[0])
-         if plan.write == NEW else np.empty(problem.shapes.result, problem.loop))
+    a, b = (
+        _host_read(x, read, position, problem)
+        for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))
+    )
+    c = (
+        operands.out
+        if plan.write == OUT
+        else host_results.empty(problem.shapes.result, problem.loop, plan.devices[0])
+        if plan.write == NEW
+        else np.empty(problem.shapes.result, problem.loop)
+    )
     if c.size and problem.shapes.k:
         host_call(plan, layout.address(a), layout.address(b), layout.address(c))
     else:  # nothing to compute, or k == 0: zeros (an empty sum, as in NumPy), without the GPU
@@ -64,12 +71,21 @@ def _host_read(x: np.ndarray, read: Reading, position: int, problem: Problem) ->
 
 def host_call(plan: Plan, a: int, b: int, c: int) -> None:
     """The plan's host call on the arrays at addresses ``a``, ``b`` and ``c``."""
-    library.call("gpumatmul_gemm_host_multi", contexts.contexts(plan.devices), len(plan.devices),
-                 plan.desc, a, b, c, plan.host_options)
+    library.call(
+        "gpumatmul_gemm_host_multi",
+        contexts.contexts(plan.devices),
+        len(plan.devices),
+        plan.desc,
+        a,
+        b,
+        c,
+        plan.host_options,
+    )
 
 
 # ---------------------------------------------------------------------------
 # GPU data.
+
 
 def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) -> Any:
     device, stream = operands.device, options.stream_handle
@@ -77,21 +93,25 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
         for x in (operands.a, operands.b, operands.out):  # the producers' pending work first
             if x is not None and x.stream is not None:
                 streams.wait(stream, x.stream)
-        copies = [_gpu_read(x, read, position, problem)
-                  for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))]
+        copies = [
+            _gpu_read(x, read, position, problem)
+            for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))
+        ]
         for copy in copies:  # made on their own (the legacy) stream
             if copy is not None:
                 streams.wait(stream, copy._stream)
-        a, b = (x.pointer if copy is None else copy._pointer
-                for x, copy in zip((operands.a, operands.b), copies))
+        a, b = (x.pointer if copy is None else copy._pointer for x, copy in zip((operands.a, operands.b), copies))
         if plan.entry == DEVICE_NEW:
             shape, loop = problem.shapes.result, problem.loop
-            written = device_new(plan, result_layout(shape, loop, device, stream),
-                                 math.prod(shape) * loop.itemsize, a, b, options.stream)
+            written = device_new(
+                plan, result_layout(shape, loop, device, stream), math.prod(shape) * loop.itemsize, a, b, options.stream
+            )
         else:
-            written = (operands.out if plan.write == OUT else
-                       device_array.empty(problem.shapes.result, problem.loop, device,
-                                          stream=options.stream)._operand())
+            written = (
+                operands.out
+                if plan.write == OUT
+                else device_array.empty(problem.shapes.result, problem.loop, device, stream=options.stream)._operand()
+            )
             library.call("gpumatmul_gemm_device", context, plan.desc, a, b, written.pointer, stream)
         for copy in copies:  # their memory is freed on their stream: after the product
             if copy is not None:
@@ -106,9 +126,10 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
         return None
     view = device_array.wrap(x)
     if read.copy == COPY_STACK:
-        stack = layout.broadcast(layout.Strided(
-            *shapes.stack_layout(x.shape, x.strides, problem.shapes, position), x.dtype.itemsize),
-            problem.shapes.batch)
+        stack = layout.broadcast(
+            layout.Strided(*shapes.stack_layout(x.shape, x.strides, problem.shapes, position), x.dtype.itemsize),
+            problem.shapes.batch,
+        )
         view = device_array.as_strided(view, stack.shape, stack.strides)
     return view.astype(problem.loop)
 
@@ -118,8 +139,7 @@ def result_layout(shape: tuple[int, ...], dtype: np.dtype, device: int, stream: 
     return shape, layout.contiguous_strides(shape, dtype.itemsize), dtype, device, stream
 
 
-def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int,
-               stream_owner: Any) -> DeviceArray:
+def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int, stream_owner: Any) -> DeviceArray:
     """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray of
     ``nbytes`` and layout ``result`` (``result_layout``), ordered on its stream: into a block
     kept for reuse (``memory.take``), or into one that libgpumatmul allocates from pyctk's
@@ -133,8 +153,9 @@ def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int,
         code = library.library().gpumatmul_gemm_device(context, plan.desc, a, b, kept, stream)
     else:
         c = c_void_p()
-        code = memory.allocating(library.library().gpumatmul_gemm_device_new, context, plan.desc,
-                                 a, b, stream, byref(c))
+        code = memory.allocating(
+            library.library().gpumatmul_gemm_device_new, context, plan.desc, a, b, stream, byref(c)
+        )
         allocation = memory.Allocation(c.value or 0, context, device, stream, stream_owner, nbytes)
     if code:
         raise library.error(code)

@@ -118,7 +118,8 @@ def check_available(nbytes: int, what: str) -> None:
         f"machine has {size_text(available)} available ({source}): the process would run "
         f"out of memory part-way through the product. Free memory, multiply in parts (slices "
         f"of x1's rows, say), or pass out= an array you have; {CHECK_VARIABLE}=0 turns this "
-        f"check off.")
+        f"check off."
+    )
 
 
 def size_text(nbytes: int) -> str:
@@ -134,14 +135,15 @@ def _available_bytes() -> tuple[int | None, str]:
     estimate (MemAvailable), or less if the process's control group (cgroup v2) caps it."""
     try:
         with open("/proc/meminfo", encoding="ascii") as lines:
-            available = next(int(line.split()[1]) * 1024 for line in lines
-                             if line.startswith("MemAvailable:"))
+            available = next(int(line.split()[1]) * 1024 for line in lines if line.startswith("MemAvailable:"))
     except (OSError, StopIteration, ValueError):  # not Linux, or a kernel older than 3.14
         return None, ""
     source = "MemAvailable in /proc/meminfo"
     try:
-        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as cap, \
-                open("/sys/fs/cgroup/memory.current", encoding="ascii") as used:
+        with (
+            open("/sys/fs/cgroup/memory.max", encoding="ascii") as cap,
+            open("/sys/fs/cgroup/memory.current", encoding="ascii") as used,
+        ):
             room = int(cap.read()) - int(used.read())
         if room < available:
             available, source = room, "the control group's memory.max less memory.current"
@@ -179,7 +181,7 @@ def _take(size: int) -> _Block | None:
 def _give_back(block: _Block) -> None:
     """The last array on ``block`` is gone: keep the block for the next result."""
     if block.pid != os.getpid():  # a forked child's copy: unmapped when the last reference
-        return                        # goes (its page lock is the parent's)
+        return  # goes (its page lock is the parent's)
     _returned.append(block)
     if _lock.acquire(False):
         try:

@@ -24,6 +24,7 @@ from . import dtypes
 
 Devices = Union[None, str, Sequence[int]]
 
+
 class _NotGiven:
     """The default of keywords that NumPy refuses even as None (``axes=``, ``axis=``,
     ``keepdims=`` of matmul): absent is not the same as any value."""
@@ -34,8 +35,8 @@ class _NotGiven:
 
 NOT_GIVEN: Any = _NotGiven()
 
-BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}                 # gpumatmul_backend
-PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}    # gpumatmul_precision
+BACKENDS = {"auto": 0, "tiled": 1, "cublas": 2}  # gpumatmul_backend
+PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}  # gpumatmul_precision
 
 
 class Options(NamedTuple):
@@ -43,36 +44,49 @@ class Options(NamedTuple):
 
     casting: str
     dtype: DTypeLike | None
-    backend: int              # gpumatmul_backend
-    precision: int            # gpumatmul_precision
-    stream: Any               # as given: a new GPU result keeps it alive (see _arrays.memory)
-    stream_handle: int        # its cudaStream_t
+    backend: int  # gpumatmul_backend
+    precision: int  # gpumatmul_precision
+    stream: Any  # as given: a new GPU result keeps it alive (see _arrays.memory)
+    stream_handle: int  # its cudaStream_t
     device: int | None
     devices: Devices
-    key: tuple                # (casting, backend, precision) as given
+    key: tuple  # (casting, backend, precision) as given
 
 
-def parse(casting: str, dtype: DTypeLike | None, backend: str, precision: str, stream: Any,
-          device: Any, devices: Devices, axis: Any = NOT_GIVEN,
-          keepdims: Any = NOT_GIVEN) -> Options:
+def parse(
+    casting: str,
+    dtype: DTypeLike | None,
+    backend: str,
+    precision: str,
+    stream: Any,
+    device: Any,
+    devices: Devices,
+    axis: Any = NOT_GIVEN,
+    keepdims: Any = NOT_GIVEN,
+) -> Options:
     """The keywords checked, before any operand is read: ValueError names the choices, and
     ``dtype=``, ``axis=`` and ``keepdims=`` raise NumPy's TypeError where NumPy's would (its
     argument parsing does: matmul takes neither of the last two, whatever their value)."""
     if axis is not NOT_GIVEN:
-        raise TypeError("matmul: axis= can only be used with a single shared core dimension, not "
-                        "with the 3 distinct ones of matmul's signature (n?,k),(k,m?)->(n?,m?); "
-                        "use axes=[(i, j), (i, j), (i, j)] to say where the matrices are")
+        raise TypeError(
+            "matmul: axis= can only be used with a single shared core dimension, not "
+            "with the 3 distinct ones of matmul's signature (n?,k),(k,m?)->(n?,m?); "
+            "use axes=[(i, j), (i, j), (i, j)] to say where the matrices are"
+        )
     if keepdims is not NOT_GIVEN:
-        raise TypeError("matmul does not take keepdims=: its signature (n?,k),(k,m?)->(n?,m?) "
-                        "gives its output 2 core dimensions, and keepdims= is only for gufuncs "
-                        "whose inputs share their core dimensions and whose outputs have none")
+        raise TypeError(
+            "matmul does not take keepdims=: its signature (n?,k),(k,m?)->(n?,m?) "
+            "gives its output 2 core dimensions, and keepdims= is only for gufuncs "
+            "whose inputs share their core dimensions and whose outputs have none"
+        )
     backend_code = _choice("backend", backend, BACKENDS)
     precision_code = _choice("precision", precision, PRECISIONS)
     device = _device_index(device)
     handle = streams.handle(stream)  # checked for host operands too
     dtypes.check_keyword(dtype)
-    return Options(casting, dtype, backend_code, precision_code, stream, handle, device, devices,
-                   (casting, backend, precision))
+    return Options(
+        casting, dtype, backend_code, precision_code, stream, handle, device, devices, (casting, backend, precision)
+    )
 
 
 def _choice(name: str, value: str, table: dict[str, int]) -> int:
@@ -88,6 +102,7 @@ def _device_index(device: Any) -> int | None:
     if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
         raise ValueError(f"device must be None or a GPU index (0, 1, ...), not {device!r}")
     return int(device)
+
 
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -118,8 +133,10 @@ def memory_limit() -> int:
         text = os.fsdecode(raw) if raw is not None else ""
         match = _LIMIT.fullmatch(text) if text.strip() else None
         if text.strip() and (match is None or int(match[1]) == 0):
-            raise ValueError(f"{LIMIT_VARIABLE}={text!r} is not a memory size: give a positive "
-                             f"number of bytes, or one with K, M, G or T (e.g. 512M), or unset it")
+            raise ValueError(
+                f"{LIMIT_VARIABLE}={text!r} is not a memory size: give a positive "
+                f"number of bytes, or one with K, M, G or T (e.g. 512M), or unset it"
+            )
         limit = int(match[1]) * _UNITS[match[2].upper()] if match else 0
         _parsed[raw] = limit
     return limit
@@ -142,12 +159,9 @@ def device_list(devices: Devices, device: int | None) -> tuple[int, ...]:
     try:
         chosen = tuple(devices)
     except TypeError:
-        raise ValueError(f"devices must be 'all' or a sequence of GPU indices, "
-                         f"not {type(devices).__name__}") from None
-    if not chosen or any(isinstance(d, bool) or not hasattr(d, "__index__") or d < 0
-                         for d in chosen):
-        raise ValueError(f"devices must be 'all' or a non-empty sequence of GPU indices "
-                         f"(0, 1, ...), not {devices!r}")
+        raise ValueError(f"devices must be 'all' or a sequence of GPU indices, not {type(devices).__name__}") from None
+    if not chosen or any(isinstance(d, bool) or not hasattr(d, "__index__") or d < 0 for d in chosen):
+        raise ValueError(f"devices must be 'all' or a non-empty sequence of GPU indices (0, 1, ...), not {devices!r}")
     chosen = tuple(int(d) for d in chosen)
     if len(set(chosen)) != len(chosen):
         raise ValueError(f"devices lists a GPU more than once: {list(chosen)}")

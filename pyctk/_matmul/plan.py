@@ -37,11 +37,11 @@ NEW, OUT, TEMPORARY = "new", "out", "temporary"  # where the C call writes the r
 class Plan(NamedTuple):
     """A product's C call and what must happen around it."""
 
-    entry: str                         # HOST, DEVICE or DEVICE_NEW
-    desc: library.GemmDesc             # the problem as the C call takes it
-    reads: tuple[Reading, Reading]     # how each operand reaches it
-    write: str                         # NEW, OUT or TEMPORARY
-    devices: tuple[int, ...]           # the GPUs it runs on
+    entry: str  # HOST, DEVICE or DEVICE_NEW
+    desc: library.GemmDesc  # the problem as the C call takes it
+    reads: tuple[Reading, Reading]  # how each operand reaches it
+    write: str  # NEW, OUT or TEMPORARY
+    devices: tuple[int, ...]  # the GPUs it runs on
     host_options: library.HostOptions | None
 
 
@@ -50,9 +50,12 @@ _host_options: dict[int, library.HostOptions] = {}  # memory limit -> the host c
 
 def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
     batch = problem.shapes.batch
-    reads = tuple(layout.reading(_stack(x.shape, x.strides, x.dtype.itemsize, problem, position),
-                                 batch, copied=x.dtype != problem.loop)
-                  for position, x in enumerate((operands.a, operands.b)))
+    reads = tuple(
+        layout.reading(
+            _stack(x.shape, x.strides, x.dtype.itemsize, problem, position), batch, copied=x.dtype != problem.loop
+        )
+        for position, x in enumerate((operands.a, operands.b))
+    )
     write, ld, stride = _write(operands, problem, reads)
     if operands.device is None:
         _check_host_memory(operands, problem, reads, write)
@@ -61,15 +64,28 @@ def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
         devices, host_options = _device(operands, options), None
     _supported(problem, options)
     a, b = reads
-    desc = library.GemmDesc(options.backend, problem.code, options.precision, a.transposed,
-                            b.transposed, problem.shapes.m, problem.shapes.n, problem.shapes.k,
-                            problem.shapes.batch_count, a.ld, a.stride, b.ld, b.stride, ld, stride)
+    desc = library.GemmDesc(
+        options.backend,
+        problem.code,
+        options.precision,
+        a.transposed,
+        b.transposed,
+        problem.shapes.m,
+        problem.shapes.n,
+        problem.shapes.k,
+        problem.shapes.batch_count,
+        a.ld,
+        a.stride,
+        b.ld,
+        b.stride,
+        ld,
+        stride,
+    )
     entry = HOST if operands.device is None else DEVICE_NEW if write == NEW else DEVICE
     return Plan(entry, desc, reads, write, devices, host_options)
 
 
-def _stack(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, problem: Problem,
-           position: int) -> Strided:
+def _stack(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, problem: Problem, position: int) -> Strided:
     """An operand (``position`` 0 or 1) or the result (shapes.RESULT) as the (*stack, rows,
     columns) stack the C call reads or writes."""
     return Strided(*shapes.stack_layout(shape, strides, problem.shapes, position), itemsize)
@@ -93,36 +109,39 @@ def _host(options: Options) -> tuple[tuple[int, ...], library.HostOptions]:
     limit = memory_limit()
     host_options = _host_options.get(limit)
     if host_options is None:
-        host_options = _host_options[limit] = library.HostOptions(
-            ctypes.sizeof(library.HostOptions), limit)
+        host_options = _host_options[limit] = library.HostOptions(ctypes.sizeof(library.HostOptions), limit)
     # The first call of a process starts the driver here, while libgpumatmul loads.
     contexts.load_library(devices[0])
     return devices, host_options
 
 
-def _check_host_memory(operands: Operands, problem: Problem, reads: tuple[Reading, Reading],
-                       write: str) -> None:
+def _check_host_memory(operands: Operands, problem: Problem, reads: tuple[Reading, Reading], write: str) -> None:
     """MemoryError before any GPU work if the host memory execute will take (a new result
     or temporary, the copies of operands) is more than the machine has."""
     itemsize, shapes_ = problem.loop.itemsize, problem.shapes
-    copies = [math.prod(shapes_.batch + x.shape[-2:] if read.copy == COPY_STACK else x.shape)
-              for x, read in zip((operands.a, operands.b), reads) if read.copy != IN_PLACE]
+    copies = [
+        math.prod(shapes_.batch + x.shape[-2:] if read.copy == COPY_STACK else x.shape)
+        for x, read in zip((operands.a, operands.b), reads)
+        if read.copy != IN_PLACE
+    ]
     result = math.prod(shapes_.result) if write != OUT else 0
     host_results.check_available(
         (result + sum(copies)) * itemsize,
         f"{host_results.size_text(result * itemsize)} for the result, of shape {shapes_.result} "
         f"and dtype {problem.loop}, and {host_results.size_text(sum(copies) * itemsize)} for "
-        f"copies of the operands")
+        f"copies of the operands",
+    )
 
 
 def _device(operands: Operands, options: Options) -> tuple[int, ...]:
     if options.devices is not None:
-        raise ValueError("devices= is for host operands: GPU operands are multiplied on their "
-                         "own GPU")
+        raise ValueError("devices= is for host operands: GPU operands are multiplied on their own GPU")
     if options.device is not None and options.device != operands.device:
-        raise DeviceMismatchError(f"pyctk.matmul: device={options.device}, but the operands are "
-                                  f"on GPU {operands.device}; GPU operands are multiplied where "
-                                  f"they are")
+        raise DeviceMismatchError(
+            f"pyctk.matmul: device={options.device}, but the operands are "
+            f"on GPU {operands.device}; GPU operands are multiplied where "
+            f"they are"
+        )
     return (operands.device,)
 
 

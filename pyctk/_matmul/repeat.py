@@ -35,22 +35,25 @@ from .plan import NEW, Plan
 from .resolve import Problem
 
 _KEPT = 1024  # layouts kept per kind: past this they start again (a program that keeps
-              # making new shapes gains nothing from them)
+# making new shapes gains nothing from them)
 
 
 class _HostPlan(NamedTuple):
     plan: Plan
     shape: tuple[int, ...]  # the result's
     dtype: np.dtype
-    scalar: bool            # 1-D @ 1-D: a NumPy scalar
-    kept: bool              # the result's memory is host_results' (else NumPy's own)
-    checked_bytes: int      # the result's bytes where they are checked against free memory
+    scalar: bool  # 1-D @ 1-D: a NumPy scalar
+    kept: bool  # the result's memory is host_results' (else NumPy's own)
+    checked_bytes: int  # the result's bytes where they are checked against free memory
 
     def run(self, a: np.ndarray, b: np.ndarray) -> Any:
         if self.checked_bytes:
             host_results.check_available(self.checked_bytes, f"the result, of shape {self.shape}")
-        result = (host_results.empty(self.shape, self.dtype, self.plan.devices[0]) if self.kept
-                  else np.empty(self.shape, self.dtype))  # known once: 0.5 us of a 16 x 16 call
+        result = (
+            host_results.empty(self.shape, self.dtype, self.plan.devices[0])
+            if self.kept
+            else np.empty(self.shape, self.dtype)
+        )  # known once: 0.5 us of a 16 x 16 call
         execute.host_call(self.plan, address(a), address(b), address(result))
         return result[()] if self.scalar else result
 
@@ -74,8 +77,7 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
     if kind is np.ndarray:
         if stream is not None:
             return None
-        kept = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options,
-                          memory_limit()))
+        kept = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, memory_limit()))
         return None if kept is None else kept.run(x1, x2)
     handle = 0 if stream is None else streams.handle(stream)
     if kind is DeviceArray:  # its layout is made: not even an operand to make
@@ -111,24 +113,37 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
     for (their pending work is on the product's stream). The caller keeps only calls without out=, dtype=, device=
     (but the operands' own) and devices=, which the keys leave out."""
     shapes = problem.shapes
-    if (plan.write != NEW or any(read.copy != IN_PLACE for read in plan.reads)
-            or not (shapes.m and shapes.n and shapes.k and shapes.batch_count)):
+    if (
+        plan.write != NEW
+        or any(read.copy != IN_PLACE for read in plan.reads)
+        or not (shapes.m and shapes.n and shapes.k and shapes.batch_count)
+    ):
         return  # (a product with nothing to compute makes no C call to repeat)
     a, b = operands.a, operands.b
     if operands.device is None:
-        key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key,
-               memory_limit())
+        key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key, memory_limit())
         nbytes = math.prod(shapes.result) * problem.loop.itemsize
-        _keep(_host, key, _HostPlan(plan, shapes.result, problem.loop, not shapes.result,
-                                    host_results.kept(shapes.result, problem.loop),
-                                    nbytes if nbytes >= host_results.CHECKED_FROM else 0))
+        _keep(
+            _host,
+            key,
+            _HostPlan(
+                plan,
+                shapes.result,
+                problem.loop,
+                not shapes.result,
+                host_results.kept(shapes.result, problem.loop),
+                nbytes if nbytes >= host_results.CHECKED_FROM else 0,
+            ),
+        )
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         shape, loop = shapes.result, problem.loop
-        entry = functools.partial(execute.device_new, plan,
-                                  execute.result_layout(shape, loop, operands.device,
-                                                        options.stream_handle),
-                                  math.prod(shape) * loop.itemsize)
+        entry = functools.partial(
+            execute.device_new,
+            plan,
+            execute.result_layout(shape, loop, operands.device, options.stream_handle),
+            math.prod(shape) * loop.itemsize,
+        )
         _keep(_device, key, entry)
         key_reader = interop.key_reader(type(a.owner))
         if key_reader is not None and type(b.owner) is type(a.owner):

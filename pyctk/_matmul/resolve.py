@@ -21,17 +21,15 @@ from .options import NOT_GIVEN, Options
 class Problem(NamedTuple):
     """What a product computes, whatever the memory its operands are in."""
 
-    loop: np.dtype        # the dtype it computes in (inputs are cast to it)
-    code: int             # gpumatmul_dtype of ``loop``
+    loop: np.dtype  # the dtype it computes in (inputs are cast to it)
+    code: int  # gpumatmul_dtype of ``loop``
     shapes: shapes.Shapes
 
 
-def resolve(operands: Operands, options: Options,
-            axes: Any = NOT_GIVEN) -> tuple[Operands, Problem]:
+def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tuple[Operands, Problem]:
     """The operands as the product sees them (``axes=`` applied) and what it computes."""
     a, b, out = operands.a, operands.b, operands.out
-    loop = dtypes.loop_dtype(a.dtype, b.dtype, None if out is None else out.dtype, options.dtype,
-                             options.casting)
+    loop = dtypes.loop_dtype(a.dtype, b.dtype, None if out is None else out.dtype, options.dtype, options.casting)
     if axes is not NOT_GIVEN:
         operands = _with_axes(operands, axes)
         a, b, out = operands.a, operands.b, operands.out
@@ -44,10 +42,8 @@ def _with_axes(operands: Operands, axes: Any) -> Operands:
     machinery sees them; the output's core axes are kept for wrap to put a new result's
     there."""
     a, b, out = operands.a, operands.b, operands.out
-    core = shapes.core_axes(axes, len(a.shape), len(b.shape),
-                            None if out is None else len(out.shape))
-    a, b = (_transposed(x, shapes.moved_last(len(x.shape), axes_of_x))
-            for x, axes_of_x in ((a, core[0]), (b, core[1])))
+    core = shapes.core_axes(axes, len(a.shape), len(b.shape), None if out is None else len(out.shape))
+    a, b = (_transposed(x, shapes.moved_last(len(x.shape), axes_of_x)) for x, axes_of_x in ((a, core[0]), (b, core[1])))
     if out is not None:
         out = _transposed(out, shapes.moved_last(len(out.shape), core[2]))
     return operands._replace(a=a, b=b, out=out, out_axes=core[2])
@@ -57,5 +53,4 @@ def _transposed(x: Any, order: list[int]) -> Any:
     """``x`` (a NumPy array or a DeviceOperand) with its axes in ``order``: a view."""
     if isinstance(x, np.ndarray):
         return x.transpose(order)
-    return x._replace(shape=tuple(x.shape[i] for i in order),
-                      strides=tuple(x.strides[i] for i in order))
+    return x._replace(shape=tuple(x.shape[i] for i in order), strides=tuple(x.strides[i] for i in order))

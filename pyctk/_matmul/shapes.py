@@ -20,10 +20,10 @@ AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions is NumPy
 class Shapes(NamedTuple):
     """What a product of two stacks of matrices (and its ``out``) is made of."""
 
-    batch: tuple[int, ...]   # the stack every product runs over: operands' and out's, broadcast
-    m: int                   # rows of the product (1 where absent)
+    batch: tuple[int, ...]  # the stack every product runs over: operands' and out's, broadcast
+    m: int  # rows of the product (1 where absent)
     k: int
-    n: int                   # columns of the product (1 where absent)
+    n: int  # columns of the product (1 where absent)
     result: tuple[int, ...]  # with no out: batch, then the rows and columns that are not absent
     absent: tuple[bool, bool]  # rows, columns absent (a 1-D a, b; a short out): not in the result
 
@@ -32,8 +32,9 @@ class Shapes(NamedTuple):
         return math.prod(self.batch)
 
 
-def matmul_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
-                  out_shape: tuple[int, ...] | None = None) -> Shapes:
+def matmul_shapes(
+    a_shape: tuple[int, ...], b_shape: tuple[int, ...], out_shape: tuple[int, ...] | None = None
+) -> Shapes:
     """The shapes of ``a @ b`` (into ``out``), or numpy.matmul's ValueError.
 
     NumPy's rules for a gufunc with flexible dimensions: a 1-D first operand
@@ -59,20 +60,26 @@ def matmul_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
     m, k = (1, a_shape[-1]) if no_rows else a_shape[-2:]
     k_b, n = (b_shape[-1], 1) if no_cols else b_shape[-2:]
     if k != k_b:
-        raise ValueError(f"matmul: shapes {a_shape} and {b_shape} are not aligned: {k} (last dim "
-                         f"of operand 0) != {k_b} (the dim of operand 1 that it multiplies)")
+        raise ValueError(
+            f"matmul: shapes {a_shape} and {b_shape} are not aligned: {k} (last dim "
+            f"of operand 0) != {k_b} (the dim of operand 1 that it multiplies)"
+        )
     core = tuple(size for size, absent in ((m, no_rows), (n, no_cols)) if not absent)
-    stacks = [a_shape[:len(a_shape) + no_rows - 2], b_shape[:len(b_shape) + no_cols - 2]]
+    stacks = [a_shape[: len(a_shape) + no_rows - 2], b_shape[: len(b_shape) + no_cols - 2]]
     if out_shape is not None:
-        if out_shape[len(out_shape) - len(core):] != core:
-            raise ValueError(f"matmul: out has shape {out_shape}; the product of {a_shape} and "
-                             f"{b_shape} needs (..., {', '.join(map(str, core))})")
-        stacks.append(out_shape[:len(out_shape) - len(core)])
+        if out_shape[len(out_shape) - len(core) :] != core:
+            raise ValueError(
+                f"matmul: out has shape {out_shape}; the product of {a_shape} and "
+                f"{b_shape} needs (..., {', '.join(map(str, core))})"
+            )
+        stacks.append(out_shape[: len(out_shape) - len(core)])
     batch = stacks[0] if stacks.count(stacks[0]) == len(stacks) else _broadcast(stacks)
     # out's stack need not broadcast: it may lack leading axes of length 1, no more.
     if out_shape is not None and batch != (1,) * (len(batch) - len(stacks[-1])) + stacks[-1]:
-        raise ValueError(f"matmul: out has shape {out_shape}, but the operands' stacks broadcast "
-                         f"to {batch}: out's stack dimensions must hold them")
+        raise ValueError(
+            f"matmul: out has shape {out_shape}, but the operands' stacks broadcast "
+            f"to {batch}: out's stack dimensions must hold them"
+        )
     return Shapes(batch, m, k, n, batch + core, (no_rows, no_cols))
 
 
@@ -83,8 +90,10 @@ def absent(a_ndim: int, b_ndim: int, out_ndim: int | None) -> tuple[bool, bool]:
     included, rows first."""
     for position, ndim in enumerate((a_ndim, b_ndim)):
         if not ndim:
-            raise ValueError(f"matmul: input operand {position} is 0-d (a scalar); matmul needs "
-                             "arrays with at least 1 dimension (use * to multiply by a scalar)")
+            raise ValueError(
+                f"matmul: input operand {position} is 0-d (a scalar); matmul needs "
+                "arrays with at least 1 dimension (use * to multiply by a scalar)"
+            )
     no_rows, no_cols = a_ndim == 1, b_ndim == 1
     if out_ndim is not None:
         short = 2 - no_rows - no_cols - out_ndim
@@ -99,15 +108,17 @@ def _broadcast(stacks: list[tuple[int, ...]]) -> tuple[int, ...]:
     try:
         return np.broadcast_shapes(*stacks)
     except ValueError:
-        raise ValueError(f"matmul: stack dimensions {' and '.join(map(str, stacks))} (the axes "
-                         "before the last two) do not broadcast") from None
+        raise ValueError(
+            f"matmul: stack dimensions {' and '.join(map(str, stacks))} (the axes before the last two) do not broadcast"
+        ) from None
 
 
 RESULT = 2  # stack_layout's position for the result (or out); 0 and 1 are the operands
 
 
-def stack_layout(shape: tuple[int, ...], strides: tuple[int, ...], shapes: Shapes,
-                 position: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def stack_layout(
+    shape: tuple[int, ...], strides: tuple[int, ...], shapes: Shapes, position: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The shape and strides of operand ``position`` (0 or 1), or of the result (RESULT), as the
     (*batch, rows, columns) stack the product reads or writes: the absent axes put back (a 1-D
     first operand is a (1, k) row, a 1-D second one a (k, 1) column), and for the result also
@@ -135,8 +146,10 @@ def as_matrices(x: np.ndarray, position: int, shapes: Shapes) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # axes=: where the core (matrix) axes of each operand and of the output are.
 
-def core_axes(axes: Any, a_ndim: int, b_ndim: int,
-              out_ndim: int | None) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+
+def core_axes(
+    axes: Any, a_ndim: int, b_ndim: int, out_ndim: int | None
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """The core axes of x1, x2 and the output named by ``axes=``, normalised (non-negative),
     with NumPy's exceptions for what NumPy's gufunc machinery refuses.
 
@@ -155,10 +168,14 @@ def core_axes(axes: Any, a_ndim: int, b_ndim: int,
     if not isinstance(axes, list):
         raise TypeError("axes should be a list.")
     if len(axes) != 3:  # the signature gives the output core axes, even where they are absent
-        raise ValueError("axes should be a list with an entry for all 3 inputs and outputs; entries "
-                         "for outputs can only be omitted if none of them has core axes.")
-    return tuple(_item(item, position, count, ndim) for position, (item, count, ndim)
-                 in enumerate(zip(axes, counts, (a_ndim, b_ndim, out_ndim))))
+        raise ValueError(
+            "axes should be a list with an entry for all 3 inputs and outputs; entries "
+            "for outputs can only be omitted if none of them has core axes."
+        )
+    return tuple(
+        _item(item, position, count, ndim)
+        for position, (item, count, ndim) in enumerate(zip(axes, counts, (a_ndim, b_ndim, out_ndim)))
+    )
 
 
 def _item(item: Any, position: int, count: int, ndim: int) -> tuple[int, ...]:
@@ -167,13 +184,16 @@ def _item(item: Any, position: int, count: int, ndim: int) -> tuple[int, ...]:
         if count == 1:  # an operand with one core axis takes it as an int
             item = (item,)
         elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
-            raise AxisError(f"matmul: operand {position} has {count} core dimensions, but the "
-                            f"axes item is a single integer.")
+            raise AxisError(
+                f"matmul: operand {position} has {count} core dimensions, but the axes item is a single integer."
+            )
         else:
             raise TypeError(f"matmul: axes item {position} should be a tuple.")
     if len(item) != count:
-        raise AxisError(f"matmul: operand {position} has {count} core dimensions, but {len(item)} "
-                        f"dimensions are specified by axes tuple.")
+        raise AxisError(
+            f"matmul: operand {position} has {count} core dimensions, but {len(item)} "
+            f"dimensions are specified by axes tuple."
+        )
     normalised = tuple(_axis(axis, ndim) for axis in item)
     for axis in normalised:
         if normalised.count(axis) > 1:

@@ -37,8 +37,9 @@ def _into_out(operands: Operands, problem: Problem, options: Options, temporary:
     if operands.device is None:
         np.copyto(operands.out, temporary, casting=options.casting)
     else:
-        convert.copy(_as_stack(operands.out, problem), _as_stack(temporary, problem),
-                     operands.device, options.stream_handle)
+        convert.copy(
+            _as_stack(operands.out, problem), _as_stack(temporary, problem), operands.device, options.stream_handle
+        )
 
 
 def _as_stack(x: Any, problem: Problem) -> Any:

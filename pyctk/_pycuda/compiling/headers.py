@@ -36,19 +36,23 @@ LIBC_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libc")
 # major -> the folders NVRTC searches, in order: (folder in site-packages, a header that
 # proves it is there, the pip distribution that ships it).
 HEADER_WHEELS = {
-    12: [("nvidia/cuda_runtime/include", "cuda_fp16.h", "nvidia-cuda-runtime-cu12"),
-         ("nvidia/cuda_cccl/include", "cuda/std/type_traits", "nvidia-cuda-cccl-cu12"),
-         ("nvidia/curand/include", "curand_kernel.h", "nvidia-curand-cu12")],
+    12: [
+        ("nvidia/cuda_runtime/include", "cuda_fp16.h", "nvidia-cuda-runtime-cu12"),
+        ("nvidia/cuda_cccl/include", "cuda/std/type_traits", "nvidia-cuda-cccl-cu12"),
+        ("nvidia/curand/include", "curand_kernel.h", "nvidia-curand-cu12"),
+    ],
     # cuRAND's headers share the runtime's folder: a row of their own keys the cache on their wheel.
-    13: [("nvidia/cu13/include", "cuda_fp16.h", "nvidia-cuda-runtime"),
-         ("nvidia/cu13/include/cccl", "cuda/std/type_traits", "nvidia-cuda-cccl"),
-         ("nvidia/cu13/include", "curand_kernel.h", "nvidia-curand")],
+    13: [
+        ("nvidia/cu13/include", "cuda_fp16.h", "nvidia-cuda-runtime"),
+        ("nvidia/cu13/include/cccl", "cuda/std/type_traits", "nvidia-cuda-cccl"),
+        ("nvidia/cu13/include", "curand_kernel.h", "nvidia-curand"),
+    ],
 }
 
 
 class HeaderFolder(NamedTuple):
-    path: str          # absolute
-    pip_name: str      # "nvidia-cuda-cccl"
+    path: str  # absolute
+    pip_name: str  # "nvidia-cuda-cccl"
     distribution: str  # "nvidia_cuda_cccl-13.0.85": the wheel and version that wrote its files
 
 
@@ -57,7 +61,7 @@ def _distribution(site: str, pip_name: str) -> str:
     prefix = pip_name.replace("-", "_") + "-"
     for entry in sorted(os.listdir(site)):
         if entry.startswith(prefix) and entry.endswith(".dist-info"):
-            return entry[:-len(".dist-info")]
+            return entry[: -len(".dist-info")]
     return f"{pip_name} (no .dist-info in {site})"
 
 
@@ -75,8 +79,7 @@ def _find(major: int, search_path: tuple[str, ...] | None) -> tuple[list[HeaderF
     return found, missing
 
 
-def header_folders(major: int = CUDA_MAJOR,
-                   search_path: Sequence[str] | None = None) -> list[HeaderFolder]:
+def header_folders(major: int = CUDA_MAJOR, search_path: Sequence[str] | None = None) -> list[HeaderFolder]:
     """The header folders of ``major``'s wheels that are installed, in search order."""
     return list(_find(major, None if search_path is None else tuple(search_path))[0])
 

@@ -26,8 +26,7 @@ from collections.abc import Sequence
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\r\n]+)[>"]', re.MULTILINE)
 
 
-def _resolve(name: str, quoted: bool, including_dir: str | None,
-             search: Sequence[str]) -> str | None:
+def _resolve(name: str, quoted: bool, including_dir: str | None, search: Sequence[str]) -> str | None:
     folders = ([including_dir] if quoted and including_dir else []) + list(search)
     for folder in folders:
         path = os.path.join(folder, name)
@@ -36,8 +35,9 @@ def _resolve(name: str, quoted: bool, including_dir: str | None,
     return None
 
 
-def included_files(source: str, include_dirs: Sequence[str],
-                   wheel_dirs: Sequence[str], last_dirs: Sequence[str] = ()) -> list[tuple[str, str]]:
+def included_files(
+    source: str, include_dirs: Sequence[str], wheel_dirs: Sequence[str], last_dirs: Sequence[str] = ()
+) -> list[tuple[str, str]]:
     """``(what, digest)`` for every header ``source`` may include, directly or not, sorted.
 
     ``what`` is a header's absolute path (``digest`` its SHA-256), ``wheel:NAME`` for one

@@ -37,7 +37,8 @@ _TEMPORARY_PREFIX = ".tmp-"
 def default_directory() -> Path:
     """The folder entries go in when no ``cache_dir=`` is given, whether caching is on or off."""
     root = os.environ.get("PYCTK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pyctk")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pyctk"
+    )
     return Path(root).expanduser() / "kernels"
 
 
@@ -65,7 +66,7 @@ def load(folder: Path, name: str) -> tuple[dict[str, Any], bytes] | None:
         return None
     if not data.startswith(_HEADER):
         return None
-    checksum, _, body = data[len(_HEADER):].partition(b"\n")
+    checksum, _, body = data[len(_HEADER) :].partition(b"\n")
     if hashlib.sha256(body).hexdigest().encode() != checksum:
         return None
     metadata, _, image = body.partition(b"\n")
@@ -90,9 +91,13 @@ def store(folder: Path, name: str, metadata: dict[str, Any], image: bytes) -> No
         os.replace(temporary, folder / (name + _SUFFIX))
         temporary = None
     except OSError as error:
-        warnings.warn(f"pyctk could not write its kernel cache in {folder} ({error}); kernels will "
-                      f"be compiled again in the next process. Set PYCTK_CACHE_DIR to a writable "
-                      f"folder, or PYCTK_DISABLE_CACHE=1.", RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"pyctk could not write its kernel cache in {folder} ({error}); kernels will "
+            f"be compiled again in the next process. Set PYCTK_CACHE_DIR to a writable "
+            f"folder, or PYCTK_DISABLE_CACHE=1.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     finally:
         if temporary is not None:
             try:

@@ -40,9 +40,9 @@ from ..._cuda.driver_errors import CompileError
 
 
 class _Row(NamedTuple):
-    use: str    # "nvrtc", "host", "link" or "none"
+    use: str  # "nvrtc", "host", "link" or "none"
     value: str  # "" (a flag), "one" (one value) or "list" (comma-separated values, each a row)
-    text: str   # nvrtc: NVRTC's spelling, {} the value; else what to do instead, or ""
+    text: str  # nvrtc: NVRTC's spelling, {} the value; else what to do instead, or ""
 
 
 _LINKED = "device code is linked with pyctk.driver.Linker or pyctk.compiler.DynamicModule"
@@ -64,17 +64,25 @@ _TABLE: dict[tuple[str, ...], _Row] = {
     ("-shared", "--shared"): _Row("link", "", _LINKED),
     ("-arch", "--gpu-architecture"): _Row("none", "one", "pass arch='sm_XY' (or 'compute_XY')"),
     ("-code", "--gpu-code"): _Row("none", "one", "pass code='sm_XY'"),
-    ("-gencode", "--generate-code"): _Row("none", "one", "pass arch= and code=: NVRTC makes code for "
-                                                         "one architecture per compile"),
+    ("-gencode", "--generate-code"): _Row(
+        "none", "one", "pass arch= and code=: NVRTC makes code for one architecture per compile"
+    ),
     ("-cubin", "--cubin", "-ptx", "--ptx", "-fatbin", "--fatbin"): _Row(
-        "none", "", "pass target='cubin', 'ptx' or 'fatbin'"),
+        "none", "", "pass target='cubin', 'ptx' or 'fatbin'"
+    ),
     ("-keep", "--keep", "-keep-dir", "--keep-dir"): _Row("none", "", "pass keep=True"),
     ("-expt-relaxed-constexpr", "--expt-relaxed-constexpr"): _Row(
-        "none", "", "declare the constexpr functions __host__ __device__, or pass -default-device "
-                    "(NVRTC compiles every unannotated function for the device)"),
+        "none",
+        "",
+        "declare the constexpr functions __host__ __device__, or pass -default-device "
+        "(NVRTC compiles every unannotated function for the device)",
+    ),
     ("-extended-lambda", "--extended-lambda", "-expt-extended-lambda", "--expt-extended-lambda"): _Row(
-        "none", "", "NVRTC compiles no host code, so no lambda crosses from host to device; plain "
-                    "lambdas in device code need no option"),
+        "none",
+        "",
+        "NVRTC compiles no host code, so no lambda crosses from host to device; plain "
+        "lambdas in device code need no option",
+    ),
 }
 _ROWS = {spelling: row for spellings, row in _TABLE.items() for spelling in spellings}
 # nvcc's one-letter options with the value attached (-O3, -m64, -lcudadevrt, -L/path);
@@ -115,13 +123,18 @@ def translate(options: Sequence[str], stacklevel: int = 4) -> list[str]:
             values = value.split(",") if row.value == "list" else [value]
             translated += [row.text.format(item) for item in values]
         elif row.use == "none":
-            raise CompileError(f"nvcc option {option!r} has no NVRTC equivalent: {row.text}", "",
-                               tuple(options))
+            raise CompileError(f"nvcc option {option!r} has no NVRTC equivalent: {row.text}", "", tuple(options))
         else:
-            what = "host code, which NVRTC does not compile" if row.use == "host" else \
-                "the host link, which NVRTC does not do"
-            warnings.warn(f"nvcc option {option!r} is for {what}: ignored"
-                          + (f" ({row.text})" if row.text else ""), UserWarning, stacklevel=stacklevel)
+            what = (
+                "host code, which NVRTC does not compile"
+                if row.use == "host"
+                else "the host link, which NVRTC does not do"
+            )
+            warnings.warn(
+                f"nvcc option {option!r} is for {what}: ignored" + (f" ({row.text})" if row.text else ""),
+                UserWarning,
+                stacklevel=stacklevel,
+            )
     return translated
 
 

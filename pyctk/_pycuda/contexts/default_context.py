@@ -33,8 +33,9 @@ def _chosen_device() -> int | None:
     try:
         return int(chosen)
     except ValueError:
-        raise ValueError(f"the default CUDA device must be a number, not {chosen!r} "
-                         f"($CUDA_DEVICE or ~/.cuda_device)") from None
+        raise ValueError(
+            f"the default CUDA device must be a number, not {chosen!r} ($CUDA_DEVICE or ~/.cuda_device)"
+        ) from None
 
 
 def make_default_context(ctx_maker: Callable[[Device], Context] | None = None) -> Context:
@@ -100,8 +101,7 @@ def get_default_device(default: int = 0) -> Device:
     -------
     pyctk.driver.Device
     """
-    warnings.warn("get_default_device is deprecated: use make_default_context", DeprecationWarning,
-                  stacklevel=2)
+    warnings.warn("get_default_device is deprecated: use make_default_context", DeprecationWarning, stacklevel=2)
     chosen = _chosen_device()
     return Device(default if chosen is None else chosen)
 
@@ -169,6 +169,7 @@ def mark_cuda_test(test: Callable) -> Callable:
     >>> test_something.__name__
     'test_something'
     """
+
     @functools.wraps(test)
     def in_context(*args: Any, **kwargs: Any) -> Any:
         context = make_default_context()

@@ -164,8 +164,8 @@ class compute_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Who may use a device: ``CUcomputemode`` (cuda.h), what
     ``Device.get_attribute(device_attribute.COMPUTE_MODE)`` returns."""
 
-    DEFAULT = 0            #: Any number of processes and threads.
-    PROHIBITED = 2         #: No process may make a context.
+    DEFAULT = 0  #: Any number of processes and threads.
+    PROHIBITED = 2  #: No process may make a context.
     EXCLUSIVE_PROCESS = 3  #: One process at a time.
 
 
@@ -183,37 +183,37 @@ class ctx_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
 
     #: Spin while waiting if the GPU has fewer contexts than there are CPUs, else yield.
     SCHED_AUTO = 0x00
-    SCHED_SPIN = 0x01           #: Spin while waiting: the lowest latency, one CPU core busy.
-    SCHED_YIELD = 0x02          #: Yield the CPU while waiting.
+    SCHED_SPIN = 0x01  #: Spin while waiting: the lowest latency, one CPU core busy.
+    SCHED_YIELD = 0x02  #: Yield the CPU while waiting.
     SCHED_BLOCKING_SYNC = 0x04  #: Sleep on a synchronisation primitive while waiting.
-    BLOCKING_SYNC = 0x04        #: The old name of ``SCHED_BLOCKING_SYNC``.
-    SCHED_MASK = 0x07           #: The scheduling bits.
-    MAP_HOST = 0x08             #: No effect since CUDA 11: every context maps page-locked memory.
-    LMEM_RESIZE_TO_MAX = 0x10   #: Keep local memory at its largest size after a launch that grew it.
-    FLAGS_MASK = 0xFF           #: Every flag bit.
+    BLOCKING_SYNC = 0x04  #: The old name of ``SCHED_BLOCKING_SYNC``.
+    SCHED_MASK = 0x07  #: The scheduling bits.
+    MAP_HOST = 0x08  #: No effect since CUDA 11: every context maps page-locked memory.
+    LMEM_RESIZE_TO_MAX = 0x10  #: Keep local memory at its largest size after a launch that grew it.
+    FLAGS_MASK = 0xFF  #: Every flag bit.
 
 
 class limit(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """A context's limits: ``CUlimit`` (cuda.h), for :meth:`Context.set_limit` and
     :meth:`Context.get_limit`."""
 
-    STACK_SIZE = 0                        #: Bytes of stack for each GPU thread.
-    PRINTF_FIFO_SIZE = 1                  #: Bytes of the buffer device-side ``printf`` writes to.
-    MALLOC_HEAP_SIZE = 2                  #: Bytes of the heap of device-side ``malloc``.
-    DEV_RUNTIME_SYNC_DEPTH = 3            #: Nesting depth of dynamic parallelism's synchronisation.
+    STACK_SIZE = 0  #: Bytes of stack for each GPU thread.
+    PRINTF_FIFO_SIZE = 1  #: Bytes of the buffer device-side ``printf`` writes to.
+    MALLOC_HEAP_SIZE = 2  #: Bytes of the heap of device-side ``malloc``.
+    DEV_RUNTIME_SYNC_DEPTH = 3  #: Nesting depth of dynamic parallelism's synchronisation.
     DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4  #: Launches from the GPU that may be pending at once.
-    MAX_L2_FETCH_GRANULARITY = 5          #: L2 fetch granularity in bytes (not in PyCUDA).
-    PERSISTING_L2_CACHE_SIZE = 6          #: Bytes of L2 set aside for persisting accesses (not in PyCUDA).
+    MAX_L2_FETCH_GRANULARITY = 5  #: L2 fetch granularity in bytes (not in PyCUDA).
+    PERSISTING_L2_CACHE_SIZE = 6  #: Bytes of L2 set aside for persisting accesses (not in PyCUDA).
 
 
 class func_cache(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Shared memory or L1 cache: ``CUfunc_cache`` (cuda.h), for
     :meth:`Context.set_cache_config` and :meth:`Function.set_cache_config`."""
 
-    PREFER_NONE = 0    #: No preference.
+    PREFER_NONE = 0  #: No preference.
     PREFER_SHARED = 1  #: More shared memory, less L1 cache.
-    PREFER_L1 = 2      #: More L1 cache, less shared memory.
-    PREFER_EQUAL = 3   #: As much of each.
+    PREFER_L1 = 2  #: More L1 cache, less shared memory.
+    PREFER_EQUAL = 3  #: As much of each.
 
 
 class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -223,8 +223,8 @@ class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     Deprecated by CUDA: GPUs since Maxwell have a fixed bank size and ignore it.
     """
 
-    DEFAULT_BANK_SIZE = 0     #: The device's default.
-    FOUR_BYTE_BANK_SIZE = 1   #: Banks of 4 bytes.
+    DEFAULT_BANK_SIZE = 0  #: The device's default.
+    FOUR_BYTE_BANK_SIZE = 1  #: Banks of 4 bytes.
     EIGHT_BYTE_BANK_SIZE = 2  #: Banks of 8 bytes.
 
 
@@ -233,8 +233,7 @@ def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.In
     (``multiprocessor_count`` -> ``MULTIPROCESSOR_COUNT``); AttributeError for any other name."""
     member = None if name.startswith("_") else table.__members__.get(name.upper())
     if member is None:
-        raise AttributeError(f"{owner!r} object has no attribute {name!r} (nor {table.__name__} "
-                             f"{name.upper()})")
+        raise AttributeError(f"{owner!r} object has no attribute {name!r} (nor {table.__name__} {name.upper()})")
     return member
 
 
@@ -336,8 +335,10 @@ class Device:
         -------
         tuple of int
         """
-        return (self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MAJOR),
-                self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MINOR))
+        return (
+            self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MAJOR),
+            self.get_attribute(device_attribute.COMPUTE_CAPABILITY_MINOR),
+        )
 
     def total_memory(self) -> int:
         """The device's memory, in bytes (:func:`mem_get_info` says how much is free).
@@ -385,8 +386,11 @@ class Device:
             try:
                 values[attribute] = self.get_attribute(attribute)
             except driver_errors.LogicError as error:
-                warnings.warn(f"the driver refused device_attribute.{attribute.name} of device "
-                              f"{self._device}: {error}", UserWarning, stacklevel=2)
+                warnings.warn(
+                    f"the driver refused device_attribute.{attribute.name} of device {self._device}: {error}",
+                    UserWarning,
+                    stacklevel=2,
+                )
         return values
 
     def can_access_peer(self, other: Device) -> bool:
@@ -479,11 +483,11 @@ _ContextCreate = CFUNCTYPE(c_int, POINTER(c_void_p), c_uint, c_int)
 def _create_context(flags: int, device: int) -> int:
     """A new context on ``device``, pushed on the driver's stack: ``cuCtxCreate_v2``."""
     address, found = c_void_p(), c_int(-1)
-    driver_api.call("cuGetProcAddress", b"cuCtxCreate", byref(address), _CTX_CREATE_ABI, 0,
-                    byref(found))
+    driver_api.call("cuGetProcAddress", b"cuCtxCreate", byref(address), _CTX_CREATE_ABI, 0, byref(found))
     if found.value != 0 or not address.value:  # CU_GET_PROC_ADDRESS_SUCCESS
-        raise driver_errors.RuntimeError("the driver does not provide cuCtxCreate (CUDA 3.2's)",
-                                         "CUDA_ERROR_NOT_FOUND", 500)
+        raise driver_errors.RuntimeError(
+            "the driver does not provide cuCtxCreate (CUDA 3.2's)", "CUDA_ERROR_NOT_FOUND", 500
+        )
     handle = c_void_p()
     driver_api.check(_ContextCreate(address.value)(byref(handle), flags, device), "cuCtxCreate")
     return handle.value
@@ -590,8 +594,9 @@ class Context:
 
     def _check_valid(self, what: str) -> None:
         if not self._valid:
-            raise driver_errors.LogicError(f"Context.{what} failed: cannot {what} a detached "
-                                           f"context", "CUDA_ERROR_INVALID_CONTEXT", 201)
+            raise driver_errors.LogicError(
+                f"Context.{what} failed: cannot {what} a detached context", "CUDA_ERROR_INVALID_CONTEXT", 201
+            )
 
     def push(self) -> None:
         """Make this context current on the calling thread, above the one that was.
@@ -627,7 +632,10 @@ class Context:
         if _top() is None:
             raise driver_errors.LogicError(
                 "Context.pop failed: cannot pop non-current context: this thread pushed none "
-                "(Device.make_context, Context.push)", "CUDA_ERROR_INVALID_CONTEXT", 201)
+                "(Device.make_context, Context.push)",
+                "CUDA_ERROR_INVALID_CONTEXT",
+                201,
+            )
         driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
         _stack().pop()
         below = _top()
@@ -647,9 +655,11 @@ class Context:
             It was detached before ("cannot detach from invalid context").
         """
         if not self._valid:
-            raise driver_errors.LogicError("Context.detach failed: cannot detach from invalid "
-                                           "context (it was detached before)",
-                                           "CUDA_ERROR_INVALID_CONTEXT", 201)
+            raise driver_errors.LogicError(
+                "Context.detach failed: cannot detach from invalid context (it was detached before)",
+                "CUDA_ERROR_INVALID_CONTEXT",
+                201,
+            )
         current = _top() is self
         if current:
             driver_api.call("cuCtxPopCurrent", byref(c_void_p()))

@@ -98,8 +98,7 @@ class DeviceData:
         try:
             return _FETCH_ALIGNMENT[word_size]
         except KeyError:
-            raise ValueError(f"no alignment possible for fetches of size {word_size} "
-                             f"(4, 8 or 16 bytes)") from None
+            raise ValueError(f"no alignment possible for fetches of size {word_size} (4, 8 or 16 bytes)") from None
 
     def align(self, bytes: int, word_size: int = 4) -> int:  # noqa: A002 - PyCUDA's name
         """``bytes`` rounded up to a multiple of ``align_bytes(word_size)``.
@@ -200,25 +199,29 @@ class OccupancyRecord:
 
     def __init__(self, devdata: Any, threads: int, shared_mem: int = 0, registers: int = 0) -> None:
         if not 0 < threads <= devdata.max_threads:
-            raise ValueError(f"too many threads: {threads} (1 to {devdata.max_threads} per block)"
-                             if threads > 0 else f"a block needs threads, not {threads}")
+            raise ValueError(
+                f"too many threads: {threads} (1 to {devdata.max_threads} per block)"
+                if threads > 0
+                else f"a block needs threads, not {threads}"
+            )
         warps = _round_up(threads, devdata.warp_size) // devdata.warp_size
         smem = _round_up(shared_mem, devdata.smem_alloc_granularity)
         try:
             register_threads = _REGISTER_THREADS[devdata.register_allocation_unit](warps)
         except KeyError:
-            raise ValueError(f"improper register allocation unit: {devdata.register_allocation_unit!r} "
-                             f"(\"warp\" or \"block\")") from None
+            raise ValueError(
+                f'improper register allocation unit: {devdata.register_allocation_unit!r} ("warp" or "block")'
+            ) from None
         allocated_registers = register_threads * registers
         if allocated_registers > devdata.registers:
-            raise ValueError(f"too many registers: {registers} per thread take {allocated_registers} "
-                             f"of the block's {devdata.registers}")
+            raise ValueError(
+                f"too many registers: {registers} per thread take {allocated_registers} "
+                f"of the block's {devdata.registers}"
+            )
         if smem > devdata.shared_memory:
-            raise ValueError(f"too much smem: {shared_mem} bytes take {smem} of the block's "
-                             f"{devdata.shared_memory}")
+            raise ValueError(f"too much smem: {shared_mem} bytes take {smem} of the block's {devdata.shared_memory}")
 
-        self.tb_per_mp_limits = [(devdata.thread_blocks_per_mp, "device"),
-                                 (devdata.warps_per_mp // warps, "warps")]
+        self.tb_per_mp_limits = [(devdata.thread_blocks_per_mp, "device"), (devdata.warps_per_mp // warps, "warps")]
         if registers > 0:
             self.tb_per_mp_limits.append((devdata.registers // allocated_registers, "regs"))
         if shared_mem > 0:

@@ -20,7 +20,7 @@ class profiler_output_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """
 
     KEY_VALUE_PAIR = 0  #: ``name value`` lines.
-    CSV = 1             #: Comma-separated values.
+    CSV = 1  #: Comma-separated values.
 
 
 def start_profiler() -> None:
@@ -74,8 +74,10 @@ def initialize_profiler(config_file: str, output_file: str, output_mode: int) ->
     pyctk.driver.RuntimeError: initialize_profiler failed: CUDA_ERROR_NOT_SUPPORTED: CUDA 12 removed ...
     """
     raise driver_errors.exception(
-        _NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+        _NOT_SUPPORTED,
+        "CUDA_ERROR_NOT_SUPPORTED",
         "CUDA 12 removed the command-line profiler that cuProfilerInitialize configured; run the "
         "program under Nsight Systems (nsys profile --capture-range=cudaProfilerApi) or Nsight "
         "Compute, and mark what to record with start_profiler() and stop_profiler()",
-        "initialize_profiler")
+        "initialize_profiler",
+    )

@@ -18,17 +18,17 @@ from ..._cuda import driver_api, streams
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :class:`Stream`: ``CUstream_flags`` (cuda.h)."""
 
-    DEFAULT = 0x0       #: Ordered with the legacy default stream (``stream=None``), both ways.
+    DEFAULT = 0x0  #: Ordered with the legacy default stream (``stream=None``), both ways.
     NON_BLOCKING = 0x1  #: Not ordered with the legacy default stream.
 
 
 class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :class:`Event`: ``CUevent_flags`` (cuda.h)."""
 
-    DEFAULT = 0x0         #: A timing event; waiting for it spins.
-    BLOCKING_SYNC = 0x1   #: Waiting for it (:meth:`Event.synchronize`) sleeps instead of spinning.
+    DEFAULT = 0x0  #: A timing event; waiting for it spins.
+    BLOCKING_SYNC = 0x1  #: Waiting for it (:meth:`Event.synchronize`) sleeps instead of spinning.
     DISABLE_TIMING = 0x2  #: No timestamps: cheaper to record and wait for.
-    INTERPROCESS = 0x4    #: May be shared with another process (with ``DISABLE_TIMING``).
+    INTERPROCESS = 0x4  #: May be shared with another process (with ``DISABLE_TIMING``).
 
 
 class _Handle:
@@ -271,9 +271,13 @@ def to_ipc_handle(handle: Any) -> driver_api.IpcHandle:
     try:
         data = memoryview(handle).tobytes()
     except TypeError:
-        raise TypeError(f"an IPC handle is the 64 bytes (a bytearray) that Event.ipc_handle() or "
-                        f"mem_get_ipc_handle() returned, not {type(handle).__name__}") from None
+        raise TypeError(
+            f"an IPC handle is the 64 bytes (a bytearray) that Event.ipc_handle() or "
+            f"mem_get_ipc_handle() returned, not {type(handle).__name__}"
+        ) from None
     if len(data) != sizeof(driver_api.IpcHandle):
-        raise ValueError(f"an IPC handle is {sizeof(driver_api.IpcHandle)} bytes; this one is "
-                         f"{len(data)}: pass the whole of what ipc_handle() returned")
+        raise ValueError(
+            f"an IPC handle is {sizeof(driver_api.IpcHandle)} bytes; this one is "
+            f"{len(data)}: pass the whole of what ipc_handle() returned"
+        )
     return driver_api.IpcHandle.from_buffer_copy(data)

@@ -73,8 +73,9 @@ class Operation:
 
     __slots__ = ("name", "rule", "template", "integer_exponent")
 
-    def __init__(self, name: str, rule: Rule, template: str | dict[str, str],
-                 integer_exponent: int | None = None) -> None:
+    def __init__(
+        self, name: str, rule: Rule, template: str | dict[str, str], integer_exponent: int | None = None
+    ) -> None:
         self.name, self.rule, self.template = name, rule, template
         self.integer_exponent = integer_exponent
 
@@ -90,18 +91,22 @@ class Operation:
 
 def ufunc_rule(ufunc: np.ufunc) -> Rule:
     """NumPy's loop of ``ufunc`` for the operands' dtypes (its TypeError where it has none)."""
+
     def rule(dtypes: tuple) -> tuple:
         loop = ufunc.resolve_dtypes((*dtypes, *[None] * ufunc.nout))
-        return loop[:ufunc.nin], loop[ufunc.nin:]
+        return loop[: ufunc.nin], loop[ufunc.nin :]
+
     return rule
 
 
 def promoting_rule(first: int) -> Rule:
     """Operands from ``first`` on in their ``np.result_type`` (the result's dtype); those
     before it (``where``'s criterion) in their own."""
+
     def rule(dtypes: tuple) -> tuple:
         common = np.result_type(*[_WEAK_VALUES.get(d, d) for d in dtypes[first:]])
         return (*[np.dtype(d) for d in dtypes[:first]], *[common] * (len(dtypes) - first)), (common,)
+
     return rule
 
 
@@ -119,12 +124,24 @@ BINARY = {
     "-": _ufunc(np.subtract, "{0} - {1}"),
     "*": _ufunc(np.multiply, "{0} * {1}"),
     "/": _ufunc(np.true_divide, "{0} / {1}"),
-    "**": _ufunc(np.power, {"i": "pyctk_ipow_signed({0}, {1})", "u": "pyctk_ipow({0}, {1})",
-                             "f": "pow{f}({0}, {1})", "c": "pyctk_cpow({0}, {1})"}, integer_exponent=1),
-    "//": _ufunc(np.floor_divide, {"i": "pyctk_idivmod({0}, {1}, false)", "u": "({1} ? {0} / {1} : 0)",
-                                    "f": "pyctk_divmod({0}, {1}, false)"}),
-    "%": _ufunc(np.remainder, {"i": "pyctk_idivmod({0}, {1}, true)", "u": "({1} ? {0} % {1} : 0)",
-                                "f": "pyctk_divmod({0}, {1}, true)"}),
+    "**": _ufunc(
+        np.power,
+        {
+            "i": "pyctk_ipow_signed({0}, {1})",
+            "u": "pyctk_ipow({0}, {1})",
+            "f": "pow{f}({0}, {1})",
+            "c": "pyctk_cpow({0}, {1})",
+        },
+        integer_exponent=1,
+    ),
+    "//": _ufunc(
+        np.floor_divide,
+        {"i": "pyctk_idivmod({0}, {1}, false)", "u": "({1} ? {0} / {1} : 0)", "f": "pyctk_divmod({0}, {1}, false)"},
+    ),
+    "%": _ufunc(
+        np.remainder,
+        {"i": "pyctk_idivmod({0}, {1}, true)", "u": "({1} ? {0} % {1} : 0)", "f": "pyctk_divmod({0}, {1}, true)"},
+    ),
     "&": _ufunc(np.bitwise_and, "{0} & {1}"),
     "|": _ufunc(np.bitwise_or, "{0} | {1}"),
     "^": _ufunc(np.bitwise_xor, "{0} ^ {1}"),
@@ -140,8 +157,7 @@ _COMPARISONS = {BINARY[op] for op in ("==", "!=", "<", "<=", ">", ">=")}
 UNARY = {
     "-": _ufunc(np.negative, "-{0}"),
     "~": _ufunc(np.invert, {"b": "!{0}", "iu": "~{0}"}),
-    "abs": _ufunc(np.absolute, {"f": "fabs{f}({0})", "i": "({0} < 0 ? -{0} : {0})", "bu": "{0}",
-                                 "c": "abs({0})"}),
+    "abs": _ufunc(np.absolute, {"f": "fabs{f}({0})", "i": "({0} < 0 ? -{0} : {0})", "bu": "{0}", "c": "abs({0})"}),
 }
 
 # NumPy's maximum and minimum: NaN wins (unlike fmax), complex numbers in lexicographic order.
@@ -158,78 +174,102 @@ _MUL_ADD = Operation("mul_add", promoting_rule(0), "{0} * {1} + {2} * {3}")  # (
 # Device functions the templates call: (name, for real types, for complex ones). A kernel
 # gets those its source names; one may call those before it.
 _HELPERS = [
-    ("pyctk_eq",
-     "template <class T> __device__ bool pyctk_eq(T a, T b) { return a == b; }\n"
-     "__device__ bool pyctk_eq(long a, unsigned long b) { return a >= 0 && (unsigned long) a == b; }\n"
-     "__device__ bool pyctk_eq(unsigned long a, long b) { return b >= 0 && a == (unsigned long) b; }\n",
-     ""),
-    ("pyctk_lt",  # int64 against uint64 exactly, complex numbers in NumPy's lexicographic order
-     "template <class T> __device__ bool pyctk_lt(T a, T b) { return a < b; }\n"
-     "__device__ bool pyctk_lt(long a, unsigned long b) { return a < 0 || (unsigned long) a < b; }\n"
-     "__device__ bool pyctk_lt(unsigned long a, long b) { return b > 0 && a < (unsigned long) b; }\n",
-     "template <class T> __device__ bool pyctk_lt(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
-     "  return (a.real() < b.real() && a.imag() == a.imag() && b.imag() == b.imag())\n"
-     "         || (a.real() == b.real() && a.imag() < b.imag());\n}\n"),
-    ("pyctk_le",
-     "template <class T> __device__ bool pyctk_le(T a, T b) { return a <= b; }\n"
-     "__device__ bool pyctk_le(long a, unsigned long b) { return a < 0 || (unsigned long) a <= b; }\n"
-     "__device__ bool pyctk_le(unsigned long a, long b) { return b >= 0 && a <= (unsigned long) b; }\n",
-     "template <class T> __device__ bool pyctk_le(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
-     "  return (a.real() < b.real() && a.imag() == a.imag() && b.imag() == b.imag())\n"
-     "         || (a.real() == b.real() && a.imag() <= b.imag());\n}\n"),
+    (
+        "pyctk_eq",
+        "template <class T> __device__ bool pyctk_eq(T a, T b) { return a == b; }\n"
+        "__device__ bool pyctk_eq(long a, unsigned long b) { return a >= 0 && (unsigned long) a == b; }\n"
+        "__device__ bool pyctk_eq(unsigned long a, long b) { return b >= 0 && a == (unsigned long) b; }\n",
+        "",
+    ),
+    (
+        "pyctk_lt",  # int64 against uint64 exactly, complex numbers in NumPy's lexicographic order
+        "template <class T> __device__ bool pyctk_lt(T a, T b) { return a < b; }\n"
+        "__device__ bool pyctk_lt(long a, unsigned long b) { return a < 0 || (unsigned long) a < b; }\n"
+        "__device__ bool pyctk_lt(unsigned long a, long b) { return b > 0 && a < (unsigned long) b; }\n",
+        "template <class T> __device__ bool pyctk_lt(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
+        "  return (a.real() < b.real() && a.imag() == a.imag() && b.imag() == b.imag())\n"
+        "         || (a.real() == b.real() && a.imag() < b.imag());\n}\n",
+    ),
+    (
+        "pyctk_le",
+        "template <class T> __device__ bool pyctk_le(T a, T b) { return a <= b; }\n"
+        "__device__ bool pyctk_le(long a, unsigned long b) { return a < 0 || (unsigned long) a <= b; }\n"
+        "__device__ bool pyctk_le(unsigned long a, long b) { return b >= 0 && a <= (unsigned long) b; }\n",
+        "template <class T> __device__ bool pyctk_le(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
+        "  return (a.real() < b.real() && a.imag() == a.imag() && b.imag() == b.imag())\n"
+        "         || (a.real() == b.real() && a.imag() <= b.imag());\n}\n",
+    ),
     ("pyctk_nonzero", "template <class T> __device__ bool pyctk_nonzero(T x) { return x != T(0); }\n", ""),
     ("pyctk_positive", "template <class T> __device__ bool pyctk_positive(T x) { return pyctk_lt(T(0), x); }\n", ""),
-    ("pyctk_ipow",  # by squaring, in 64 bits: wraps around as NumPy's integers do
-     "template <class T> __device__ T pyctk_ipow(T base, T exponent) {\n"
-     "  unsigned long long result = 1, power = (unsigned long long) base;\n"
-     "  for (; exponent != 0; exponent /= 2) {\n"
-     "    if (exponent % 2 != 0) result *= power;\n"
-     "    power *= power;\n  }\n"
-     "  return (T) result;\n}\n", ""),
-    ("pyctk_ipow_signed",  # NumPy refuses negative exponents; here they give 1/base**-e truncated
-     "template <class T> __device__ T pyctk_ipow_signed(T base, T exponent) {\n"
-     "  if (exponent < 0) return base == 1 ? 1 : base == -1 ? (exponent % 2 != 0 ? -1 : 1) : 0;\n"
-     "  return pyctk_ipow(base, exponent);\n}\n", ""),
-    ("pyctk_cpow", "",  # NumPy's exact cases: x**0, 0**y, small integral powers by squaring
-     "template <class T> __device__ pycuda::complex<T> pyctk_cpow(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
-     "  if (b.real() == 0 && b.imag() == 0) return pycuda::complex<T>(1);\n"
-     "  if (a.real() == 0 && a.imag() == 0)\n"
-     "    return b.real() > 0 ? pycuda::complex<T>(0) : pycuda::complex<T>(T(nan(\"\")), T(nan(\"\")));\n"
-     "  if (b.imag() == 0 && b.real() == (int) b.real() && fabs(b.real()) < 100) {\n"
-     "    int n = (int) b.real();\n"
-     "    unsigned k = n < 0 ? -n : n;\n"
-     "    pycuda::complex<T> result(1), power = a;\n"
-     "    for (; k; k /= 2) {\n"
-     "      if (k % 2) result *= power;\n"
-     "      power *= power;\n    }\n"
-     "    return n < 0 ? pycuda::complex<T>(1) / result : result;\n  }\n"
-     "  return pow(a, b);\n}\n"),
-    ("pyctk_divmod",  # NumPy's floor division and remainder of floats (the remainder has b's sign)
-     "template <class T> __device__ T pyctk_divmod(T a, T b, bool modulus) {\n"
-     "  T mod = fmod(a, b);\n"
-     "  if (b == 0) return modulus ? mod : a / b;\n"
-     "  T quotient = (a - mod) / b;\n"
-     "  if (mod != 0) {\n"
-     "    if ((b < 0) != (mod < 0)) { mod += b; quotient -= 1; }\n"
-     "  } else mod = copysign(T(0), b);\n"
-     "  if (modulus) return mod;\n"
-     "  if (quotient == 0) return copysign(T(0), a / b);\n"
-     "  T floored = floor(quotient);\n"
-     "  return quotient - floored > T(0.5) ? floored + 1 : floored;\n}\n", ""),
-    ("pyctk_idivmod",  # the same for signed integers; 0 for b == 0, and MIN // -1 wraps, as NumPy's
-     "template <class T> __device__ T pyctk_idivmod(T a, T b, bool modulus) {\n"
-     "  if (b == 0) return 0;\n"
-     "  if (b == -1) return modulus ? 0 : (T) (0ULL - (unsigned long long) a);\n"
-     "  T quotient = a / b, mod = a % b;\n"
-     "  if (mod != 0 && (mod < 0) != (b < 0)) { quotient -= 1; mod += b; }\n"
-     "  return modulus ? mod : quotient;\n}\n", ""),
-    ("pyctk_exponent",  # an ldexp exponent as int: beyond +-100000 every double over/underflows
-     "__device__ int pyctk_exponent(long e) { return e < -100000 ? -100000 : e > 100000 ? 100000 : (int) e; }\n",
-     ""),
+    (
+        "pyctk_ipow",  # by squaring, in 64 bits: wraps around as NumPy's integers do
+        "template <class T> __device__ T pyctk_ipow(T base, T exponent) {\n"
+        "  unsigned long long result = 1, power = (unsigned long long) base;\n"
+        "  for (; exponent != 0; exponent /= 2) {\n"
+        "    if (exponent % 2 != 0) result *= power;\n"
+        "    power *= power;\n  }\n"
+        "  return (T) result;\n}\n",
+        "",
+    ),
+    (
+        "pyctk_ipow_signed",  # NumPy refuses negative exponents; here they give 1/base**-e truncated
+        "template <class T> __device__ T pyctk_ipow_signed(T base, T exponent) {\n"
+        "  if (exponent < 0) return base == 1 ? 1 : base == -1 ? (exponent % 2 != 0 ? -1 : 1) : 0;\n"
+        "  return pyctk_ipow(base, exponent);\n}\n",
+        "",
+    ),
+    (
+        "pyctk_cpow",
+        "",  # NumPy's exact cases: x**0, 0**y, small integral powers by squaring
+        "template <class T> __device__ pycuda::complex<T> pyctk_cpow(pycuda::complex<T> a, pycuda::complex<T> b) {\n"
+        "  if (b.real() == 0 && b.imag() == 0) return pycuda::complex<T>(1);\n"
+        "  if (a.real() == 0 && a.imag() == 0)\n"
+        '    return b.real() > 0 ? pycuda::complex<T>(0) : pycuda::complex<T>(T(nan("")), T(nan("")));\n'
+        "  if (b.imag() == 0 && b.real() == (int) b.real() && fabs(b.real()) < 100) {\n"
+        "    int n = (int) b.real();\n"
+        "    unsigned k = n < 0 ? -n : n;\n"
+        "    pycuda::complex<T> result(1), power = a;\n"
+        "    for (; k; k /= 2) {\n"
+        "      if (k % 2) result *= power;\n"
+        "      power *= power;\n    }\n"
+        "    return n < 0 ? pycuda::complex<T>(1) / result : result;\n  }\n"
+        "  return pow(a, b);\n}\n",
+    ),
+    (
+        "pyctk_divmod",  # NumPy's floor division and remainder of floats (the remainder has b's sign)
+        "template <class T> __device__ T pyctk_divmod(T a, T b, bool modulus) {\n"
+        "  T mod = fmod(a, b);\n"
+        "  if (b == 0) return modulus ? mod : a / b;\n"
+        "  T quotient = (a - mod) / b;\n"
+        "  if (mod != 0) {\n"
+        "    if ((b < 0) != (mod < 0)) { mod += b; quotient -= 1; }\n"
+        "  } else mod = copysign(T(0), b);\n"
+        "  if (modulus) return mod;\n"
+        "  if (quotient == 0) return copysign(T(0), a / b);\n"
+        "  T floored = floor(quotient);\n"
+        "  return quotient - floored > T(0.5) ? floored + 1 : floored;\n}\n",
+        "",
+    ),
+    (
+        "pyctk_idivmod",  # the same for signed integers; 0 for b == 0, and MIN // -1 wraps, as NumPy's
+        "template <class T> __device__ T pyctk_idivmod(T a, T b, bool modulus) {\n"
+        "  if (b == 0) return 0;\n"
+        "  if (b == -1) return modulus ? 0 : (T) (0ULL - (unsigned long long) a);\n"
+        "  T quotient = a / b, mod = a % b;\n"
+        "  if (mod != 0 && (mod < 0) != (b < 0)) { quotient -= 1; mod += b; }\n"
+        "  return modulus ? mod : quotient;\n}\n",
+        "",
+    ),
+    (
+        "pyctk_exponent",  # an ldexp exponent as int: beyond +-100000 every double over/underflows
+        "__device__ int pyctk_exponent(long e) { return e < -100000 ? -100000 : e > 100000 ? 100000 : (int) e; }\n",
+        "",
+    ),
 ]
 
 
 # -- operands --------------------------------------------------------------------------
+
 
 def _is_gpuarray(value: Any) -> bool:
     return hasattr(type(value), "_new_like_me")  # (array.py imports this module, not the reverse)
@@ -263,8 +303,10 @@ def _operands(values: Sequence[Any], handle: int) -> tuple[list[Any], Sequence[A
                 template = value
             keys.append(key)
     if template is None:
-        raise TypeError("this operation needs a GPUArray operand: make one with "
-                        "pyctk.gpuarray.to_gpu(x) or pyctk.gpuarray.asarray(gpu_array)")
+        raise TypeError(
+            "this operation needs a GPUArray operand: make one with "
+            "pyctk.gpuarray.to_gpu(x) or pyctk.gpuarray.asarray(gpu_array)"
+        )
     return keys, operands, template
 
 
@@ -285,8 +327,10 @@ def _foreign(value: Any, handle: int) -> interop.DeviceOperand:
     """Another library's GPU array, read in place, after its producer's pending work."""
     operand = interop.device_operand(value, handle)
     if operand is None:
-        raise TypeError(f"{type(value).__name__} is not a GPU array or a scalar: copy host data to "
-                        f"the GPU first (pyctk.gpuarray.to_gpu(x))")
+        raise TypeError(
+            f"{type(value).__name__} is not a GPU array or a scalar: copy host data to "
+            f"the GPU first (pyctk.gpuarray.to_gpu(x))"
+        )
     if operand.stream is not None:
         streams.wait(handle, operand.stream)
     return operand
@@ -304,6 +348,7 @@ def _layout(array: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
 
 # -- plans: what one operation on given dtypes compiles to ------------------------------
 
+
 class _Plan:
     """An operation on given operand dtypes: the loop's types, the result dtypes, how
     scalars are passed, and its kernels (the contiguous one, and strided ones by layout)."""
@@ -315,20 +360,24 @@ class _Plan:
         outputs = results if outs is None else outs
         for result, out in zip(results, outputs):
             if not np.can_cast(result, out, "same_kind"):
-                raise TypeError(f"Cannot cast ufunc {operation.name!r} output from {result!r} to {out!r} "
-                                f"with casting rule 'same_kind'")
+                raise TypeError(
+                    f"Cannot cast ufunc {operation.name!r} output from {result!r} to {out!r} "
+                    f"with casting rule 'same_kind'"
+                )
         for dtype in (*loop_inputs, *outputs, *[k for k in keys if isinstance(k, np.dtype)]):
             _ctype(dtype, operation)
         arrays = [isinstance(k, np.dtype) for k in keys]
         # (parameter dtype, loop dtype, is an array): an array is converted in the kernel,
         # a scalar on the host, into the loop's dtype
-        self.inputs = tuple((k if array else loop, loop, array)
-                            for k, loop, array in zip(keys, loop_inputs, arrays))
+        self.inputs = tuple((k if array else loop, loop, array) for k, loop, array in zip(keys, loop_inputs, arrays))
         self.operation, self.results, self.outputs = operation, tuple(results), tuple(outputs)
         self.arrays = [index for index, array in enumerate(arrays) if array]
         self.slots = [len(outputs) + index for index in self.arrays]  # their kernel parameters
-        self.scalars = [(index, _converter(loop, operation, index))
-                        for index, (loop, array) in enumerate(zip(loop_inputs, arrays)) if not array]
+        self.scalars = [
+            (index, _converter(loop, operation, index))
+            for index, (loop, array) in enumerate(zip(loop_inputs, arrays))
+            if not array
+        ]
         self.contiguous = _kernel(operation, self.inputs, self.results, self.outputs, 0, False)
 
     def strided(self, axes: int, wide: bool) -> Kernel:
@@ -348,16 +397,19 @@ def _ctype(dtype: np.dtype, operation: Operation) -> str:
     try:
         return dtype_to_ctype(dtype)
     except ValueError:
-        raise TypeError(f"{operation.name} here reads or computes {dtype} (by NumPy's dtype rules), which "
-                        f"pyctk's kernels lack: convert the operands first, e.g. x.astype(numpy.float32)") from None
+        raise TypeError(
+            f"{operation.name} here reads or computes {dtype} (by NumPy's dtype rules), which "
+            f"pyctk's kernels lack: convert the operands first, e.g. x.astype(numpy.float32)"
+        ) from None
 
 
 def _converter(dtype: np.dtype, operation: Operation, index: int) -> Callable[[Any], Any]:
     """How a scalar operand becomes a kernel argument of ``dtype`` (what ``struct`` packs)."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return functools.partial(_integer, low=int(info.min), high=int(info.max), dtype=dtype,
-                                 exponent=index == operation.integer_exponent)
+        return functools.partial(
+            _integer, low=int(info.min), high=int(info.max), dtype=dtype, exponent=index == operation.integer_exponent
+        )
     if dtype.kind == "c":
         return lambda value, kind=dtype.type: kind(value).tobytes()
     if dtype == np.float32:
@@ -377,16 +429,16 @@ def _integer(value: Any, low: int, high: int, dtype: np.dtype, exponent: bool) -
 def _holding(value: int) -> type:
     """The NumPy scalar type that holds Python int ``value`` (exactly, up to 64 bits): for
     comparisons of integer arrays, which NumPy answers for any int (``uint8_array < 300``)."""
-    if -2**63 <= value < 2**63:
+    if -(2**63) <= value < 2**63:
         return np.int64
     return np.uint64 if 0 <= value < 2**64 else np.float64
 
 
 # -- kernels ---------------------------------------------------------------------------------
 
+
 @functools.cache
-def _kernel(operation: Operation, inputs: tuple, results: tuple, outputs: tuple, axes: int,
-            wide: bool) -> Kernel:
+def _kernel(operation: Operation, inputs: tuple, results: tuple, outputs: tuple, axes: int, wide: bool) -> Kernel:
     """The kernel of ``operation`` reading ``inputs`` ((parameter dtype, loop dtype, is an
     array) each) into ``outputs``: every array indexed by ``i`` (``axes == 0``), or through
     ``axes`` axes of a layout (byte strides; ``wide``: index arithmetic in 64 bits)."""
@@ -394,14 +446,21 @@ def _kernel(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
     return Kernel(source, name, codes)
 
 
-def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple, axes: int,
-            wide: bool) -> tuple[str, str, list[str]]:
+def _source(
+    operation: Operation, inputs: tuple, results: tuple, outputs: tuple, axes: int, wide: bool
+) -> tuple[str, str, list[str]]:
     """(CUDA source, kernel name, ``struct`` codes of its parameters) of ``_kernel``."""
     strided = axes > 0
     arrays = len(outputs) + sum(array for _, _, array in inputs)  # the outputs first
-    name = "_".join(["pyctk", operation.name,
-                     *[("" if array else "s") + param.str[1:] for param, _, array in inputs],
-                     "to", *[out.str[1:] for out in outputs]]) + (f"_strided{axes}{'w' * wide}" if strided else "")
+    name = "_".join(
+        [
+            "pyctk",
+            operation.name,
+            *[("" if array else "s") + param.str[1:] for param, _, array in inputs],
+            "to",
+            *[out.str[1:] for out in outputs],
+        ]
+    ) + (f"_strided{axes}{'w' * wide}" if strided else "")
     params, codes, scalars, loads, lvalues = [], [], [], [], []
     for k, out in enumerate(outputs):
         ctype = dtype_to_ctype(out)
@@ -427,34 +486,37 @@ def _source(operation: Operation, inputs: tuple, results: tuple, outputs: tuple,
     # contiguous: an array's value is element u of the thread's ELEMENTS, loaded before any store
     values = [f"v{j}" if strided or not is_array else f"v{j}[u]" for j, (_, _, is_array) in enumerate(inputs)]
     expression = template.format(*values, f="f" if first == np.float32 else "", **names)
-    statement = (expression if len(outputs) > 1
-                 else f"{lvalues[0]} = {_converted(expression, results[0], outputs[0])}")
+    statement = expression if len(outputs) > 1 else f"{lvalues[0]} = {_converted(expression, results[0], outputs[0])}"
     layout = ""
     if strided:
         index = "size_t" if wide else "unsigned"
         layout = f"struct {name}_layout {{ long shape[{axes}]; long strides[{arrays}][{axes}]; }};\n"
         params.append(f"{name}_layout l")
         codes.append(f"{8 * axes * (1 + arrays)}s")
-        offsets = (f"    {index} rest = ({index}) i;\n"
-                   f"    long off[{arrays}] = {{}};\n"
-                   f"#pragma unroll\n"
-                   f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
-                   f"      const long k = (long) (rest % ({index}) l.shape[axis]);\n"
-                   f"      rest /= ({index}) l.shape[axis];\n"
-                   f"#pragma unroll\n"
-                   f"      for (int j = 0; j < {arrays}; ++j) off[j] += k * l.strides[j][axis];\n"
-                   f"    }}\n")
+        offsets = (
+            f"    {index} rest = ({index}) i;\n"
+            f"    long off[{arrays}] = {{}};\n"
+            f"#pragma unroll\n"
+            f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
+            f"      const long k = (long) (rest % ({index}) l.shape[axis]);\n"
+            f"      rest /= ({index}) l.shape[axis];\n"
+            f"#pragma unroll\n"
+            f"      for (int j = 0; j < {arrays}; ++j) off[j] += k * l.strides[j][axis];\n"
+            f"    }}\n"
+        )
     codes.append("Q")
     dtypes = [d for param, loop, _ in inputs for d in (param, loop)] + [*results, *outputs]
     is_complex = needs_complex(dtypes=dtypes)
     head = f'extern "C" __global__ void {name}({", ".join(params)}, unsigned long n)\n{{\n{"".join(scalars)}'
     if strided:
-        body = (f"{head}"
-                f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-                f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
-                f"{offsets}"
-                + "".join(f"    const {ctype} {value} = {load};\n" for ctype, value, load in loads) +
-                f"    {statement};\n  }}\n}}\n")
+        body = (
+            f"{head}"
+            f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+            f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
+            f"{offsets}"
+            + "".join(f"    const {ctype} {value} = {load};\n" for ctype, value, load in loads)
+            + f"    {statement};\n  }}\n}}\n"
+        )
     else:
         body = head + _elements_loop(loads, statement)
     header = COMPLEX_HEADER if is_complex else ""
@@ -472,21 +534,21 @@ def _elements_loop(loads: list[tuple[str, str, str]], statement: str) -> str:
     overlap the output otherwise were copied first (``_apart``), so the order changes nothing."""
     declared = "".join(f"    {ctype} {value}[ELEMENTS];\n" for ctype, value, _ in loads)
     assigned = " ".join(f"{value}[u] = {load};" for _, value, load in loads)
-    return (f"  enum {{ ELEMENTS = {ELEMENTS} }};\n"
-            f"  const size_t step = (size_t) gridDim.x * blockDim.x * ELEMENTS;\n"
-            f"  for (size_t first = blockIdx.x * (size_t) blockDim.x * ELEMENTS + threadIdx.x; first < n;\n"
-            f"       first += step) {{\n"
-            + declared +
-            f"#pragma unroll\n"
-            f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
-            f"      const size_t i = first + (size_t) u * blockDim.x;\n"
-            f"      if (i < n) {{ {assigned} }}\n"
-            f"    }}\n"
-            f"#pragma unroll\n"
-            f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
-            f"      const size_t i = first + (size_t) u * blockDim.x;\n"
-            f"      if (i < n) {{ {statement}; }}\n"
-            f"    }}\n  }}\n}}\n")
+    return (
+        f"  enum {{ ELEMENTS = {ELEMENTS} }};\n"
+        f"  const size_t step = (size_t) gridDim.x * blockDim.x * ELEMENTS;\n"
+        f"  for (size_t first = blockIdx.x * (size_t) blockDim.x * ELEMENTS + threadIdx.x; first < n;\n"
+        f"       first += step) {{\n" + declared + f"#pragma unroll\n"
+        f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
+        f"      const size_t i = first + (size_t) u * blockDim.x;\n"
+        f"      if (i < n) {{ {assigned} }}\n"
+        f"    }}\n"
+        f"#pragma unroll\n"
+        f"    for (int u = 0; u < ELEMENTS; ++u) {{\n"
+        f"      const size_t i = first + (size_t) u * blockDim.x;\n"
+        f"      if (i < n) {{ {statement}; }}\n"
+        f"    }}\n  }}\n}}\n"
+    )
 
 
 def _converted(expression: str, source: np.dtype, target: np.dtype) -> str:
@@ -509,8 +571,10 @@ def _helpers(body: str, is_complex: bool) -> str:
 
 # -- the engine --------------------------------------------------------------------------------
 
-def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: Any = None,
-          allocator: Any = None) -> Any:
+
+def apply(
+    operation: Operation, values: Sequence[Any], out: Any = None, stream: Any = None, allocator: Any = None
+) -> Any:
     """Run ``operation`` over ``values`` (GPUArrays, other libraries' GPU arrays, scalars),
     broadcast together; the result is ``out`` or new arrays (one, or a tuple for several
     outputs) made like the first GPUArray operand (``allocator``: from it instead).
@@ -540,11 +604,14 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
             try:
                 arguments[index] = convert(operands[index])
             except OverflowError:
-                if operation not in _COMPARISONS or keys[index] is not int or not all(
-                        k.kind in "iu" for k in keys if isinstance(k, np.dtype)):
+                if (
+                    operation not in _COMPARISONS
+                    or keys[index] is not int
+                    or not all(k.kind in "iu" for k in keys if isinstance(k, np.dtype))
+                ):
                     raise
                 held = _holding(operands[index])(operands[index])  # NumPy compares integers with any int
-                return apply(operation, [*values[:index], held, *values[index + 1:]], out, stream, allocator)
+                return apply(operation, [*values[:index], held, *values[index + 1 :]], out, stream, allocator)
     shape = template.shape
     for index in plan.arrays:
         if operands[index].shape != shape:
@@ -560,8 +627,7 @@ def apply(operation: Operation, values: Sequence[Any], out: Any = None, stream: 
             arguments[index] = _apart(operands[index], out, shape, template, handle)
     n = outputs[0].size
     grid = _launch(plan, outputs, arguments, shape, n, handle) if n else None
-    if (grid and layouts is not None and operands is values and shape == template.shape
-            and len(outputs) == 1):
+    if grid and layouts is not None and operands is values and shape == template.shape and len(outputs) == 1:
         if len(_kept) >= _KEPT:
             _kept.clear()
         _kept[layouts] = _Kept(plan, values, template, *grid, n)
@@ -586,14 +652,12 @@ class _Kept:
 
     __slots__ = ("kernel", "converts", "make", "template", "dtype", "blocks", "threads", "n")
 
-    def __init__(self, plan: _Plan, values: Sequence[Any], template: Any, blocks: int, threads: int,
-                 n: int) -> None:
+    def __init__(self, plan: _Plan, values: Sequence[Any], template: Any, blocks: int, threads: int, n: int) -> None:
         (self.dtype,) = plan.outputs
         self.kernel, self.blocks, self.threads, self.n = plan.contiguous, blocks, threads, n
         scalars = dict(plan.scalars)
         # each operand's converter, None for an array; None for them all where all are arrays
-        self.converts = (tuple(scalars.get(index) for index in range(len(values))) if scalars
-                         else None)
+        self.converts = tuple(scalars.get(index) for index in range(len(values))) if scalars else None
         self.template = _index_of(template, values)  # the operand the result is made like
         # (the function itself: the template's type is in the key)
         kind = type(template)
@@ -607,8 +671,10 @@ class _Kept:
             arguments = [int(value.gpudata) for value in values]
         else:
             try:
-                arguments = [int(value.gpudata) if convert is None else convert(value)
-                             for convert, value in zip(self.converts, values)]
+                arguments = [
+                    int(value.gpudata) if convert is None else convert(value)
+                    for convert, value in zip(self.converts, values)
+                ]
             except OverflowError:
                 return None
         result = self.make(values[self.template], self.dtype)
@@ -658,8 +724,11 @@ def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     for axis in range(-ndim, 0):
         lengths = {shape[axis] for shape in shapes if len(shape) >= -axis} - {1}
         if len(lengths) > 1:
-            raise ValueError("operands could not be broadcast together with shapes "
-                             + " ".join(_shape_text(shape) for shape in shapes) + " ")
+            raise ValueError(
+                "operands could not be broadcast together with shapes "
+                + " ".join(_shape_text(shape) for shape in shapes)
+                + " "
+            )
         result.append(lengths.pop() if lengths else 1)
     return tuple(result)
 
@@ -671,8 +740,10 @@ def _output_shape(out: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ..
     except ValueError:
         full = shape
     if full != out:
-        raise ValueError(f"non-broadcastable output operand with shape {_shape_text(out)} doesn't match "
-                         f"the broadcast shape {_shape_text(full)}")
+        raise ValueError(
+            f"non-broadcastable output operand with shape {_shape_text(out)} doesn't match "
+            f"the broadcast shape {_shape_text(full)}"
+        )
     return out
 
 
@@ -701,8 +772,11 @@ def _apart(operand: Any, out: Any, shape: tuple[int, ...], template: Any, handle
     if not (low < out_high and out_low < high):
         return operand
     steps = _broadcast_strides(own, strides, shape)
-    if pointer == out.ptr and itemsize == out.itemsize and all(
-            a == b for a, b, length in zip(steps, out.strides, shape) if length > 1):
+    if (
+        pointer == out.ptr
+        and itemsize == out.itemsize
+        and all(a == b for a, b, length in zip(steps, out.strides, shape) if length > 1)
+    ):
         return operand  # out's own elements, each read before it is written
     copy = template._new(own, operand.dtype)
     copying.copy_strided(copy.ptr, copy.strides, pointer, strides, own, itemsize, handle)
@@ -714,8 +788,9 @@ def _same_order(flags: Any, contiguous: Any) -> bool:
     return flags.c_contiguous if contiguous.c_contiguous else flags.f_contiguous
 
 
-def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tuple[int, ...], n: int,
-            handle: int) -> tuple[int, int] | None:
+def _launch(
+    plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tuple[int, ...], n: int, handle: int
+) -> tuple[int, int] | None:
     """Launch ``plan``'s kernel over ``n`` elements: the contiguous one where every array
     walks its memory in order with the outputs, else a strided one. The grid (blocks,
     threads) where it was the contiguous one for the arrays' layouts as they are (not
@@ -727,8 +802,11 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
         for slot in plan.slots:
             array = values[slot]
             # the output's strides: its layout (the usual case); else the same memory order
-            if type(array) not in _array_types or array.shape != shape or (
-                    array.strides != strides and not _same_order(array.flags, first.flags)):
+            if (
+                type(array) not in _array_types
+                or array.shape != shape
+                or (array.strides != strides and not _same_order(array.flags, first.flags))
+            ):
                 break
             values[slot] = array.ptr
         else:
@@ -736,18 +814,21 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
             plan.contiguous(*grid, handle, *values, n)
             return grid
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
-    lengths, merged = copying.merged_axes(shape, [_broadcast_strides(own, strides, shape)
-                                                  for _, own, strides, _ in layouts])
+    lengths, merged = copying.merged_axes(
+        shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts]
+    )
     for slot, layout in zip(range(len(outputs)), layouts):
         values[slot] = layout[0]
-    for slot, layout in zip(plan.slots, layouts[len(outputs):]):
+    for slot, layout in zip(plan.slots, layouts[len(outputs) :]):
         values[slot] = layout[0]
     if len(lengths) <= 1 and all(not m or m[0] == layout[3] for m, layout in zip(merged, layouts)):
         plan.contiguous(*geometry(-(-n // ELEMENTS)), handle, *values, n)
         return None
     if len(lengths) > copying.MAX_AXES:
-        raise ValueError(f"an operation over {len(lengths)} axes that cannot be merged; pyctk takes up to "
-                         f"{copying.MAX_AXES}: make an operand contiguous first (x.copy())")
+        raise ValueError(
+            f"an operation over {len(lengths)} axes that cannot be merged; pyctk takes up to "
+            f"{copying.MAX_AXES}: make an operand contiguous first (x.copy())"
+        )
     layout = np.array([lengths, *merged], dtype=np.int64).tobytes()
     blocks, threads = geometry(n)
     plan.strided(len(lengths), n >= 2**32)(blocks, threads, handle, *values, layout, n)
@@ -755,6 +836,7 @@ def _launch(plan: _Plan, outputs: list[Any], arguments: Sequence[Any], shape: tu
 
 
 # -- PyCUDA's functions ----------------------------------------------------------------------
+
 
 def operator_methods(op: str, name: str) -> tuple[Callable[[Any, Any], Any], ...]:
     """GPUArray's methods of Python's operator ``op`` (one of ``BINARY``'s) whose special
@@ -772,14 +854,17 @@ def operator_methods(op: str, name: str) -> tuple[Callable[[Any, Any], Any], ...
     def in_place(self: Any, other: Any) -> Any:
         return apply(operation, (self, other), self)
 
-    what = ("element by element: a bool array, as NumPy's (PyCUDA's has the operands' dtype)"
-            if operation in _COMPARISONS else
-            "element by element, with NumPy's dtypes and broadcasting (PyCUDA's broadcasts only "
-            "scalars and 0-d arrays)")
+    what = (
+        "element by element: a bool array, as NumPy's (PyCUDA's has the operands' dtype)"
+        if operation in _COMPARISONS
+        else "element by element, with NumPy's dtypes and broadcasting (PyCUDA's broadcasts only "
+        "scalars and 0-d arrays)"
+    )
     for function, prefix, text, note in (
-            (method, "", f"x {op} y", what),
-            (reflected, "r", f"y {op} x", "for ``y`` a scalar, a host scalar array or another library's GPU array"),
-            (in_place, "i", f"x {op}= y", "in place: the result cast into ``x`` as NumPy's ``same_kind`` rule allows")):
+        (method, "", f"x {op} y", what),
+        (reflected, "r", f"y {op} x", "for ``y`` a scalar, a host scalar array or another library's GPU array"),
+        (in_place, "i", f"x {op}= y", "in place: the result cast into ``x`` as NumPy's ``same_kind`` rule allows"),
+    ):
         function.__name__ = function.__qualname__ = f"__{prefix}{name}__"
         function.__doc__ = f"``{text}``, {note}."
     return method, reflected, in_place
@@ -803,21 +888,25 @@ def matmul(a: Any, b: Any, out: Any = None, stream: Any = None) -> Any:
     """
     for value in (a, b):
         if not _is_gpuarray(value) and interop.device_operand(value) is None:
-            raise TypeError(f"{type(value).__name__} is not a GPU array: matmul takes arrays on the GPU; "
-                            f"copy host data first (pyctk.gpuarray.to_gpu(x))")
+            raise TypeError(
+                f"{type(value).__name__} is not a GPU array: matmul takes arrays on the GPU; "
+                f"copy host data first (pyctk.gpuarray.to_gpu(x))"
+            )
     template = a if _is_gpuarray(a) else b
     product = _matmul(a, b, out=out, stream=stream)
     if out is not None:
         return out
     operand = interop.device_operand(product)
-    result = type(template)(operand.shape, operand.dtype, template.allocator, base=product,
-                            gpudata=operand.pointer, strides=operand.strides)
+    result = type(template)(
+        operand.shape, operand.dtype, template.allocator, base=product, gpudata=operand.pointer, strides=operand.strides
+    )
     result._device_index = operand.device
     return result
 
 
-def mul_add(x: Any, selffac: Any, other: Any, otherfac: Any, add_timer: Any = None, stream: Any = None,
-            out: Any = None) -> Any:
+def mul_add(
+    x: Any, selffac: Any, other: Any, otherfac: Any, add_timer: Any = None, stream: Any = None, out: Any = None
+) -> Any:
     """``selffac * x + otherfac * other`` in one kernel (PyCUDA's ``mul_add``); with
     ``add_timer``, ``add_timer(3 * x.size, seconds)`` where ``seconds()`` is the kernel's time."""
     if add_timer is None:

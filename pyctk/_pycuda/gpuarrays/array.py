@@ -143,8 +143,16 @@ class GPUArray:
 
     __array_priority__ = 100  # NumPy defers to GPUArray's operators: host_array + gpu_array is ours
 
-    def __init__(self, shape: Any, dtype: Any, allocator: Any = None, base: Any = None,
-                 gpudata: Any = None, strides: Sequence[int] | None = None, order: str = "C") -> None:
+    def __init__(
+        self,
+        shape: Any,
+        dtype: Any,
+        allocator: Any = None,
+        base: Any = None,
+        gpudata: Any = None,
+        strides: Sequence[int] | None = None,
+        order: str = "C",
+    ) -> None:
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
         self.size = math.prod(self.shape)
@@ -161,8 +169,9 @@ class GPUArray:
         self.base = base
         if gpudata is None:
             if base is not None:
-                raise ValueError("base is for a view of gpudata given with it; without gpudata, "
-                                 "the array allocates its own memory")
+                raise ValueError(
+                    "base is for a view of gpudata given with it; without gpudata, the array allocates its own memory"
+                )
             gpudata = self._allocate(self.nbytes) if self.size else None
         self.gpudata = gpudata
         self.flags = array_flags(self.shape, self.strides, itemsize)
@@ -236,8 +245,7 @@ class GPUArray:
     def __bool__(self) -> bool:
         if self.size == 1:
             return bool(self.get())
-        raise ValueError("The truth value of an array with more than one element is ambiguous. "
-                         "Use a.any() or a.all()")
+        raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -284,11 +292,16 @@ class GPUArray:
         GPUArray.__init__(result, shape, dtype, self.allocator, strides=strides)
         return result
 
-    def _view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0,
-              dtype: Any = None) -> GPUArray:
+    def _view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0, dtype: Any = None) -> GPUArray:
         """A view of this array's memory from ``offset`` bytes on (PyCUDA's views hold an int)."""
-        view = type(self)(shape, self.dtype if dtype is None else dtype, self.allocator, base=self,
-                          gpudata=self.ptr + offset, strides=strides)
+        view = type(self)(
+            shape,
+            self.dtype if dtype is None else dtype,
+            self.allocator,
+            base=self,
+            gpudata=self.ptr + offset,
+            strides=strides,
+        )
         view._device_index = self._device_index
         return view
 
@@ -337,8 +350,10 @@ class GPUArray:
         if ary.size != self.size:
             raise ValueError(f"ary and self must be the same size: {ary.size} != {self.size}")
         if ary.dtype != self.dtype:
-            raise ValueError(f"ary and self must have the same dtype: {ary.dtype} != {self.dtype}; "
-                             f"convert it first (ary.astype({str(self.dtype)!r}))")
+            raise ValueError(
+                f"ary and self must have the same dtype: {ary.dtype} != {self.dtype}; "
+                f"convert it first (ary.astype({str(self.dtype)!r}))"
+            )
         if ary.shape != self.shape:
             warnings.warn("Setting array from one with different shape.", stacklevel=2)
             ary = ary.reshape(self.shape)
@@ -357,7 +372,7 @@ class GPUArray:
             driver_api.call("cuStreamSynchronize", handle)
 
     def _order(self) -> str | None:
-        """"C" or "F": the host layout whose bytes are this array's in order (None: neither)."""
+        """ "C" or "F": the host layout whose bytes are this array's in order (None: neither)."""
         return "C" if self.flags.c_contiguous else "F" if self.flags.f_contiguous else None
 
     def set_async(self, ary: Any, stream: Any = None) -> None:
@@ -374,8 +389,9 @@ class GPUArray:
         """
         self.set(ary, async_=True, stream=stream)
 
-    def get(self, ary: np.ndarray | None = None, pagelocked: bool = False, async_: bool = False,
-            stream: Any = None) -> np.ndarray:
+    def get(
+        self, ary: np.ndarray | None = None, pagelocked: bool = False, async_: bool = False, stream: Any = None
+    ) -> np.ndarray:
         """This array's contents in host memory, as PyCUDA's ``get``.
 
         It waits for the kernels queued before it on ``stream`` (the legacy default stream
@@ -426,8 +442,7 @@ class GPUArray:
             if ary.dtype != self.dtype:
                 raise TypeError(f"ary and self must have the same dtype: {ary.dtype} != {self.dtype}")
             if ary.shape != self.shape:
-                warnings.warn("get() between arrays of different shape is deprecated",
-                              DeprecationWarning, stacklevel=2)
+                warnings.warn("get() between arrays of different shape is deprecated", DeprecationWarning, stacklevel=2)
                 ary = ary.reshape(self.shape)
         if not self.size:
             return ary
@@ -501,8 +516,7 @@ class GPUArray:
 
     def _assign(self, source: GPUArray, stream: int) -> None:
         """Copy ``source`` (same shape and dtype, any strides) into this array on ``stream``."""
-        copying.copy_strided(self.ptr, self.strides, source.ptr, source.strides, self.shape,
-                             self.itemsize, stream)
+        copying.copy_strided(self.ptr, self.strides, source.ptr, source.strides, self.shape, self.itemsize, stream)
 
     # -- views -----------------------------------------------------------------------------
 
@@ -558,8 +572,9 @@ class GPUArray:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
         if shape == self.shape and (self.flags.c_contiguous if order == "C" else self.flags.f_contiguous):
             return self
-        source = self if (self.flags.c_contiguous if order == "C" else self.flags.f_contiguous) \
-            else self._copy_in(order)
+        source = (
+            self if (self.flags.c_contiguous if order == "C" else self.flags.f_contiguous) else self._copy_in(order)
+        )
         strides = (contiguous_strides if order == "C" else f_strides)(shape, self.itemsize)
         return source._view(shape, strides)
 
@@ -623,11 +638,13 @@ class GPUArray:
         if old == new:
             return self._view(self.shape, self.strides, dtype=dtype)
         if not self.shape or not self.flags.c_contiguous:
-            raise ValueError("to change to a dtype of a different size, the array must be "
-                             "C-contiguous and at least 1-D")
+            raise ValueError(
+                "to change to a dtype of a different size, the array must be C-contiguous and at least 1-D"
+            )
         if (self.shape[-1] * old) % new:
-            raise ValueError(f"the last axis ({self.shape[-1]} x {old} bytes) is not a multiple of "
-                             f"the new itemsize ({new})")
+            raise ValueError(
+                f"the last axis ({self.shape[-1]} x {old} bytes) is not a multiple of the new itemsize ({new})"
+            )
         shape = (*self.shape[:-1], self.shape[-1] * old // new)
         return self._view(shape, contiguous_strides(shape, new), dtype=dtype)
 
@@ -657,8 +674,11 @@ class GPUArray:
         >>> a.squeeze().shape, a.squeeze(axis=0).shape
         ((3,), (3, 1))
         """
-        axes = ({a % self.ndim for a in ((axis,) if isinstance(axis, numbers.Integral) else axis)}
-                if axis is not None else {a for a, s in enumerate(self.shape) if s == 1})
+        axes = (
+            {a % self.ndim for a in ((axis,) if isinstance(axis, numbers.Integral) else axis)}
+            if axis is not None
+            else {a for a, s in enumerate(self.shape) if s == 1}
+        )
         if any(self.shape[a] != 1 for a in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
         keep = [a for a in range(self.ndim) if a not in axes]
@@ -688,8 +708,7 @@ class GPUArray:
         >>> a.transpose((1, 0, 2)).shape, a.transpose().shape
         ((3, 2, 4), (4, 3, 2))
         """
-        order = list(range(self.ndim))[::-1] if axes is None else [operator.index(a) % max(self.ndim, 1)
-                                                                   for a in axes]
+        order = list(range(self.ndim))[::-1] if axes is None else [operator.index(a) % max(self.ndim, 1) for a in axes]
         if sorted(order) != list(range(self.ndim)):
             raise ValueError(f"axes {axes} are not a permutation of the array's {self.ndim} axes")
         return self._view([self.shape[a] for a in order], [self.strides[a] for a in order])
@@ -778,13 +797,13 @@ class GPUArray:
         try:
             np.broadcast_shapes(self.shape, shape)
         except ValueError:
-            raise ValueError(f"operands could not be broadcast together with shapes {self.shape} "
-                             f"{shape}") from None
+            raise ValueError(f"operands could not be broadcast together with shapes {self.shape} {shape}") from None
         if np.broadcast_shapes(self.shape, shape) != tuple(shape):
             raise ValueError(f"could not broadcast an array of shape {self.shape} into shape {shape}")
         lead = len(shape) - self.ndim
-        strides = [0] * lead + [0 if s == 1 and t != 1 else st
-                                for s, t, st in zip(self.shape, shape[lead:], self.strides)]
+        strides = [0] * lead + [
+            0 if s == 1 and t != 1 else st for s, t, st in zip(self.shape, shape[lead:], self.strides)
+        ]
         return self._view(shape, strides)
 
     # -- fills and casts -------------------------------------------------------------------
@@ -880,16 +899,28 @@ class GPUArray:
         >>> interface["data"] == (a.ptr, False)
         True
         """
-        return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
-                "descr": [("", self.dtype.str)], "data": (self.ptr, False), "version": 3,
-                "stream": 1}
+        return {
+            "shape": self.shape,
+            "strides": self.strides,
+            "typestr": self.dtype.str,
+            "descr": [("", self.dtype.str)],
+            "data": (self.ptr, False),
+            "version": 3,
+            "stream": 1,
+        }
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """``(2, device)``: DLPack's ``kDLCUDA`` and the device's index; pyctk's (PyCUDA has no DLPack)."""
         return dlpack.kDLCUDA, self.device
 
-    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
-                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
         """A DLPack capsule of this array, which keeps it alive; pyctk's (PyCUDA has no DLPack).
 
         The array API's protocol: ``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``,
@@ -922,12 +953,12 @@ class GPUArray:
         >>> pyctk.from_dlpack(a).shape                                  # a DeviceArray, no copy
         (3,)
         """
-        return self._as_device_array().__dlpack__(stream=stream, max_version=max_version,
-                                                  dl_device=dl_device, copy=copy)
+        return self._as_device_array().__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
 
     def _as_device_array(self) -> Any:
-        operand = interop.DeviceOperand(self.ptr, self.shape, self.strides, self.dtype, self.device,
-                                        False, self, None)
+        operand = interop.DeviceOperand(self.ptr, self.shape, self.strides, self.dtype, self.device, False, self, None)
         return device_array.wrap(operand)
 
     # -- arithmetic (arithmetic.py) and reductions (reductions.py) -------------------------
@@ -996,8 +1027,15 @@ class GPUArray:
         """``y @ x``, for ``y`` another library's GPU array (see :meth:`__matmul__`)."""
         return arithmetic.matmul(other, self)
 
-    def mul_add(self, selffac: Any, other: GPUArray, otherfac: Any, add_timer: Any = None,
-                stream: Any = None, out: GPUArray | None = None) -> GPUArray:
+    def mul_add(
+        self,
+        selffac: Any,
+        other: GPUArray,
+        otherfac: Any,
+        add_timer: Any = None,
+        stream: Any = None,
+        out: GPUArray | None = None,
+    ) -> GPUArray:
         """``selffac * self + otherfac * other`` in one kernel, as PyCUDA's ``mul_add``.
 
         Unlike PyCUDA's: NumPy's result dtype, broadcasting, and ``add_timer`` is called with
@@ -1205,8 +1243,7 @@ class GPUArray:
         return reductions.dot(self, other, dtype, stream)
 
 
-def _index_view(shape: tuple[int, ...], strides: tuple[int, ...], index: Any
-                ) -> tuple[list[int], list[int], int]:
+def _index_view(shape: tuple[int, ...], strides: tuple[int, ...], index: Any) -> tuple[list[int], list[int], int]:
     """Shape, strides and byte offset of the view ``index`` (NumPy's basic indexing) selects."""
     if not isinstance(index, tuple):
         index = (index,)
@@ -1214,8 +1251,7 @@ def _index_view(shape: tuple[int, ...], strides: tuple[int, ...], index: Any
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(1 for i in index if i is not None and i is not Ellipsis)
     if used > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
-                         f"{used} were indexed")
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were indexed")
     if Ellipsis not in index:
         index = (*index, Ellipsis)
     new_shape, new_strides, offset, axis = [], [], 0, 0
@@ -1238,9 +1274,11 @@ def _index_view(shape: tuple[int, ...], strides: tuple[int, ...], index: Any
             try:
                 k = operator.index(item)
             except TypeError:
-                raise IndexError(f"GPUArray takes ints, slices, ... and None as indices (basic "
-                                 f"indexing), not {type(item).__name__}; for a gather use "
-                                 f"gpuarray.take") from None
+                raise IndexError(
+                    f"GPUArray takes ints, slices, ... and None as indices (basic "
+                    f"indexing), not {type(item).__name__}; for a gather use "
+                    f"gpuarray.take"
+                ) from None
             if not -shape[axis] <= k < shape[axis]:
                 raise IndexError(f"index {k} is out of bounds for axis {axis} with size {shape[axis]}")
             offset += (k % shape[axis]) * strides[axis]
@@ -1253,8 +1291,7 @@ def wrap(operand: interop.DeviceOperand) -> GPUArray:
     its producer's pending work."""
     if operand.stream is not None:
         streams.wait(0, operand.stream)
-    array = GPUArray(operand.shape, operand.dtype, base=operand.owner, gpudata=operand.pointer,
-                     strides=operand.strides)
+    array = GPUArray(operand.shape, operand.dtype, base=operand.owner, gpudata=operand.pointer, strides=operand.strides)
     array._device_index = operand.device
     return array
 

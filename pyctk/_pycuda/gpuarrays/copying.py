@@ -40,22 +40,24 @@ def _item_type(itemsize: int) -> str:
 def _strided_kernel(itemsize: int, axes: int) -> Kernel:
     item = _item_type(itemsize)
     name = f"pyctk_copy_strided_{itemsize}_{axes}"
-    source = (f"typedef {item} item;\n"
-              f"struct layout {{ long shape[{axes}]; long dst[{axes}]; long src[{axes}]; }};\n"
-              f'extern "C" __global__ void {name}(char *dst, const char *src, layout l, unsigned long n)\n'
-              f"{{\n"
-              f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-              f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
-              f"    size_t rest = i;\n"
-              f"    long d = 0, s = 0;\n"
-              f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
-              f"      long k = (long) (rest % (size_t) l.shape[axis]);\n"
-              f"      rest /= (size_t) l.shape[axis];\n"
-              f"      d += k * l.dst[axis];\n"
-              f"      s += k * l.src[axis];\n"
-              f"    }}\n"
-              f"    *(item *) (dst + d) = *(const item *) (src + s);\n"
-              f"  }}\n}}\n")
+    source = (
+        f"typedef {item} item;\n"
+        f"struct layout {{ long shape[{axes}]; long dst[{axes}]; long src[{axes}]; }};\n"
+        f'extern "C" __global__ void {name}(char *dst, const char *src, layout l, unsigned long n)\n'
+        f"{{\n"
+        f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+        f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
+        f"    size_t rest = i;\n"
+        f"    long d = 0, s = 0;\n"
+        f"    for (int axis = {axes} - 1; axis >= 0; --axis) {{\n"
+        f"      long k = (long) (rest % (size_t) l.shape[axis]);\n"
+        f"      rest /= (size_t) l.shape[axis];\n"
+        f"      d += k * l.dst[axis];\n"
+        f"      s += k * l.src[axis];\n"
+        f"    }}\n"
+        f"    *(item *) (dst + d) = *(const item *) (src + s);\n"
+        f"  }}\n}}\n"
+    )
     return Kernel(source, name, ["P", "P", f"{24 * axes}s", "Q"])
 
 
@@ -79,8 +81,15 @@ def merged_axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple
     return lengths, merged
 
 
-def copy_strided(dst: int, dst_strides: Sequence[int], src: int, src_strides: Sequence[int],
-                 shape: Sequence[int], itemsize: int, stream: int) -> None:
+def copy_strided(
+    dst: int,
+    dst_strides: Sequence[int],
+    src: int,
+    src_strides: Sequence[int],
+    shape: Sequence[int],
+    itemsize: int,
+    stream: int,
+) -> None:
     """Copy the array at ``src`` into the one at ``dst`` (same shape; byte strides), on ``stream``."""
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if n == 0:
@@ -90,8 +99,10 @@ def copy_strided(dst: int, dst_strides: Sequence[int], src: int, src_strides: Se
         driver_api.call("cuMemcpyDtoDAsync", dst, src, n * itemsize, stream)
         return
     if len(lengths) > MAX_AXES:
-        raise ValueError(f"a copy over {len(lengths)} axes that cannot be merged; pyctk copies up "
-                         f"to {MAX_AXES}: make the array contiguous in steps")
+        raise ValueError(
+            f"a copy over {len(lengths)} axes that cannot be merged; pyctk copies up "
+            f"to {MAX_AXES}: make the array contiguous in steps"
+        )
     layout = np.array([lengths, to, frm], dtype=np.int64).tobytes()
     blocks, threads = geometry(n)
     _strided_kernel(itemsize, len(lengths))(blocks, threads, stream, dst, src, layout, n)
@@ -116,12 +127,14 @@ def _conversion(to: np.dtype, frm: np.dtype) -> str:
 def _cast_kernel(to: np.dtype, frm: np.dtype) -> Kernel:
     name = f"pyctk_cast_{to.str[1:]}_{frm.str[1:]}"
     header = COMPLEX_HEADER if needs_complex(dtypes=[to, frm]) else ""
-    source = (f"{header}"
-              f'extern "C" __global__ void {name}({dtype_to_ctype(to)} *dst, const {dtype_to_ctype(frm)} *src, '
-              f"unsigned long n)\n{{\n"
-              f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-              f"       i += (size_t) gridDim.x * blockDim.x)\n"
-              f"    dst[i] = {_conversion(to, frm)};\n}}\n")
+    source = (
+        f"{header}"
+        f'extern "C" __global__ void {name}({dtype_to_ctype(to)} *dst, const {dtype_to_ctype(frm)} *src, '
+        f"unsigned long n)\n{{\n"
+        f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+        f"       i += (size_t) gridDim.x * blockDim.x)\n"
+        f"    dst[i] = {_conversion(to, frm)};\n}}\n"
+    )
     return Kernel(source, name, ["P", "P", "Q"])
 
 
@@ -135,11 +148,13 @@ def cast(dst: int, to: np.dtype, src: int, frm: np.dtype, n: int, stream: int) -
 @functools.cache
 def _fill_kernel(itemsize: int) -> Kernel:
     name = f"pyctk_fill_{itemsize}"
-    source = (f"typedef {_item_type(itemsize)} item;\n"
-              f'extern "C" __global__ void {name}(item *dst, item value, unsigned long n)\n{{\n'
-              f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-              f"       i += (size_t) gridDim.x * blockDim.x)\n"
-              f"    dst[i] = value;\n}}\n")
+    source = (
+        f"typedef {_item_type(itemsize)} item;\n"
+        f'extern "C" __global__ void {name}(item *dst, item value, unsigned long n)\n{{\n'
+        f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+        f"       i += (size_t) gridDim.x * blockDim.x)\n"
+        f"    dst[i] = value;\n}}\n"
+    )
     return Kernel(source, name, ["P", f"{itemsize}s", "Q"])
 
 

@@ -277,10 +277,12 @@ def ones_like(other_ary: GPUArray, dtype: Any = None, order: str = "K") -> GPUAr
 @functools.cache
 def _arange_kernel(dtype: np.dtype) -> Kernel:
     ctype, name = dtype_to_ctype(dtype), f"pyctk_arange_{dtype.str[1:]}"
-    source = (f'extern "C" __global__ void {name}({ctype} *z, {ctype} start, {ctype} step, unsigned long n)\n'
-              f"{{\n  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-              f"       i += (size_t) gridDim.x * blockDim.x)\n"
-              f"    z[i] = start + ({ctype}) i * step;\n}}\n")
+    source = (
+        f'extern "C" __global__ void {name}({ctype} *z, {ctype} start, {ctype} step, unsigned long n)\n'
+        f"{{\n  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+        f"       i += (size_t) gridDim.x * blockDim.x)\n"
+        f"    z[i] = start + ({ctype}) i * step;\n}}\n"
+    )
     return Kernel(source, name, ["P", dtype.char, dtype.char, "Q"])
 
 
@@ -401,8 +403,10 @@ def concatenate(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None
     axis = _axis(axis, first.ndim)
     for a in arrays[1:]:
         if a.ndim != first.ndim or any(s != t for k, (s, t) in enumerate(zip(a.shape, first.shape)) if k != axis):
-            raise ValueError(f"all the input array dimensions except for the concatenation axis must "
-                             f"match exactly, but {first.shape} and {a.shape} differ")
+            raise ValueError(
+                f"all the input array dimensions except for the concatenation axis must "
+                f"match exactly, but {first.shape} and {a.shape} differ"
+            )
     dtype = np.result_type(*(a.dtype for a in arrays))
     shape = list(first.shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
@@ -450,8 +454,11 @@ def stack(arrays: Sequence[GPUArray], axis: int = 0, allocator: Any = None) -> G
 
 def _axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim) if hasattr(np, "exceptions") else \
-            IndexError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise (
+            np.exceptions.AxisError(axis, ndim)
+            if hasattr(np, "exceptions")
+            else IndexError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        )
     return axis % ndim
 
 
@@ -504,11 +511,13 @@ def _gather_kernel(itemsize: int, index: np.dtype) -> Kernel:
     """``out[i] = src[idx[i]]`` for items of ``itemsize`` bytes (scatter: ``dst[idx[i]] = src[i]``)."""
     name = f"pyctk_take_{itemsize}_{index.str[1:]}"
     item = f"struct alignas({min(8, itemsize & -itemsize)}) item {{ unsigned char b[{itemsize}]; }};\n"
-    source = (item + f'extern "C" __global__ void {name}(item *dst, const item *src, const '
-              f"{dtype_to_ctype(index)} *idx, unsigned long n, int scatter)\n{{\n"
-              f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
-              f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
-              f"    if (scatter) dst[idx[i]] = src[i]; else dst[i] = src[idx[i]];\n  }}\n}}\n")
+    source = (
+        item + f'extern "C" __global__ void {name}(item *dst, const item *src, const '
+        f"{dtype_to_ctype(index)} *idx, unsigned long n, int scatter)\n{{\n"
+        f"  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;\n"
+        f"       i += (size_t) gridDim.x * blockDim.x) {{\n"
+        f"    if (scatter) dst[idx[i]] = src[i]; else dst[i] = src[idx[i]];\n  }}\n}}\n"
+    )
     return Kernel(source, name, ["P", "P", "P", "Q", "i"])
 
 
@@ -518,8 +527,9 @@ def _indexed_copy(dst: GPUArray, src: GPUArray, indices: GPUArray, scatter: bool
     n = indices.size
     if n:
         blocks, threads = geometry(n)
-        _gather_kernel(src.itemsize, indices.dtype)(blocks, threads, stream_handle(stream), dst.ptr,
-                                                    src.ptr, indices._contiguous().ptr, n, int(scatter))
+        _gather_kernel(src.itemsize, indices.dtype)(
+            blocks, threads, stream_handle(stream), dst.ptr, src.ptr, indices._contiguous().ptr, n, int(scatter)
+        )
 
 
 def take(a: GPUArray, indices: GPUArray, out: GPUArray | None = None, stream: Any = None) -> GPUArray:
@@ -566,8 +576,9 @@ def take(a: GPUArray, indices: GPUArray, out: GPUArray | None = None, stream: An
     return out
 
 
-def multi_take(arrays: Sequence[GPUArray], indices: GPUArray, out: Sequence[GPUArray] | None = None,
-               stream: Any = None) -> list[GPUArray]:
+def multi_take(
+    arrays: Sequence[GPUArray], indices: GPUArray, out: Sequence[GPUArray] | None = None, stream: Any = None
+) -> list[GPUArray]:
     """:func:`take` of each array with the same ``indices``, as PyCUDA's ``multi_take``.
 
     Parameters
@@ -587,8 +598,13 @@ def multi_take(arrays: Sequence[GPUArray], indices: GPUArray, out: Sequence[GPUA
     return [take(a, indices, o, stream) for a, o in zip(arrays, outs)]
 
 
-def multi_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: Any = None,
-              out: Sequence[GPUArray] | None = None, stream: Any = None) -> list[GPUArray]:
+def multi_put(
+    arrays: Sequence[GPUArray],
+    dest_indices: GPUArray,
+    dest_shape: Any = None,
+    out: Sequence[GPUArray] | None = None,
+    stream: Any = None,
+) -> list[GPUArray]:
     """``out[k][dest_indices[i]] = arrays[k][i]`` for every ``k`` and ``i``, as PyCUDA's ``multi_put``.
 
     Unlike PyCUDA's, new ``out`` arrays are filled with zeros first.
@@ -636,9 +652,15 @@ def multi_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, dest_shape: An
     return list(out)
 
 
-def multi_take_put(arrays: Sequence[GPUArray], dest_indices: GPUArray, src_indices: GPUArray,
-                   dest_shape: Any = None, out: Sequence[GPUArray] | None = None, stream: Any = None,
-                   src_offsets: Any = None) -> list[GPUArray]:
+def multi_take_put(
+    arrays: Sequence[GPUArray],
+    dest_indices: GPUArray,
+    src_indices: GPUArray,
+    dest_shape: Any = None,
+    out: Sequence[GPUArray] | None = None,
+    stream: Any = None,
+    src_offsets: Any = None,
+) -> list[GPUArray]:
     """``out[k][dest_indices[i]] = arrays[k][src_indices[i]]``, as PyCUDA's ``multi_take_put``.
 
     Unlike PyCUDA's, ``src_offsets`` is not supported, and new ``out`` arrays are filled with

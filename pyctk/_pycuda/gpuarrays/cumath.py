@@ -31,9 +31,21 @@ from .array import GPUArray
 
 # PyCUDA's names, which are C's, and NumPy's ufuncs (their dtypes, their TypeErrors).
 FUNCTIONS = {
-    "fabs": np.fabs, "ceil": np.ceil, "floor": np.floor, "exp": np.exp, "log": np.log,
-    "log10": np.log10, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "fabs": np.fabs,
+    "ceil": np.ceil,
+    "floor": np.floor,
+    "exp": np.exp,
+    "log": np.log,
+    "log10": np.log10,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
     "tanh": np.tanh,
 }
 
@@ -70,8 +82,9 @@ _EXACT = {"fabs", "ceil", "floor", "sqrt"}  # IEEE results: no rounding in the e
 def _function(name: str) -> Callable[..., GPUArray]:
     operation = _operation(name)
 
-    def function(array: GPUArray, stream_or_out: Any = None, *, out: GPUArray | None = None,
-                 stream: Any = None) -> GPUArray:
+    def function(
+        array: GPUArray, stream_or_out: Any = None, *, out: GPUArray | None = None, stream: Any = None
+    ) -> GPUArray:
         if stream_or_out is not None:
             warnings.warn("please use 'out' or 'stream' keyword arguments", DeprecationWarning, stacklevel=2)
             which = "out" if isinstance(stream_or_out, GPUArray) else "stream"
@@ -83,10 +96,12 @@ def _function(name: str) -> Callable[..., GPUArray]:
     function.__name__ = function.__qualname__ = name
     given, shown = _EXAMPLES[name]
     result = f"cumath.{name}(a).get()" + ("" if name in _EXACT else ".round(4)")
-    integer_note = (f"integer arrays keep their dtype (an integer is its own ``{name}``)"
-                    if name in ("ceil", "floor") else
-                    "integer arrays give NumPy's float dtype (float64 for int32; float16, for int8 "
-                    "and uint8, is refused: convert first)")
+    integer_note = (
+        f"integer arrays keep their dtype (an integer is its own ``{name}``)"
+        if name in ("ceil", "floor")
+        else "integer arrays give NumPy's float dtype (float64 for int32; float16, for int8 "
+        "and uint8, is refused: convert first)"
+    )
     complex_note = "" if name in ("fabs", "ceil", "floor") else ", complex arrays the complex one"
     function.__doc__ = f"""C's ``{name}`` of each element, as NumPy's ``{FUNCTIONS[name].__name__}``
     (PyCUDA's ``cumath.{name}``).
@@ -143,8 +158,11 @@ sinh = _function("sinh")
 cosh = _function("cosh")
 tanh = _function("tanh")
 
-_FMOD = Operation("fmod", ufunc_rule(np.fmod), {"f": "fmod{f}({0}, {1})", "u": "({1} ? {0} % {1} : 0)",
-                                                "i": "({1} == 0 || {1} == -1 ? 0 : {0} % {1})"})
+_FMOD = Operation(
+    "fmod",
+    ufunc_rule(np.fmod),
+    {"f": "fmod{f}({0}, {1})", "u": "({1} ? {0} % {1} : 0)", "i": "({1} == 0 || {1} == -1 ? 0 : {0} % {1})"},
+)
 _FREXP = Operation("frexp", ufunc_rule(np.frexp), "{o0} = frexp{f}({0}, &{o1})")
 _LDEXP = Operation("ldexp", ufunc_rule(np.ldexp), "ldexp{f}({0}, pyctk_exponent({1}))")
 _MODF = Operation("modf", ufunc_rule(np.modf), "{o0} = modf{f}({0}, &{o1})")

@@ -65,8 +65,11 @@ __device__ __forceinline__ uint4 pyctk_philox4x32(uint4 c, uint2 k)
 # floats take the top 24 or 53 bits, so they lie in [0, 1) (PyCUDA's can round up to 1).
 RAND_DTYPES = {
     np.dtype(np.float32): ("float", 4, "(w[k] >> 8) * (1.0f / 16777216.0f)"),
-    np.dtype(np.float64): ("double", 2, "(double) (((unsigned long long) w[2 * k] << 21) ^ (w[2 * k + 1] >> 11))"
-                                        " * (1.0 / 9007199254740992.0)"),
+    np.dtype(np.float64): (
+        "double",
+        2,
+        "(double) (((unsigned long long) w[2 * k] << 21) ^ (w[2 * k + 1] >> 11)) * (1.0 / 9007199254740992.0)",
+    ),
     np.dtype(np.int32): ("int", 4, "(int) w[k]"),
     np.dtype(np.uint32): ("unsigned int", 4, "w[k]"),
 }
@@ -75,25 +78,26 @@ RAND_DTYPES = {
 def rand_source(dtype: np.dtype) -> str:
     """The CUDA source of ``rand``'s kernel ``pyctk_philox_rand`` for ``dtype``."""
     ctype, per, number = RAND_DTYPES[np.dtype(dtype)]
-    return (_PHILOX +
-            f"struct __align__(16) pyctk_chunk {{ {ctype} v[{per}]; }};  // one block's numbers: 16 bytes\n"
-            f'extern "C" __global__ void pyctk_philox_rand({ctype} *dest, unsigned long n, unsigned int seed)\n'
-            f"{{\n"
-            f"  for (size_t j = blockIdx.x * (size_t) blockDim.x + threadIdx.x; j * {per} < n;\n"
-            f"       j += (size_t) gridDim.x * blockDim.x) {{\n"
-            f"    const uint4 r = pyctk_philox4x32(make_uint4((unsigned int) j, (unsigned int) (j >> 32), 0u, 0u),\n"
-            f"                                     make_uint2(seed, 0u));\n"
-            f"    const unsigned int w[4] = {{r.x, r.y, r.z, r.w}};\n"
-            f"    pyctk_chunk chunk;\n"
-            f"#pragma unroll\n"
-            f"    for (int k = 0; k < {per}; ++k)\n"
-            f"      chunk.v[k] = {number};\n"
-            f"    if ((j + 1) * {per} <= n)\n"
-            f"      reinterpret_cast<pyctk_chunk *>(dest)[j] = chunk;  // dest is a new allocation: aligned\n"
-            f"    else\n"
-            f"      for (int k = 0; j * {per} + k < n; ++k)\n"
-            f"        dest[j * {per} + k] = chunk.v[k];\n"
-            f"  }}\n}}\n")
+    return (
+        _PHILOX + f"struct __align__(16) pyctk_chunk {{ {ctype} v[{per}]; }};  // one block's numbers: 16 bytes\n"
+        f'extern "C" __global__ void pyctk_philox_rand({ctype} *dest, unsigned long n, unsigned int seed)\n'
+        f"{{\n"
+        f"  for (size_t j = blockIdx.x * (size_t) blockDim.x + threadIdx.x; j * {per} < n;\n"
+        f"       j += (size_t) gridDim.x * blockDim.x) {{\n"
+        f"    const uint4 r = pyctk_philox4x32(make_uint4((unsigned int) j, (unsigned int) (j >> 32), 0u, 0u),\n"
+        f"                                     make_uint2(seed, 0u));\n"
+        f"    const unsigned int w[4] = {{r.x, r.y, r.z, r.w}};\n"
+        f"    pyctk_chunk chunk;\n"
+        f"#pragma unroll\n"
+        f"    for (int k = 0; k < {per}; ++k)\n"
+        f"      chunk.v[k] = {number};\n"
+        f"    if ((j + 1) * {per} <= n)\n"
+        f"      reinterpret_cast<pyctk_chunk *>(dest)[j] = chunk;  // dest is a new allocation: aligned\n"
+        f"    else\n"
+        f"      for (int k = 0; j * {per} + k < n; ++k)\n"
+        f"        dest[j * {per} + k] = chunk.v[k];\n"
+        f"  }}\n}}\n"
+    )
 
 
 @functools.cache
@@ -140,8 +144,10 @@ def rand(shape: Any, dtype: Any = np.float32, stream: Any = None) -> GPUArray:
     """
     dtype = np.dtype(dtype)
     if dtype not in RAND_DTYPES:
-        raise NotImplementedError(f"rand makes float32, float64, int32 and uint32 numbers, not {dtype}; "
-                                  f"convert the result (rand(shape, np.float64).astype({str(dtype)!r}))")
+        raise NotImplementedError(
+            f"rand makes float32, float64, int32 and uint32 numbers, not {dtype}; "
+            f"convert the result (rand(shape, np.float64).astype({str(dtype)!r}))"
+        )
     result = GPUArray(shape, dtype)
     seed = np.random.randint(2**31 - 1)
     if result.size:
@@ -152,6 +158,7 @@ def rand(shape: Any, dtype: Any = np.float32, stream: Any = None) -> GPUArray:
 
 # ---------------------------------------------------------------------------------------------
 # Seeds, direction vectors and scramble constants.
+
 
 def _to_gpu(host: np.ndarray) -> GPUArray:
     result = GPUArray(host.shape, host.dtype)
@@ -249,14 +256,18 @@ class direction_vector_set(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     (<direction_vector_set.VECTOR_64: 103>, 103)
     """
 
-    VECTOR_32 = 101             #: 32-bit vectors, for :class:`Sobol32RandomNumberGenerator`.
-    SCRAMBLED_VECTOR_32 = 102   #: 32-bit vectors, for :class:`ScrambledSobol32RandomNumberGenerator`.
-    VECTOR_64 = 103             #: 64-bit vectors, for :class:`Sobol64RandomNumberGenerator`.
-    SCRAMBLED_VECTOR_64 = 104   #: 64-bit vectors, for :class:`ScrambledSobol64RandomNumberGenerator`.
+    VECTOR_32 = 101  #: 32-bit vectors, for :class:`Sobol32RandomNumberGenerator`.
+    SCRAMBLED_VECTOR_32 = 102  #: 32-bit vectors, for :class:`ScrambledSobol32RandomNumberGenerator`.
+    VECTOR_64 = 103  #: 64-bit vectors, for :class:`Sobol64RandomNumberGenerator`.
+    SCRAMBLED_VECTOR_64 = 104  #: 64-bit vectors, for :class:`ScrambledSobol64RandomNumberGenerator`.
 
 
-_DIRECTION_BITS = {direction_vector_set.VECTOR_32: 32, direction_vector_set.SCRAMBLED_VECTOR_32: 32,
-                   direction_vector_set.VECTOR_64: 64, direction_vector_set.SCRAMBLED_VECTOR_64: 64}
+_DIRECTION_BITS = {
+    direction_vector_set.VECTOR_32: 32,
+    direction_vector_set.SCRAMBLED_VECTOR_32: 32,
+    direction_vector_set.VECTOR_64: 64,
+    direction_vector_set.SCRAMBLED_VECTOR_64: 64,
+}
 # bits -> (C type, dtype, struct code) of a raw number, a skip count, a scramble constant
 _WORDS = {32: ("unsigned int", np.dtype(np.uint32), "I"), 64: ("unsigned long long", np.dtype(np.uint64), "Q")}
 
@@ -348,34 +359,59 @@ def generate_scramble_constants64(count: int) -> GPUArray:
 # ---------------------------------------------------------------------------------------------
 # The generator classes: the kernels each kind of generator has, written from one table.
 
+
 class _Kind(NamedTuple):
-    state_type: str         # cuRAND's state, one per thread
-    vector_type: str        # what prepare's v[id] is: a seed, or one dimension's direction vectors
-    init: str               # curand_init's arguments before the state
-    generator_bits: int     # bits of curand()'s raw numbers
-    skip_bits: int          # of the count cuRAND's skip-ahead functions take
+    state_type: str  # cuRAND's state, one per thread
+    vector_type: str  # what prepare's v[id] is: a seed, or one dimension's direction vectors
+    init: str  # curand_init's arguments before the state
+    generator_bits: int  # bits of curand()'s raw numbers
+    skip_bits: int  # of the count cuRAND's skip-ahead functions take
     skips: tuple[str, ...]  # those functions for this state
-    has_box_muller: bool    # curand_normal2: two normal numbers a call
+    has_box_muller: bool  # curand_normal2: two normal numbers a call
 
 
 _SEEDED = "v[id], id, offset"  # seed, subsequence (one per generator), offset
 _KINDS = {
-    "XORWOW": _Kind("curandStateXORWOW", "unsigned int", _SEEDED, 32, 64,
-                    ("skipahead", "skipahead_sequence"), True),
-    "MRG32k3a": _Kind("curandStateMRG32k3a", "unsigned int", _SEEDED, 32, 64,
-                      ("skipahead", "skipahead_sequence", "skipahead_subsequence"), True),
-    "Sobol32": _Kind("curandStateSobol32", "curandDirectionVectors32_t", "v[id], offset", 32, 32,
-                     ("skipahead",), False),
-    "ScrambledSobol32": _Kind("curandStateScrambledSobol32", "curandDirectionVectors32_t",
-                              "v[id], scramble[id], offset", 32, 32, ("skipahead",), False),
-    "Sobol64": _Kind("curandStateSobol64", "curandDirectionVectors64_t", "v[id], offset", 64, 64,
-                     ("skipahead",), False),
-    "ScrambledSobol64": _Kind("curandStateScrambledSobol64", "curandDirectionVectors64_t",
-                              "v[id], scramble[id], offset", 64, 64, ("skipahead",), False),
+    "XORWOW": _Kind("curandStateXORWOW", "unsigned int", _SEEDED, 32, 64, ("skipahead", "skipahead_sequence"), True),
+    "MRG32k3a": _Kind(
+        "curandStateMRG32k3a",
+        "unsigned int",
+        _SEEDED,
+        32,
+        64,
+        ("skipahead", "skipahead_sequence", "skipahead_subsequence"),
+        True,
+    ),
+    "Sobol32": _Kind(
+        "curandStateSobol32", "curandDirectionVectors32_t", "v[id], offset", 32, 32, ("skipahead",), False
+    ),
+    "ScrambledSobol32": _Kind(
+        "curandStateScrambledSobol32",
+        "curandDirectionVectors32_t",
+        "v[id], scramble[id], offset",
+        32,
+        32,
+        ("skipahead",),
+        False,
+    ),
+    "Sobol64": _Kind(
+        "curandStateSobol64", "curandDirectionVectors64_t", "v[id], offset", 64, 64, ("skipahead",), False
+    ),
+    "ScrambledSobol64": _Kind(
+        "curandStateScrambledSobol64",
+        "curandDirectionVectors64_t",
+        "v[id], scramble[id], offset",
+        64,
+        64,
+        ("skipahead",),
+        False,
+    ),
 }
 
-_MEAN_STDDEV = {"float": (("float mean", "f"), ("float stddev", "f")),
-                "double": (("double mean", "d"), ("double stddev", "d"))}
+_MEAN_STDDEV = {
+    "float": (("float mean", "f"), ("float stddev", "f")),
+    "double": (("double mean", "d"), ("double stddev", "d")),
+}
 # PyCUDA's fill kernels: name -> (element C type, what an element is, extra parameters
 # (declaration, struct code), which kinds have it: "" all, "pairs" Box-Muller, "64" 64-bit).
 _FILLS = {
@@ -390,15 +426,22 @@ _FILLS = {
     "normal_log_float": ("float", "curand_log_normal(&state, mean, stddev)", _MEAN_STDDEV["float"], ""),
     "normal_log_double": ("double", "curand_log_normal_double(&state, mean, stddev)", _MEAN_STDDEV["double"], ""),
     "normal_log_float2": ("float2", "curand_log_normal2(&state, mean, stddev)", _MEAN_STDDEV["float"], "pairs"),
-    "normal_log_double2": ("double2", "curand_log_normal2_double(&state, mean, stddev)",
-                           _MEAN_STDDEV["double"], "pairs"),
+    "normal_log_double2": (
+        "double2",
+        "curand_log_normal2_double(&state, mean, stddev)",
+        _MEAN_STDDEV["double"],
+        "pairs",
+    ),
     "poisson_int": ("unsigned int", "curand_poisson(&state, lambda)", (("double lambda", "d"),), ""),
     "poisson_inplace_float": ("float", "(float) curand_poisson(&state, (double) d[i])", (), ""),
     "poisson_inplace_double": ("double", "(double) curand_poisson(&state, d[i])", (), ""),
     "poisson_inplace_int": ("unsigned int", "curand_poisson(&state, (double) d[i])", (), ""),
 }
-_SKIP_KERNELS = {"skipahead": "skip_ahead", "skipahead_sequence": "skip_ahead_sequence",
-                 "skipahead_subsequence": "skip_ahead_subsequence"}
+_SKIP_KERNELS = {
+    "skipahead": "skip_ahead",
+    "skipahead_sequence": "skip_ahead_sequence",
+    "skipahead_subsequence": "skip_ahead_subsequence",
+}
 
 _THREAD = "const size_t id = blockIdx.x * (size_t) blockDim.x + threadIdx.x;"
 
@@ -421,22 +464,27 @@ def _kernels(kind: _Kind) -> dict[str, tuple[str, list[str]]]:
                 f"  for (size_t i = id; i < n; i += (size_t) gridDim.x * blockDim.x)\n"
                 f"    d[i] = {number};\n"
                 f"  s[id] = state;\n}}\n",
-                ["P", "P", *(code for _, code in extra), "Q"])
+                ["P", "P", *(code for _, code in extra), "Q"],
+            )
     skip_type, _, skip_code = _WORDS[kind.skip_bits]
     for function in kind.skips:
-        for suffix, declaration, count, code in (("", f"{skip_type} skip", "skip", skip_code),
-                                                 ("_array", f"const {skip_type} *skip", "skip[id]", "P")):
+        for suffix, declaration, count, code in (
+            ("", f"{skip_type} skip", "skip", skip_code),
+            ("_array", f"const {skip_type} *skip", "skip[id]", "P"),
+        ):
             name = _SKIP_KERNELS[function] + suffix
             kernels[name] = (
                 f'extern "C" __global__ void {name}({state} *s, unsigned long n, {declaration})\n'
                 f"{{\n  {_THREAD}\n  if (id < n)\n    {function}({count}, &s[id]);\n}}\n",
-                ["P", "Q", code])
+                ["P", "Q", code],
+            )
     scramble = _WORDS[kind.generator_bits][0]  # read only by the scrambled kinds
     kernels["prepare"] = (
         f'extern "C" __global__ void prepare({state} *s, unsigned long n, {kind.vector_type} *v, '
         f"{scramble} *scramble, unsigned long long offset)\n"
         f"{{\n  {_THREAD}\n  if (id < n)\n    curand_init({kind.init}, &s[id]);\n}}\n",
-        ["P", "Q", "P", "P", "Q"])
+        ["P", "Q", "P", "P", "Q"],
+    )
     return kernels
 
 
@@ -444,13 +492,15 @@ def generator_source(kind: str) -> str:
     """The CUDA C++ of generator kind ``kind`` (a key of ``_KINDS``): its kernels and
     ``state_size``, the size of its state."""
     row = _KINDS[kind]
-    return ("#include <curand_kernel.h>  // C++ (templates): the kernels are extern \"C\" one by one\n"
-            f'extern "C" __device__ unsigned long long state_size = sizeof({row.state_type});\n'
-            # 32 bits of a 64-bit Sobol number: its high half, as curand_uniform takes (PyCUDA
-            # keeps the low half, which stays the same over a sequence's first 2**32 points)
-            "__device__ unsigned int pyctk_high32(unsigned int x) { return x; }\n"
-            "__device__ unsigned int pyctk_high32(unsigned long long x) { return (unsigned int) (x >> 32); }\n"
-            + "".join(source for source, _ in _kernels(row).values()))
+    return (
+        '#include <curand_kernel.h>  // C++ (templates): the kernels are extern "C" one by one\n'
+        f'extern "C" __device__ unsigned long long state_size = sizeof({row.state_type});\n'
+        # 32 bits of a 64-bit Sobol number: its high half, as curand_uniform takes (PyCUDA
+        # keeps the low half, which stays the same over a sequence's first 2**32 points)
+        "__device__ unsigned int pyctk_high32(unsigned int x) { return x; }\n"
+        "__device__ unsigned int pyctk_high32(unsigned long long x) { return (unsigned int) (x >> 32); }\n"
+        + "".join(source for source, _ in _kernels(row).values())
+    )
 
 
 def _require_curand() -> None:
@@ -458,7 +508,8 @@ def _require_curand() -> None:
     if not any(os.path.isfile(os.path.join(folder.path, "curand_kernel.h")) for folder in headers.header_folders()):
         raise LibraryNotFoundError(
             f"pyctk {curand.library.purpose}, whose device headers (curand_kernel.h) are not installed. "
-            f"It is an optional part of pyctk: {curand.install_command()}")
+            f"It is an optional part of pyctk: {curand.install_command()}"
+        )
 
 
 class _Compiled(NamedTuple):
@@ -478,18 +529,31 @@ def _compiled(kind: str, device: int) -> _Compiled:
     address, _ = module.get_global("state_size")
     size = np.zeros(1, np.uint64)
     driver_api.call("cuMemcpyDtoH", size.ctypes.data, address, size.nbytes)
-    return _Compiled(module, functions, launchers, int(size[0]),
-                     min(function.max_threads_per_block for function in functions.values()))
+    return _Compiled(
+        module,
+        functions,
+        launchers,
+        int(size[0]),
+        min(function.max_threads_per_block for function in functions.values()),
+    )
 
 
 # fill_* and gen_*: dtype -> kernel (the kernel names are PyCUDA's)
-_UNIFORM = {np.dtype(np.float32): "uniform_float", np.dtype(np.float64): "uniform_double",
-            np.dtype(np.int32): "uniform_int", np.dtype(np.uint32): "uniform_int",
-            np.dtype(np.int64): "uniform_long", np.dtype(np.uint64): "uniform_long"}
+_UNIFORM = {
+    np.dtype(np.float32): "uniform_float",
+    np.dtype(np.float64): "uniform_double",
+    np.dtype(np.int32): "uniform_int",
+    np.dtype(np.uint32): "uniform_int",
+    np.dtype(np.int64): "uniform_long",
+    np.dtype(np.uint64): "uniform_long",
+}
 _NORMAL = {np.dtype(np.float32): "normal_float", np.dtype(np.float64): "normal_double"}
 _LOG_NORMAL = {np.dtype(np.float32): "normal_log_float", np.dtype(np.float64): "normal_log_double"}
-_POISSON_IN_PLACE = {np.dtype(np.float32): "poisson_inplace_float", np.dtype(np.float64): "poisson_inplace_double",
-                     np.dtype(np.uint32): "poisson_inplace_int"}
+_POISSON_IN_PLACE = {
+    np.dtype(np.float32): "poisson_inplace_float",
+    np.dtype(np.float64): "poisson_inplace_double",
+    np.dtype(np.uint32): "poisson_inplace_int",
+}
 _POISSON = {np.dtype(np.uint32): "poisson_int"}
 
 
@@ -530,8 +594,11 @@ class _RandomNumberGeneratorBase:
         self.module = compiled.module
         self.generators = {name: compiled.functions[name] for name in _FILLS if name in compiled.functions}
         self._launchers = compiled.launchers
-        self.state_type, self.generator_bits, self.has_box_muller = \
-            row.state_type, row.generator_bits, row.has_box_muller
+        self.state_type, self.generator_bits, self.has_box_muller = (
+            row.state_type,
+            row.generator_bits,
+            row.has_box_muller,
+        )
         self._skip_dtype = _WORDS[row.skip_bits][1]
         self.block_count = multiprocessor_count(device)
         self.generators_per_block = compiled.generators_per_block
@@ -547,8 +614,9 @@ class _RandomNumberGeneratorBase:
     def _launch(self, name: str, stream: int, *args: Any) -> None:
         self._launchers[name](self.block_count, self.generators_per_block, stream, *args)
 
-    def _fill(self, table: dict, what: str, data: GPUArray, extra: tuple = (), stream: Any = None,
-              in_place: bool = False) -> None:
+    def _fill(
+        self, table: dict, what: str, data: GPUArray, extra: tuple = (), stream: Any = None, in_place: bool = False
+    ) -> None:
         """Run the kernel ``table`` has for ``data``'s dtype over ``data`` (a contiguous copy
         first when it is not contiguous: PyCUDA would write past a view's gaps)."""
         name = table.get(data.dtype)
@@ -718,8 +786,10 @@ class _RandomNumberGeneratorBase:
     def _skip_array(self, kernel: str, i: GPUArray, stream: Any) -> None:
         """Generator ``k``'s state skips ``i[k]``."""
         if not (isinstance(i, GPUArray) and i.dtype == self._skip_dtype and i.size == self._count):
-            raise TypeError(f"{kernel}: i must be a GPUArray of {self._count} {self._skip_dtype} counts, "
-                            f"one per generator (block_count * generators_per_block)")
+            raise TypeError(
+                f"{kernel}: i must be a GPUArray of {self._count} {self._skip_dtype} counts, "
+                f"one per generator (block_count * generators_per_block)"
+            )
         self._launch(kernel, stream_handle(stream), self.state, self._count, i._contiguous().ptr)
 
     def call_skip_ahead(self, i: int, stream: Any = None) -> None:
@@ -765,9 +835,11 @@ class _PseudoRandomNumberGeneratorBase(_RandomNumberGeneratorBase):
         else:
             seed = seed_getter(self._count)
         if not (isinstance(seed, GPUArray) and seed.dtype == np.int32 and seed.size == self._count):
-            raise TypeError(f"seed must be GPUArray of integers of right length: seed_getter({self._count}) "
-                            f"must return an int32 GPUArray of {self._count} seeds (block_count * "
-                            f"generators_per_block), as seed_getter_unique does")
+            raise TypeError(
+                f"seed must be GPUArray of integers of right length: seed_getter({self._count}) "
+                f"must return an int32 GPUArray of {self._count} seeds (block_count * "
+                f"generators_per_block), as seed_getter_unique does"
+            )
         self._prepare(seed._contiguous(), 0, offset)
 
     def call_skip_ahead_sequence(self, i: int, stream: Any = None) -> None:
@@ -803,25 +875,34 @@ class _SobolRandomNumberGeneratorBase(_RandomNumberGeneratorBase):
     _directions = direction_vector_set.VECTOR_32
     _scramble: Callable[[int], GPUArray] | None = None  # scramble constants, for the scrambled kinds
 
-    def __init__(self, dir_vector: GPUArray | None = None, scramble_vector: GPUArray | None = None,
-                 offset: int = 0) -> None:
+    def __init__(
+        self, dir_vector: GPUArray | None = None, scramble_vector: GPUArray | None = None, offset: int = 0
+    ) -> None:
         super().__init__()
         bits = _DIRECTION_BITS[self._directions]
         dtype = _WORDS[bits][1]
         if dir_vector is None:
             dir_vector = generate_direction_vectors(self._count, self._directions)
-        if not (isinstance(dir_vector, GPUArray) and dir_vector.dtype == dtype
-                and dir_vector.shape == (self._count, bits)):
-            raise TypeError(f"dir_vector must be a {dtype} GPUArray of shape ({self._count}, {bits}): "
-                            f"generate_direction_vectors({self._count}, {self._directions!s})")
+        if not (
+            isinstance(dir_vector, GPUArray) and dir_vector.dtype == dtype and dir_vector.shape == (self._count, bits)
+        ):
+            raise TypeError(
+                f"dir_vector must be a {dtype} GPUArray of shape ({self._count}, {bits}): "
+                f"generate_direction_vectors({self._count}, {self._directions!s})"
+            )
         scramble = 0
         if self._scramble is not None:
             if scramble_vector is None:
                 scramble_vector = self._scramble(self._count)
-            if not (isinstance(scramble_vector, GPUArray) and scramble_vector.dtype == dtype
-                    and scramble_vector.shape == (self._count,)):
-                raise TypeError(f"scramble_vector must be a {dtype} GPUArray of shape ({self._count},): "
-                                f"{self._scramble.__name__}({self._count})")
+            if not (
+                isinstance(scramble_vector, GPUArray)
+                and scramble_vector.dtype == dtype
+                and scramble_vector.shape == (self._count,)
+            ):
+                raise TypeError(
+                    f"scramble_vector must be a {dtype} GPUArray of shape ({self._count},): "
+                    f"{self._scramble.__name__}({self._count})"
+                )
             scramble_vector = scramble_vector._contiguous()
             scramble = scramble_vector.ptr
         self._prepare(dir_vector._contiguous(), scramble, offset)

@@ -37,8 +37,9 @@ def parse_arguments(arguments: str | Sequence[Argument]) -> list[Argument]:
         return [parse_c_arg(a) for a in arguments.split(",") if a.strip()]
     arguments = list(arguments)
     if not all(isinstance(a, Argument) for a in arguments):
-        raise TypeError("arguments must be a C parameter list ('float *x, float a') or a list of "
-                        "pyctk.tools.VectorArg / ScalarArg")
+        raise TypeError(
+            "arguments must be a C parameter list ('float *x, float a') or a list of pyctk.tools.VectorArg / ScalarArg"
+        )
     return arguments
 
 
@@ -47,42 +48,59 @@ def needs_complex(*texts: str, dtypes: Sequence[np.dtype] = ()) -> bool:
     return any(d.kind == "c" for d in dtypes) or any("complex" in t for t in texts)
 
 
-def source(arguments: Sequence[Argument], operation: str, name: str, preamble: str = "",
-           loop_prep: str = "", after_loop: str = "", use_range: bool = False,
-           restrict: bool = False) -> str:
+def source(
+    arguments: Sequence[Argument],
+    operation: str,
+    name: str,
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+    use_range: bool = False,
+    restrict: bool = False,
+) -> str:
     """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride); ``restrict``: its
     pointers declared ``__restrict__``, for calls whose arrays do not overlap (``apart``)."""
     header = COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
-    params = ", ".join([*(a.declarator(restrict) for a in arguments),
-                        *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"])])
+    params = ", ".join(
+        [
+            *(a.declarator(restrict) for a in arguments),
+            *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"]),
+        ]
+    )
     if use_range:
-        loop = ("long i;\n  for (i = start + (long) (cta_start + tid) * step; step < 0 ? i > stop : i < stop; "
-                "i += (long) total_threads * step)")
+        loop = (
+            "long i;\n  for (i = start + (long) (cta_start + tid) * step; step < 0 ? i > stop : i < stop; "
+            "i += (long) total_threads * step)"
+        )
     else:
         loop = "size_t i;\n  for (i = cta_start + tid; i < n; i += total_threads)"
-    return (f"{header}{preamble}\n"
-            f'extern "C" __global__ void {name}({params})\n{{\n'
-            f"  unsigned tid = threadIdx.x;\n"
-            f"  unsigned total_threads = gridDim.x * blockDim.x;\n"
-            f"  unsigned cta_start = blockDim.x * blockIdx.x;\n"
-            f"  {loop_prep};\n"
-            f"  {loop}\n  {{\n    {operation};\n  }}\n"
-            f"  {after_loop};\n}}\n")
+    return (
+        f"{header}{preamble}\n"
+        f'extern "C" __global__ void {name}({params})\n{{\n'
+        f"  unsigned tid = threadIdx.x;\n"
+        f"  unsigned total_threads = gridDim.x * blockDim.x;\n"
+        f"  unsigned cta_start = blockDim.x * blockIdx.x;\n"
+        f"  {loop_prep};\n"
+        f"  {loop}\n  {{\n    {operation};\n  }}\n"
+        f"  {after_loop};\n}}\n"
+    )
 
 
 def warp_shuffle(direction: str) -> str:
     """C++ of ``pyctk_shfl_<direction>(value, delta)`` (``"down"`` or ``"up"``): a warp shuffle
     of any type (structs, complex numbers, bool), its bytes moved as 32-bit words."""
-    return ("template <typename T>\n"
-            f"__device__ __forceinline__ T pyctk_shfl_{direction}(const T &value, unsigned delta)\n{{\n"
-            "  unsigned words[(sizeof(T) + 3) / 4] = {};\n"
-            "  memcpy(words, &value, sizeof(T));\n"
-            "#pragma unroll\n"
-            "  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)\n"
-            f"    words[k] = __shfl_{direction}_sync(0xffffffffu, words[k], delta);\n"
-            "  T result(value);\n"
-            "  memcpy(&result, words, sizeof(T));\n"
-            "  return result;\n}\n")
+    return (
+        "template <typename T>\n"
+        f"__device__ __forceinline__ T pyctk_shfl_{direction}(const T &value, unsigned delta)\n{{\n"
+        "  unsigned words[(sizeof(T) + 3) / 4] = {};\n"
+        "  memcpy(words, &value, sizeof(T));\n"
+        "#pragma unroll\n"
+        "  for (unsigned k = 0; k < (sizeof(T) + 3) / 4; ++k)\n"
+        f"    words[k] = __shfl_{direction}_sync(0xffffffffu, words[k], delta);\n"
+        "  T result(value);\n"
+        "  memcpy(&result, words, sizeof(T));\n"
+        "  return result;\n}\n"
+    )
 
 
 def vector_pointer(argument: Any, what: str) -> tuple[int, int, int]:
@@ -94,16 +112,19 @@ def vector_pointer(argument: Any, what: str) -> tuple[int, int, int]:
     except AttributeError:
         operand = interop.device_operand(argument)
         if operand is None:
-            raise TypeError(f"{what} is {type(argument).__name__}, not an array in GPU memory: "
-                            f"copy it there first (pyctk.gpuarray.to_gpu(x))") from None
+            raise TypeError(
+                f"{what} is {type(argument).__name__}, not an array in GPU memory: "
+                f"copy it there first (pyctk.gpuarray.to_gpu(x))"
+            ) from None
         size = int(np.prod(operand.shape))
         address = operand.pointer
         itemsize, shape, strides = operand.dtype.itemsize, operand.shape, operand.strides
         contiguous = is_c_contiguous(shape, strides, itemsize) or is_c_contiguous(shape[::-1], strides[::-1], itemsize)
         nbytes = size * itemsize
     if not contiguous:
-        raise RuntimeError(f"only contiguous arrays may be used as arguments to this operation "
-                           f"({what}): make a copy first (x.copy())")
+        raise RuntimeError(
+            f"only contiguous arrays may be used as arguments to this operation ({what}): make a copy first (x.copy())"
+        )
     return int(address or 0), size, nbytes
 
 
@@ -196,15 +217,23 @@ class ElementwiseKernel:
     array([ 2.,  0.,  8.,  0., 14.], dtype=float32)
     """
 
-    def __init__(self, arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
-                 keep: bool = False, options: Sequence[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        arguments: str | Sequence[Argument],
+        operation: str,
+        name: str = "kernel",
+        keep: bool = False,
+        options: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         unknown = set(kwargs) - {"preamble", "loop_prep", "after_loop"}
         if unknown:
             raise TypeError(f"ElementwiseKernel got unexpected keyword arguments: {', '.join(sorted(unknown))}")
         self.arguments = parse_arguments(arguments)
         if not any(isinstance(a, VectorArg) for a in self.arguments):
-            raise ValueError("ElementwiseKernel needs at least one array (pointer) argument, "
-                             "whose size sets the number of elements")
+            raise ValueError(
+                "ElementwiseKernel needs at least one array (pointer) argument, whose size sets the number of elements"
+            )
         self.operation, self.name, self.keep, self.options = operation, name, keep, options
         self.preamble = kwargs.get("preamble", "")
         self.loop_prep, self.after_loop = kwargs.get("loop_prep", ""), kwargs.get("after_loop", "")
@@ -233,14 +262,28 @@ class ElementwiseKernel:
         """
         kernel = self._kernels.get((use_range, restrict))
         if kernel is None:
-            text = source(self.arguments, self.operation, self.name, self.preamble, self.loop_prep,
-                          self.after_loop, use_range, restrict)
+            text = source(
+                self.arguments,
+                self.operation,
+                self.name,
+                self.preamble,
+                self.loop_prep,
+                self.after_loop,
+                use_range,
+                restrict,
+            )
             codes = [struct_code(a) for a in self.arguments] + (["l", "l", "l"] if use_range else ["Q"])
             kernel = self._kernels[(use_range, restrict)] = Kernel(text, self.name, codes, self.options)
         return kernel
 
-    def __call__(self, *args: Any, range: Any = None, slice: Any = None, stream: Any = None,  # noqa: A002
-                 **kwargs: Any) -> None:
+    def __call__(
+        self,
+        *args: Any,
+        range: Any = None,
+        slice: Any = None,
+        stream: Any = None,  # noqa: A002
+        **kwargs: Any,
+    ) -> None:
         if kwargs:
             raise TypeError(f"ElementwiseKernel call got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
         if range is not None and slice is not None:
@@ -306,9 +349,15 @@ def _indices(python_slice: Any, n: int) -> Any:
     return slice(*python_slice.indices(n))
 
 
-def get_elwise_module_source(arguments: str | Sequence[Argument], operation: str, name: str = "kernel",
-                             preamble: str = "", loop_prep: str = "", after_loop: str = "",
-                             use_range: bool = False) -> str:
+def get_elwise_module_source(
+    arguments: str | Sequence[Argument],
+    operation: str,
+    name: str = "kernel",
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+    use_range: bool = False,
+) -> str:
     """The CUDA source that :class:`ElementwiseKernel` compiles; pyctk's.
 
     PyCUDA has ``get_elwise_module``, which compiles this source into a module; here, pass

@@ -39,6 +39,7 @@ MOST_BLOCKS = 2**31 - 1  # the largest grid (x) a launch may ask for; the loop d
 class Geometry(NamedTuple):
     """How a family of element-wise kernels covers ``n`` elements: blocks of ``threads``
     threads, at most ``blocks_per_sm`` of them per multiprocessor (None: a thread per element)."""
+
     threads: int
     blocks_per_sm: int | None
 
@@ -49,8 +50,7 @@ class Geometry(NamedTuple):
 # (Copies and fills take the "own" row unmeasured.) On an H200 no grid helped a kernel whose
 # loads wait for the last iteration's store; its __restrict__ build, for arrays apart, ran at
 # 99% of copy in 256 blocks of 256 a multiprocessor in a probe (step 5), hence "user_apart".
-GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None),
-              "user_apart": Geometry(256, 256)}
+GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None), "user_apart": Geometry(256, 256)}
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
 # CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
 # and their count (none); padded to 8 bytes so that the arguments follow as they would alone.
@@ -123,8 +123,9 @@ class Kernel:
         formats = [_CONFIG + "".join(codes[:k]) for k in range(len(codes) + 1)]
         self._format = struct.Struct("@" + formats[-1])
         # where each argument starts: after the ones before it, aligned as C aligns it
-        self._offsets = [struct.calcsize("@" + before + code) - struct.calcsize("@" + code)
-                         for before, code in zip(formats, codes)]
+        self._offsets = [
+            struct.calcsize("@" + before + code) - struct.calcsize("@" + code) for before, code in zip(formats, codes)
+        ]
         self._handle = 0
         self._buffers = threading.local()
 
@@ -148,8 +149,14 @@ class Kernel:
         data = ctypes.create_string_buffer(table + 8 * len(self._offsets))
         base = ctypes.addressof(data)
         struct.pack_into(f"@{len(self._offsets)}P", data, table, *(base + o for o in self._offsets))
-        self._buffers.values = (self._format.pack_into, data, base, base + table,
-                                driver_api.driver().cuLaunchKernelEx, self.handle)
+        self._buffers.values = (
+            self._format.pack_into,
+            data,
+            base,
+            base + table,
+            driver_api.driver().cuLaunchKernelEx,
+            self.handle,
+        )
         return self._buffers.values
 
     def __call__(self, blocks: int, threads: int, stream: int, *args: Any, shared: int = 0) -> None:
@@ -170,16 +177,16 @@ class Kernel:
             _, _, config, table, launch, handle = self._buffers.values
             result = launch(config, handle, table, None)
         if result:  # (check asks driver(): in a child forked after CUDA started, its clear error)
-            driver_api.check(result, f"launching the generated kernel {self.name} with {blocks} "
-                                     f"blocks of {threads} threads")
+            driver_api.check(
+                result, f"launching the generated kernel {self.name} with {blocks} blocks of {threads} threads"
+            )
 
 
 @functools.cache  # loaded for the rest of the process
 def loaded_module(source: str, options: tuple[str, ...] | None = None) -> Any:
     """The module of ``source`` (C++ as it is: kernels declare ``extern "C"``), compiled or read
     from the cache once per process; every ``Kernel`` of one source shares it."""
-    return source_modules.SourceModule(source, options=None if options is None else list(options),
-                                       no_extern_c=True)
+    return source_modules.SourceModule(source, options=None if options is None else list(options), no_extern_c=True)
 
 
 def stream_handle(stream: Any) -> int:

@@ -46,15 +46,15 @@ from .elementwise import (
 )
 from .launching import Kernel, multiprocessor_count, stream_handle
 
-THREADS = 256      # threads per block, both stages
-MIN_BLOCKS = 4     # blocks per multiprocessor __launch_bounds__ asks room for (at most 64 registers)
+THREADS = 256  # threads per block, both stages
+MIN_BLOCKS = 4  # blocks per multiprocessor __launch_bounds__ asks room for (at most 64 registers)
 # Measured (docs/kernel-log.md, gpuarray steps 1-8):
-UNROLL = 8         # elements each thread loads before folding them: loads in flight (on an
-                   # H200, 2^28 float32: 8 with __restrict__ inputs 89% of copy, 4 81%)
-WAVES = 2          # stage-1 grid: this many waves of blocks (measured on an H100: 4 and 2 waves
-                   # read 2^28 float32 at 92% of the copy's bandwidth, 8 and 1 at 88%)
+UNROLL = 8  # elements each thread loads before folding them: loads in flight (on an
+# H200, 2^28 float32: 8 with __restrict__ inputs 89% of copy, 4 81%)
+WAVES = 2  # stage-1 grid: this many waves of blocks (measured on an H100: 4 and 2 waves
+# read 2^28 float32 at 92% of the copy's bandwidth, 8 and 1 at 88%)
 SMALL = 2 * UNROLL * THREADS  # most elements one block takes on alone (then stage 1 is the result)
-_NUM_REGS = 4                       # CU_FUNC_ATTRIBUTE_NUM_REGS
+_NUM_REGS = 4  # CU_FUNC_ATTRIBUTE_NUM_REGS
 _THREADS_PER_SM, _REGISTERS_PER_SM = 39, 82  # CU_DEVICE_ATTRIBUTE_MAX_{THREADS,REGISTERS}_PER_MULTIPROCESSOR
 
 
@@ -212,22 +212,34 @@ class ReductionKernel:
     array(5, dtype=int32)
     """
 
-    def __init__(self, dtype_out: Any, neutral: Any, reduce_expr: str, map_expr: str | None = None,
-                 arguments: str | Sequence[Argument] | None = None, name: str = "reduce_kernel",
-                 keep: bool = False, options: Sequence[str] | None = None, preamble: str = "",
-                 allocator: Any = None) -> None:
+    def __init__(
+        self,
+        dtype_out: Any,
+        neutral: Any,
+        reduce_expr: str,
+        map_expr: str | None = None,
+        arguments: str | Sequence[Argument] | None = None,
+        name: str = "reduce_kernel",
+        keep: bool = False,
+        options: Sequence[str] | None = None,
+        preamble: str = "",
+        allocator: Any = None,
+    ) -> None:
         if arguments is None:
             raise ValueError("ReductionKernel needs arguments=, a C parameter list such as 'float *in'")
         self.dtype_out = np.dtype(dtype_out)
         self.arguments = parse_arguments(arguments)
         vectors = [k for k, a in enumerate(self.arguments) if isinstance(a, VectorArg)]
         if not vectors:
-            raise ValueError("ReductionKernel needs at least one array (pointer) argument, whose "
-                             "size sets the number of elements")
+            raise ValueError(
+                "ReductionKernel needs at least one array (pointer) argument, whose size sets the number of elements"
+            )
         if map_expr is None:
             if not any(a.name == "in" and isinstance(a, VectorArg) for a in self.arguments):
-                raise ValueError("without map_expr, ReductionKernel reduces in[i]: name an array "
-                                 "argument 'in' ('float *in'), or pass map_expr")
+                raise ValueError(
+                    "without map_expr, ReductionKernel reduces in[i]: name an array "
+                    "argument 'in' ('float *in'), or pass map_expr"
+                )
             map_expr = "in[i]"
         self.neutral, self.reduce_expr, self.map_expr = str(neutral), reduce_expr, map_expr
         self.name, self.keep, self.options = name, keep, options
@@ -267,31 +279,56 @@ class ReductionKernel:
         """
         dtypes = [self.dtype_out, *(a.dtype for a in self.arguments)]
         complex_ = needs_complex(self.neutral, self.reduce_expr, self.map_expr, self.preamble, dtypes=dtypes)
-        common = _COMMON.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("down"),
-                                    reduce_expr=self.reduce_expr, out_type=dtype_to_ctype(self.dtype_out),
-                                    preamble=self.preamble, warps=THREADS // 32, neutral=self.neutral)
+        common = _COMMON.substitute(
+            header=COMPLEX_HEADER if complex_ else "",
+            shuffle=warp_shuffle("down"),
+            reduce_expr=self.reduce_expr,
+            out_type=dtype_to_ctype(self.dtype_out),
+            preamble=self.preamble,
+            warps=THREADS // 32,
+            neutral=self.neutral,
+        )
         declared = "".join(f"{a.declarator()}, " for a in self.arguments)
         range_parameters, index = _INDEX[use_range]
         stage1 = self._stage(f"{self.name}_stage1", declared + range_parameters, index, self.map_expr)
-        stage2 = self._stage(f"{self.name}_stage2", f"const out_type *pycuda_reduction_inp, {declared}",
-                             _INDEX[False][1], "pycuda_reduction_inp[i]")
+        stage2 = self._stage(
+            f"{self.name}_stage2",
+            f"const out_type *pycuda_reduction_inp, {declared}",
+            _INDEX[False][1],
+            "pycuda_reduction_inp[i]",
+        )
         return common + stage1 + stage2
 
     def _stage(self, name: str, parameters: str, index: str, map_expr: str) -> str:
-        return _STAGE.substitute(name=name, parameters=parameters, index=index, map_expr=map_expr,
-                                 neutral=self.neutral, threads=THREADS, blocks_per_sm=MIN_BLOCKS,
-                                 unroll=UNROLL)
+        return _STAGE.substitute(
+            name=name,
+            parameters=parameters,
+            index=index,
+            map_expr=map_expr,
+            neutral=self.neutral,
+            threads=THREADS,
+            blocks_per_sm=MIN_BLOCKS,
+            unroll=UNROLL,
+        )
 
     def _stage1_kernel(self, use_range: bool) -> Kernel:
         kernel = self._stage1.get(use_range)
         if kernel is None:
-            kernel = self._stage1[use_range] = Kernel(self.source(use_range), f"{self.name}_stage1",
-                                                      self._codes[use_range], self.options)
+            kernel = self._stage1[use_range] = Kernel(
+                self.source(use_range), f"{self.name}_stage1", self._codes[use_range], self.options
+            )
         return kernel
 
-    def __call__(self, *args: Any, stream: Any = None, out: Any = None, allocator: Any = None,
-                 kernel_wrapper: Callable[[Any], Any] | None = None, range: Any = None,  # noqa: A002
-                 slice: Any = None) -> Any:  # noqa: A002
+    def __call__(
+        self,
+        *args: Any,
+        stream: Any = None,
+        out: Any = None,
+        allocator: Any = None,
+        kernel_wrapper: Callable[[Any], Any] | None = None,
+        range: Any = None,  # noqa: A002
+        slice: Any = None,
+    ) -> Any:  # noqa: A002
         if range is not None and slice is not None:
             raise TypeError("pass range= or slice=, not both")
         if len(args) < len(self.arguments):
@@ -303,8 +340,9 @@ class ReductionKernel:
                 if hasattr(value, "_contiguous"):  # a GPUArray: through a copy if it has gaps
                     value = value._contiguous()
                     keep.append(value)
-                address, size, _ = vector_pointer(value, f"{self.name}() argument {index} "
-                                                      f"({self.arguments[index].name})")
+                address, size, _ = vector_pointer(
+                    value, f"{self.name}() argument {index} ({self.arguments[index].name})"
+                )
                 if index == self._first_vector:
                     first, n = value, size
                 values.append(address)
@@ -312,9 +350,11 @@ class ReductionKernel:
                 values.append(value if packer is None else packer(value))
         like = first if hasattr(first, "_new") else out
         if not hasattr(like, "_new"):
-            raise TypeError(f"{self.name}(): the first array argument is a {type(first).__name__}, "
-                            f"not a GPUArray: pass out= a GPUArray of dtype {self.dtype_out} to hold "
-                            f"the result (gpuarray.empty((), dtype))")
+            raise TypeError(
+                f"{self.name}(): the first array argument is a {type(first).__name__}, "
+                f"not a GPUArray: pass out= a GPUArray of dtype {self.dtype_out} to hold "
+                f"the result (gpuarray.empty((), dtype))"
+            )
         allocator = self.allocator if allocator is None else allocator
         if out is None:
             out = temporary(like, (), self.dtype_out, allocator)
@@ -338,7 +378,7 @@ class ReductionKernel:
         if kernel_wrapper is not None:
             stage1, stage2 = kernel_wrapper(stage1), kernel_wrapper(stage2)
         handle = stream_handle(stream)
-        arguments = values[:len(self.arguments)]
+        arguments = values[: len(self.arguments)]
         if n == 0:  # stage 2 over no partials writes the neutral value
             stage2(1, THREADS, handle, result, 0, *arguments, 0)
             return out
@@ -366,19 +406,24 @@ _EXTREME_NAMES = {"max": "maximum", "min": "minimum"}  # NumPy's, for its empty-
 
 
 @functools.cache
-def _builtin(operation: str, dtype_out: np.dtype, inputs: tuple[np.dtype, ...],
-             subset: np.dtype | None = None) -> ReductionKernel:
+def _builtin(
+    operation: str, dtype_out: np.dtype, inputs: tuple[np.dtype, ...], subset: np.dtype | None = None
+) -> ReductionKernel:
     """The ReductionKernel of ``operation`` over arrays of ``inputs`` (indexed through an
     array of ``subset`` indices, if given), folding in ``dtype_out``."""
     neutral, reduce_expr, element, names = _OPERATIONS[operation]
     if neutral is None:  # max, min
         if dtype_out.kind not in "iuf":
-            raise TypeError(f"{operation} of {dtype_out} arrays is not supported (PyCUDA's max and min "
-                            f"take integer and floating-point arrays)")
+            raise TypeError(
+                f"{operation} of {dtype_out} arrays is not supported (PyCUDA's max and min "
+                f"take integer and floating-point arrays)"
+            )
         neutral = _extreme_neutral(operation, dtype_out)
     if operation in ("sum", "dot") and dtype_out.kind != "c" and any(d.kind == "c" for d in inputs):
-        raise TypeError(f"{operation} of complex arrays into {dtype_out} would drop the imaginary "
-                        f"parts: pass a complex dtype, or take .real first")
+        raise TypeError(
+            f"{operation} of complex arrays into {dtype_out} would drop the imaginary "
+            f"parts: pass a complex dtype, or take .real first"
+        )
     # Inputs only read (the partials go to pyctk_out): __restrict__ holds even for dot(x, x),
     # and lets their loads take the read-only path, all UNROLL in flight.
     parameters = [f"const {dtype_to_ctype(d)} *__restrict__ {name}" for name, d in zip(names, inputs)]
@@ -412,8 +457,10 @@ def _result_type(a: np.dtype, b: np.dtype) -> np.dtype:
 
 def _gpu(x: Any, what: str) -> Any:
     if not hasattr(x, "_contiguous"):
-        raise TypeError(f"{what} is a {type(x).__name__}, not a GPUArray: make one first "
-                        f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)")
+        raise TypeError(
+            f"{what} is a {type(x).__name__}, not a GPUArray: make one first "
+            f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)"
+        )
     return x
 
 
@@ -428,8 +475,9 @@ def _paired(a: Any, b: Any) -> tuple[Any, Any]:
     a, b = _gpu(a, "a"), _gpu(b, "b")
     if a.size != b.size:
         raise ValueError(f"dot needs arrays of the same size, not shapes {a.shape} and {b.shape}")
-    if a.shape == b.shape and ((a.flags.c_contiguous and b.flags.c_contiguous)
-                               or (a.flags.f_contiguous and b.flags.f_contiguous)):
+    if a.shape == b.shape and (
+        (a.flags.c_contiguous and b.flags.c_contiguous) or (a.flags.f_contiguous and b.flags.f_contiguous)
+    ):
         return a, b
     return _c_order(a, "a"), _c_order(b, "b")
 
@@ -793,8 +841,9 @@ def get_subset_sum_kernel(dtype_out: Any, dtype_subset: Any, dtype_in: Any) -> R
     ReductionKernel
         Called as ``kernel(subset, in)``.
     """
-    return _builtin("sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),),
-                    np.dtype(dtype_subset))
+    return _builtin(
+        "sum", np.dtype(dtype_in if dtype_out is None else dtype_out), (np.dtype(dtype_in),), np.dtype(dtype_subset)
+    )
 
 
 def get_dot_kernel(dtype_out: Any, dtype_a: Any, dtype_b: Any) -> ReductionKernel:
@@ -812,8 +861,9 @@ def get_dot_kernel(dtype_out: Any, dtype_a: Any, dtype_b: Any) -> ReductionKerne
     return _builtin("dot", np.dtype(dtype_out), (np.dtype(dtype_a), np.dtype(dtype_b)))
 
 
-def get_subset_dot_kernel(dtype_out: Any, dtype_subset: Any, dtype_a: Any = None,
-                          dtype_b: Any = None) -> ReductionKernel:
+def get_subset_dot_kernel(
+    dtype_out: Any, dtype_subset: Any, dtype_a: Any = None, dtype_b: Any = None
+) -> ReductionKernel:
     """The :class:`ReductionKernel` of :func:`pyctk.gpuarray.subset_dot` (PyCUDA's ``get_subset_dot_kernel``).
 
     Missing dtypes are filled in as PyCUDA's are: ``dtype_a`` from ``dtype_out``, ``dtype_b``

@@ -30,7 +30,7 @@ from .launching import Kernel, stream_handle
 from .reductions import temporary
 
 THREADS = 256  # threads per block
-ROUNDS = 8     # elements per thread in a tile
+ROUNDS = 8  # elements per thread in a tile
 TILE = THREADS * ROUNDS
 
 
@@ -123,11 +123,21 @@ class _ScanKernelBase:
 
     exclusive = False
 
-    def __init__(self, dtype: Any, scan_expr: str, neutral: Any = None, name_prefix: str = "scan",
-                 options: Sequence[str] | None = None, preamble: str = "", devices: Any = None) -> None:
+    def __init__(
+        self,
+        dtype: Any,
+        scan_expr: str,
+        neutral: Any = None,
+        name_prefix: str = "scan",
+        options: Sequence[str] | None = None,
+        preamble: str = "",
+        devices: Any = None,
+    ) -> None:
         if self.exclusive and neutral is None:
-            raise ValueError("ExclusiveScanKernel needs neutral, the C expression of the value "
-                             "before the first element (\"0\" for a sum)")
+            raise ValueError(
+                "ExclusiveScanKernel needs neutral, the C expression of the value "
+                'before the first element ("0" for a sum)'
+            )
         self.dtype = np.dtype(dtype)
         self.scan_expr, self.neutral = scan_expr, None if neutral is None else str(neutral)
         self.name_prefix, self.options, self.preamble = name_prefix, options, preamble
@@ -156,11 +166,20 @@ class _ScanKernelBase:
         """
         complex_ = needs_complex(self.scan_expr, self.neutral or "", self.preamble, dtypes=[self.dtype])
         neutral = f"#define PYCTK_NEUTRAL ({self.neutral})\n" if self.exclusive else ""
-        return _SOURCE.substitute(header=COMPLEX_HEADER if complex_ else "", shuffle=warp_shuffle("up"),
-                                  scan_expr=self.scan_expr, exclusive=int(self.exclusive), neutral=neutral,
-                                  preamble=self.preamble, scan_type=dtype_to_ctype(self.dtype),
-                                  name=f"{self.name_prefix}_scan_tiles",
-                                  threads=THREADS, warps=THREADS // 32, rounds=ROUNDS, tile=TILE)
+        return _SOURCE.substitute(
+            header=COMPLEX_HEADER if complex_ else "",
+            shuffle=warp_shuffle("up"),
+            scan_expr=self.scan_expr,
+            exclusive=int(self.exclusive),
+            neutral=neutral,
+            preamble=self.preamble,
+            scan_type=dtype_to_ctype(self.dtype),
+            name=f"{self.name_prefix}_scan_tiles",
+            threads=THREADS,
+            warps=THREADS // 32,
+            rounds=ROUNDS,
+            tile=TILE,
+        )
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None, stream: Any = None) -> Any:
         """Scan ``input_ary`` into ``output_ary``, and return it.
@@ -191,22 +210,28 @@ class _ScanKernelBase:
             An array that is not 1-D, or shapes that differ.
         """
         if not hasattr(input_ary, "_new_like_me"):
-            raise TypeError(f"a scan takes a GPUArray, not {type(input_ary).__name__}: make one first "
-                            f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)")
+            raise TypeError(
+                f"a scan takes a GPUArray, not {type(input_ary).__name__}: make one first "
+                f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)"
+            )
         if len(input_ary.shape) != 1:
-            raise ValueError(f"a scan takes a 1-D array, not one of shape {input_ary.shape}: "
-                             f"scan x.ravel() for the flat order")
+            raise ValueError(
+                f"a scan takes a 1-D array, not one of shape {input_ary.shape}: scan x.ravel() for the flat order"
+            )
         if isinstance(output_ary, str) and output_ary == "new":
             output_ary = input_ary._new_like_me()
         elif output_ary is None:
             output_ary = input_ary
         for what, array in (("input_ary", input_ary), ("output_ary", output_ary)):
             if array.dtype != self.dtype:
-                raise TypeError(f"{what} has dtype {array.dtype}, not the scan's {self.dtype}: "
-                                f"convert it first (x.astype({str(self.dtype)!r}))")
+                raise TypeError(
+                    f"{what} has dtype {array.dtype}, not the scan's {self.dtype}: "
+                    f"convert it first (x.astype({str(self.dtype)!r}))"
+                )
         if output_ary.shape != input_ary.shape:
-            raise ValueError(f"output_ary has shape {output_ary.shape}, input_ary {input_ary.shape}: "
-                             f"they must be the same")
+            raise ValueError(
+                f"output_ary has shape {output_ary.shape}, input_ary {input_ary.shape}: they must be the same"
+            )
         n = input_ary.size
         if n == 0:
             return output_ary

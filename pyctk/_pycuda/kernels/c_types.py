@@ -34,8 +34,12 @@ _BUILT_IN = [  # (dtype, its C names; the first is the one written)
     (np.complex128, ["pycuda::complex<double>"]),
 ]
 # PyCUDA's names for floating-point texture fetches (with_fp_tex_hack=True).
-_TEXTURE_NAMES = {np.dtype(np.float32): "fp_tex_float", np.dtype(np.float64): "fp_tex_double",
-                  np.dtype(np.complex64): "fp_tex_cfloat", np.dtype(np.complex128): "fp_tex_cdouble"}
+_TEXTURE_NAMES = {
+    np.dtype(np.float32): "fp_tex_float",
+    np.dtype(np.float64): "fp_tex_double",
+    np.dtype(np.complex64): "fp_tex_cfloat",
+    np.dtype(np.complex128): "fp_tex_cdouble",
+}
 
 _to_names: dict[np.dtype, list[str]] = {}
 _to_dtype: dict[str, np.dtype] = {}
@@ -86,8 +90,7 @@ def get_or_register_dtype(c_names: str | Sequence[str], dtype: Any = None) -> np
     dtype = np.dtype(dtype)
     for name in names:
         if _to_dtype.get(name, dtype) != dtype:
-            raise RuntimeError(f"the C type {name!r} is already registered as {_to_dtype[name]}, "
-                               f"not {dtype}")
+            raise RuntimeError(f"the C type {name!r} is already registered as {_to_dtype[name]}, not {dtype}")
     for name in names:
         _to_dtype[name] = dtype
         if name not in _to_names.setdefault(dtype, []):
@@ -112,11 +115,12 @@ def register_dtype(dtype: Any, c_names: str | Sequence[str], alias_ok: bool = Fa
     RuntimeError
         The dtype has C names already, and ``alias_ok`` is False.
     """
-    warnings.warn("register_dtype is deprecated: use get_or_register_dtype", DeprecationWarning,
-                  stacklevel=2)
+    warnings.warn("register_dtype is deprecated: use get_or_register_dtype", DeprecationWarning, stacklevel=2)
     if np.dtype(dtype) in _to_names and not alias_ok:
-        raise RuntimeError(f"{np.dtype(dtype)} is already registered as "
-                           f"{_to_names[np.dtype(dtype)][0]!r}: pass alias_ok=True to add names")
+        raise RuntimeError(
+            f"{np.dtype(dtype)} is already registered as "
+            f"{_to_names[np.dtype(dtype)][0]!r}: pass alias_ok=True to add names"
+        )
     get_or_register_dtype(c_names, dtype)
 
 
@@ -152,8 +156,10 @@ def dtype_to_ctype(dtype: Any, with_fp_tex_hack: bool = False) -> str:
         return _TEXTURE_NAMES[dtype]
     names = _to_names.get(dtype)
     if not names:
-        raise ValueError(f"unable to map dtype '{dtype}' to a C type: register it with "
-                         f"pyctk.tools.get_or_register_dtype(c_name, dtype)")
+        raise ValueError(
+            f"unable to map dtype '{dtype}' to a C type: register it with "
+            f"pyctk.tools.get_or_register_dtype(c_name, dtype)"
+        )
     return names[0]
 
 
@@ -244,8 +250,10 @@ class ScalarArg(Argument):
 
 
 _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|restrict)\b")
-_DECLARATOR = re.compile(r"^(?P<type>[\w:<>\s]+?)(?:\s*(?P<pointer>\*)\s*|\s+)(?P<name>\w+)"
-                         r"\s*(?P<array>\[\s*\w*\s*\])?$")
+_DECLARATOR = re.compile(
+    r"^(?P<type>[\w:<>\s]+?)(?:\s*(?P<pointer>\*)\s*|\s+)(?P<name>\w+)"
+    r"\s*(?P<array>\[\s*\w*\s*\])?$"
+)
 
 
 def parse_c_arg(c_arg: str) -> Argument:

@@ -32,24 +32,24 @@ from ..contexts.streams import Stream
 from .modules import ArgumentHandler, Function, _dimensions, _pack
 
 _DEBUG_DOT_VERBOSE = 1  # CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: every detail the driver has
-_LEGACY_STREAM = 1      # CU_GET_PROC_ADDRESS_LEGACY_STREAM: handle 0 is the legacy stream
+_LEGACY_STREAM = 1  # CU_GET_PROC_ADDRESS_LEGACY_STREAM: handle 0 is the legacy stream
 
 
 class capture_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Which unsafe calls a stream capture refuses: ``CUstreamCaptureMode`` (cuda.h), for
     :meth:`Stream.begin_capture`."""
 
-    GLOBAL = 0        #: Those of every thread, while any thread captures in this mode.
+    GLOBAL = 0  #: Those of every thread, while any thread captures in this mode.
     THREAD_LOCAL = 1  #: Those of the capturing thread.
-    RELAXED = 2       #: None.
+    RELAXED = 2  #: None.
 
 
 class capture_status(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Whether a stream is capturing: ``CUstreamCaptureStatus`` (cuda.h), of
     :meth:`Stream.get_capture_info_v2`."""
 
-    NONE = 0         #: Not capturing.
-    ACTIVE = 1       #: Capturing.
+    NONE = 0  #: Not capturing.
+    ACTIVE = 1  #: Capturing.
     INVALIDATED = 2  #: Capturing, but broken by an error: :meth:`Stream.end_capture` fails.
 
 
@@ -69,25 +69,40 @@ class _KernelNodeParams(ctypes.Structure):
     """``CUDA_KERNEL_NODE_PARAMS`` (``_v2``, CUDA 12.0): the kernel is a ``CUkernel`` (``kern``),
     run in the current context (``ctx`` NULL)."""
 
-    _fields_ = [("func", c_void_p), ("gridDimX", c_uint), ("gridDimY", c_uint), ("gridDimZ", c_uint),
-                ("blockDimX", c_uint), ("blockDimY", c_uint), ("blockDimZ", c_uint),
-                ("sharedMemBytes", c_uint), ("kernelParams", c_void_p), ("extra", c_void_p),
-                ("kern", c_void_p), ("ctx", c_void_p)]
+    _fields_ = [
+        ("func", c_void_p),
+        ("gridDimX", c_uint),
+        ("gridDimY", c_uint),
+        ("gridDimZ", c_uint),
+        ("blockDimX", c_uint),
+        ("blockDimY", c_uint),
+        ("blockDimZ", c_uint),
+        ("sharedMemBytes", c_uint),
+        ("kernelParams", c_void_p),
+        ("extra", c_void_p),
+        ("kern", c_void_p),
+        ("ctx", c_void_p),
+    ]
 
 
 class _InstantiateParams(ctypes.Structure):
     """``CUDA_GRAPH_INSTANTIATE_PARAMS``: no flags, no upload stream; the driver fills the rest."""
 
-    _fields_ = [("flags", c_uint64), ("hUploadStream", c_void_p), ("hErrNode_out", c_void_p),
-                ("result_out", c_int)]
+    _fields_ = [("flags", c_uint64), ("hUploadStream", c_void_p), ("hErrNode_out", c_void_p), ("result_out", c_int)]
 
 
 # These two took more arguments in CUDA 12.3, and a CUDA 12 runtime's entry-point query (the
 # _PROTOTYPES' way) hands out its own version's forms: they are asked of the driver for the
 # 12.0 ABI, whose forms every later driver keeps.
 _CAPTURE_FUNCTIONS = {
-    "cuStreamGetCaptureInfo": [c_void_p, POINTER(c_int), POINTER(c_uint64), POINTER(c_void_p),
-                               POINTER(POINTER(c_void_p)), POINTER(c_size_t)],
+    "cuStreamGetCaptureInfo": [
+        c_void_p,
+        POINTER(c_int),
+        POINTER(c_uint64),
+        POINTER(c_void_p),
+        POINTER(POINTER(c_void_p)),
+        POINTER(c_size_t),
+    ],
     "cuStreamUpdateCaptureDependencies": [c_void_p, POINTER(c_void_p), c_size_t, c_uint],
 }
 
@@ -95,8 +110,9 @@ _CAPTURE_FUNCTIONS = {
 @functools.cache
 def _capture_function(name: str) -> Any:
     address, status = c_void_p(), c_int()  # (the call fails when the driver lacks the function)
-    driver_api.call("cuGetProcAddress", name.encode(), byref(address), driver_api.ABI_VERSION,
-                    _LEGACY_STREAM, byref(status))
+    driver_api.call(
+        "cuGetProcAddress", name.encode(), byref(address), driver_api.ABI_VERSION, _LEGACY_STREAM, byref(status)
+    )
     return ctypes.CFUNCTYPE(c_int, *_CAPTURE_FUNCTIONS[name])(address.value)
 
 
@@ -105,8 +121,9 @@ def _member(kind: type[enum.IntEnum], value: Any, name: str) -> enum.IntEnum:
     try:
         return kind(value)
     except ValueError:
-        raise ValueError(f"{name}={value!r}; it is one of "
-                         f"{', '.join(f'{kind.__name__}.{m.name}' for m in kind)}") from None
+        raise ValueError(
+            f"{name}={value!r}; it is one of {', '.join(f'{kind.__name__}.{m.name}' for m in kind)}"
+        ) from None
 
 
 class GraphNode:
@@ -136,26 +153,29 @@ def _nodes(dependencies: Sequence[GraphNode]) -> tuple[Any, int]:
     dependencies = list(dependencies)
     for node in dependencies:
         if not isinstance(node, GraphNode):
-            raise TypeError(f"dependencies must be GraphNodes (add_kernel_node's results), "
-                            f"not {type(node).__name__}")
+            raise TypeError(f"dependencies must be GraphNodes (add_kernel_node's results), not {type(node).__name__}")
     return (c_void_p * len(dependencies))(*(node.handle for node in dependencies)), len(dependencies)
 
 
-def _kernel_node(args: tuple, func: Any, block: Any, grid: Any, shared_mem_bytes: int,
-                 keep: list) -> tuple[_KernelNodeParams, Any]:
+def _kernel_node(
+    args: tuple, func: Any, block: Any, grid: Any, shared_mem_bytes: int, keep: list
+) -> tuple[_KernelNodeParams, Any]:
     """A kernel node's parameters, and what they point into (alive until the driver copied it).
     The arguments are converted as a launch converts them; their owners go to ``keep``."""
     if not isinstance(func, Function):
         raise TypeError(f"func= must be a Function (module.get_function(name)), not {type(func).__name__}")
     if any(isinstance(argument, ArgumentHandler) for argument in args):
-        raise TypeError(f"{func.name}: a graph node's arguments cannot be In/Out/InOut, whose copies "
-                        f"would be made once, not at each launch: copy to device memory "
-                        f"(cuda.to_device(a)) and pass that")
+        raise TypeError(
+            f"{func.name}: a graph node's arguments cannot be In/Out/InOut, whose copies "
+            f"would be made once, not at each launch: copy to device memory "
+            f"(cuda.to_device(a)) and pass that"
+        )
     blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
     shared = operator.index(shared_mem_bytes)
     parameters, buffer = _pack(func._values(args, 0, keep, []))
-    params = _KernelNodeParams(None, *blocks, *threads, shared, ctypes.cast(parameters, c_void_p),
-                               None, func.handle, None)
+    params = _KernelNodeParams(
+        None, *blocks, *threads, shared, ctypes.cast(parameters, c_void_p), None, func.handle, None
+    )
     return params, (parameters, buffer)
 
 
@@ -250,9 +270,15 @@ class Graph(_Owned):
     def __hash__(self) -> int:
         return hash(("Graph", self.handle))
 
-    def add_kernel_node(self, *args: Any, func: Function, block: Sequence[int],
-                        grid: Sequence[int] = (1,), dependencies: Sequence[GraphNode] = (),
-                        shared_mem_bytes: int = 0) -> GraphNode:
+    def add_kernel_node(
+        self,
+        *args: Any,
+        func: Function,
+        block: Sequence[int],
+        grid: Sequence[int] = (1,),
+        dependencies: Sequence[GraphNode] = (),
+        shared_mem_bytes: int = 0,
+    ) -> GraphNode:
         """Add a node that launches a kernel, after the nodes ``dependencies``.
 
         The node launches ``func(*args, block=block, grid=grid, shared=shared_mem_bytes)``.
@@ -300,8 +326,7 @@ class Graph(_Owned):
             A snapshot, which later changes of the graph do not reach.
         """
         graph_exec = c_void_p()
-        driver_api.call("cuGraphInstantiateWithParams", byref(graph_exec), self.handle,
-                        byref(_InstantiateParams()))
+        driver_api.call("cuGraphInstantiateWithParams", byref(graph_exec), self.handle, byref(_InstantiateParams()))
         return GraphExec(graph_exec.value, _kept.setdefault(self.handle, []))
 
     def debug_dot_print(self, path: str) -> None:
@@ -337,9 +362,15 @@ class GraphExec(_Owned):
         """
         driver_api.call("cuGraphLaunch", self.handle, streams.handle(stream))
 
-    def kernel_node_set_params(self, *args: Any, kernel_node: GraphNode, func: Function,
-                               block: Sequence[int], grid: Sequence[int] = (1,),
-                               shared_mem_bytes: int = 0) -> None:
+    def kernel_node_set_params(
+        self,
+        *args: Any,
+        kernel_node: GraphNode,
+        func: Function,
+        block: Sequence[int],
+        grid: Sequence[int] = (1,),
+        shared_mem_bytes: int = 0,
+    ) -> None:
         """Give a kernel node new arguments, block, grid and shared memory, for the launches
         from now on (``cuGraphExecKernelNodeSetParams``).
 
@@ -373,8 +404,9 @@ class GraphExec(_Owned):
         array([5, 5, 5, 5], dtype=int32)
         """
         if not isinstance(kernel_node, GraphNode):
-            raise TypeError(f"kernel_node= must be a GraphNode (add_kernel_node's result), "
-                            f"not {type(kernel_node).__name__}")
+            raise TypeError(
+                f"kernel_node= must be a GraphNode (add_kernel_node's result), not {type(kernel_node).__name__}"
+            )
         keep: list = []
         params, _ = _kernel_node(args, func, block, grid, shared_mem_bytes, keep)
         driver_api.call("cuGraphExecKernelNodeSetParams", self.handle, kernel_node.handle, byref(params))
@@ -383,6 +415,7 @@ class GraphExec(_Owned):
 
 # ---------------------------------------------------------------------------
 # Stream capture: Stream's methods.
+
 
 def begin_capture(self: Stream, capture_mode: int = capture_mode.GLOBAL) -> None:
     """Record the work enqueued on the stream from now on into a graph, instead of running it.
@@ -445,17 +478,25 @@ def get_capture_info_v2(self: Stream) -> tuple[capture_status, int, Graph | None
     """
     status, identifier, graph = c_int(), c_uint64(), c_void_p()
     nodes, count = POINTER(c_void_p)(), c_size_t()
-    driver_api.check(_capture_function("cuStreamGetCaptureInfo")(
-        self.handle, byref(status), byref(identifier), byref(graph), byref(nodes), byref(count)),
-        "cuStreamGetCaptureInfo")
-    return (capture_status(status.value), identifier.value,
-            Graph._wrap(graph.value, owned=False) if graph.value else None,
-            [GraphNode(nodes[index]) for index in range(count.value)])
+    driver_api.check(
+        _capture_function("cuStreamGetCaptureInfo")(
+            self.handle, byref(status), byref(identifier), byref(graph), byref(nodes), byref(count)
+        ),
+        "cuStreamGetCaptureInfo",
+    )
+    return (
+        capture_status(status.value),
+        identifier.value,
+        Graph._wrap(graph.value, owned=False) if graph.value else None,
+        [GraphNode(nodes[index]) for index in range(count.value)],
+    )
 
 
-def update_capture_dependencies(self: Stream, dependencies: Sequence[GraphNode],
-                                 flags: int = update_capture_dependencies_flags.ADD_CAPTURE_DEPENDENCIES
-                                 ) -> None:
+def update_capture_dependencies(
+    self: Stream,
+    dependencies: Sequence[GraphNode],
+    flags: int = update_capture_dependencies_flags.ADD_CAPTURE_DEPENDENCIES,
+) -> None:
     """Make the stream's next captured work depend on other nodes of the graph being captured.
 
     Parameters
@@ -467,8 +508,10 @@ def update_capture_dependencies(self: Stream, dependencies: Sequence[GraphNode],
     """
     flag = _member(_UPDATE_FLAGS, flags, "flags")
     nodes, count = _nodes(dependencies)
-    driver_api.check(_capture_function("cuStreamUpdateCaptureDependencies")(
-        self.handle, nodes, count, int(flag)), "cuStreamUpdateCaptureDependencies")
+    driver_api.check(
+        _capture_function("cuStreamUpdateCaptureDependencies")(self.handle, nodes, count, int(flag)),
+        "cuStreamUpdateCaptureDependencies",
+    )
 
 
 Stream.begin_capture = begin_capture

@@ -45,8 +45,7 @@ def _param(declaration: str) -> Param:
 
 def parse_ptx(ptx: str) -> dict[str, list[Param]]:
     """Every kernel (``.entry``) in ``ptx`` -> its parameters, in order."""
-    return {name: [_param(p) for p in params.split(",") if p.strip()]
-            for name, params in _ENTRY.findall(ptx)}
+    return {name: [_param(p) for p in params.split(",") if p.strip()] for name, params in _ENTRY.findall(ptx)}
 
 
 # (kind, size) -> what to pass, for messages.
@@ -55,7 +54,7 @@ _SUGGESTIONS = {
     ("int", 2): "numpy.int16 or numpy.uint16",
     ("int", 4): "numpy.int32 or numpy.uint32",
     ("int", 8): "device memory (mem_alloc, a DeviceArray, a CuPy/PyTorch array ...), "
-                "numpy.int64, numpy.uint64 or numpy.uintp",
+    "numpy.int64, numpy.uint64 or numpy.uintp",
     ("float", 4): "numpy.float32",
     ("float", 8): "numpy.float64",
 }
@@ -72,9 +71,12 @@ def describe(param: Param) -> str:
 
 def suggest(param: Param) -> str:
     """What a caller may pass for ``param``."""
-    return _SUGGESTIONS.get(tuple(param), f"a NumPy scalar of {param.size} bytes (numpy.float16 "
-                                          f"for a __half, numpy.complex64 for a float2, a "
-                                          f"structured dtype's scalar for a struct)")
+    return _SUGGESTIONS.get(
+        tuple(param),
+        f"a NumPy scalar of {param.size} bytes (numpy.float16 "
+        f"for a __half, numpy.complex64 for a float2, a "
+        f"structured dtype's scalar for a struct)",
+    )
 
 
 def takes_pointer(param: Param | None) -> bool:
@@ -102,13 +104,19 @@ def value_bytes(kernel: str, index: int, value: Any, param: Param | None) -> byt
     if isinstance(value, np.generic):
         if param is None or _fits(value.dtype, param):
             return value.tobytes()
-        raise TypeError(f"{kernel}() argument {index} is {describe(param)} in the kernel; got "
-                        f"numpy.{value.dtype} ({value.dtype.itemsize} bytes): pass {suggest(param)}")
+        raise TypeError(
+            f"{kernel}() argument {index} is {describe(param)} in the kernel; got "
+            f"numpy.{value.dtype} ({value.dtype.itemsize} bytes): pass {suggest(param)}"
+        )
     if isinstance(value, (bool, int, float, complex)):
         wanted = suggest(param) if param else "a NumPy scalar of the kernel's type, such as numpy.int32(n)"
-        raise TypeError(f"{kernel}() argument {index} is a Python {type(value).__name__}, whose C "
-                        f"type pyctk cannot know: pass {wanted}")
-    raise TypeError(f"{kernel}() argument {index}: cannot pass {type(value).__name__} to a kernel; "
-                    f"pass device memory (mem_alloc, a DeviceArray, an array with "
-                    f"__cuda_array_interface__ or DLPack), cuda.In/Out/InOut of a NumPy array, or "
-                    f"a NumPy scalar")
+        raise TypeError(
+            f"{kernel}() argument {index} is a Python {type(value).__name__}, whose C "
+            f"type pyctk cannot know: pass {wanted}"
+        )
+    raise TypeError(
+        f"{kernel}() argument {index}: cannot pass {type(value).__name__} to a kernel; "
+        f"pass device memory (mem_alloc, a DeviceArray, an array with "
+        f"__cuda_array_interface__ or DLPack), cuda.In/Out/InOut of a NumPy array, or "
+        f"a NumPy scalar"
+    )

@@ -29,13 +29,13 @@ class jit_input_type(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """What :meth:`Linker.add_data` and :meth:`Linker.add_file` are given: ``CUjitInputType``
     (cuda.h)."""
 
-    CUBIN = 0      #: Machine code for one architecture.
-    PTX = 1        #: PTX (``pyctk.compiler.compile(..., target="ptx")``).
+    CUBIN = 0  #: Machine code for one architecture.
+    PTX = 1  #: PTX (``pyctk.compiler.compile(..., target="ptx")``).
     FATBINARY = 2  #: Code for several architectures.
-    OBJECT = 3     #: A host object file with device code in it (``nvcc -dc``).
-    LIBRARY = 4    #: A static library of such objects (``libcudadevrt.a``).
-    NVVM = 5       #: LTO-IR (NVRTC's ``-dlto``), linked with ``-lto``.
-    LTO_IR = 5     #: ``NVVM``'s other name.
+    OBJECT = 3  #: A host object file with device code in it (``nvcc -dc``).
+    LIBRARY = 4  #: A static library of such objects (``libcudadevrt.a``).
+    NVVM = 5  #: LTO-IR (NVRTC's ``-dlto``), linked with ``-lto``.
+    LTO_IR = 5  #: ``NVVM``'s other name.
 
 
 _NVJITLINK_INPUT = {
@@ -70,8 +70,8 @@ _NVJITLINK_OPTIONS: dict[jit_option, Callable[[int], list[str]]] = {
     jit_option.OPTIMIZATION_LEVEL: _valued("-Xptxas=-O{}"),
     jit_option.TARGET: _target,
     jit_option.TARGET_FROM_CUCONTEXT: lambda value: [],  # the default (see Linker)
-    jit_option.FALLBACK_STRATEGY: lambda value: [],       # chooses from a fatbinary at load time
-    jit_option.WALL_TIME: lambda value: [],               # an output
+    jit_option.FALLBACK_STRATEGY: lambda value: [],  # chooses from a fatbinary at load time
+    jit_option.WALL_TIME: lambda value: [],  # an output
     jit_option.GENERATE_DEBUG_INFO: _flag("-g"),
     jit_option.LOG_VERBOSE: _flag("-verbose"),
     jit_option.GENERATE_LINE_INFO: _flag("-lineinfo"),
@@ -94,12 +94,15 @@ def link_options(options: Any) -> list[str]:
             translated.append(option)
             continue
         if not (isinstance(option, (tuple, list)) and len(option) == 2):
-            raise TypeError(f"Linker options are (jit_option, int) pairs or nvJitLink option strings, "
-                            f"e.g. [(jit_option.MAX_REGISTERS, 32), '-lto']; got {option!r}")
+            raise TypeError(
+                f"Linker options are (jit_option, int) pairs or nvJitLink option strings, "
+                f"e.g. [(jit_option.MAX_REGISTERS, 32), '-lto']; got {option!r}"
+            )
         key = jit_option(option[0])
         if key not in _NVJITLINK_OPTIONS:
-            raise ValueError(f"jit_option.{key.name} has no nvJitLink equivalent; nvJitLink's own "
-                             f"options can be given as strings")
+            raise ValueError(
+                f"jit_option.{key.name} has no nvJitLink equivalent; nvJitLink's own options can be given as strings"
+            )
         translated += _NVJITLINK_OPTIONS[key](int(option[1]))
     return translated
 
@@ -176,8 +179,9 @@ class Linker:
     error   : Undefined reference to 'twice' in 'kernels.ptx'...
     """
 
-    def __init__(self, message_handler: Any = None, options: Any = None, log_verbose: bool = False, *,
-                 arch: str | None = None) -> None:
+    def __init__(
+        self, message_handler: Any = None, options: Any = None, log_verbose: bool = False, *, arch: str | None = None
+    ) -> None:
         nvjitlink.library()  # missing: the error with the pip command, now rather than at the link
         translated = link_options(options) + (["-verbose"] if log_verbose else [])
         if arch is not None:
@@ -228,9 +232,11 @@ class Linker:
         if self.message_handler is not None:
             self.message_handler(result.cubin is not None, result.info_log, result.error_log)
         if result.cubin is None:
-            raise LogicError(f"linking device code with nvJitLink (options {self.options}) failed: "
-                             f"{result.failure}\n{result.error_log}".rstrip(),
-                             result.failure.rpartition(" ")[2])
+            raise LogicError(
+                f"linking device code with nvJitLink (options {self.options}) failed: "
+                f"{result.failure}\n{result.error_log}".rstrip(),
+                result.failure.rpartition(" ")[2],
+            )
         return result.cubin
 
     def link_module(self) -> Module:
@@ -250,8 +256,11 @@ def find_stdlib(name: str, cuda_libdir: str | os.PathLike | None = None) -> str:
     ``$CUDA_HOME``. LibraryNotFoundError lists each place tried."""
     file_name = f"lib{name}.a"
     runtime = loader.library_spec("cudart", CUDA_MAJOR)
-    folders = [os.fspath(cuda_libdir)] if cuda_libdir is not None else [
-        os.path.dirname(place.path) for place in loader.candidates(runtime) if place.found_via != "system"]
+    folders = (
+        [os.fspath(cuda_libdir)]
+        if cuda_libdir is not None
+        else [os.path.dirname(place.path) for place in loader.candidates(runtime) if place.found_via != "system"]
+    )
     for folder in folders:
         path = os.path.join(folder, file_name)
         if os.path.isfile(path):
@@ -260,4 +269,5 @@ def find_stdlib(name: str, cuda_libdir: str | os.PathLike | None = None) -> str:
     raise LibraryNotFoundError(
         f"pyctk could not find {file_name} (CUDA {CUDA_MAJOR}). Searched, in order:{tried}\n"
         f"Fix: {runtime.pip_install} (the CUDA runtime's wheel ships libcudadevrt.a), "
-        f"or pass cuda_libdir= the folder that holds {file_name}")
+        f"or pass cuda_libdir= the folder that holds {file_name}"
+    )

@@ -37,9 +37,9 @@ from ..memory.host import is_managed
 from . import kernel_args, textures, vector_types
 
 _ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
-_NOT_FOUND = 500                                  # CUDA_ERROR_NOT_FOUND
-_INVALID_PTX = 218                                # CUDA_ERROR_INVALID_PTX
-_DIMENSION_LIMIT = 2 ** 32                        # what a C unsigned int holds
+_NOT_FOUND = 500  # CUDA_ERROR_NOT_FOUND
+_INVALID_PTX = 218  # CUDA_ERROR_INVALID_PTX
+_DIMENSION_LIMIT = 2**32  # what a C unsigned int holds
 
 
 class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -49,23 +49,23 @@ class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     Each one also reads as a lowercase attribute of a :class:`Function` (``f.num_regs``).
     """
 
-    MAX_THREADS_PER_BLOCK = 0                 #: The most threads a block of it can have.
-    SHARED_SIZE_BYTES = 1                     #: Bytes of static shared memory.
-    CONST_SIZE_BYTES = 2                      #: Bytes of constant memory.
-    LOCAL_SIZE_BYTES = 3                      #: Bytes of local memory per thread.
-    NUM_REGS = 4                              #: Registers per thread.
-    PTX_VERSION = 5                           #: The PTX's architecture, 10 * major + minor.
-    BINARY_VERSION = 6                        #: The machine code's architecture, likewise.
-    CACHE_MODE_CA = 7                         #: Whether it was compiled with ``-Xptxas -dlcm=ca``.
-    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8         #: Bytes of dynamic shared memory it may launch with.
-    PREFERRED_SHARED_MEMORY_CARVEOUT = 9      #: The percentage of L1 it prefers as shared memory.
-    CLUSTER_SIZE_MUST_BE_SET = 10             #: Whether a launch must give a cluster size.
-    REQUIRED_CLUSTER_WIDTH = 11               #: Its compiled cluster width.
-    REQUIRED_CLUSTER_HEIGHT = 12              #: Its compiled cluster height.
-    REQUIRED_CLUSTER_DEPTH = 13               #: Its compiled cluster depth.
-    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14    #: Whether it may launch with a non-portable cluster size.
-    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15 #: How its clusters are scheduled.
-    MAX = 16                                  #: The end of the enumeration, not an attribute.
+    MAX_THREADS_PER_BLOCK = 0  #: The most threads a block of it can have.
+    SHARED_SIZE_BYTES = 1  #: Bytes of static shared memory.
+    CONST_SIZE_BYTES = 2  #: Bytes of constant memory.
+    LOCAL_SIZE_BYTES = 3  #: Bytes of local memory per thread.
+    NUM_REGS = 4  #: Registers per thread.
+    PTX_VERSION = 5  #: The PTX's architecture, 10 * major + minor.
+    BINARY_VERSION = 6  #: The machine code's architecture, likewise.
+    CACHE_MODE_CA = 7  #: Whether it was compiled with ``-Xptxas -dlcm=ca``.
+    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  #: Bytes of dynamic shared memory it may launch with.
+    PREFERRED_SHARED_MEMORY_CARVEOUT = 9  #: The percentage of L1 it prefers as shared memory.
+    CLUSTER_SIZE_MUST_BE_SET = 10  #: Whether a launch must give a cluster size.
+    REQUIRED_CLUSTER_WIDTH = 11  #: Its compiled cluster width.
+    REQUIRED_CLUSTER_HEIGHT = 12  #: Its compiled cluster height.
+    REQUIRED_CLUSTER_DEPTH = 13  #: Its compiled cluster depth.
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  #: Whether it may launch with a non-portable cluster size.
+    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15  #: How its clusters are scheduled.
+    MAX = 16  #: The end of the enumeration, not an attribute.
 
 
 class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -119,13 +119,17 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
 # CUjit_target: the architectures whose code the JIT makes for jit_option.TARGET (those CUDA 12
 # and 13 name, up to 13.5; PyCUDA's COMPUTE_10 to COMPUTE_21 left CUDA long ago), their "a"
 # (architecture-specific) and "f" (family) forms after CUDA's bases for them.
-_JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101,
-              103, 107, 110, 120, 121)
+_JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 107, 110, 120, 121)
 _ACCELERATED, _FAMILY = 0x10000, 0x20000  # CU_COMPUTE_ACCELERATED_TARGET_BASE, ..._FAMILY_...
-jit_target = enum.IntEnum("jit_target", {
-    **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
-    **{f"COMPUTE_{arch}A": _ACCELERATED + arch for arch in _JIT_ARCHS if arch >= 90},
-    **{f"COMPUTE_{arch}F": _FAMILY + arch for arch in _JIT_ARCHS if arch >= 100}}, module=__name__)
+jit_target = enum.IntEnum(
+    "jit_target",
+    {
+        **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
+        **{f"COMPUTE_{arch}A": _ACCELERATED + arch for arch in _JIT_ARCHS if arch >= 90},
+        **{f"COMPUTE_{arch}F": _FAMILY + arch for arch in _JIT_ARCHS if arch >= 100},
+    },
+    module=__name__,
+)
 jit_target.__doc__ = """The architecture the JIT compiles for: ``CUjit_target`` (cuda.h).
 
 For ``(jit_option.TARGET, jit_target.COMPUTE_90)`` in the options of
@@ -146,16 +150,22 @@ class jit_fallback(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """What a fatbinary's load prefers: ``CUjit_fallback`` (cuda.h), for
     ``jit_option.FALLBACK_STRATEGY``."""
 
-    PREFER_PTX = 0     #: Compile its PTX, even where it has machine code for the GPU.
+    PREFER_PTX = 0  #: Compile its PTX, even where it has machine code for the GPU.
     PREFER_BINARY = 1  #: Its machine code for the GPU, if it has some.
 
 
 # Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),
 # and those whose value is a pointer to an array.
-_NOT_GIVEN = {jit_option.INFO_LOG_BUFFER, jit_option.INFO_LOG_BUFFER_SIZE_BYTES, jit_option.ERROR_LOG_BUFFER,
-              jit_option.ERROR_LOG_BUFFER_SIZE_BYTES, jit_option.GLOBAL_SYMBOL_NAMES,
-              jit_option.GLOBAL_SYMBOL_ADDRESSES, jit_option.REFERENCED_KERNEL_NAMES,
-              jit_option.REFERENCED_VARIABLE_NAMES}
+_NOT_GIVEN = {
+    jit_option.INFO_LOG_BUFFER,
+    jit_option.INFO_LOG_BUFFER_SIZE_BYTES,
+    jit_option.ERROR_LOG_BUFFER,
+    jit_option.ERROR_LOG_BUFFER_SIZE_BYTES,
+    jit_option.GLOBAL_SYMBOL_NAMES,
+    jit_option.GLOBAL_SYMBOL_ADDRESSES,
+    jit_option.REFERENCED_KERNEL_NAMES,
+    jit_option.REFERENCED_VARIABLE_NAMES,
+}
 _JIT_LOG_BYTES = 32768  # each log's buffer, as PyCUDA gives
 
 
@@ -167,27 +177,34 @@ class _JitArguments:
         pairs = []
         for pair in options:
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-                raise TypeError(f"options must be (jit_option, int) pairs, e.g. "
-                                f"[(jit_option.MAX_REGISTERS, 32)]; got {pair!r}")
+                raise TypeError(
+                    f"options must be (jit_option, int) pairs, e.g. [(jit_option.MAX_REGISTERS, 32)]; got {pair!r}"
+                )
             option, value = jit_option(pair[0]), int(pair[1])
             if option in _NOT_GIVEN:
-                raise ValueError(f"jit_option.{option.name} cannot be given: pyctk passes the JIT "
-                                 f"logs to message_handler(success, info_log, error_log) itself, "
-                                 f"and options whose value is a pointer are not supported")
+                raise ValueError(
+                    f"jit_option.{option.name} cannot be given: pyctk passes the JIT "
+                    f"logs to message_handler(success, info_log, error_log) itself, "
+                    f"and options whose value is a pointer are not supported"
+                )
             pairs.append((option, value))
         self.info, self.error = (ctypes.create_string_buffer(_JIT_LOG_BYTES) for _ in range(2))
-        pairs[:0] = [(jit_option.INFO_LOG_BUFFER, ctypes.addressof(self.info)),
-                     (jit_option.INFO_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES),
-                     (jit_option.ERROR_LOG_BUFFER, ctypes.addressof(self.error)),
-                     (jit_option.ERROR_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES)]
+        pairs[:0] = [
+            (jit_option.INFO_LOG_BUFFER, ctypes.addressof(self.info)),
+            (jit_option.INFO_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES),
+            (jit_option.ERROR_LOG_BUFFER, ctypes.addressof(self.error)),
+            (jit_option.ERROR_LOG_BUFFER_SIZE_BYTES, _JIT_LOG_BYTES),
+        ]
         self.count = len(pairs)
         self.keys = (ctypes.c_int * self.count)(*(option for option, _ in pairs))
         self.values = (c_void_p * self.count)(*(value for _, value in pairs))
 
     def logs(self) -> tuple[str, str]:
         """(info log, error log), as long as the driver says it wrote."""
-        return tuple(buffer.raw[:min(self.values[index] or 0, _JIT_LOG_BYTES)].rstrip(b"\0").decode(
-            errors="replace") for buffer, index in ((self.info, 1), (self.error, 3)))
+        return tuple(
+            buffer.raw[: min(self.values[index] or 0, _JIT_LOG_BYTES)].rstrip(b"\0").decode(errors="replace")
+            for buffer, index in ((self.info, 1), (self.error, 3))
+        )
 
 
 class ArgumentHandler:
@@ -214,8 +231,9 @@ class ArgumentHandler:
     copy_in = copy_out = False
 
     def __init__(self, array: Any) -> None:
-        if not self.copy_out and not (isinstance(array, np.ndarray) and
-                                      (array.flags.c_contiguous or array.flags.f_contiguous)):
+        if not self.copy_out and not (
+            isinstance(array, np.ndarray) and (array.flags.c_contiguous or array.flags.f_contiguous)
+        ):
             array = np.ascontiguousarray(array)  # read only: a contiguous copy will do
         self.array = host_buffer(array, writable=self.copy_out)
 
@@ -284,8 +302,9 @@ def _dimensions(value: Any, what: str) -> tuple[int, int, int]:
     if value is None:
         raise TypeError(f"{what}= is required, e.g. {what}=(256, 1, 1)")
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if not 1 <= len(values) <= 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                            for v in values):
+    if not 1 <= len(values) <= 3 or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values
+    ):
         raise TypeError(f"{what}= must be one to three ints, e.g. (256, 1, 1); got {value!r}")
     if not all(0 <= v < _DIMENSION_LIMIT for v in values):
         raise ValueError(f"{what}={value!r}: each size must be from 0 to 2**32 - 1")
@@ -371,8 +390,7 @@ class Function:
     (True, 1024)
     """
 
-    def __init__(self, module: Module, kernel: int, name: str,
-                 params: list[kernel_args.Param] | None) -> None:
+    def __init__(self, module: Module, kernel: int, name: str, params: list[kernel_args.Param] | None) -> None:
         self.module, self.handle, self.name, self.params = module, kernel, name, params
         self._prepared: tuple[list[str], Any, int] | None = None  # prepare's types, block, shared
 
@@ -390,8 +408,7 @@ class Function:
         -------
         int
         """
-        return driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle,
-                                     driver_api.current_device())
+        return driver_api.query_int("cuKernelGetAttribute", int(attribute), self.handle, driver_api.current_device())
 
     def set_attribute(self, attribute: int, value: int) -> None:
         """Set one attribute of the kernel on the current device.
@@ -403,8 +420,7 @@ class Function:
             shared memory.
         value : int
         """
-        driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle,
-                         driver_api.current_device())
+        driver_api.call("cuKernelSetAttribute", int(attribute), int(value), self.handle, driver_api.current_device())
 
     def __getattr__(self, name: str) -> int:
         # PyCUDA's lowercase attributes: f.num_regs is f.get_attribute(function_attribute.NUM_REGS).
@@ -434,9 +450,16 @@ class Function:
         driver_api.call("cuKernelGetFunction", byref(function), self.handle)
         driver_api.call("cuFuncSetSharedMemConfig", function, int(config))
 
-    def __call__(self, *args: Any, block: Sequence[int] | None = None, grid: Sequence[int] = (1, 1),
-                 shared: int = 0, stream: Any = None, time_kernel: bool = False,
-                 texrefs: Sequence[Any] = ()) -> float | None:
+    def __call__(
+        self,
+        *args: Any,
+        block: Sequence[int] | None = None,
+        grid: Sequence[int] = (1, 1),
+        shared: int = 0,
+        stream: Any = None,
+        time_kernel: bool = False,
+        texrefs: Sequence[Any] = (),
+    ) -> float | None:
         """Launch the kernel; the class's documentation says how."""
         textures.refuse_texrefs(texrefs)
         blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
@@ -447,14 +470,14 @@ class Function:
         timing = (Event(), Event()) if time_kernel else None
         if timing:
             timing[0].record(handle)
-        driver_api.check(driver_api.driver().cuLaunchKernel(
-            self.handle, *blocks, *threads, int(shared), handle, parameters, None),
-            f"launching {self.name} with grid={blocks}, block={threads}, shared={shared}")
+        driver_api.check(
+            driver_api.driver().cuLaunchKernel(self.handle, *blocks, *threads, int(shared), handle, parameters, None),
+            f"launching {self.name} with grid={blocks}, block={threads}, shared={shared}",
+        )
         if timing:
             timing[1].record(handle)
         for array, allocation in copies_back:
-            driver_api.call("cuMemcpyDtoHAsync", array.ctypes.data, allocation.pointer, array.nbytes,
-                             handle)
+            driver_api.call("cuMemcpyDtoHAsync", array.ctypes.data, allocation.pointer, array.nbytes, handle)
         if copies_back:
             driver_api.call("cuStreamSynchronize", handle)
         del keep, buffer  # device memory of In/Out goes back to the pool, ordered on the stream
@@ -467,8 +490,9 @@ class Function:
         launch's, and a graph's kernel node's). Device memory's owners go to ``keep``; In/Out
         arrays are copied in on ``stream``, and those to copy back go to ``copies_back``."""
         if self.params is not None and len(args) != len(self.params):
-            raise TypeError(f"{self.name}() takes {len(self.params)} arguments (the kernel's "
-                            f"parameters), got {len(args)}")
+            raise TypeError(
+                f"{self.name}() takes {len(self.params)} arguments (the kernel's parameters), got {len(args)}"
+            )
         device = driver_api.current_device()
         values = []
         for index, argument in enumerate(args):
@@ -481,17 +505,24 @@ class Function:
                 values.append(kernel_args.value_bytes(self.name, index, argument, param))
                 continue
             if not kernel_args.takes_pointer(param):
-                raise TypeError(f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
-                                f"the kernel; got {type(argument).__name__}, which passes an address: "
-                                f"pass {kernel_args.suggest(param)}")
+                raise TypeError(
+                    f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
+                    f"the kernel; got {type(argument).__name__}, which passes an address: "
+                    f"pass {kernel_args.suggest(param)}"
+                )
             address = self._address(index, argument, device, stream, keep, copies_back)
             values.append(address.to_bytes(8, "little"))
         return values
 
     # -- PyCUDA's prepared calls: the argument types given once, then grid and block first --
 
-    def prepare(self, arg_types: str | Sequence[Any], block: Sequence[int] | None = None,
-                shared: int | None = None, texrefs: Sequence[Any] = ()) -> Function:
+    def prepare(
+        self,
+        arg_types: str | Sequence[Any],
+        block: Sequence[int] | None = None,
+        shared: int | None = None,
+        texrefs: Sequence[Any] = (),
+    ) -> Function:
         """Fix the arguments' types for :meth:`prepared_call` and its kin.
 
         The prepared calls then convert Python numbers to their argument's type; device
@@ -540,13 +571,16 @@ class Function:
         textures.refuse_texrefs(texrefs)
         codes = [_type_code(t) for t in ([*arg_types] if isinstance(arg_types, str) else arg_types)]
         if self.params is not None and len(codes) != len(self.params):
-            raise TypeError(f"{self.name}.prepare: the kernel has {len(self.params)} parameters, "
-                            f"but {len(codes)} argument types were given ({arg_types!r})")
+            raise TypeError(
+                f"{self.name}.prepare: the kernel has {len(self.params)} parameters, "
+                f"but {len(codes)} argument types were given ({arg_types!r})"
+            )
         self._prepared = (codes, block, shared or 0)
         return self
 
-    def prepared_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
-                      shared_size: int | None = None) -> None:
+    def prepared_call(
+        self, grid: Sequence[int], block: Sequence[int] | None, *args: Any, shared_size: int | None = None
+    ) -> None:
         """Launch with the types :meth:`prepare` fixed, on the legacy default stream; return at once.
 
         Parameters
@@ -569,8 +603,9 @@ class Function:
         """
         self._prepared_launch(grid, block, None, args, shared_size, False)
 
-    def prepared_async_call(self, grid: Sequence[int], block: Sequence[int] | None, stream: Any,
-                            *args: Any, shared_size: int | None = None) -> None:
+    def prepared_async_call(
+        self, grid: Sequence[int], block: Sequence[int] | None, stream: Any, *args: Any, shared_size: int | None = None
+    ) -> None:
         """Launch with the types :meth:`prepare` fixed, on a stream; return at once.
 
         Parameters
@@ -585,8 +620,9 @@ class Function:
         """
         self._prepared_launch(grid, block, stream, args, shared_size, False)
 
-    def prepared_timed_call(self, grid: Sequence[int], block: Sequence[int] | None, *args: Any,
-                            shared_size: int | None = None) -> Any:
+    def prepared_timed_call(
+        self, grid: Sequence[int], block: Sequence[int] | None, *args: Any, shared_size: int | None = None
+    ) -> Any:
         """Launch with the types :meth:`prepare` fixed, and wait for the kernel.
 
         Parameters
@@ -602,8 +638,9 @@ class Function:
         seconds = self._prepared_launch(grid, block, None, args, shared_size, True)
         return lambda: seconds
 
-    def _prepared_launch(self, grid: Any, block: Any, stream: Any, args: tuple, shared: Any,
-                         timed: bool) -> float | None:
+    def _prepared_launch(
+        self, grid: Any, block: Any, stream: Any, args: tuple, shared: Any, timed: bool
+    ) -> float | None:
         prepared = self._prepared
         if prepared is None:
             raise driver_errors.LogicError(f"{self.name}: prepared calls need prepare(arg_types) first")
@@ -611,20 +648,23 @@ class Function:
         if len(args) != len(codes):
             raise TypeError(f"{self.name}: prepared for {len(codes)} arguments, got {len(args)}")
         values = [_as_type(code, argument) for code, argument in zip(codes, args)]
-        return self(*values, block=block if block is not None else default_block, grid=grid,
-                    shared=default_shared if shared is None else shared, stream=stream,
-                    time_kernel=timed)
+        return self(
+            *values,
+            block=block if block is not None else default_block,
+            grid=grid,
+            shared=default_shared if shared is None else shared,
+            stream=stream,
+            time_kernel=timed,
+        )
 
-    def _address(self, index: int, argument: Any, device: int, stream: int, keep: list,
-                 copies_back: list) -> int:
+    def _address(self, index: int, argument: Any, device: int, stream: int, keep: list, copies_back: list) -> int:
         """The device address an argument passes, copying In/Out data and checking its device."""
         if isinstance(argument, ArgumentHandler):
             array = argument.array
             allocation = device_memory(array.nbytes, device, stream)
             keep.append(allocation)
             if argument.copy_in and array.nbytes:
-                driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data,
-                                 array.nbytes, stream)
+                driver_api.call("cuMemcpyHtoDAsync", allocation.pointer, array.ctypes.data, array.nbytes, stream)
             if argument.copy_out:
                 copies_back.append((array, allocation))
             return allocation.pointer
@@ -632,9 +672,11 @@ class Function:
             keep.append(argument)
             return argument.ctypes.data
         if isinstance(argument, np.ndarray):
-            raise TypeError(f"{self.name}() argument {index} is a NumPy array in host memory: wrap it "
-                            f"as cuda.In(a), cuda.Out(a) or cuda.InOut(a) to copy it around the "
-                            f"launch, or copy it to the GPU first (cuda.to_device(a), pyctk.asarray(a))")
+            raise TypeError(
+                f"{self.name}() argument {index} is a NumPy array in host memory: wrap it "
+                f"as cuda.In(a), cuda.Out(a) or cuda.InOut(a) to copy it around the "
+                f"launch, or copy it to the GPU first (cuda.to_device(a), pyctk.asarray(a))"
+            )
         pointer = device_pointer(argument, stream)
         if pointer is None:
             kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
@@ -643,7 +685,8 @@ class Function:
                 f"{self.name}() argument {index} is on device {pointer.device}, but the kernel "
                 f"launches on device {device}, the current one: copy it there "
                 f"(pyctk.asarray(x, device={device})) or launch on its device "
-                f"(pyctk.driver.Device({pointer.device}).make_context())")
+                f"(pyctk.driver.Device({pointer.device}).make_context())"
+            )
         keep.append(pointer.owner)
         return pointer.address
 
@@ -657,8 +700,10 @@ def _type_code(kind: Any) -> str:
     try:
         dtype = np.dtype(kind)
     except TypeError:
-        raise TypeError(f"prepare: {kind!r} is not an argument type: give a struct letter "
-                        f"('P' pointer, 'i' int32, 'f' float32 ...) or a NumPy dtype") from None
+        raise TypeError(
+            f"prepare: {kind!r} is not an argument type: give a struct letter "
+            f"('P' pointer, 'i' int32, 'f' float32 ...) or a NumPy dtype"
+        ) from None
     if dtype.kind == "V" and not dtype.shape:  # a vector or struct type (vec.float3): PyCUDA's "12s"
         return f"{dtype.itemsize}s"
     if dtype.kind not in "biufc" or dtype.shape:
@@ -713,9 +758,14 @@ class Module:
 
     _library = None  # until loaded: __del__ of a half-made module unloads nothing
 
-    def __init__(self, image: bytes, kernels: dict[str, list[kernel_args.Param]] | None = None,
-                 lowered: dict[str, str] | None = None, jit_options: Sequence[tuple[int, int]] | None = None,
-                 message_handler: Any = None) -> None:
+    def __init__(
+        self,
+        image: bytes,
+        kernels: dict[str, list[kernel_args.Param]] | None = None,
+        lowered: dict[str, str] | None = None,
+        jit_options: Sequence[tuple[int, int]] | None = None,
+        message_handler: Any = None,
+    ) -> None:
         image = bytes(image)
         if not image.startswith((_ELF, _FATBIN)):  # PTX: text the driver reads up to a NUL
             image = image.rstrip(b"\0") + b"\0"
@@ -724,8 +774,8 @@ class Module:
         library = c_void_p()
         jit = None if jit_options is None and message_handler is None else _JitArguments(jit_options or ())
         result = driver_api.driver().cuLibraryLoadData(
-            byref(library), image, *((jit.keys, jit.values, jit.count) if jit else (None, None, 0)),
-            None, None, 0)
+            byref(library), image, *((jit.keys, jit.values, jit.count) if jit else (None, None, 0)), None, None, 0
+        )
         info_log, error_log = jit.logs() if jit else ("", "")
         if result == 0 and error_log.strip():
             # PTX the JIT refused: CUDA loads lazily and reports it only at first use (as
@@ -734,8 +784,9 @@ class Module:
             result = _INVALID_PTX
         if message_handler is not None:
             message_handler(result == 0, info_log, error_log)
-        driver_api.check(result, "cuLibraryLoadData" + (f" (JIT error log: {error_log.strip()})"
-                                                         if error_log.strip() else ""))
+        driver_api.check(
+            result, "cuLibraryLoadData" + (f" (JIT error log: {error_log.strip()})" if error_log.strip() else "")
+        )
         self._jit = jit  # the buffers the driver writes the logs to live as long as the module
         self._library, self._pid = library.value, os.getpid()
         self._image, self._kernels, self._lowered = image, kernels, dict(lowered or {})
@@ -768,17 +819,18 @@ class Module:
         if result == _NOT_FOUND:
             raise driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
         driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
-        return Function(self, kernel.value, name,
-                        None if self._kernels is None else self._kernels.get(symbol))
+        return Function(self, kernel.value, name, None if self._kernels is None else self._kernels.get(symbol))
 
     def _not_found(self, name: str) -> str:
         message = f"no kernel {name!r} in this module"
         if self._kernels:
             message += f"; its kernels are: {', '.join(sorted(self._kernels))}"
             if any(symbol.startswith("_Z") for symbol in self._kernels):
-                message += (" (names starting with _Z have C++ linkage: declare the kernel "
-                            "extern \"C\", or compile with name_expressions=[...] and get_function "
-                            "the name as written there)")
+                message += (
+                    " (names starting with _Z have C++ linkage: declare the kernel "
+                    'extern "C", or compile with name_expressions=[...] and get_function '
+                    "the name as written there)"
+                )
         return message
 
     def get_global(self, name: str) -> tuple[int, int]:
@@ -818,8 +870,9 @@ class Module:
         """
         address, size = ctypes.c_uint64(), c_size_t()
         driver_api.current_context()
-        driver_api.call("cuLibraryGetGlobal", byref(address), byref(size), self._library,
-                         self._lowered.get(name, name).encode())
+        driver_api.call(
+            "cuLibraryGetGlobal", byref(address), byref(size), self._library, self._lowered.get(name, name).encode()
+        )
         return address.value, size.value
 
     def get_texref(self, name: str) -> Any:
@@ -837,8 +890,9 @@ class Module:
         raise textures.references_removed(f"Module.get_surfref({name!r})")
 
 
-def module_from_buffer(buffer: Any, options: Sequence[tuple[int, int]] | None = None,
-                       message_handler: Any = None) -> Module:
+def module_from_buffer(
+    buffer: Any, options: Sequence[tuple[int, int]] | None = None, message_handler: Any = None
+) -> Module:
     """Load a module from a CUBIN, PTX or fatbinary in memory (PyCUDA's ``module_from_buffer``).
 
     Parameters

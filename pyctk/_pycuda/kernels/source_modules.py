@@ -34,15 +34,16 @@ _COMPUTE_CAPABILITY_MAJOR, _COMPUTE_CAPABILITY_MINOR = 75, 76  # CUdevice_attrib
 class Program(NamedTuple):
     """A compiled source: what a Module is loaded from, and what the cache keeps."""
 
-    image: bytes                                   # CUBIN, or PTX ending in a NUL
-    target: str                                    # "sm_90", "compute_90", "sm_90a" ...
-    kernels: dict[str, list[kernel_args.Param]]   # symbol -> parameters, from the PTX
-    lowered: dict[str, str]                        # name expression -> symbol
-    log: str                                       # NVRTC's warnings
+    image: bytes  # CUBIN, or PTX ending in a NUL
+    target: str  # "sm_90", "compute_90", "sm_90a" ...
+    kernels: dict[str, list[kernel_args.Param]]  # symbol -> parameters, from the PTX
+    lowered: dict[str, str]  # name expression -> symbol
+    log: str  # NVRTC's warnings
 
 
 # ---------------------------------------------------------------------------
 # The source NVRTC sees.
+
 
 def _prelude_length(lines: list[str]) -> int:
     """How many leading lines are preprocessor lines, comments or blank: they stay outside
@@ -53,7 +54,7 @@ def _prelude_length(lines: list[str]) -> int:
         if in_comment or (text.startswith("/*") and not continued):
             end = text.find("*/", 0 if in_comment else 2)
             in_comment = end < 0
-            rest = "" if in_comment else text[end + 2:].strip()
+            rest = "" if in_comment else text[end + 2 :].strip()
             if rest and not rest.startswith("//"):  # code after the comment: the prelude ends here
                 return number
         elif not (continued or not text or text.startswith(("#", "//"))):
@@ -67,12 +68,18 @@ def _with_c_linkage(source: str) -> str:
     before it; ``#line`` keeps NVRTC's line numbers those of ``source``."""
     lines = source.splitlines(keepends=True)
     start = _prelude_length(lines)
-    return ("".join(lines[:start]) + 'extern "C" {\n' + f'#line {start + 1} "{nvrtc.PROGRAM_NAME}"\n'
-            + "".join(lines[start:]) + '\n}\n')
+    return (
+        "".join(lines[:start])
+        + 'extern "C" {\n'
+        + f'#line {start + 1} "{nvrtc.PROGRAM_NAME}"\n'
+        + "".join(lines[start:])
+        + "\n}\n"
+    )
 
 
 # ---------------------------------------------------------------------------
 # Architectures.
+
 
 def _device_arch() -> int:
     """The current GPU's compute capability as one number (90 for 9.0)."""
@@ -87,11 +94,15 @@ def _request(arch: Any, what: str = "arch") -> str:
     if arch is None:
         return f"gpu:{_device_arch()}"
     if not isinstance(arch, str):
-        raise TypeError(f"{what} must be None (the current GPU) or a string such as 'sm_90' or "
-                        f"'compute_90', not {type(arch).__name__}")
+        raise TypeError(
+            f"{what} must be None (the current GPU) or a string such as 'sm_90' or "
+            f"'compute_90', not {type(arch).__name__}"
+        )
     if not _ARCH.fullmatch(arch):
-        raise ValueError(f"{what} {arch!r} is not an architecture: use 'sm_XY' for SASS (a CUBIN) or "
-                         f"'compute_XY' for PTX, e.g. 'sm_90', 'sm_90a', 'compute_80'")
+        raise ValueError(
+            f"{what} {arch!r} is not an architecture: use 'sm_XY' for SASS (a CUBIN) or "
+            f"'compute_XY' for PTX, e.g. 'sm_90', 'sm_90a', 'compute_80'"
+        )
     return arch
 
 
@@ -106,14 +117,16 @@ def _target(request: str) -> str:
     version = ".".join(map(str, nvrtc.version()))
     if not request.startswith("gpu:"):
         if int(_ARCH.fullmatch(request)[2]) not in archs:
-            raise ValueError(f"NVRTC {version} does not compile for {request}; it knows "
-                             f"{', '.join(f'sm_{a}' for a in archs)}")
+            raise ValueError(
+                f"NVRTC {version} does not compile for {request}; it knows {', '.join(f'sm_{a}' for a in archs)}"
+            )
         return request
-    gpu = int(request[len("gpu:"):])
+    gpu = int(request[len("gpu:") :])
     if gpu < archs[0]:
         raise UnsupportedError(
             f"this GPU is sm_{gpu}, and NVRTC {version} compiles for sm_{archs[0]} and newer only"
-            + (": pyctk-cu12 supports it (pip install 'pyctk-cu12[nvrtc]')" if CUDA_MAJOR > 12 else ""))
+            + (": pyctk-cu12 supports it (pip install 'pyctk-cu12[nvrtc]')" if CUDA_MAJOR > 12 else "")
+        )
     same_major = [a for a in archs if a // 10 == gpu // 10 and a <= gpu]
     if same_major:
         return f"sm_{same_major[-1]}"
@@ -122,6 +135,7 @@ def _target(request: str) -> str:
 
 # ---------------------------------------------------------------------------
 # Compiling, through the cache.
+
 
 def _library_identity(name: str, system: Callable[[], str]) -> str:
     """Which library ``name`` would be loaded, known without loading it: its file, size and
@@ -142,8 +156,8 @@ def _nvrtc_identity() -> str:
 class _Plan(NamedTuple):
     """How a compile makes what was asked for."""
 
-    request: str         # what NVRTC compiles for: "sm_90", "compute_80", or "gpu:90" (_request)
-    ptx: bool            # the PTX is the result (else the CUBIN, for an sm_ target)
+    request: str  # what NVRTC compiles for: "sm_90", "compute_80", or "gpu:90" (_request)
+    ptx: bool  # the PTX is the result (else the CUBIN, for an sm_ target)
     link_to: str | None  # the SASS architecture nvJitLink makes of that PTX, when code= is above arch=
 
 
@@ -153,15 +167,19 @@ def _plan(arch: Any, code: Any, target: str) -> _Plan:
     if target not in _TARGETS:
         raise ValueError(f"target must be one of {', '.join(map(repr, _TARGETS))}, not {target!r}")
     if target == "fatbin":
-        raise UnsupportedError("NVRTC makes no fatbinaries: pass target='cubin' (SASS for one "
-                               "architecture) or 'ptx' (which the driver compiles for any newer GPU)")
+        raise UnsupportedError(
+            "NVRTC makes no fatbinaries: pass target='cubin' (SASS for one "
+            "architecture) or 'ptx' (which the driver compiles for any newer GPU)"
+        )
     if code is None:
         return _Plan(_request(arch), target == "ptx", None)
-    kind, *real = _ARCH.fullmatch(_request(code, "code")).groups()       # "sm", "90", "a"
+    kind, *real = _ARCH.fullmatch(_request(code, "code")).groups()  # "sm", "90", "a"
     virtual = real if arch is None else list(_ARCH.fullmatch(_request(arch)).groups()[1:])
     if int(virtual[0]) > int(real[0]) or (kind == "compute" and virtual != real):
-        raise ValueError(f"code={code!r} cannot come from arch={arch!r}: code is the virtual "
-                         f"architecture itself (compute_XY) or SASS of one no older (sm_XY)")
+        raise ValueError(
+            f"code={code!r} cannot come from arch={arch!r}: code is the virtual "
+            f"architecture itself (compute_XY) or SASS of one no older (sm_XY)"
+        )
     ptx = "compute_" + "".join(virtual)
     if target == "ptx" or kind == "compute":
         return _Plan(ptx, True, None)
@@ -176,63 +194,94 @@ def _strings(value: Any, what: str, example: str) -> list[str]:
     return [os.fspath(v) for v in value]
 
 
-def _build(source: str, options: Any, no_extern_c: bool, arch: Any, include_dirs: Any,
-           name_expressions: Any, cache_dir: Any, code: Any = None, target: str = "cubin",
-           keep: bool = False) -> Program:
+def _build(
+    source: str,
+    options: Any,
+    no_extern_c: bool,
+    arch: Any,
+    include_dirs: Any,
+    name_expressions: Any,
+    cache_dir: Any,
+    code: Any = None,
+    target: str = "cubin",
+    keep: bool = False,
+) -> Program:
     if not isinstance(source, str):
         raise TypeError(f"source must be a str of CUDA C++, not {type(source).__name__}")
-    options = nvcc_options.translate(DEFAULT_NVCC_FLAGS if options is None else
-                                     _strings(options, "options", "['-use_fast_math']"))
+    options = nvcc_options.translate(
+        DEFAULT_NVCC_FLAGS if options is None else _strings(options, "options", "['-use_fast_math']")
+    )
     include_dirs = [os.path.abspath(d) for d in _strings(include_dirs, "include_dirs", "['/path/to/headers']")]
     name_expressions = _strings(name_expressions, "name_expressions", "['add<float>', 'add<int>']")
     if name_expressions and not no_extern_c:
-        raise ValueError("name_expressions need the source compiled as C++ (templates cannot have C "
-                         "linkage): pass no_extern_c=True as well")
+        raise ValueError(
+            "name_expressions need the source compiled as C++ (templates cannot have C "
+            "linkage): pass no_extern_c=True as well"
+        )
     text = source if no_extern_c else _with_c_linkage(source)
     header_folders = headers.header_folders()
     # Only these folders are searched (never the working directory: see nvrtc._PROGRAM_PATH).
     wheel_dirs = [h.path for h in header_folders]
-    common = [*(f"--include-path={d}" for d in (*include_dirs, *wheel_dirs, headers.LIBC_HEADERS)),
-              *options]
+    common = [*(f"--include-path={d}" for d in (*include_dirs, *wheel_dirs, headers.LIBC_HEADERS)), *options]
     plan = _plan(arch, code, target)
     folder = None if keep else kernel_cache.directory(cache_dir)  # keep: the files of a fresh compile
     if folder is None:
         return _compile(text, plan, common, name_expressions, keep)
-    key = kernel_cache.key({
-        "format": _CACHE_FORMAT, "source": text, "options": common, "arch": list(plan),
-        "name_expressions": name_expressions, "nvrtc": _nvrtc_identity(),
-        "nvjitlink": plan.link_to and _library_identity("nvJitLink", lambda: "nvJitLink"),
-        "includes": include_scan.included_files(text, include_dirs, wheel_dirs, [headers.LIBC_HEADERS]),
-        "header_wheels": [h.distribution for h in header_folders]})
+    key = kernel_cache.key(
+        {
+            "format": _CACHE_FORMAT,
+            "source": text,
+            "options": common,
+            "arch": list(plan),
+            "name_expressions": name_expressions,
+            "nvrtc": _nvrtc_identity(),
+            "nvjitlink": plan.link_to and _library_identity("nvJitLink", lambda: "nvJitLink"),
+            "includes": include_scan.included_files(text, include_dirs, wheel_dirs, [headers.LIBC_HEADERS]),
+            "header_wheels": [h.distribution for h in header_folders],
+        }
+    )
     entry = kernel_cache.load(folder, key)
     driver = driver_api.driver_version() if plan.request.startswith("gpu:") else None
     if entry is not None:
         metadata, image = entry
         # PTX made for a GPU is compiled by the driver: a new driver gets it made afresh.
         if not (metadata["target"].startswith("compute_") and metadata["driver"] != driver):
-            return Program(image, metadata["target"],
-                           {name: [kernel_args.Param(*p) for p in params]
-                            for name, params in metadata["kernels"].items()},
-                           metadata["lowered"], metadata["log"])
+            return Program(
+                image,
+                metadata["target"],
+                {name: [kernel_args.Param(*p) for p in params] for name, params in metadata["kernels"].items()},
+                metadata["lowered"],
+                metadata["log"],
+            )
     program = _compile(text, plan, common, name_expressions, keep)
-    kernel_cache.store(folder, key, {"target": program.target, "kernels": program.kernels,
-                                      "lowered": program.lowered, "log": program.log,
-                                      "driver": driver}, program.image)
+    kernel_cache.store(
+        folder,
+        key,
+        {
+            "target": program.target,
+            "kernels": program.kernels,
+            "lowered": program.lowered,
+            "log": program.log,
+            "driver": driver,
+        },
+        program.image,
+    )
     return program
 
 
 def _compile(text: str, plan: _Plan, common: list[str], name_expressions: list[str], keep: bool) -> Program:
     target = _target(plan.request)
     if plan.ptx and target.startswith("sm_"):  # PTX for the current GPU's architecture
-        target = "compute_" + target[len("sm_"):]
+        target = "compute_" + target[len("sm_") :]
     options = [f"--gpu-architecture={target}", *common]
     try:
         output = nvrtc.compile_program(text, options, name_expressions, target.startswith("sm_"))
     except CompileError as error:
         missing = headers.missing_headers()
         if "open source file" in error.log and missing:  # NVRTC: "cannot open source file"
-            raise CompileError(f"{error}\nCUDA headers not installed: {'; '.join(missing)}",
-                               error.log, error.options) from None
+            raise CompileError(
+                f"{error}\nCUDA headers not installed: {'; '.join(missing)}", error.log, error.options
+            ) from None
         textures.explain_references(error)  # texture<...> references: CUDA 12 removed them
         raise
     image = output.image
@@ -242,14 +291,12 @@ def _compile(text: str, plan: _Plan, common: list[str], name_expressions: list[s
         try:
             image = linker.link_cubin()
         except LogicError as error:
-            raise CompileError(f"compiling the PTX for {plan.link_to} failed: {error}", str(error),
-                               options) from None
+            raise CompileError(f"compiling the PTX for {plan.link_to} failed: {error}", str(error), options) from None
         target = plan.link_to
     if keep:
         _keep(text, output, image)
     if output.log.strip():
-        warnings.warn(f"The CUDA compiler succeeded, but said the following:\n{output.log}", UserWarning,
-                      stacklevel=4)
+        warnings.warn(f"The CUDA compiler succeeded, but said the following:\n{output.log}", UserWarning, stacklevel=4)
     return Program(image, target, kernel_args.parse_ptx(output.ptx), output.lowered, output.log)
 
 
@@ -266,6 +313,7 @@ def _keep(text: str, output: nvrtc.Output, image: bytes) -> None:
 
 # ---------------------------------------------------------------------------
 # The public API.
+
 
 class SourceModule(Module):
     """CUDA C++ source compiled by NVRTC and loaded on the current GPU (PyCUDA's ``SourceModule``).
@@ -360,12 +408,23 @@ class SourceModule(Module):
     True
     """
 
-    def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
-                 keep: bool = False, no_extern_c: bool = False, arch: str | None = None,
-                 code: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] | None = None,
-                 *, name_expressions: Sequence[str] = ()) -> None:
-        program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir,
-                         code, "cubin", keep)
+    def __init__(
+        self,
+        source: str,
+        nvcc: str = "nvcc",
+        options: Sequence[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: Any = None,
+        include_dirs: Sequence[str] | None = None,
+        *,
+        name_expressions: Sequence[str] = (),
+    ) -> None:
+        program = _build(
+            source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir, code, "cubin", keep
+        )
         super().__init__(program.image, program.kernels, program.lowered)
         self.target, self.log = program.target, program.log
 
@@ -375,10 +434,20 @@ class SourceModule(Module):
         return self
 
 
-def compile(source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,  # noqa: A001
-            keep: bool = False, no_extern_c: bool = False, arch: str | None = None, code: str | None = None,
-            cache_dir: Any = None, include_dirs: Sequence[str] | None = None, target: str = "cubin", *,
-            name_expressions: Sequence[str] = ()) -> bytes:
+def compile(
+    source: str,
+    nvcc: str = "nvcc",
+    options: Sequence[str] | None = None,  # noqa: A001
+    keep: bool = False,
+    no_extern_c: bool = False,
+    arch: str | None = None,
+    code: str | None = None,
+    cache_dir: Any = None,
+    include_dirs: Sequence[str] | None = None,
+    target: str = "cubin",
+    *,
+    name_expressions: Sequence[str] = (),
+) -> bytes:
     """Compile ``source`` to CUBIN or PTX bytes (PyCUDA's ``compile``), without loading it.
 
     No GPU is needed when ``arch`` or ``code`` names the architecture: this runs on a build
@@ -424,8 +493,7 @@ def compile(source: str, nvcc: str = "nvcc", options: Sequence[str] | None = Non
     >>> [line for line in ptx.splitlines() if line.startswith((".target", ".visible"))]
     ['.target sm_80', '.visible .entry one(']
     """
-    program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir,
-                     code, target, keep)
+    program = _build(source, options, no_extern_c, arch, include_dirs, name_expressions, cache_dir, code, target, keep)
     return program.image.rstrip(b"\0") if program.target.startswith("compute_") else program.image
 
 
@@ -482,10 +550,20 @@ class DynamicModule:
     array([0, 2, 4, 6], dtype=int32)
     """
 
-    def __init__(self, nvcc: str = "nvcc", link_options: Any = None, keep: bool = False,
-                 no_extern_c: bool = False, arch: str | None = None, code: str | None = None,
-                 cache_dir: Any = None, include_dirs: Sequence[str] | None = None, message_handler: Any = None,
-                 log_verbose: bool = False, cuda_libdir: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        nvcc: str = "nvcc",
+        link_options: Any = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: Any = None,
+        include_dirs: Sequence[str] | None = None,
+        message_handler: Any = None,
+        log_verbose: bool = False,
+        cuda_libdir: str | os.PathLike | None = None,
+    ) -> None:
         link_arch = next((a for a in (code, arch) if isinstance(a, str) and a.startswith("sm_")), None)
         self.linker: Linker | None = Linker(message_handler, link_options, log_verbose, arch=link_arch)
         self.keep, self.no_extern_c, self.arch, self.code = keep, no_extern_c, arch, code
@@ -497,8 +575,9 @@ class DynamicModule:
             raise LogicError("this DynamicModule is linked already: make a new one to link more")
         return self.linker
 
-    def add_source(self, source: str, nvcc_options: Sequence[str] | None = None,
-                   name: str = "kernel.ptx") -> DynamicModule:
+    def add_source(
+        self, source: str, nvcc_options: Sequence[str] | None = None, name: str = "kernel.ptx"
+    ) -> DynamicModule:
         """Compile ``source`` to PTX with the module's settings and add it.
 
         Parameters
@@ -516,9 +595,17 @@ class DynamicModule:
         DynamicModule
             This module.
         """
-        ptx = compile(source, options=nvcc_options, keep=self.keep, no_extern_c=self.no_extern_c,
-                      arch=self.arch, code=self.code, cache_dir=self.cache_dir,
-                      include_dirs=self.include_dirs, target="ptx")
+        ptx = compile(
+            source,
+            options=nvcc_options,
+            keep=self.keep,
+            no_extern_c=self.no_extern_c,
+            arch=self.arch,
+            code=self.code,
+            cache_dir=self.cache_dir,
+            include_dirs=self.include_dirs,
+            target="ptx",
+        )
         self._linker().add_data(ptx, jit_input_type.PTX, name)
         return self
 
@@ -664,12 +751,20 @@ class DynamicSourceModule(DynamicModule):
     array([1, 2, 3, 4], dtype=int32)
     """
 
-    def __init__(self, source: str, nvcc: str = "nvcc", options: Sequence[str] | None = None,
-                 keep: bool = False, no_extern_c: bool = False, arch: str | None = None,
-                 code: str | None = None, cache_dir: Any = None, include_dirs: Sequence[str] | None = None,
-                 cuda_libdir: str | os.PathLike | None = None) -> None:
-        super().__init__(nvcc, None, keep, no_extern_c, arch, code, cache_dir, include_dirs,
-                         cuda_libdir=cuda_libdir)
+    def __init__(
+        self,
+        source: str,
+        nvcc: str = "nvcc",
+        options: Sequence[str] | None = None,
+        keep: bool = False,
+        no_extern_c: bool = False,
+        arch: str | None = None,
+        code: str | None = None,
+        cache_dir: Any = None,
+        include_dirs: Sequence[str] | None = None,
+        cuda_libdir: str | os.PathLike | None = None,
+    ) -> None:
+        super().__init__(nvcc, None, keep, no_extern_c, arch, code, cache_dir, include_dirs, cuda_libdir=cuda_libdir)
         # PyCUDA adds -lcudadevrt for nvcc; here the library is linked by add_stdlib.
         options = [o for o in (DEFAULT_NVCC_FLAGS if options is None else options) if o != "-lcudadevrt"]
         if "-rdc=true" not in options:
@@ -700,8 +795,9 @@ def clear_cache(cache_dir: Any = None) -> int:
     >>> clear_cache("my-kernels")
     0
     """
-    return kernel_cache.clear(kernel_cache.default_directory() if cache_dir is None
-                               else kernel_cache.directory(cache_dir))
+    return kernel_cache.clear(
+        kernel_cache.default_directory() if cache_dir is None else kernel_cache.directory(cache_dir)
+    )
 
 
 def nvrtc_version() -> tuple[int, int]:

@@ -39,16 +39,16 @@ from ..memory.copies_nd import device_address
 class address_mode(enum.IntEnum):  # PyCUDA's name
     """What a texture read outside the texture gets: ``CUaddress_mode`` (cuda.h)."""
 
-    WRAP = 0     #: The coordinate modulo the size (normalized coordinates only).
-    CLAMP = 1    #: The nearest edge element.
-    MIRROR = 2   #: The texture mirrored (normalized coordinates only).
-    BORDER = 3   #: ``border_color`` (:class:`TextureObject`); PyCUDA lacks it.
+    WRAP = 0  #: The coordinate modulo the size (normalized coordinates only).
+    CLAMP = 1  #: The nearest edge element.
+    MIRROR = 2  #: The texture mirrored (normalized coordinates only).
+    BORDER = 3  #: ``border_color`` (:class:`TextureObject`); PyCUDA lacks it.
 
 
 class filter_mode(enum.IntEnum):  # PyCUDA's name
     """How a texture read between elements is filtered: ``CUfilter_mode`` (cuda.h)."""
 
-    POINT = 0   #: The nearest element.
+    POINT = 0  #: The nearest element.
     LINEAR = 1  #: The linear interpolation of the nearest ones (float results only).
 
 
@@ -56,10 +56,10 @@ class resource_type(enum.IntEnum):  # lower case, as PyCUDA names its enums
     """What a texture or surface reads: ``CUresourcetype`` (cuda.h), of
     :meth:`TextureObject.get_resource_desc` (not in PyCUDA)."""
 
-    ARRAY = 0            #: An :class:`Array`.
+    ARRAY = 0  #: An :class:`Array`.
     MIPMAPPED_ARRAY = 1  #: A mipmapped array.
-    LINEAR = 2           #: Linear device memory (``tex1Dfetch``).
-    PITCH2D = 3          #: Rows of device memory, ``pitch`` bytes apart.
+    LINEAR = 2  #: Linear device memory (``tex1Dfetch``).
+    PITCH2D = 3  #: Rows of device memory, ``pitch`` bytes apart.
 
 
 class texture_flags(enum.IntFlag):  # lower case, as PyCUDA names its enums
@@ -69,11 +69,11 @@ class texture_flags(enum.IntFlag):  # lower case, as PyCUDA names its enums
     too; the class is pyctk's.
     """
 
-    READ_AS_INTEGER = 0x01                 #: 8- and 16-bit integers as they are, not as floats in [0, 1].
-    NORMALIZED_COORDINATES = 0x02          #: Coordinates in [0, 1), not [0, size).
-    SRGB = 0x10                            #: Convert sRGB colours to linear ones.
+    READ_AS_INTEGER = 0x01  #: 8- and 16-bit integers as they are, not as floats in [0, 1].
+    NORMALIZED_COORDINATES = 0x02  #: Coordinates in [0, 1), not [0, size).
+    SRGB = 0x10  #: Convert sRGB colours to linear ones.
     DISABLE_TRILINEAR_OPTIMIZATION = 0x20  #: Filter exactly, not the faster approximation.
-    SEAMLESS_CUBEMAP = 0x40                #: Filter across the faces of a cube map.
+    SEAMLESS_CUBEMAP = 0x40  #: Filter across the faces of a cube map.
 
 
 TRSF_READ_AS_INTEGER = texture_flags.READ_AS_INTEGER
@@ -84,11 +84,12 @@ TRSF_SEAMLESS_CUBEMAP = texture_flags.SEAMLESS_CUBEMAP
 # Texture references' (PyCUDA's TextureReference.set_array's flag, a module's default texture
 # reference): kept for programs that name them; the references themselves left CUDA in 12.
 TRSA_OVERRIDE_FORMAT = 0x01  # CU_TRSA_OVERRIDE_FORMAT
-TR_DEFAULT = -1              # CU_PARAM_TR_DEFAULT
+TR_DEFAULT = -1  # CU_PARAM_TR_DEFAULT
 
 
 # ---------------------------------------------------------------------------
 # cuda.h's descriptors.
+
 
 class _ArrayResource(ctypes.Structure):
     _fields_ = [("hArray", c_void_p)]
@@ -99,18 +100,28 @@ class _MipmapResource(ctypes.Structure):
 
 
 class _LinearResource(ctypes.Structure):
-    _fields_ = [("devPtr", c_uint64), ("format", c_int), ("numChannels", c_uint),
-                ("sizeInBytes", c_size_t)]
+    _fields_ = [("devPtr", c_uint64), ("format", c_int), ("numChannels", c_uint), ("sizeInBytes", c_size_t)]
 
 
 class _Pitch2DResource(ctypes.Structure):
-    _fields_ = [("devPtr", c_uint64), ("format", c_int), ("numChannels", c_uint), ("width", c_size_t),
-                ("height", c_size_t), ("pitchInBytes", c_size_t)]
+    _fields_ = [
+        ("devPtr", c_uint64),
+        ("format", c_int),
+        ("numChannels", c_uint),
+        ("width", c_size_t),
+        ("height", c_size_t),
+        ("pitchInBytes", c_size_t),
+    ]
 
 
 class _Resources(ctypes.Union):
-    _fields_ = [("array", _ArrayResource), ("mipmap", _MipmapResource), ("linear", _LinearResource),
-                ("pitch2D", _Pitch2DResource), ("reserved", c_int * 32)]
+    _fields_ = [
+        ("array", _ArrayResource),
+        ("mipmap", _MipmapResource),
+        ("linear", _LinearResource),
+        ("pitch2D", _Pitch2DResource),
+        ("reserved", c_int * 32),
+    ]
 
 
 class ResourceDesc(ctypes.Structure):
@@ -122,14 +133,26 @@ class ResourceDesc(ctypes.Structure):
 class TextureDesc(ctypes.Structure):
     """``CUDA_TEXTURE_DESC``: how a texture reads."""
 
-    _fields_ = [("addressMode", c_int * 3), ("filterMode", c_int), ("flags", c_uint),
-                ("maxAnisotropy", c_uint), ("mipmapFilterMode", c_int), ("mipmapLevelBias", c_float),
-                ("minMipmapLevelClamp", c_float), ("maxMipmapLevelClamp", c_float),
-                ("borderColor", c_float * 4), ("reserved", c_int * 12)]
+    _fields_ = [
+        ("addressMode", c_int * 3),
+        ("filterMode", c_int),
+        ("flags", c_uint),
+        ("maxAnisotropy", c_uint),
+        ("mipmapFilterMode", c_int),
+        ("mipmapLevelBias", c_float),
+        ("minMipmapLevelClamp", c_float),
+        ("maxMipmapLevelClamp", c_float),
+        ("borderColor", c_float * 4),
+        ("reserved", c_int * 12),
+    ]
 
 
-_MEMBERS = {resource_type.ARRAY: "array", resource_type.MIPMAPPED_ARRAY: "mipmap",
-            resource_type.LINEAR: "linear", resource_type.PITCH2D: "pitch2D"}
+_MEMBERS = {
+    resource_type.ARRAY: "array",
+    resource_type.MIPMAPPED_ARRAY: "mipmap",
+    resource_type.LINEAR: "linear",
+    resource_type.PITCH2D: "pitch2D",
+}
 
 
 def element_format(dtype: Any) -> tuple[array_format, int]:
@@ -145,8 +168,9 @@ def element_format(dtype: Any) -> tuple[array_format, int]:
     dtype = np.dtype(dtype)
     fields = [dtype.fields[name][0] for name in dtype.names] if dtype.names else [dtype]
     if len(set(fields)) != 1 or len(fields) not in (1, 2, 4) or dtype.itemsize != len(fields) * fields[0].itemsize:
-        raise TypeError(f"a texture element is a scalar or a vector of 1, 2 or 4 equal scalars "
-                        f"(vec.float4 ...), not {dtype}")
+        raise TypeError(
+            f"a texture element is a scalar or a vector of 1, 2 or 4 equal scalars (vec.float4 ...), not {dtype}"
+        )
     return dtype_to_array_format(fields[0]), len(fields)
 
 
@@ -162,8 +186,10 @@ def _resource(resource: Any, dtype: Any, shape: Any, pitch: int | None) -> Resou
         return description
     address, _ = device_address(resource, "TextureObject")
     if dtype is None or shape is None:
-        raise TypeError("a texture over device memory needs its element type and shape: dtype= "
-                        "and shape=(n,) (linear memory) or shape=(height, width) (rows, pitch=)")
+        raise TypeError(
+            "a texture over device memory needs its element type and shape: dtype= "
+            "and shape=(n,) (linear memory) or shape=(height, width) (rows, pitch=)"
+        )
     format, channels = element_format(dtype)
     itemsize = np.dtype(dtype).itemsize
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -173,11 +199,14 @@ def _resource(resource: Any, dtype: Any, shape: Any, pitch: int | None) -> Resou
     elif len(shape) == 2:
         height, width = shape
         description.resType = resource_type.PITCH2D
-        description.res.pitch2D = _Pitch2DResource(address, format, channels, width, height,
-                                                   width * itemsize if pitch is None else pitch)
+        description.res.pitch2D = _Pitch2DResource(
+            address, format, channels, width, height, width * itemsize if pitch is None else pitch
+        )
     else:
-        raise ValueError(f"shape={shape!r}, pitch={pitch!r}: a texture over device memory is "
-                         f"linear, shape=(n,), or 2-D, shape=(height, width) with rows pitch bytes apart")
+        raise ValueError(
+            f"shape={shape!r}, pitch={pitch!r}: a texture over device memory is "
+            f"linear, shape=(n,), or 2-D, shape=(height, width) with rows pitch bytes apart"
+        )
     return description
 
 
@@ -267,9 +296,18 @@ class TextureObject(ResourceObject):
 
     _destroy, _get_resource = "cuTexObjectDestroy", "cuTexObjectGetResourceDesc"
 
-    def __init__(self, resource: Any, *, dtype: Any = None, shape: Any = None, pitch: int | None = None,
-                 address_mode: Any = address_mode.CLAMP, filter_mode: Any = filter_mode.POINT,
-                 flags: int = 0, border_color: Sequence[float] = (0.0, 0.0, 0.0, 0.0)) -> None:
+    def __init__(
+        self,
+        resource: Any,
+        *,
+        dtype: Any = None,
+        shape: Any = None,
+        pitch: int | None = None,
+        address_mode: Any = address_mode.CLAMP,
+        filter_mode: Any = filter_mode.POINT,
+        flags: int = 0,
+        border_color: Sequence[float] = (0.0, 0.0, 0.0, 0.0),
+    ) -> None:
         description = _resource(resource, dtype, shape, pitch)
         modes = [address_mode] if isinstance(address_mode, (int, np.integer)) else list(address_mode)
         if not 1 <= len(modes) <= 3:
@@ -339,6 +377,7 @@ class SurfaceObject(ResourceObject):
 # ---------------------------------------------------------------------------
 # Texture and surface references: removed from CUDA (12.0).
 
+
 class TextureReferenceError(LogicError, TypeError):
     """A texture or surface reference was asked for: CUDA 12 removed them (not in PyCUDA).
 
@@ -364,8 +403,9 @@ _USE_OBJECTS = (
     "TextureReference, SurfaceReference, texrefs=, matrix_to_texref). Use a texture object: a "
     "cudaTextureObject_t kernel parameter read with tex2D<float>(tex, x, y), passed a "
     "pyctk.driver.TextureObject (surfaces: cudaSurfaceObject_t and SurfaceObject), e.g.\n"
-    "    tex = cuda.TextureObject(cuda.matrix_to_array(a, \"C\"), filter_mode=cuda.filter_mode.LINEAR)\n"
-    "    kernel(out_gpu, tex, np.int32(w), block=(16, 16, 1), grid=(w // 16, h // 16))")
+    '    tex = cuda.TextureObject(cuda.matrix_to_array(a, "C"), filter_mode=cuda.filter_mode.LINEAR)\n'
+    "    kernel(out_gpu, tex, np.int32(w), block=(16, 16, 1), grid=(w // 16, h // 16))"
+)
 
 
 def references_removed(what: str) -> TextureReferenceError:
@@ -415,5 +455,6 @@ def explain_references(error: CompileError) -> None:
     """Raise ``error`` again with what to use instead when NVRTC failed on texture or surface
     references in the source; return otherwise."""
     if _REFERENCE_IN_SOURCE.search(error.log):
-        raise CompileError(f"{error}\nThis source declares texture or surface references: "
-                           f"{_USE_OBJECTS}", error.log, error.options) from None
+        raise CompileError(
+            f"{error}\nThis source declares texture or surface references: {_USE_OBJECTS}", error.log, error.options
+        ) from None

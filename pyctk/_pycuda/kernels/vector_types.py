@@ -24,21 +24,35 @@ _FIELDS = ("x", "y", "z", "w")
 # (CUDA's base name, its NumPy type, how many fields its vector types go up to), as PyCUDA has
 # them. long is 64 bits, as on LP64 Linux (pyctk.tools writes int64 as long); longlong1 is then
 # the dtype of long1, and the registry writes it "long1".
-_BASES = [("char", np.int8, 4), ("uchar", np.uint8, 4), ("short", np.int16, 4),
-          ("ushort", np.uint16, 4), ("int", np.int32, 4), ("uint", np.uint32, 4),
-          ("long", np.int64, 4), ("ulong", np.uint64, 4), ("longlong", np.int64, 2),
-          ("ulonglong", np.uint64, 2), ("float", np.float32, 4), ("double", np.float64, 2)]
+_BASES = [
+    ("char", np.int8, 4),
+    ("uchar", np.uint8, 4),
+    ("short", np.int16, 4),
+    ("ushort", np.uint16, 4),
+    ("int", np.int32, 4),
+    ("uint", np.uint32, 4),
+    ("long", np.int64, 4),
+    ("ulong", np.uint64, 4),
+    ("longlong", np.int64, 2),
+    ("ulonglong", np.uint64, 2),
+    ("float", np.float32, 4),
+    ("double", np.float64, 2),
+]
 
 # CUDA name -> dtype, every vector type, in the order the registry takes them.
-VECTOR_DTYPES = {f"{base}{count}": np.dtype([(name, kind) for name in _FIELDS[:count]])
-                 for base, kind, top in _BASES for count in range(1, top + 1)}
+VECTOR_DTYPES = {
+    f"{base}{count}": np.dtype([(name, kind) for name in _FIELDS[:count]])
+    for base, kind, top in _BASES
+    for count in range(1, top + 1)
+}
 
 
 def _maker(name: str, dtype: np.dtype) -> Callable[..., np.ndarray]:
     def make(*values: Any) -> np.ndarray:
         if len(values) != len(dtype.names):
-            raise TypeError(f"make_{name}() takes {len(dtype.names)} values "
-                            f"({', '.join(dtype.names)}), got {len(values)}")
+            raise TypeError(
+                f"make_{name}() takes {len(dtype.names)} values ({', '.join(dtype.names)}), got {len(values)}"
+            )
         return np.array(values, dtype)
 
     make.__name__ = make.__qualname__ = f"make_{name}"
@@ -78,8 +92,10 @@ def struct_value(size: int, value: Any) -> np.void:
     try:
         data = memoryview(value).tobytes()
     except TypeError:
-        raise TypeError(f"a {size}-byte struct or vector argument takes a 0-d array or scalar of "
-                        f"its dtype (vec.make_float3(...)) or bytes, not {type(value).__name__}") from None
+        raise TypeError(
+            f"a {size}-byte struct or vector argument takes a 0-d array or scalar of "
+            f"its dtype (vec.make_float3(...)) or bytes, not {type(value).__name__}"
+        ) from None
     if len(data) != size:
         raise TypeError(f"a {size}-byte struct or vector argument got {len(data)} bytes")
     return np.void(data)

@@ -44,25 +44,25 @@ class array_format(enum.IntEnum):  # PyCUDA's name
     :func:`dtype_to_array_format` gives the one of a NumPy type.
     """
 
-    UNSIGNED_INT8 = 0x01   #: numpy.uint8
+    UNSIGNED_INT8 = 0x01  #: numpy.uint8
     UNSIGNED_INT16 = 0x02  #: numpy.uint16
     UNSIGNED_INT32 = 0x03  #: numpy.uint32
-    SIGNED_INT8 = 0x08     #: numpy.int8
-    SIGNED_INT16 = 0x09    #: numpy.int16
-    SIGNED_INT32 = 0x0A    #: numpy.int32
-    HALF = 0x10            #: numpy.float16
-    FLOAT = 0x20           #: numpy.float32
+    SIGNED_INT8 = 0x08  #: numpy.int8
+    SIGNED_INT16 = 0x09  #: numpy.int16
+    SIGNED_INT32 = 0x0A  #: numpy.int32
+    HALF = 0x10  #: numpy.float16
+    FLOAT = 0x20  #: numpy.float32
 
 
 class array3d_flags(enum.IntFlag):  # PyCUDA's name
     """Flags of a CUDA array, ``ArrayDescriptor3D.flags``: ``CUDA_ARRAY3D_*`` (cuda.h)."""
 
-    LAYERED = 0x01           #: ``depth`` counts 2-D layers (the name PyCUDA documents).
-    ARRAY3D_LAYERED = 0x01   #: ``LAYERED`` (the name PyCUDA has).
-    ARRAY3D_2DARRAY = 0x01   #: ``LAYERED`` (the old name, deprecated).
-    SURFACE_LDST = 0x02      #: A :class:`SurfaceObject` may read and write it.
-    CUBEMAP = 0x04           #: Six layers, the faces of a cube (:class:`array_cubemap_face`).
-    TEXTURE_GATHER = 0x08    #: Textures may gather from it (``tex2Dgather``).
+    LAYERED = 0x01  #: ``depth`` counts 2-D layers (the name PyCUDA documents).
+    ARRAY3D_LAYERED = 0x01  #: ``LAYERED`` (the name PyCUDA has).
+    ARRAY3D_2DARRAY = 0x01  #: ``LAYERED`` (the old name, deprecated).
+    SURFACE_LDST = 0x02  #: A :class:`SurfaceObject` may read and write it.
+    CUBEMAP = 0x04  #: Six layers, the faces of a cube (:class:`array_cubemap_face`).
+    TEXTURE_GATHER = 0x08  #: Textures may gather from it (``tex2Dgather``).
 
 
 class array_cubemap_face(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -83,8 +83,7 @@ class _Descriptor:
         super().__init__()
         for name, value in fields.items():
             if name not in self.pycuda_names:
-                raise TypeError(f"{type(self).__name__} has no field {name!r}; it has "
-                                f"{', '.join(self.pycuda_names)}")
+                raise TypeError(f"{type(self).__name__} has no field {name!r}; it has {', '.join(self.pycuda_names)}")
             setattr(self, name, value)
 
     def __repr__(self) -> str:
@@ -92,14 +91,22 @@ class _Descriptor:
 
 
 # PyCUDA's attribute -> (the cuda.h field, the enum its values are).
-_DESCRIPTOR_NAMES = {"width": ("Width", None), "height": ("Height", None), "depth": ("Depth", None),
-                     "format": ("Format", array_format), "num_channels": ("NumChannels", None),
-                     "flags": ("Flags", array3d_flags)}
-_DESCRIPTOR_DOCS = {"width": "Elements of each row", "height": "Rows; 0 for a 1-D array",
-                    "depth": "Slices or layers; 0 for a 1-D or 2-D array",
-                    "format": "The type of each channel, an :class:`array_format`",
-                    "num_channels": "Channels of each element: 1, 2 or 4",
-                    "flags": ":class:`array3d_flags`"}
+_DESCRIPTOR_NAMES = {
+    "width": ("Width", None),
+    "height": ("Height", None),
+    "depth": ("Depth", None),
+    "format": ("Format", array_format),
+    "num_channels": ("NumChannels", None),
+    "flags": ("Flags", array3d_flags),
+}
+_DESCRIPTOR_DOCS = {
+    "width": "Elements of each row",
+    "height": "Rows; 0 for a 1-D array",
+    "depth": "Slices or layers; 0 for a 1-D or 2-D array",
+    "format": "The type of each channel, an :class:`array_format`",
+    "num_channels": "Channels of each element: 1, 2 or 4",
+    "flags": ":class:`array3d_flags`",
+}
 
 
 @pycuda_names(_DESCRIPTOR_NAMES, _DESCRIPTOR_DOCS)
@@ -159,8 +166,14 @@ class ArrayDescriptor3D(_Descriptor, ctypes.Structure):
     (4, <array3d_flags.SURFACE_LDST: 2>)
     """
 
-    _fields_ = [("Width", c_size_t), ("Height", c_size_t), ("Depth", c_size_t), ("Format", c_int),
-                ("NumChannels", c_uint), ("Flags", c_uint)]
+    _fields_ = [
+        ("Width", c_size_t),
+        ("Height", c_size_t),
+        ("Depth", c_size_t),
+        ("Format", c_int),
+        ("NumChannels", c_uint),
+        ("Flags", c_uint),
+    ]
 
 
 class Owned(_Handle):
@@ -227,8 +240,7 @@ class Array(Owned):
 
     def __init__(self, descriptor: ArrayDescriptor | ArrayDescriptor3D) -> None:
         if not isinstance(descriptor, (ArrayDescriptor, ArrayDescriptor3D)):
-            raise TypeError(f"Array takes an ArrayDescriptor or ArrayDescriptor3D, not "
-                            f"{type(descriptor).__name__}")
+            raise TypeError(f"Array takes an ArrayDescriptor or ArrayDescriptor3D, not {type(descriptor).__name__}")
         three_d = isinstance(descriptor, ArrayDescriptor3D)
         self._create("cuArray3DCreate" if three_d else "cuArrayCreate", byref(descriptor))
 
@@ -259,14 +271,16 @@ class Array(Owned):
 # ---------------------------------------------------------------------------
 # From NumPy.
 
-_FORMATS = {np.dtype(np.uint8): array_format.UNSIGNED_INT8,
-            np.dtype(np.uint16): array_format.UNSIGNED_INT16,
-            np.dtype(np.uint32): array_format.UNSIGNED_INT32,
-            np.dtype(np.int8): array_format.SIGNED_INT8,
-            np.dtype(np.int16): array_format.SIGNED_INT16,
-            np.dtype(np.int32): array_format.SIGNED_INT32,
-            np.dtype(np.float16): array_format.HALF,
-            np.dtype(np.float32): array_format.FLOAT}
+_FORMATS = {
+    np.dtype(np.uint8): array_format.UNSIGNED_INT8,
+    np.dtype(np.uint16): array_format.UNSIGNED_INT16,
+    np.dtype(np.uint32): array_format.UNSIGNED_INT32,
+    np.dtype(np.int8): array_format.SIGNED_INT8,
+    np.dtype(np.int16): array_format.SIGNED_INT16,
+    np.dtype(np.int32): array_format.SIGNED_INT32,
+    np.dtype(np.float16): array_format.HALF,
+    np.dtype(np.float32): array_format.FLOAT,
+}
 # Types no array format has, held as 2 or 4 int32 channels: a kernel reads them as int2 / int4
 # and rebuilds the value (__hiloint2double, __int_as_float): PyCUDA's "double hack".
 _AS_INT32 = {np.dtype(np.float64): 2, np.dtype(np.complex64): 2, np.dtype(np.complex128): 4}
@@ -303,8 +317,10 @@ def dtype_to_array_format(dtype: Any) -> array_format:
     try:
         return _FORMATS[np.dtype(dtype)]
     except KeyError:
-        raise TypeError(f"cannot convert dtype '{np.dtype(dtype)}' to an array format: CUDA arrays "
-                        f"hold (u)int8, (u)int16, (u)int32, float16 and float32") from None
+        raise TypeError(
+            f"cannot convert dtype '{np.dtype(dtype)}' to an array format: CUDA arrays "
+            f"hold (u)int8, (u)int16, (u)int32, float16 and float32"
+        ) from None
 
 
 def _format(dtype: np.dtype, as_int32: bool) -> tuple[array_format, int]:
@@ -323,8 +339,9 @@ def _c_order(order: str, what: str) -> bool:
 
 def _check_dims(shape: tuple[int, ...], dims: tuple[int, ...], what: str) -> None:
     if len(shape) not in dims:
-        raise ValueError(f"{what} takes a {' or '.join(f'{d}-D' for d in dims)} array, not "
-                         f"{len(shape)}-D (shape {shape})")
+        raise ValueError(
+            f"{what} takes a {' or '.join(f'{d}-D' for d in dims)} array, not {len(shape)}-D (shape {shape})"
+        )
 
 
 def _rows(array: Any, order: str, dims: tuple[int, ...], what: str) -> np.ndarray:
@@ -336,15 +353,19 @@ def _rows(array: Any, order: str, dims: tuple[int, ...], what: str) -> np.ndarra
     return np.ascontiguousarray(array if c_order else array.T)
 
 
-def _upload(rows: Any, nbytes: int, extent: tuple[int, int, int],
-            element: tuple[array_format, int], flags: int, three_d: bool) -> Array:
+def _upload(
+    rows: Any, nbytes: int, extent: tuple[int, int, int], element: tuple[array_format, int], flags: int, three_d: bool
+) -> Array:
     """A new array of ``extent`` (depth, height, width) holding C-ordered ``rows`` of ``nbytes``:
     a NumPy array, or GPU memory (what ``Memcpy2D.set_src_device`` takes)."""
     depth, height, width = extent
     format, channels = element
     if three_d:
-        array = Array(ArrayDescriptor3D(width=width, height=height, depth=depth, format=format,
-                                        num_channels=channels, flags=flags))
+        array = Array(
+            ArrayDescriptor3D(
+                width=width, height=height, depth=depth, format=format, num_channels=channels, flags=flags
+            )
+        )
         copy: Memcpy2D | Memcpy3D = Memcpy3D()
         copy.src_height, copy.depth = height, depth
     else:
@@ -396,8 +417,7 @@ def matrix_to_array(matrix: Any, order: str, allow_double_hack: bool = False) ->
     (3, 4)
     """
     rows = _rows(matrix, order, (2,), "matrix_to_array")
-    return _upload(rows, rows.nbytes, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0,
-                   False)
+    return _upload(rows, rows.nbytes, (1, *rows.shape), _format(rows.dtype, allow_double_hack), 0, False)
 
 
 def np_to_array(nparray: Any, order: str, allowSurfaceBind: bool = False) -> Array:  # allowSurfaceBind: PyCUDA's name
@@ -471,17 +491,20 @@ def gpuarray_to_array(gpuarray: Any, order: str, allowSurfaceBind: bool = False)
     """
     operand = interop.device_operand(gpuarray)
     if operand is None:
-        raise TypeError(f"gpuarray_to_array takes a GPU array, not {type(gpuarray).__name__} "
-                        f"(np_to_array takes host data)")
+        raise TypeError(
+            f"gpuarray_to_array takes a GPU array, not {type(gpuarray).__name__} (np_to_array takes host data)"
+        )
     shape, strides = operand.shape, operand.strides
     c_order = _c_order(order, "gpuarray_to_array")
     if not c_order:
         shape, strides = shape[::-1], strides[::-1]
     _check_dims(shape, (2, 3), "gpuarray_to_array")
     if not is_c_contiguous(shape, strides, operand.dtype.itemsize):
-        raise ValueError(f"gpuarray_to_array: order={order!r} needs a "
-                         f"{'C' if c_order else 'Fortran'}-contiguous array, and "
-                         f"this one's strides are {operand.strides}: copy it first (.copy())")
+        raise ValueError(
+            f"gpuarray_to_array: order={order!r} needs a "
+            f"{'C' if c_order else 'Fortran'}-contiguous array, and "
+            f"this one's strides are {operand.strides}: copy it first (.copy())"
+        )
     return _holding(gpuarray, shape, operand.dtype, allowSurfaceBind)
 
 
@@ -491,8 +514,14 @@ def _holding(rows: Any, shape: tuple[int, ...], dtype: np.dtype, surfaces: bool)
     flags = 0
     if surfaces:
         flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if len(shape) == 2 else 0)
-    return _upload(rows, math.prod(shape) * dtype.itemsize, (1,) * (3 - len(shape)) + tuple(shape),
-                   _format(dtype, True), flags, surfaces or len(shape) == 3)
+    return _upload(
+        rows,
+        math.prod(shape) * dtype.itemsize,
+        (1,) * (3 - len(shape)) + tuple(shape),
+        _format(dtype, True),
+        flags,
+        surfaces or len(shape) == 3,
+    )
 
 
 def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
@@ -522,12 +551,12 @@ def make_multichannel_2d_array(ndarray: Any, order: str) -> Array:
     """
     rows = _rows(ndarray, order, (3,), "make_multichannel_2d_array")
     height, width, channels = rows.shape
-    return _upload(rows, rows.nbytes, (1, height, width),
-                   (dtype_to_array_format(rows.dtype), channels), 0, False)
+    return _upload(rows, rows.nbytes, (1, height, width), (dtype_to_array_format(rows.dtype), channels), 0, False)
 
 
 # ---------------------------------------------------------------------------
 # 1-D copies: ``index`` is a byte offset into the array.
+
 
 def memcpy_htoa(array: Array, index: int, src: Any) -> None:
     """Copy host memory into a 1-D :class:`Array`, from byte ``index`` on.
@@ -628,8 +657,7 @@ def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, size: 
         Bytes to copy.
     """
     driver_api.current_context()
-    driver_api.call("cuMemcpyAtoA", dest.live_handle(), int(dest_index), src.live_handle(),
-                     int(src_index), int(size))
+    driver_api.call("cuMemcpyAtoA", dest.live_handle(), int(dest_index), src.live_handle(), int(src_index), int(size))
 
 
 # PyCUDA exports the host copies under these names (its documented ones are the above).

@@ -44,24 +44,34 @@ class memory_type(enum.IntEnum):  # PyCUDA's name
     set it.
     """
 
-    HOST = 1     #: Host memory.
-    DEVICE = 2   #: Device memory.
-    ARRAY = 3    #: A CUDA :class:`Array`.
+    HOST = 1  #: Host memory.
+    DEVICE = 2  #: Device memory.
+    ARRAY = 3  #: A CUDA :class:`Array`.
     UNIFIED = 4  #: An address of the unified address space: host or device memory.
 
 
 # PyCUDA's attribute -> (the cuda.h field, the enum its values are), for every copy structure;
 # each structure has the rows whose field it has.
 _NAMES = {
-    "src_x_in_bytes": ("srcXInBytes", None), "src_y": ("srcY", None), "src_z": ("srcZ", None),
-    "src_lod": ("srcLOD", None), "src_memory_type": ("srcMemoryType", memory_type),
-    "src_device": ("srcDevice", None), "src_pitch": ("srcPitch", None),
+    "src_x_in_bytes": ("srcXInBytes", None),
+    "src_y": ("srcY", None),
+    "src_z": ("srcZ", None),
+    "src_lod": ("srcLOD", None),
+    "src_memory_type": ("srcMemoryType", memory_type),
+    "src_device": ("srcDevice", None),
+    "src_pitch": ("srcPitch", None),
     "src_height": ("srcHeight", None),
-    "dst_x_in_bytes": ("dstXInBytes", None), "dst_y": ("dstY", None), "dst_z": ("dstZ", None),
-    "dst_lod": ("dstLOD", None), "dst_memory_type": ("dstMemoryType", memory_type),
-    "dst_device": ("dstDevice", None), "dst_pitch": ("dstPitch", None),
+    "dst_x_in_bytes": ("dstXInBytes", None),
+    "dst_y": ("dstY", None),
+    "dst_z": ("dstZ", None),
+    "dst_lod": ("dstLOD", None),
+    "dst_memory_type": ("dstMemoryType", memory_type),
+    "dst_device": ("dstDevice", None),
+    "dst_pitch": ("dstPitch", None),
     "dst_height": ("dstHeight", None),
-    "width_in_bytes": ("WidthInBytes", None), "height": ("Height", None), "depth": ("Depth", None),
+    "width_in_bytes": ("WidthInBytes", None),
+    "height": ("Height", None),
+    "depth": ("Depth", None),
 }
 
 
@@ -77,17 +87,24 @@ def pycuda_names(names: dict[str, tuple[str, Any]], docs: dict[str, str] | None 
     """A class decorator: the ctypes structure's fields also read and write under PyCUDA's names
     (``names``: PyCUDA's name -> (field, enum or None)), those rows whose field it has; ``docs``:
     PyCUDA's name -> what the field says (its docstring, followed by cuda.h's name)."""
+
     def decorate(cls: type) -> type:
         fields = {field for field, _ in cls._fields_}
         for name, (field, kind) in names.items():
             if field in fields:
                 text = (docs or {}).get(name, "")
-                setattr(cls, name, property(
-                    lambda self, field=field, kind=kind: _as(kind, getattr(self, field)),
-                    lambda self, value, field=field: setattr(self, field, operator.index(value)),
-                    doc=f"{text} (cuda.h's ``{field}``)." if text else f"cuda.h's ``{field}``."))
+                setattr(
+                    cls,
+                    name,
+                    property(
+                        lambda self, field=field, kind=kind: _as(kind, getattr(self, field)),
+                        lambda self, value, field=field: setattr(self, field, operator.index(value)),
+                        doc=f"{text} (cuda.h's ``{field}``)." if text else f"cuda.h's ``{field}``.",
+                    ),
+                )
         cls.pycuda_names = tuple(name for name, (field, _) in names.items() if field in fields)
         return cls
+
     return decorate
 
 
@@ -103,9 +120,11 @@ _SIDE_DOCS = {
     "height": "Rows from one slice of the {side} to the next (3-D copies; ignored for an array)",
 }
 _DOCS = {
-    **{f"{side}_{name}": text.format(side=words)
-       for side, words in (("src", "source"), ("dst", "destination"))
-       for name, text in _SIDE_DOCS.items()},
+    **{
+        f"{side}_{name}": text.format(side=words)
+        for side, words in (("src", "source"), ("dst", "destination"))
+        for name, text in _SIDE_DOCS.items()
+    },
     "width_in_bytes": "Bytes of each row to copy",
     "height": "Rows to copy",
     "depth": "Slices to copy (3-D copies)",
@@ -114,19 +133,35 @@ _DOCS = {
 
 # One side of a copy in cuda.h's order, "{side}" being src or dst. A 3-D one adds Z, LOD, a
 # pointer after the array ("{slot}": reserved0/1, or the context of a peer copy) and Height.
-_SIDE_2D = [("{side}XInBytes", c_size_t), ("{side}Y", c_size_t), ("{side}MemoryType", c_int),
-            ("{side}Host", c_void_p), ("{side}Device", c_uint64), ("{side}Array", c_void_p),
-            ("{side}Pitch", c_size_t)]
-_SIDE_3D = [("{side}XInBytes", c_size_t), ("{side}Y", c_size_t), ("{side}Z", c_size_t),
-            ("{side}LOD", c_size_t), ("{side}MemoryType", c_int), ("{side}Host", c_void_p),
-            ("{side}Device", c_uint64), ("{side}Array", c_void_p), ("{slot}", c_void_p),
-            ("{side}Pitch", c_size_t), ("{side}Height", c_size_t)]
+_SIDE_2D = [
+    ("{side}XInBytes", c_size_t),
+    ("{side}Y", c_size_t),
+    ("{side}MemoryType", c_int),
+    ("{side}Host", c_void_p),
+    ("{side}Device", c_uint64),
+    ("{side}Array", c_void_p),
+    ("{side}Pitch", c_size_t),
+]
+_SIDE_3D = [
+    ("{side}XInBytes", c_size_t),
+    ("{side}Y", c_size_t),
+    ("{side}Z", c_size_t),
+    ("{side}LOD", c_size_t),
+    ("{side}MemoryType", c_int),
+    ("{side}Host", c_void_p),
+    ("{side}Device", c_uint64),
+    ("{side}Array", c_void_p),
+    ("{slot}", c_void_p),
+    ("{side}Pitch", c_size_t),
+    ("{side}Height", c_size_t),
+]
 
 
 def _fields(side: list, slots: tuple[str, str], extent: list[str]) -> list:
     """A copy structure's ``_fields_``: the source side, the destination side, then the extent."""
-    return ([(name.format(side=s, slot=slot), kind) for s, slot in zip(("src", "dst"), slots)
-             for name, kind in side] + [(name, c_size_t) for name in extent])
+    return [(name.format(side=s, slot=slot), kind) for s, slot in zip(("src", "dst"), slots) for name, kind in side] + [
+        (name, c_size_t) for name in extent
+    ]
 
 
 def _host_address(buffer: Any, writable: bool) -> int:
@@ -141,16 +176,25 @@ def device_address(memory: Any, what: str) -> tuple[int, Any]:
     """(address, owner) of device memory: a ``DeviceAllocation``, an int address, a GPU array."""
     pointer = device_pointer(memory)
     if pointer is None:
-        raise TypeError(f"{what}: {type(memory).__name__} is not device memory: pass a "
-                        f"DeviceAllocation, an int address, or a GPU array (DeviceArray, CuPy ...)")
+        raise TypeError(
+            f"{what}: {type(memory).__name__} is not device memory: pass a "
+            f"DeviceAllocation, an int address, or a GPU array (DeviceArray, CuPy ...)"
+        )
     return pointer.address, pointer.owner
 
 
 class _Copy:
     """What the copy structures share: where they read and write, and the call."""
 
-    def _set(self, side: str, kind: memory_type, owner: Any, host: int | None = None,
-             device: int = 0, array: int | None = None) -> None:
+    def _set(
+        self,
+        side: str,
+        kind: memory_type,
+        owner: Any,
+        host: int | None = None,
+        device: int = 0,
+        array: int | None = None,
+    ) -> None:
         setattr(self, f"{side}MemoryType", kind)
         setattr(self, f"{side}Host", host)
         setattr(self, f"{side}Device", device)
@@ -394,8 +438,10 @@ class Memcpy3DPeer(_Copy, ctypes.Structure):
 # ---------------------------------------------------------------------------
 # 2-D fills: ``height`` rows of ``width`` elements, rows ``pitch`` bytes apart.
 
-def _memset_2d(bits: int, dest: Any, pitch: int, data: int, width: int, height: int,
-               stream: Any, asynchronous: bool) -> None:
+
+def _memset_2d(
+    bits: int, dest: Any, pitch: int, data: int, width: int, height: int, stream: Any, asynchronous: bool
+) -> None:
     address, _ = device_address(dest, f"memset_d2d{bits}")
     value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
     arguments = (address, int(pitch), value, int(width), int(height))
@@ -486,8 +532,7 @@ def memset_d2d32(dest: Any, pitch: int, data: int, width: int, height: int) -> N
     _memset_2d(32, dest, pitch, data, width, height, None, False)
 
 
-def memset_d2d8_async(dest: Any, pitch: int, data: int, width: int, height: int,
-                      stream: Any = None) -> None:
+def memset_d2d8_async(dest: Any, pitch: int, data: int, width: int, height: int, stream: Any = None) -> None:
     """:func:`memset_d2d8`, enqueued on a stream; return at once.
 
     Parameters
@@ -500,8 +545,7 @@ def memset_d2d8_async(dest: Any, pitch: int, data: int, width: int, height: int,
     _memset_2d(8, dest, pitch, data, width, height, stream, True)
 
 
-def memset_d2d16_async(dest: Any, pitch: int, data: int, width: int, height: int,
-                       stream: Any = None) -> None:
+def memset_d2d16_async(dest: Any, pitch: int, data: int, width: int, height: int, stream: Any = None) -> None:
     """:func:`memset_d2d16`, enqueued on a stream; return at once.
 
     Parameters
@@ -514,8 +558,7 @@ def memset_d2d16_async(dest: Any, pitch: int, data: int, width: int, height: int
     _memset_2d(16, dest, pitch, data, width, height, stream, True)
 
 
-def memset_d2d32_async(dest: Any, pitch: int, data: int, width: int, height: int,
-                       stream: Any = None) -> None:
+def memset_d2d32_async(dest: Any, pitch: int, data: int, width: int, height: int, stream: Any = None) -> None:
     """:func:`memset_d2d32`, enqueued on a stream; return at once.
 
     Parameters

@@ -225,11 +225,12 @@ def mem_get_info() -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 # Addresses.
 
+
 class DevicePointer(NamedTuple):
     address: int
     device: int | None  # None: an int address, whose device pyctk cannot know
-    owner: Any          # keep alive while the address is in use
-    contiguous: bool    # whether the bytes from the address on are the array, in order
+    owner: Any  # keep alive while the address is in use
+    contiguous: bool  # whether the bytes from the address on are the array, in order
 
 
 def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
@@ -260,8 +261,10 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
 def _contiguous_device(x: Any, stream: int) -> int:
     pointer = device_pointer(x, stream)
     if pointer is None:
-        raise TypeError(f"{type(x).__name__} is not device memory: pass a DeviceAllocation, an int "
-                        f"address, or a GPU array (DeviceArray, CuPy, PyTorch ...)")
+        raise TypeError(
+            f"{type(x).__name__} is not device memory: pass a DeviceAllocation, an int "
+            f"address, or a GPU array (DeviceArray, CuPy, PyTorch ...)"
+        )
     if not pointer.contiguous:
         raise ValueError(f"this {type(x).__name__} is not C-contiguous: copies need contiguous memory")
     return pointer.address
@@ -275,11 +278,9 @@ def host_buffer(x: Any, writable: bool) -> np.ndarray:
         view = memoryview(x)  # TypeError for what is not a buffer
         if not view.c_contiguous:
             raise ValueError(f"host memory must be contiguous; this {type(x).__name__} is not")
-        array = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
-                              np.uint8)
+        array = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, np.uint8)
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
-        raise ValueError("host arrays must be C- or Fortran-contiguous for a copy "
-                         "(numpy.ascontiguousarray makes one)")
+        raise ValueError("host arrays must be C- or Fortran-contiguous for a copy (numpy.ascontiguousarray makes one)")
     if writable and not array.flags.writeable:
         raise ValueError("the host destination is read-only")
     return array
@@ -288,6 +289,7 @@ def host_buffer(x: Any, writable: bool) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # Copies and fills. Without a stream they are synchronous, as in PyCUDA; with one,
 # asynchronous on it (truly so from page-locked host memory only).
+
 
 def memcpy_htod(dest: Any, src: Any) -> None:
     """Copy host memory to device memory; return when the copy is done.
@@ -440,21 +442,25 @@ def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None) -> Non
 def _htod(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
     handle = streams.handle(stream)
     host = host_buffer(src, writable=False)
-    _enqueue("cuMemcpyHtoD", synchronous, handle, _contiguous_device(dest, handle), host.ctypes.data,
-             host.nbytes)
+    _enqueue("cuMemcpyHtoD", synchronous, handle, _contiguous_device(dest, handle), host.ctypes.data, host.nbytes)
 
 
 def _dtoh(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
     handle = streams.handle(stream)
     host = host_buffer(dest, writable=True)
-    _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, _contiguous_device(src, handle),
-             host.nbytes)
+    _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, _contiguous_device(src, handle), host.nbytes)
 
 
 def _dtod(dest: Any, src: Any, size: int, stream: Any, synchronous: bool) -> None:
     handle = streams.handle(stream)
-    _enqueue("cuMemcpyDtoD", synchronous, handle, _contiguous_device(dest, handle),
-             _contiguous_device(src, handle), int(size))
+    _enqueue(
+        "cuMemcpyDtoD",
+        synchronous,
+        handle,
+        _contiguous_device(dest, handle),
+        _contiguous_device(src, handle),
+        int(size),
+    )
 
 
 def _enqueue(name: str, synchronous: bool, stream: int, *args: Any) -> None:
@@ -633,4 +639,3 @@ def from_device(source: Any, shape: Any, dtype: Any, order: str = "C") -> np.nda
     host = np.empty(shape, dtype, order=order)
     memcpy_dtoh(host, source)
     return host
-

@@ -33,7 +33,7 @@ from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 
 _PITCH_ACCESS_SIZES = (4, 8, 16)  # the ElementSizeBytes cuMemAllocPitch takes
-_INVALID_VALUE = 1                # CUDA_ERROR_INVALID_VALUE
+_INVALID_VALUE = 1  # CUDA_ERROR_INVALID_VALUE
 
 
 class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -42,10 +42,10 @@ class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     PyCUDA's four, and the one :func:`mem_get_ipc_handle` asks.
     """
 
-    CONTEXT = 1                      #: The context the memory belongs to.
-    MEMORY_TYPE = 2                  #: A :class:`memory_type`: host or device memory.
-    DEVICE_POINTER = 3               #: The address for the GPU.
-    HOST_POINTER = 4                 #: The address for the host.
+    CONTEXT = 1  #: The context the memory belongs to.
+    MEMORY_TYPE = 2  #: A :class:`memory_type`: host or device memory.
+    DEVICE_POINTER = 3  #: The address for the GPU.
+    HOST_POINTER = 4  #: The address for the host.
     IS_LEGACY_CUDA_IPC_CAPABLE = 10  #: Whether ``cuIpcGetMemHandle`` can share it (not in PyCUDA).
 
 
@@ -94,8 +94,10 @@ class PointerHolderBase:
         NotImplementedError
             Here in the base class.
         """
-        raise NotImplementedError(f"{type(self).__name__} must define get_pointer(), returning the "
-                                  f"device address it stands for (PointerHolderBase has none)")
+        raise NotImplementedError(
+            f"{type(self).__name__} must define get_pointer(), returning the "
+            f"device address it stands for (PointerHolderBase has none)"
+        )
 
     def __int__(self) -> int:
         return operator.index(self.get_pointer())
@@ -207,8 +209,10 @@ def mem_alloc_pitch(width: int, height: int, access_size: int) -> tuple[DeviceAl
     if width < 0 or height < 0:
         raise ValueError(f"mem_alloc_pitch: width={width} and height={height} must not be negative")
     if access_size not in _PITCH_ACCESS_SIZES:
-        raise ValueError(f"mem_alloc_pitch: access_size={access_size}, but cuMemAllocPitch takes 4, 8 "
-                         f"or 16: the bytes each thread reads or writes at once (4 for float32)")
+        raise ValueError(
+            f"mem_alloc_pitch: access_size={access_size}, but cuMemAllocPitch takes 4, 8 "
+            f"or 16: the bytes each thread reads or writes at once (4 for float32)"
+        )
     device = driver_api.current_device()
     pointer, pitch = c_uint64(), c_size_t()
     driver_api.call("cuMemAllocPitch", byref(pointer), byref(pitch), width, height, access_size)
@@ -291,8 +295,10 @@ def from_device_like(devptr: Any, other_ary: Any) -> np.ndarray:
 # Copies between devices. PyCUDA tests its contexts' None inversely (its defaults crash);
 # here None is the current context, as it documents.
 
-def memcpy_peer(dest: Any, src: Any, size: int, dest_context: Context | None = None,
-                src_context: Context | None = None) -> None:
+
+def memcpy_peer(
+    dest: Any, src: Any, size: int, dest_context: Context | None = None, src_context: Context | None = None
+) -> None:
     """Copy bytes between the memory of two contexts, on one device or two (``cuMemcpyPeer``).
 
     The call returns when the copy is done. Unlike PyCUDA's, whose defaults crash, a context
@@ -328,8 +334,14 @@ def memcpy_peer(dest: Any, src: Any, size: int, dest_context: Context | None = N
     _copy_peer(dest, src, size, dest_context, src_context, None, synchronous=True)
 
 
-def memcpy_peer_async(dest: Any, src: Any, size: int, dest_context: Context | None = None,
-                      src_context: Context | None = None, stream: Any = None) -> None:
+def memcpy_peer_async(
+    dest: Any,
+    src: Any,
+    size: int,
+    dest_context: Context | None = None,
+    src_context: Context | None = None,
+    stream: Any = None,
+) -> None:
     """:func:`memcpy_peer`, enqueued on a stream; return at once.
 
     Parameters
@@ -342,26 +354,42 @@ def memcpy_peer_async(dest: Any, src: Any, size: int, dest_context: Context | No
     _copy_peer(dest, src, size, dest_context, src_context, stream, synchronous=False)
 
 
-def _copy_peer(dest: Any, src: Any, size: int, dest_context: Context | None,
-               src_context: Context | None, stream: Any, synchronous: bool) -> None:
+def _copy_peer(
+    dest: Any,
+    src: Any,
+    size: int,
+    dest_context: Context | None,
+    src_context: Context | None,
+    stream: Any,
+    synchronous: bool,
+) -> None:
     size = operator.index(size)
     if size < 0:
         raise ValueError(f"memcpy_peer: size={size} bytes must not be negative")
     for context, name in ((dest_context, "dest_context"), (src_context, "src_context")):
         if context is not None and not isinstance(context, Context):
-            raise TypeError(f"memcpy_peer: {name} must be a Context "
-                            f"(Device(n).retain_primary_context()) or None for the current "
-                            f"context, not {type(context).__name__}")
+            raise TypeError(
+                f"memcpy_peer: {name} must be a Context "
+                f"(Device(n).retain_primary_context()) or None for the current "
+                f"context, not {type(context).__name__}"
+            )
     handle = streams.handle(stream)
     current = driver_api.current_context()
-    _enqueue("cuMemcpyPeer", synchronous, handle,
-             _contiguous_device(dest, handle), current if dest_context is None else dest_context.handle,
-             _contiguous_device(src, handle), current if src_context is None else src_context.handle,
-             size)
+    _enqueue(
+        "cuMemcpyPeer",
+        synchronous,
+        handle,
+        _contiguous_device(dest, handle),
+        current if dest_context is None else dest_context.handle,
+        _contiguous_device(src, handle),
+        current if src_context is None else src_context.handle,
+        size,
+    )
 
 
 # ---------------------------------------------------------------------------
 # IPC: device memory shared with another process.
+
 
 def mem_get_ipc_handle(devptr: Any) -> bytearray:
     """A handle to device memory for another process, which opens it with :class:`IPCMemoryHandle`.
@@ -401,13 +429,17 @@ def mem_get_ipc_handle(devptr: Any) -> bytearray:
     driver_api.current_context()
     capable = c_int()
     result = driver_api.driver().cuPointerGetAttribute(
-        byref(capable), pointer_attribute.IS_LEGACY_CUDA_IPC_CAPABLE, address)
+        byref(capable), pointer_attribute.IS_LEGACY_CUDA_IPC_CAPABLE, address
+    )
     if result == _INVALID_VALUE or not (result or capable.value):  # not CUDA's, or not cuMemAlloc's
-        raise LogicError(f"mem_get_ipc_handle: CUDA cannot share the memory at {address:#x} with "
-                         f"another process: its IPC shares memory from cuMemAlloc only, and "
-                         f"mem_alloc's comes from pyctk's stream-ordered pool in a device's primary "
-                         f"context. Allocate the memory to share with pyctk.driver.mem_alloc_ipc(nbytes)",
-                         "CUDA_ERROR_INVALID_VALUE", _INVALID_VALUE)
+        raise LogicError(
+            f"mem_get_ipc_handle: CUDA cannot share the memory at {address:#x} with "
+            f"another process: its IPC shares memory from cuMemAlloc only, and "
+            f"mem_alloc's comes from pyctk's stream-ordered pool in a device's primary "
+            f"context. Allocate the memory to share with pyctk.driver.mem_alloc_ipc(nbytes)",
+            "CUDA_ERROR_INVALID_VALUE",
+            _INVALID_VALUE,
+        )
     driver_api.check(result, "cuPointerGetAttribute")
     handle = driver_api.IpcHandle()
     driver_api.call("cuIpcGetMemHandle", byref(handle), address)

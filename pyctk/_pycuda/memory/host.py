@@ -45,17 +45,17 @@ class host_alloc_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of page-locked memory: ``CU_MEMHOSTALLOC_*`` (cuda.h), the ``mem_flags`` of
     :func:`pagelocked_empty` and its kin."""
 
-    PORTABLE = 0x1       #: Page-locked for every context, not only the one it was made in.
-    DEVICEMAP = 0x2      #: Mapped into the GPU's address space (:meth:`HostPointer.get_device_pointer`).
+    PORTABLE = 0x1  #: Page-locked for every context, not only the one it was made in.
+    DEVICEMAP = 0x2  #: Mapped into the GPU's address space (:meth:`HostPointer.get_device_pointer`).
     WRITECOMBINED = 0x4  #: Faster to copy to the GPU, very slow for the host to read.
 
 
 class mem_host_register_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :func:`register_host_memory`: ``CU_MEMHOSTREGISTER_*`` (cuda.h)."""
 
-    PORTABLE = 0x1   #: Page-locked for every context.
+    PORTABLE = 0x1  #: Page-locked for every context.
     DEVICEMAP = 0x2  #: Mapped into the GPU's address space.
-    IOMEMORY = 0x4   #: The memory is a device's I/O memory (a PCI BAR), mapped by the host.
+    IOMEMORY = 0x4  #: The memory is a device's I/O memory (a PCI BAR), mapped by the host.
     READ_ONLY = 0x8  #: The GPU only reads it.
 
 
@@ -64,12 +64,13 @@ class mem_attach_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     and :meth:`ManagedAllocation.attach`."""
 
     GLOBAL = 0x1  #: Any stream of any device.
-    HOST = 0x2    #: The host only, until attached to a stream.
+    HOST = 0x2  #: The host only, until attached to a stream.
     SINGLE = 0x4  #: One stream only (:meth:`ManagedAllocation.attach`).
 
 
 # ---------------------------------------------------------------------------
 # An array over memory that a Python object owns, with that object as its .base.
+
 
 class ArrayMemory:
     """Memory that one NumPy array is made over; the array's ``.base``.
@@ -98,18 +99,24 @@ class ArrayMemory:
         return address
 
 
-def array_over(memory: ArrayMemory, shape: tuple[int, ...], dtype: np.dtype, order: str,
-               readonly: bool = False) -> np.ndarray:
+def array_over(
+    memory: ArrayMemory, shape: tuple[int, ...], dtype: np.dtype, order: str, readonly: bool = False
+) -> np.ndarray:
     """An array of ``shape``, ``dtype`` and ``order`` ("C" or "F") over ``memory``, its base."""
     strides, step = [], dtype.itemsize
-    for extent in (shape if order == "F" else shape[::-1]):
+    for extent in shape if order == "F" else shape[::-1]:
         strides.append(step)
         step *= extent
     # "descr" as the dtype itself: NumPy reads it as numpy.dtype(descr) (a list of fields
     # would lose an aligned struct's padding).
-    memory._interface = {"shape": shape, "typestr": dtype.str, "descr": dtype,
-                         "strides": tuple(strides if order == "F" else strides[::-1]),
-                         "data": (memory._live_address(), readonly), "version": 3}
+    memory._interface = {
+        "shape": shape,
+        "typestr": dtype.str,
+        "descr": dtype,
+        "strides": tuple(strides if order == "F" else strides[::-1]),
+        "data": (memory._live_address(), readonly),
+        "version": 3,
+    }
     try:
         return np.asarray(memory)
     finally:
@@ -131,8 +138,7 @@ def shape_tuple(shape: int | Sequence[int]) -> tuple[int, ...]:
 
 def _order(order: str) -> str:
     if order not in ("C", "F"):
-        raise LogicError(f"order={order!r}: these arrays are 'C' (row-major) or 'F' (column-major)",
-                         *_INVALID_VALUE)
+        raise LogicError(f"order={order!r}: these arrays are 'C' (row-major) or 'F' (column-major)", *_INVALID_VALUE)
     return order
 
 
@@ -142,20 +148,23 @@ def _order_of(array: np.ndarray) -> str:
         return "C"
     if array.flags.f_contiguous:
         return "F"
-    raise ValueError("could not detect array order: the array is neither C- nor Fortran-contiguous "
-                     "(pass numpy.ascontiguousarray(array))")
+    raise ValueError(
+        "could not detect array order: the array is neither C- nor Fortran-contiguous "
+        "(pass numpy.ascontiguousarray(array))"
+    )
 
 
-def new_array(make: Callable[[int], ArrayMemory], shape: int | Sequence[int], dtype: Any,
-              order: str) -> np.ndarray:
+def new_array(make: Callable[[int], ArrayMemory], shape: int | Sequence[int], dtype: Any, order: str) -> np.ndarray:
     """An array over ``make(nbytes)``; the arguments are checked before anything is allocated."""
     shape, dtype, order = shape_tuple(shape), np.dtype(dtype), _order(order)
     if dtype.subdtype is not None:  # ("f4", 3): its shape goes last, as numpy.empty does
         dtype, inner = dtype.subdtype
         shape += inner
     if dtype.hasobject:
-        raise TypeError(f"dtype {dtype} holds Python objects, which have no place in memory "
-                        f"for the GPU: use a numeric or structured dtype")
+        raise TypeError(
+            f"dtype {dtype} holds Python objects, which have no place in memory "
+            f"for the GPU: use a numeric or structured dtype"
+        )
     # An empty array gets a byte: cuMemAllocManaged refuses 0 bytes, and the array has an address.
     memory = make(max(math.prod(shape) * dtype.itemsize, 1))
     return array_over(memory, shape, dtype, order)
@@ -200,6 +209,7 @@ class HomeContext:
 
 # ---------------------------------------------------------------------------
 # Host memory.
+
 
 class HostPointer(ArrayMemory):
     """Host memory that CUDA knows: the base of the classes of host memory (PyCUDA's ``HostPointer``).
@@ -265,8 +275,9 @@ class HostPointer(ArrayMemory):
         """
         address = c_uint64()
         home = self._home or HomeContext()
-        driver_api.check(home.call("cuMemHostGetDevicePointer", byref(address), self._live_address(), 0),
-                         "cuMemHostGetDevicePointer")
+        driver_api.check(
+            home.call("cuMemHostGetDevicePointer", byref(address), self._live_address(), 0), "cuMemHostGetDevicePointer"
+        )
         return address.value
 
 
@@ -296,8 +307,7 @@ class PagelockedHostAllocation(HostPointer):
             :class:`host_alloc_flags` bits.
         """
         flags = c_uint()
-        driver_api.check(self._home.call("cuMemHostGetFlags", byref(flags), self._live_address()),
-                         "cuMemHostGetFlags")
+        driver_api.check(self._home.call("cuMemHostGetFlags", byref(flags), self._live_address()), "cuMemHostGetFlags")
         return flags.value
 
 
@@ -322,8 +332,9 @@ class AlignedHostAllocation(HostPointer):
     def __init__(self, nbytes: int, alignment: int = 4096) -> None:
         alignment = operator.index(alignment)
         if alignment < 1 or alignment & (alignment - 1):
-            raise LogicError(f"alignment={alignment} is not a power of two (4096, a page, is the "
-                             f"default)", *_INVALID_VALUE)
+            raise LogicError(
+                f"alignment={alignment} is not a power of two (4096, a page, is the default)", *_INVALID_VALUE
+            )
         self._buffer = np.empty(-(-nbytes // alignment) * alignment + alignment - 1, np.uint8)
         start = self._buffer.ctypes.data
         super().__init__(start + -start % alignment, nbytes, None)
@@ -367,8 +378,7 @@ class RegisteredHostMemory(HostPointer):
         self.free()
 
 
-def pagelocked_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                     mem_flags: int = 0) -> np.ndarray:
+def pagelocked_empty(shape: int | Sequence[int], dtype: Any, order: str = "C", mem_flags: int = 0) -> np.ndarray:
     """A new NumPy array in page-locked host memory, uninitialised.
 
     Copies from and to page-locked memory are faster, and truly asynchronous on a stream
@@ -399,8 +409,7 @@ def pagelocked_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
     return new_array(lambda nbytes: PagelockedHostAllocation(nbytes, mem_flags), shape, dtype, order)
 
 
-def pagelocked_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                     mem_flags: int = 0) -> np.ndarray:
+def pagelocked_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C", mem_flags: int = 0) -> np.ndarray:
     """A new NumPy array in page-locked host memory, filled with zeros.
 
     Parameters
@@ -455,8 +464,7 @@ def pagelocked_zeros_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
     return _zeroed(pagelocked_empty_like(array, mem_flags))
 
 
-def aligned_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                  alignment: int = 4096) -> np.ndarray:
+def aligned_empty(shape: int | Sequence[int], dtype: Any, order: str = "C", alignment: int = 4096) -> np.ndarray:
     """A new NumPy array starting at a multiple of ``alignment`` bytes, uninitialised.
 
     Ordinary host memory (no GPU needed), for :func:`register_host_memory`, which
@@ -486,8 +494,7 @@ def aligned_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
     return new_array(lambda nbytes: AlignedHostAllocation(nbytes, alignment), shape, dtype, order)
 
 
-def aligned_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                  alignment: int = 4096) -> np.ndarray:
+def aligned_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C", alignment: int = 4096) -> np.ndarray:
     """A new NumPy array starting at a multiple of ``alignment`` bytes, filled with zeros.
 
     Parameters
@@ -591,15 +598,17 @@ def register_host_memory(ary: np.ndarray, flags: int = 0) -> np.ndarray:
     order = _order_of(ary)
     page = os.sysconf("SC_PAGE_SIZE")
     if ary.ctypes.data % page or not ary.nbytes:
-        raise ValueError(f"register_host_memory needs an array that starts on a page ({page} bytes) "
-                         f"and is not empty; this one starts at {ary.ctypes.data:#x} with "
-                         f"{ary.nbytes} bytes: make it with aligned_empty(shape, dtype)")
-    return array_over(RegisteredHostMemory(ary, flags), ary.shape, ary.dtype, order,
-                      readonly=not ary.flags.writeable)
+        raise ValueError(
+            f"register_host_memory needs an array that starts on a page ({page} bytes) "
+            f"and is not empty; this one starts at {ary.ctypes.data:#x} with "
+            f"{ary.nbytes} bytes: make it with aligned_empty(shape, dtype)"
+        )
+    return array_over(RegisteredHostMemory(ary, flags), ary.shape, ary.dtype, order, readonly=not ary.flags.writeable)
 
 
 # ---------------------------------------------------------------------------
 # Managed memory.
+
 
 class ManagedAllocation(DeviceAllocation, ArrayMemory):
     """Managed memory (``cuMemAllocManaged``): one address for the host and every GPU, the
@@ -619,8 +628,10 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
 
     def __init__(self, nbytes: int, mem_flags: int = mem_attach_flags.GLOBAL) -> None:
         if mem_flags not in (mem_attach_flags.GLOBAL, mem_attach_flags.HOST):
-            raise ValueError(f"mem_flags={mem_flags!r}: managed memory is mem_attach_flags.GLOBAL "
-                             f"or mem_attach_flags.HOST (the driver takes no other)")
+            raise ValueError(
+                f"mem_flags={mem_flags!r}: managed memory is mem_attach_flags.GLOBAL "
+                f"or mem_attach_flags.HOST (the driver takes no other)"
+            )
         self._home, device = HomeContext(), driver_api.current_device()
         pointer = c_uint64()
         driver_api.call("cuMemAllocManaged", byref(pointer), nbytes, int(mem_flags))
@@ -651,8 +662,7 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
             default stream.
         """
         driver_api.current_context()
-        driver_api.call("cuStreamAttachMemAsync", streams.handle(stream), self._live_address(), 0,
-                        int(mem_flags))
+        driver_api.call("cuStreamAttachMemAsync", streams.handle(stream), self._live_address(), 0, int(mem_flags))
 
     def free(self) -> None:
         """Free the memory now; arrays over it must not be used after.
@@ -680,8 +690,9 @@ def is_managed(array: np.ndarray) -> bool:
     return isinstance(base, ManagedAllocation)
 
 
-def managed_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                  mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+def managed_empty(
+    shape: int | Sequence[int], dtype: Any, order: str = "C", mem_flags: int = mem_attach_flags.GLOBAL
+) -> np.ndarray:
     """A new NumPy array in managed memory, uninitialised.
 
     Managed memory has one address for the host and the GPU: pass the array to a kernel as
@@ -713,8 +724,9 @@ def managed_empty(shape: int | Sequence[int], dtype: Any, order: str = "C",
     return new_array(lambda nbytes: ManagedAllocation(nbytes, mem_flags), shape, dtype, order)
 
 
-def managed_zeros(shape: int | Sequence[int], dtype: Any, order: str = "C",
-                  mem_flags: int = mem_attach_flags.GLOBAL) -> np.ndarray:
+def managed_zeros(
+    shape: int | Sequence[int], dtype: Any, order: str = "C", mem_flags: int = mem_attach_flags.GLOBAL
+) -> np.ndarray:
     """A new NumPy array in managed memory, filled with zeros (by the host).
 
     Parameters

@@ -227,15 +227,18 @@ class MemoryPool:
             return self._new(nbytes)
         except OutOfMemoryError:
             for _ in range(3):  # garbage pooled allocations give their blocks back: one may be of
-                gc.collect()    # this bin (PyPy frees an array's base collections after it)
+                gc.collect()  # this bin (PyPy frees an array's base collections after it)
         block = self._pop(number)
         while block is None:
             try:
                 block = self._new(nbytes)
             except OutOfMemoryError:
                 if not self._free_largest_held():
-                    raise MemoryError("memory_pool::allocate failed: out of memory - failed to free "
-                                      "memory for allocation", "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
+                    raise MemoryError(
+                        "memory_pool::allocate failed: out of memory - failed to free memory for allocation",
+                        "CUDA_ERROR_OUT_OF_MEMORY",
+                        2,
+                    ) from None
         return block
 
     def _free_largest_held(self) -> bool:
@@ -287,8 +290,9 @@ class PooledDeviceAllocation(_Pooled, DeviceAllocation):
     def __init__(self, pool: MemoryPool, size: int) -> None:
         _Pooled.__init__(self, pool, size)
         # the block's memory, which is the pool's to free (context None)
-        DeviceAllocation.__init__(self, self._block.pointer, context=None, device=self._block.device,
-                                  stream=0, nbytes=size)
+        DeviceAllocation.__init__(
+            self, self._block.pointer, context=None, device=self._block.device, stream=0, nbytes=size
+        )
 
     def free(self) -> None:
         """Return the memory to the pool; ``int()`` then raises ValueError.
