@@ -676,6 +676,17 @@ def test_reverse_reverses_the_memory_order(device, shape, order):
     np.testing.assert_array_equal(device.read(result).ravel(order=order), a.ravel(order=order)[::-1])
 
 
+def test_equal_byte_strides_of_another_item_size_are_another_layout(device):
+    """int64 + every other int32: both have strides (8,), but only the int64 array is
+    contiguous; the int32 view is read by its strides, not element by element (found by
+    test_results_are_numpys_for_any_layout)."""
+    a, b = np.array([1, 2], np.int64), np.array([2, 9, 1, 9], np.int32)
+    x, y = device.put(a), device.put(b)[::2]
+    assert x.strides == y.strides
+    np.testing.assert_array_equal(device.read(x + y), a + b[::2])
+    np.testing.assert_array_equal(device.read(y + x), b[::2] + a)
+
+
 def test_reverse_of_a_view(device):
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = device.put(a)[:, ::2]

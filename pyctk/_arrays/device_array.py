@@ -31,7 +31,6 @@ calling thread's current device is never changed. The default device is 0.
 from __future__ import annotations
 
 import math
-import numbers
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -39,11 +38,11 @@ from typing import Any
 import numpy as np
 
 from .._cuda import cudart, streams
-from . import convert, dlpack, interop
-from .dlpack import kDLCPU, kDLCUDA
+from . import convert, interop
 from .dtypes import supported_dtype
-from .layout import contiguous_strides, is_c_contiguous, span
+from .layout import contiguous_strides, span
 from .memory import allocate
+from .strided import StridedArray
 
 DEFAULT_DEVICE = 0
 _STREAM = 0  # the legacy default stream: see the module docstring
@@ -54,34 +53,7 @@ def _device_index(device: Any) -> int:
     return DEFAULT_DEVICE if device is None else operator.index(device)
 
 
-def _index(key: Any) -> int:
-    """An integer index, or IndexError for anything basic indexing does not take."""
-    if not isinstance(key, (bool, np.bool_)):
-        try:
-            return operator.index(key)
-        except TypeError:
-            pass
-    raise IndexError(
-        f"DeviceArray takes integers, slices, ... and None as indices (advanced "
-        f"indexing with arrays, lists or booleans is not supported); got {key!r}"
-    )
-
-
-def _consumer_stream(stream: Any) -> int | None:
-    """The cudaStream_t that a DLPack consumer's ``stream`` names; None for -1 (no synchronisation)."""
-    if stream is None:  # the protocol: the consumer is on the legacy default stream
-        return streams.LEGACY
-    if isinstance(stream, (bool, np.bool_)) or not isinstance(stream, numbers.Integral):
-        raise TypeError(f"stream must be None or an int, not {type(stream).__name__}")
-    if stream == 0 or stream < -1:
-        raise ValueError(
-            f"stream {stream} is not a DLPack stream for CUDA (0 is disallowed: use None "
-            f"or 1 for the legacy default stream, -1 for no synchronisation)"
-        )
-    return None if stream == -1 else int(stream)
-
-
-class DeviceArray:
+class DeviceArray(StridedArray):
     """An n-dimensional array in GPU memory, with NumPy's shape, dtype and byte strides.
 
     What ``pyctk.matmul`` returns for GPU operands, and takes as one. Make one with
@@ -246,11 +218,6 @@ class DeviceArray:
         """The index of the CUDA device the data is on."""
         return self._device
 
-    @property
-    def T(self) -> DeviceArray:
-        """The transposed view (axes reversed), sharing memory: ``transpose()``."""
-        return self._view(self._pointer, self._shape[::-1], self._strides[::-1])
-
     def transpose(self, *axes: Any) -> DeviceArray:
         """A view with the axes in the order ``axes`` names, as ``numpy.ndarray.transpose``.
 
@@ -280,26 +247,19 @@ class DeviceArray:
         """
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) and axes[0] is not None:
             axes = tuple(axes[0])
-        if not axes or axes == (None,):
-            return self.T
-        order = [operator.index(axis) for axis in axes]
-        normalised = [axis % self.ndim if -self.ndim <= axis < self.ndim else None for axis in order]
-        if None in normalised or sorted(normalised) != list(range(self.ndim)):
-            raise ValueError(f"axes {tuple(order)} are not a permutation of the {self.ndim} axes of this array")
-        return self._view(self._pointer, [self._shape[i] for i in normalised], [self._strides[i] for i in normalised])
+        return self._transposed(None if not axes or axes == (None,) else axes)
 
-    def __len__(self) -> int:
-        """The extent of the first axis; TypeError for a 0-d array, as NumPy's."""
-        if not self._shape:
-            raise TypeError("len() of a 0-d DeviceArray")
-        return self._shape[0]
+    _index_refusal = (
+        "DeviceArray takes integers, slices, ... and None as indices (advanced "
+        "indexing with arrays, lists or booleans is not supported)"
+    )
 
-    def _c_contiguous(self) -> bool:
-        return is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+    def _address(self) -> int:
+        return self._pointer
 
-    def _view(self, pointer: int, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
+    def _view_at(self, offset: int, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
         return DeviceArray(
-            pointer,
+            self._pointer + offset,
             shape,
             strides,
             self._dtype,
@@ -313,72 +273,6 @@ class DeviceArray:
         return interop.DeviceOperand(
             self._pointer, self._shape, self._strides, self._dtype, self._device, self._readonly, self, self._stream
         )
-
-    # -- indexing ------------------------------------------------------------------
-
-    def __getitem__(self, key: Any) -> DeviceArray:
-        """A view: NumPy's basic indexing (integers, slices with any step, ``...``, None).
-
-        Parameters
-        ----------
-        key : int, slice, Ellipsis, None, or a tuple of them
-            As NumPy takes them; an integer drops its axis, None adds one of length 1.
-
-        Returns
-        -------
-        DeviceArray
-            A view of the same memory (0-d for as many integers as axes): no data moves.
-
-        Raises
-        ------
-        IndexError
-            An integer out of bounds, too many indices, more than one ``...``, or advanced
-            indexing (arrays, lists, booleans), which DeviceArray does not do.
-
-        Examples
-        --------
-        >>> import numpy as np, pyctk                          # doctest: +GPU
-        >>> x = pyctk.asarray(np.arange(12).reshape(3, 4))
-        >>> x[1]
-        DeviceArray([4, 5, 6, 7], dtype=int64, device=0)
-        >>> x[::2, None, -1].shape
-        (2, 1)
-        """
-        key = key if isinstance(key, tuple) else (key,)
-        ellipses = sum(k is Ellipsis for k in key)
-        indexed = sum(k is not None and k is not Ellipsis for k in key)
-        if ellipses > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if indexed > self.ndim:
-            raise IndexError(
-                f"too many indices for array: array is {self.ndim}-dimensional, but {indexed} were indexed"
-            )
-        rest = [slice(None)] * (self.ndim - indexed)
-        expanded = [part for k in key for part in (rest if k is Ellipsis else [k])]
-        expanded += [] if ellipses else rest
-
-        pointer, shape, strides, axis = self._pointer, [], [], 0
-        for k in expanded:
-            if k is None:  # a new axis of length 1
-                shape.append(1)
-                strides.append(0)
-                continue
-            extent, stride = self._shape[axis], self._strides[axis]
-            if isinstance(k, slice):
-                start, stop, step = k.indices(extent)
-                length = len(range(start, stop, step))
-                if not length:  # as NumPy: an empty axis starts at 0 with step 1 (pointer inside)
-                    start, step = 0, 1
-                pointer += start * stride
-                shape.append(length)
-                strides.append(stride * step)
-            else:
-                index = _index(k)
-                if not -extent <= index < extent:
-                    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {extent}")
-                pointer += (index % extent) * stride
-            axis += 1
-        return self._view(pointer, shape, strides)
 
     # -- to the host -----------------------------------------------------------------
 
@@ -503,107 +397,6 @@ class DeviceArray:
                 streams.wait(result._stream, self._stream)
             convert.copy(result._operand(), self._operand(), self._device, result._stream)
         return result
-
-    # -- exchange with other libraries ---------------------------------------------------
-
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        """The CUDA Array Interface, version 3 (CuPy, Numba, PyTorch read it).
-
-        A dict of the shape, type string, data pointer and read-only flag, strides (None
-        when C-contiguous), and the stream pyctk's pending work is on (1, the legacy
-        default stream). bfloat16 has no type string in the interface, so such arrays have
-        no attribute (AttributeError) and consumers fall back to DLPack.
-        """
-        if self._dtype.name == "bfloat16":
-            raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack (__dlpack__)")
-        return {
-            "shape": self._shape,
-            "typestr": self._dtype.str,
-            "descr": [("", self._dtype.str)],
-            "data": (self._pointer, self._readonly),
-            "strides": None if self._c_contiguous() else self._strides,
-            "version": 3,
-            # pyctk's pending work is on this stream; the legacy stream is 1 in the interface.
-            "stream": streams.LEGACY if self._stream == 0 else self._stream,
-        }
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """DLPack's (device type, device id) of the data: ``(2, device)``, 2 being kDLCUDA."""
-        return kDLCUDA, self._device
-
-    def __dlpack__(
-        self,
-        *,
-        stream: int | None = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        """Export as a DLPack capsule (the array API standard's protocol, 2023.12).
-
-        Parameters
-        ----------
-        stream : int or None
-            The consumer's stream, made to wait (with an event) for this array's pending
-            work: None or 1 the legacy default stream, 2 the per-thread default stream,
-            another int a ``cudaStream_t``, -1 no synchronisation. 0 is disallowed.
-        max_version : (int, int) or None
-            The newest DLPack the consumer reads: (1, 0) or later gets a versioned capsule
-            (if NumPy >= 2.1 is installed), else a legacy one.
-        dl_device : (int, int) or None
-            This array's ``__dlpack_device__()``, or ``(1, 0)`` (the CPU) for a host copy.
-        copy : bool or None
-            True exports a new copy; False never copies; None copies only for the CPU.
-
-        Returns
-        -------
-        PyCapsule
-            Keeps this array's memory alive until the consumer calls its deleter.
-
-        Raises
-        ------
-        BufferError
-            ``dl_device`` is another device, or the CPU with ``copy=False``; a read-only
-            array asked for a legacy capsule.
-        ValueError, TypeError
-            An invalid ``stream``.
-        """
-        versioned = dlpack.wants_versioned(max_version)
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            if tuple(dl_device) != (kDLCPU, 0):
-                raise BufferError(
-                    f"a DeviceArray on device {self._device} cannot be exported to DLPack device {tuple(dl_device)}"
-                )
-            if copy is False:
-                raise BufferError("exporting a DeviceArray to the CPU needs a copy, but copy=False")
-            host = self.get()
-            return dlpack.to_capsule(
-                host.ctypes.data,
-                host.shape,
-                host.strides,
-                host.dtype,
-                (kDLCPU, 0),
-                host,
-                versioned=versioned,
-                copied=True,
-            )
-        consumer = _consumer_stream(stream)
-        source = self.copy() if copy else self
-        if consumer is not None:
-            with cudart.on_device(self._device):
-                streams.wait(consumer, source._stream)
-        return dlpack.to_capsule(
-            source._pointer,
-            source._shape,
-            source._strides,
-            source._dtype,
-            (kDLCUDA, source._device),
-            source,
-            versioned=versioned,
-            readonly=source._readonly,
-            copied=bool(copy),
-        )
 
 
 DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<class 'pyctk.DeviceArray'>"
@@ -775,7 +568,7 @@ def wrap(operand: interop.DeviceOperand) -> DeviceArray:
 def as_strided(x: DeviceArray, shape: Sequence[int], strides: Sequence[int]) -> DeviceArray:
     """A view of ``x``'s memory with another shape and byte strides (``numpy.lib.stride_tricks.
     as_strided``): zero strides repeat elements. The caller keeps it within ``x``'s memory."""
-    return x._view(x._pointer, shape, strides)
+    return x._view_at(0, shape, strides)
 
 
 def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 import platform
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +41,127 @@ def is_c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int)
     )
 
 
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """NumPy's broadcast shape of ``shapes``, or ValueError with the message of NumPy's ufuncs.
+
+    (In Python: ``np.broadcast_shapes`` costs microseconds, which an element-wise operation's
+    launch cannot spare.)
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    ndim = max(map(len, shapes), default=0)
+    result = []
+    for axis in range(-ndim, 0):
+        lengths = {shape[axis] for shape in shapes if len(shape) >= -axis} - {1}
+        if len(lengths) > 1:
+            listed = " ".join(shape_text(shape) for shape in shapes)
+            raise ValueError(f"operands could not be broadcast together with shapes {listed} ")
+        result.append(lengths.pop() if lengths else 1)
+    return tuple(result)
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    """A shape as NumPy's messages write it: ``(3,)``, ``(2,3)``."""
+    return str(tuple(shape)).replace(" ", "")
+
+
+def broadcast_strides(shape: Sequence[int], strides: Sequence[int], to: Sequence[int]) -> tuple[int, ...]:
+    """Byte strides of an array of ``shape`` viewed broadcast to the shape ``to`` (which the
+    caller checked it broadcasts to): 0 along the axes it lacks or repeats, as
+    ``np.broadcast_to`` gives them.
+
+    >>> broadcast_strides((3, 1), (8, 8), (2, 3, 4))
+    (0, 8, 0)
+    """
+    lead = len(to) - len(shape)
+    return (0,) * lead + tuple(0 if own == 1 else stride for own, stride in zip(shape, strides))
+
+
+def index_view(
+    shape: Sequence[int], strides: Sequence[int], key: Any, refusal: str
+) -> tuple[list[int], list[int], int]:
+    """(shape, byte strides, byte offset of element 0) of the view NumPy's basic indexing
+    ``x[key]`` selects: integers, slices of any step, ``...`` and None.
+
+    ``refusal`` is the IndexError's text for any other index (arrays, lists, booleans),
+    saying what the caller's array offers instead.
+
+    >>> index_view((3, 4), (32, 8), (slice(None, None, -1), None, 1), "")
+    ([3, 1], [-32, 0], 72)
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    ellipses = sum(k is Ellipsis for k in key)
+    indexed = sum(k is not None and k is not Ellipsis for k in key)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if indexed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {indexed} were indexed")
+    rest = [slice(None)] * (len(shape) - indexed)
+    expanded = [part for k in key for part in (rest if k is Ellipsis else [k])]
+    expanded += [] if ellipses else rest
+
+    new_shape, new_strides, offset, axis = [], [], 0, 0
+    for k in expanded:
+        if k is None:  # a new axis of length 1
+            new_shape.append(1)
+            new_strides.append(0)
+            continue
+        extent, stride = shape[axis], strides[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            length = len(range(start, stop, step))
+            if not length:  # as NumPy: an empty axis starts at 0 with step 1 (offset 0)
+                start, step = 0, 1
+            offset += start * stride
+            new_shape.append(length)
+            new_strides.append(stride * step)
+        else:
+            index = _integer_index(k, refusal)
+            if not -extent <= index < extent:
+                raise IndexError(f"index {index} is out of bounds for axis {axis} with size {extent}")
+            offset += (index % extent) * stride
+        axis += 1
+    return new_shape, new_strides, offset
+
+
+def _integer_index(key: Any, refusal: str) -> int:
+    """An integer index, or IndexError(``refusal``) for anything basic indexing does not take
+    (a boolean is NumPy's mask, not an integer)."""
+    if not isinstance(key, (bool, np.bool_)):
+        try:
+            return operator.index(key)
+        except TypeError:
+            pass
+    raise IndexError(f"{refusal}; got {key!r}")
+
+
+def permutation(axes: Sequence[Any], ndim: int) -> list[int]:
+    """The axes of a transpose, negative ones counted from the end, or ValueError for what is
+    not a permutation of ``ndim`` axes.
+
+    >>> permutation((-1, 0), 2)
+    [1, 0]
+    """
+    order = [operator.index(axis) for axis in axes]
+    if not all(-ndim <= axis < ndim for axis in order) or sorted(axis % ndim for axis in order) != list(range(ndim)):
+        raise ValueError(f"axes {tuple(order)} are not a permutation of the {ndim} axes of this array")
+    return [axis % ndim for axis in order]
+
+
+def extent(pointer: int, shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
+    """The device addresses [low, high) an array's bytes lie in (empty for no elements): two
+    arrays share memory only if these overlap.
+
+    >>> extent(1000, (2, 3), (-24, 8), 8)
+    (976, 1024)
+    """
+    if 0 in shape:
+        return pointer, pointer
+    low, high = span(shape, strides, itemsize)
+    return pointer + low, pointer + high
+
+
 def span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
     """Byte offsets, from element 0, of the first and one past the last byte of a non-empty array."""
     low = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride < 0)
@@ -59,14 +181,8 @@ def broadcast(x: Strided, batch: tuple[int, ...]) -> Strided:
     """``x`` (..., rows, cols) broadcast to the stack ``batch``: the axes it lacks or has of
     length 1 get stride 0, as ``np.broadcast_to`` gives them."""
     stack = len(x.shape) - 2
-    shape, strides = list(x.shape[stack:]), list(x.strides[stack:])
-    own = list(zip(x.shape[:stack], x.strides[:stack]))
-    for position, size in enumerate(batch):
-        source = position - (len(batch) - stack)
-        extent, stride = own[source] if source >= 0 else (1, 0)
-        shape.insert(position, size)
-        strides.insert(position, stride if extent == size else 0)
-    return Strided(tuple(shape), tuple(strides), x.itemsize)
+    strides = broadcast_strides(x.shape[:stack], x.strides[:stack], batch) + x.strides[stack:]
+    return Strided(tuple(batch) + x.shape[stack:], strides, x.itemsize)
 
 
 def describe(x: Strided) -> tuple[bool, int, int] | None:

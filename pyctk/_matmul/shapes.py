@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._arrays.layout import broadcast_shapes
+
 AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions is NumPy 1.25's
 
 
@@ -104,9 +106,9 @@ def absent(a_ndim: int, b_ndim: int, out_ndim: int | None) -> tuple[bool, bool]:
 
 
 def _broadcast(stacks: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The stacks broadcast together (called only where they differ: this takes microseconds)."""
+    """The stacks broadcast together (called only where they differ)."""
     try:
-        return np.broadcast_shapes(*stacks)
+        return broadcast_shapes(*stacks)
     except ValueError:
         raise ValueError(
             f"matmul: stack dimensions {' and '.join(map(str, stacks))} (the axes before the last two) do not broadcast"

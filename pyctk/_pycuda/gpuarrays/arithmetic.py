@@ -40,11 +40,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..._arrays import interop
+from ..._arrays.layout import broadcast_shapes, broadcast_strides, extent, shape_text
 from ..._cuda import streams
 from ..._matmul.api import matmul as _matmul
 from ..contexts.streams import Event
 from ..kernels.c_types import dtype_to_ctype
 from . import copying
+from .base import GPUArrayBase
 from .elementwise import COMPLEX_HEADER, needs_complex
 from .launching import Kernel, geometry, stream_handle
 
@@ -272,7 +274,7 @@ _HELPERS = [
 
 
 def _is_gpuarray(value: Any) -> bool:
-    return hasattr(type(value), "_new_like_me")  # (array.py imports this module, not the reverse)
+    return isinstance(value, GPUArrayBase)
 
 
 _array_types: set[type] = set()  # GPUArray and the subclasses met so far: one set look-up each
@@ -615,7 +617,7 @@ def apply(
     shape = template.shape
     for index in plan.arrays:
         if operands[index].shape != shape:
-            shape = _broadcast_shape([operands[index].shape for index in plan.arrays])
+            shape = broadcast_shapes(*[operands[index].shape for index in plan.arrays])
             break
     if out is None:
         outputs = [_new(template, shape, dtype, allocator) for dtype in plan.outputs]
@@ -713,52 +715,18 @@ def _new(template: Any, shape: tuple[int, ...], dtype: np.dtype, allocator: Any)
     return template._new_like_me(dtype) if shape == template.shape else template._new(shape, dtype)
 
 
-def _shape_text(shape: tuple[int, ...]) -> str:
-    return str(tuple(shape)).replace(" ", "")  # as NumPy writes shapes in its messages
-
-
-def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """NumPy's broadcast shape of ``shapes``, or its ValueError."""
-    ndim = max(len(shape) for shape in shapes)
-    result = []
-    for axis in range(-ndim, 0):
-        lengths = {shape[axis] for shape in shapes if len(shape) >= -axis} - {1}
-        if len(lengths) > 1:
-            raise ValueError(
-                "operands could not be broadcast together with shapes "
-                + " ".join(_shape_text(shape) for shape in shapes)
-                + " "
-            )
-        result.append(lengths.pop() if lengths else 1)
-    return tuple(result)
-
-
 def _output_shape(out: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
     """``out``'s shape, which the operands' broadcast ``shape`` must broadcast to (NumPy's rule)."""
     try:
-        full = _broadcast_shape([out, shape])
+        full = broadcast_shapes(out, shape)
     except ValueError:
         full = shape
     if full != out:
         raise ValueError(
-            f"non-broadcastable output operand with shape {_shape_text(out)} doesn't match "
-            f"the broadcast shape {_shape_text(full)}"
+            f"non-broadcastable output operand with shape {shape_text(out)} doesn't match "
+            f"the broadcast shape {shape_text(full)}"
         )
     return out
-
-
-def _broadcast_strides(own: tuple[int, ...], strides: tuple[int, ...], shape: tuple[int, ...]) -> list[int]:
-    """An array's byte strides in the broadcast ``shape``: 0 along the axes it repeats."""
-    return [0] * (len(shape) - len(own)) + [0 if length == 1 else stride for length, stride in zip(own, strides)]
-
-
-def _extent(pointer: int, shape: tuple[int, ...], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
-    """The bytes [low, high) an array's elements lie in."""
-    if 0 in shape:
-        return pointer, pointer
-    low = pointer + sum(stride * (length - 1) for length, stride in zip(shape, strides) if stride < 0)
-    high = pointer + sum(stride * (length - 1) for length, stride in zip(shape, strides) if stride > 0)
-    return low, high + itemsize
 
 
 def _apart(operand: Any, out: Any, shape: tuple[int, ...], template: Any, handle: int) -> Any:
@@ -767,11 +735,11 @@ def _apart(operand: Any, out: Any, shape: tuple[int, ...], template: Any, handle
     if operand is out:
         return operand
     pointer, own, strides, itemsize = _layout(operand)
-    low, high = _extent(pointer, own, strides, itemsize)
-    out_low, out_high = _extent(out.ptr, out.shape, out.strides, out.itemsize)
+    low, high = extent(pointer, own, strides, itemsize)
+    out_low, out_high = extent(out.ptr, out.shape, out.strides, out.itemsize)
     if not (low < out_high and out_low < high):
         return operand
-    steps = _broadcast_strides(own, strides, shape)
+    steps = broadcast_strides(own, strides, shape)
     if (
         pointer == out.ptr
         and itemsize == out.itemsize
@@ -805,7 +773,8 @@ def _launch(
             if (
                 type(array) not in _array_types
                 or array.shape != shape
-                or (array.strides != strides and not _same_order(array.flags, first.flags))
+                or (array.strides != strides or array.itemsize != first.itemsize)
+                and not _same_order(array.flags, first.flags)
             ):
                 break
             values[slot] = array.ptr
@@ -815,7 +784,7 @@ def _launch(
             return grid
     layouts = [*map(_layout, outputs), *[_layout(arguments[index]) for index in plan.arrays]]
     lengths, merged = copying.merged_axes(
-        shape, [_broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts]
+        shape, [broadcast_strides(own, strides, shape) for _, own, strides, _ in layouts]
     )
     for slot, layout in zip(range(len(outputs)), layouts):
         values[slot] = layout[0]

@@ -25,13 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..._arrays import device_array, dlpack, interop
+from ..._arrays import interop
 from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
 from ..memory.device import device_memory, mem_alloc
 from ..memory.host import pagelocked_empty, shape_tuple
 from . import arithmetic, copying, reductions
+from .base import GPUArrayBase
 from .launching import splay, stream_handle
 
 
@@ -73,7 +74,7 @@ def compact_strides(shape: Sequence[int], strides: Sequence[int], itemsize: int)
     return tuple(result)
 
 
-class GPUArray:
+class GPUArray(GPUArrayBase):
     """An n-dimensional array in GPU memory (PyCUDA's ``GPUArray``).
 
     :func:`~pyctk.gpuarray.empty` is the same constructor; :func:`~pyctk.gpuarray.to_gpu`
@@ -142,6 +143,10 @@ class GPUArray:
     """
 
     __array_priority__ = 100  # NumPy defers to GPUArray's operators: host_array + gpu_array is ours
+    _index_refusal = (
+        "GPUArray takes ints, slices, ... and None as indices (basic indexing); for a gather use gpuarray.take"
+    )
+    _interface_strides_always = True  # as PyCUDA's interface: strides even when C-contiguous
 
     def __init__(
         self,
@@ -190,11 +195,6 @@ class GPUArray:
     # -- what it is ------------------------------------------------------------------------
 
     @property
-    def ndim(self) -> int:
-        """The number of axes, ``len(shape)`` (NumPy's; PyCUDA's GPUArray has it too)."""
-        return len(self.shape)
-
-    @property
     def itemsize(self) -> int:
         """The bytes of one element, ``dtype.itemsize``."""
         return self.dtype.itemsize
@@ -232,12 +232,6 @@ class GPUArray:
     @property
     def _block(self) -> tuple[int, int, int]:
         return splay(self.size, self.device)[1]
-
-    def __len__(self) -> int:
-        """``len(a)``: the length of the first axis, as in PyCUDA and NumPy; TypeError for a 0-d array."""
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
 
     def __hash__(self) -> int:
         raise TypeError("GPUArrays are not hashable")
@@ -304,6 +298,12 @@ class GPUArray:
         )
         view._device_index = self._device_index
         return view
+
+    def _address(self) -> int:
+        return self.ptr
+
+    def _view_at(self, offset: int, shape: Sequence[int], strides: Sequence[int]) -> GPUArray:
+        return self._view(shape, strides, offset)
 
     def _contiguous(self) -> GPUArray:
         """This array if C- or Fortran-contiguous, else a contiguous copy (for kernels)."""
@@ -708,50 +708,7 @@ class GPUArray:
         >>> a.transpose((1, 0, 2)).shape, a.transpose().shape
         ((3, 2, 4), (4, 3, 2))
         """
-        order = list(range(self.ndim))[::-1] if axes is None else [operator.index(a) % max(self.ndim, 1) for a in axes]
-        if sorted(order) != list(range(self.ndim)):
-            raise ValueError(f"axes {axes} are not a permutation of the array's {self.ndim} axes")
-        return self._view([self.shape[a] for a in order], [self.strides[a] for a in order])
-
-    @property
-    def T(self) -> GPUArray:  # noqa: N802 - NumPy's name
-        """The view with the axes reversed, ``transpose()``, as in PyCUDA."""
-        return self.transpose()
-
-    def __getitem__(self, index: Any) -> GPUArray:
-        """``a[index]``: NumPy's basic indexing, a view of the same memory, as in PyCUDA.
-
-        Parameters
-        ----------
-        index : int, slice, Ellipsis, None, or a tuple of them
-            Slices may have any step, negative too; an int removes its axis (all ints give
-            a 0-d array); ``None`` adds an axis of length 1. For an array of indices, use
-            :func:`pyctk.gpuarray.take`.
-
-        Returns
-        -------
-        GPUArray
-
-        Raises
-        ------
-        IndexError
-            An index out of bounds, too many indices, or one that is not basic.
-
-        Examples
-        --------
-        >>> import numpy as np                                          # doctest: +GPU
-        >>> from pyctk import gpuarray
-        >>> a = gpuarray.to_gpu(np.arange(12, dtype=np.int32).reshape(3, 4))
-        >>> a[1].get()
-        array([4, 5, 6, 7], dtype=int32)
-        >>> a[::2, ::-1].get()
-        array([[ 3,  2,  1,  0],
-               [11, 10,  9,  8]], dtype=int32)
-        >>> a[1, 2].shape, a[None, ..., 0].shape
-        ((), (1, 3))
-        """
-        shape, strides, offset = _index_view(self.shape, self.strides, index)
-        return self._view(shape, strides, offset)
+        return self._transposed(axes)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``a[index] = value``: the elements ``a[index]`` selects set from ``value``.
@@ -791,20 +748,6 @@ class GPUArray:
             view.set(np.broadcast_to(np.asarray(value, view.dtype), view.shape))
         else:
             view.fill(value)
-
-    def _broadcast_to(self, shape: tuple[int, ...]) -> GPUArray:
-        """A view of this array broadcast to ``shape`` (zero strides repeat it), NumPy's rules."""
-        try:
-            np.broadcast_shapes(self.shape, shape)
-        except ValueError:
-            raise ValueError(f"operands could not be broadcast together with shapes {self.shape} {shape}") from None
-        if np.broadcast_shapes(self.shape, shape) != tuple(shape):
-            raise ValueError(f"could not broadcast an array of shape {self.shape} into shape {shape}")
-        lead = len(shape) - self.ndim
-        strides = [0] * lead + [
-            0 if s == 1 and t != 1 else st for s, t, st in zip(self.shape, shape[lead:], self.strides)
-        ]
-        return self._view(shape, strides)
 
     # -- fills and casts -------------------------------------------------------------------
 
@@ -878,88 +821,6 @@ class GPUArray:
         result = source._new_like_me(dtype)
         copying.cast(result.ptr, dtype, source.ptr, self.dtype, self.size, stream_handle(stream))
         return result
-
-    # -- other libraries -------------------------------------------------------------------
-
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        """The CUDA Array Interface (version 3), as in PyCUDA: CuPy, Numba, PyTorch and JAX read it.
-
-        Unlike PyCUDA's, it names the stream (1: the legacy default stream, where pyctk
-        queues its work), so a consumer orders its work after it.
-
-        Examples
-        --------
-        >>> import numpy as np                                          # doctest: +GPU
-        >>> from pyctk import gpuarray
-        >>> a = gpuarray.zeros((2, 3), np.float32)
-        >>> interface = a.__cuda_array_interface__
-        >>> interface["shape"], interface["strides"], interface["typestr"]
-        ((2, 3), (12, 4), '<f4')
-        >>> interface["data"] == (a.ptr, False)
-        True
-        """
-        return {
-            "shape": self.shape,
-            "strides": self.strides,
-            "typestr": self.dtype.str,
-            "descr": [("", self.dtype.str)],
-            "data": (self.ptr, False),
-            "version": 3,
-            "stream": 1,
-        }
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """``(2, device)``: DLPack's ``kDLCUDA`` and the device's index; pyctk's (PyCUDA has no DLPack)."""
-        return dlpack.kDLCUDA, self.device
-
-    def __dlpack__(
-        self,
-        *,
-        stream: int | None = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        """A DLPack capsule of this array, which keeps it alive; pyctk's (PyCUDA has no DLPack).
-
-        The array API's protocol: ``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``,
-        ``jax.dlpack.from_dlpack(a)`` and :func:`pyctk.from_dlpack` call it.
-
-        Parameters
-        ----------
-        stream : int, optional
-            The consumer's stream, which is made to wait for pyctk's work.
-        max_version : tuple of int, optional
-            The newest DLPack version the consumer reads.
-        dl_device : tuple of int, optional
-            Where the consumer wants the data: this array's device only.
-        copy : bool, optional
-            False or None: no copy (the only kind given).
-
-        Returns
-        -------
-        PyCapsule
-            A ``dltensor`` capsule, for the consumer to take once.
-
-        Examples
-        --------
-        >>> import numpy as np                                          # doctest: +GPU
-        >>> import pyctk
-        >>> from pyctk import gpuarray
-        >>> a = gpuarray.to_gpu(np.arange(3, dtype=np.float32))
-        >>> a.__dlpack_device__()[0]                                    # kDLCUDA
-        2
-        >>> pyctk.from_dlpack(a).shape                                  # a DeviceArray, no copy
-        (3,)
-        """
-        return self._as_device_array().__dlpack__(
-            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
-        )
-
-    def _as_device_array(self) -> Any:
-        operand = interop.DeviceOperand(self.ptr, self.shape, self.strides, self.dtype, self.device, False, self, None)
-        return device_array.wrap(operand)
 
     # -- arithmetic (arithmetic.py) and reductions (reductions.py) -------------------------
 
@@ -1241,49 +1102,6 @@ class GPUArray:
         GPUArray
         """
         return reductions.dot(self, other, dtype, stream)
-
-
-def _index_view(shape: tuple[int, ...], strides: tuple[int, ...], index: Any) -> tuple[list[int], list[int], int]:
-    """Shape, strides and byte offset of the view ``index`` (NumPy's basic indexing) selects."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if used > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were indexed")
-    if Ellipsis not in index:
-        index = (*index, Ellipsis)
-    new_shape, new_strides, offset, axis = [], [], 0, 0
-    for item in index:
-        if item is Ellipsis:
-            for _ in range(len(shape) - used):
-                new_shape.append(shape[axis])
-                new_strides.append(strides[axis])
-                axis += 1
-        elif item is None:
-            new_shape.append(1)
-            new_strides.append(0)
-        elif isinstance(item, slice):
-            start, stop, step = item.indices(shape[axis])
-            new_shape.append(len(range(start, stop, step)))
-            new_strides.append(strides[axis] * step)
-            offset += start * strides[axis] if new_shape[-1] else 0
-            axis += 1
-        else:
-            try:
-                k = operator.index(item)
-            except TypeError:
-                raise IndexError(
-                    f"GPUArray takes ints, slices, ... and None as indices (basic "
-                    f"indexing), not {type(item).__name__}; for a gather use "
-                    f"gpuarray.take"
-                ) from None
-            if not -shape[axis] <= k < shape[axis]:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {shape[axis]}")
-            offset += (k % shape[axis]) * strides[axis]
-            axis += 1
-    return new_shape, new_strides, offset
 
 
 def wrap(operand: interop.DeviceOperand) -> GPUArray:

@@ -19,8 +19,8 @@ Unlike PyCUDA: an empty input gives ``neutral`` (NumPy's sum of nothing is 0); `
 widens small integers and bool as ``numpy.sum`` does; ``max``/``min`` propagate NaN as
 NumPy's do; non-contiguous arrays are reduced through a contiguous copy.
 
-This module takes arrays as arguments and makes its results with ``x._new``: it does not
-import ``array`` (which imports it).
+This module takes arrays as arguments and makes its results with ``x._new``, knowing them by
+``base.GPUArrayBase``'s interface: it does not import ``array`` (which imports it).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import numpy as np
 
 from ..._cuda import driver_api
 from ..kernels.c_types import Argument, VectorArg, dtype_to_ctype
+from .base import GPUArrayBase
 from .elementwise import (
     COMPLEX_HEADER,
     needs_complex,
@@ -337,7 +338,7 @@ class ReductionKernel:
         for index, (is_vector, packer) in enumerate(zip(self._is_vector, self._packers)):
             value = args[index]
             if is_vector:
-                if hasattr(value, "_contiguous"):  # a GPUArray: through a copy if it has gaps
+                if isinstance(value, GPUArrayBase):  # through a copy if it has gaps
                     value = value._contiguous()
                     keep.append(value)
                 address, size, _ = vector_pointer(
@@ -348,8 +349,8 @@ class ReductionKernel:
                 values.append(address)
             else:
                 values.append(value if packer is None else packer(value))
-        like = first if hasattr(first, "_new") else out
-        if not hasattr(like, "_new"):
+        like = first if isinstance(first, GPUArrayBase) else out
+        if not isinstance(like, GPUArrayBase):
             raise TypeError(
                 f"{self.name}(): the first array argument is a {type(first).__name__}, "
                 f"not a GPUArray: pass out= a GPUArray of dtype {self.dtype_out} to hold "
@@ -456,7 +457,7 @@ def _result_type(a: np.dtype, b: np.dtype) -> np.dtype:
 
 
 def _gpu(x: Any, what: str) -> Any:
-    if not hasattr(x, "_contiguous"):
+    if not isinstance(x, GPUArrayBase):
         raise TypeError(
             f"{what} is a {type(x).__name__}, not a GPUArray: make one first "
             f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)"

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..kernels.c_types import dtype_to_ctype
+from .base import GPUArrayBase
 from .elementwise import COMPLEX_HEADER, needs_complex, warp_shuffle
 from .launching import Kernel, stream_handle
 from .reductions import temporary
@@ -209,7 +210,7 @@ class _ScanKernelBase:
         ValueError
             An array that is not 1-D, or shapes that differ.
         """
-        if not hasattr(input_ary, "_new_like_me"):
+        if not isinstance(input_ary, GPUArrayBase):
             raise TypeError(
                 f"a scan takes a GPUArray, not {type(input_ary).__name__}: make one first "
                 f"(gpuarray.to_gpu(x), or gpuarray.asarray(x) for another library's GPU array)"
