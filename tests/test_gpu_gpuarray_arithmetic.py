@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import pyctk.driver as cuda
 from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 from pyctk import gpuarray
-from pyctk._pycuda.gpuarrays import arithmetic, cumath
+from pyctk._pycuda.gpuarrays import arithmetic, cumath, engine, operations
 
 pytestmark = pytest.mark.gpu
 
@@ -189,7 +189,7 @@ def test_in_place_with_scalars_and_overlaps():
 
 def test_operations_on_layouts_met_before_are_launched_as_kept_and_stay_numpys(monkeypatch):
     """An operation into a new result on operands of layouts it met before runs as it was
-    launched then (arithmetic._kept), without planning again: the same results as NumPy; a
+    launched then (engine._kept), without planning again: the same results as NumPy; a
     view of the same shape, other dtypes, an F-ordered operand are other layouts; a scalar
     that no longer fits the loop's dtype gets NumPy's answer (OverflowError, or a comparison
     that holds everywhere), not a kept launch's."""
@@ -205,13 +205,13 @@ def test_operations_on_layouts_met_before_are_launched_as_kept_and_stay_numpys(m
     }
     for compute, want in first.values():
         assert_numpys(compute(), want)
-    kept = dict(arithmetic._kept)
+    kept = dict(engine._kept)
     assert len(kept) >= len(first), "the operations above were not kept"
 
     def planned(*args):
         raise AssertionError("planned and launched again: the kept launch did not run")
 
-    monkeypatch.setattr(arithmetic, "_launch", planned)
+    monkeypatch.setattr(engine, "_launch", planned)
     for compute, want in first.values():
         assert_numpys(compute(), want)
     monkeypatch.undo()
@@ -338,8 +338,8 @@ def test_large_contiguous_and_on_a_stream():
     a, b = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
     x, y = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
     stream = cuda.Stream()
-    z = arithmetic.apply(arithmetic.BINARY["*"], (x, y), stream=stream)
-    z = arithmetic.apply(arithmetic.BINARY["+"], (z, 2.0), stream=stream)
+    z = engine.apply(operations.BINARY["*"], (x, y), stream=stream)
+    z = engine.apply(operations.BINARY["+"], (z, 2.0), stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(z.get(), a * b + 2)
 

@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 
 from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 from pyctk import gpuarray
-from pyctk._pycuda.gpuarrays import arithmetic, copying, cumath, launching
+from pyctk._pycuda.gpuarrays import arithmetic, codegen, copying, cumath, engine, launching, operations
 from pyctk._pycuda.kernels import source_modules
 
 BASE = 1 << 24  # the made-up device address of Device's memory
@@ -51,7 +51,7 @@ NUMPY = {
 }
 
 
-def numpy_of(operation: arithmetic.Operation):
+def numpy_of(operation: operations.Operation):
     return NUMPY.get(operation.name) or getattr(np, operation.name)
 
 
@@ -171,17 +171,17 @@ def device(monkeypatch):
 
 def install(patch, device: Device) -> None:
     """Run arithmetic's launches, strided copies and fills on ``device``."""
-    original = arithmetic._kernel
+    original = codegen.kernel
 
     def registering(*key):
         kernel = original(*key)
         device.kernels[kernel] = key
         return kernel
 
-    patch.setattr(arithmetic, "_kernel", registering)
-    patch.setattr(arithmetic, "_plans", {})
-    patch.setattr(arithmetic, "_kept", {})
-    patch.setattr(arithmetic, "geometry", lambda n: (1, 1))
+    patch.setattr(engine, "kernel", registering)
+    patch.setattr(engine, "_plans", {})
+    patch.setattr(engine, "_kept", {})
+    patch.setattr(engine, "geometry", lambda n: (1, 1))
     patch.setattr(launching.Kernel, "__call__", lambda kernel, *args, **kwargs: device.launch(kernel, *args, **kwargs))
     patch.setattr(copying, "copy_strided", device.copy_strided)
     patch.setattr(copying, "fill", device.fill)
@@ -329,7 +329,7 @@ def plan_sources(operation, key_sets, strided: bool = True) -> set[str]:
     sources = set()
     for keys in key_sets:
         try:
-            plan = arithmetic._Plan(operation, tuple(keys), None)
+            plan = engine._Plan(operation, tuple(keys), None)
         except TypeError:  # NumPy has no loop (or only float16's)
             continue
         sources.add(plan.contiguous.source)
@@ -343,7 +343,7 @@ SCALAR_KEYS = [bool, int, float, complex, np.int64, np.float32]
 
 @pytest.mark.parametrize("op", list(OPERATORS))
 def test_every_operator_compiles_for_every_dtype(op):
-    operation = arithmetic.BINARY[op]
+    operation = operations.BINARY[op]
     same = [(d, d) for d in DTYPES]
     mixed = [(a, b) for a in DTYPES for b in DTYPES if a != b]
     scalar = [(d, s) for d in DTYPES for s in SCALAR_KEYS] + [(s, d) for d in DTYPES for s in SCALAR_KEYS]
@@ -354,7 +354,7 @@ def test_every_operator_compiles_for_every_dtype(op):
 
 def test_one_operator_compiles_to_sass_for_every_dtype():
     """The back end too (NVVM and ptxas), for the loop every kernel shares, over every dtype."""
-    operation = arithmetic.BINARY["+"]
+    operation = operations.BINARY["+"]
     compile_all(plan_sources(operation, [(d, d) for d in DTYPES]), to_sass=True)
 
 
@@ -364,7 +364,7 @@ def test_every_in_place_cast_compiles(op):
     for left in DTYPES:
         for right in [*DTYPES, int, float, complex]:
             try:
-                plan = arithmetic._Plan(arithmetic.BINARY[op], (left, right), (left,))
+                plan = engine._Plan(operations.BINARY[op], (left, right), (left,))
             except TypeError:  # NumPy refuses the cast (or has no loop)
                 continue
             sources.add(plan.contiguous.source)
@@ -372,43 +372,43 @@ def test_every_in_place_cast_compiles(op):
 
 
 def test_unary_operators_and_functions_compile_for_every_dtype():
-    operations = [
-        *arithmetic.UNARY.values(),
-        arithmetic._LOGICAL_NOT,
+    rows = [
+        *operations.UNARY.values(),
+        operations.LOGICAL_NOT,
         *[cumath._operation(name) for name in cumath.FUNCTIONS],
         cumath._FREXP,
         cumath._MODF,
     ]
-    sources = set().union(*[plan_sources(o, [(d,) for d in DTYPES]) for o in operations])
-    compile_all(sources | plan_sources(arithmetic._CONJ, [(d,) for d in DTYPES if d.kind == "c"]))
+    sources = set().union(*[plan_sources(o, [(d,) for d in DTYPES]) for o in rows])
+    compile_all(sources | plan_sources(operations.CONJ, [(d,) for d in DTYPES if d.kind == "c"]))
 
 
 def test_binary_functions_compile_for_every_dtype():
-    operations = [
-        arithmetic._MAXIMUM,
-        arithmetic._MINIMUM,
-        arithmetic._LOGICAL_AND,
-        arithmetic._LOGICAL_OR,
+    rows = [
+        operations.MAXIMUM,
+        operations.MINIMUM,
+        operations.LOGICAL_AND,
+        operations.LOGICAL_OR,
         cumath._FMOD,
         cumath._LDEXP,
     ]
     keys = [(d, d) for d in DTYPES] + [(d, int) for d in DTYPES] + [(d, np.dtype(np.int64)) for d in DTYPES]
-    compile_all(set().union(*[plan_sources(o, keys) for o in operations]))
+    compile_all(set().union(*[plan_sources(o, keys) for o in rows]))
 
 
 def test_ternary_functions_compile_for_every_dtype():
     keys = [(c, d, d) for c in DTYPES for d in DTYPES] + [(d, d, float) for d in DTYPES]
-    sources = plan_sources(arithmetic._WHERE, keys, strided=False) | plan_sources(arithmetic._IF_POSITIVE, keys)
-    sources |= plan_sources(arithmetic._MUL_ADD, [(float, d, int, d) for d in DTYPES] + [(d, d, d, d) for d in DTYPES])
+    sources = plan_sources(operations.WHERE, keys, strided=False) | plan_sources(operations.IF_POSITIVE, keys)
+    sources |= plan_sources(operations.MUL_ADD, [(float, d, int, d) for d in DTYPES] + [(d, d, d, d) for d in DTYPES])
     compile_all(sources)
 
 
 def test_complex_pow_and_mixed_comparisons_are_in_the_source():
-    power = arithmetic._Plan(arithmetic.BINARY["**"], (DTYPES[11], DTYPES[11]), None).contiguous.source
+    power = engine._Plan(operations.BINARY["**"], (DTYPES[11], DTYPES[11]), None).contiguous.source
     assert "pyctk_cpow" in power and "#include <pycuda-complex.hpp>" in power
-    less = arithmetic._Plan(arithmetic.BINARY["<"], (np.dtype(np.int64), np.dtype(np.uint64)), None)
+    less = engine._Plan(operations.BINARY["<"], (np.dtype(np.int64), np.dtype(np.uint64)), None)
     assert "long v0[ELEMENTS]" in less.contiguous.source and "unsigned long v1[ELEMENTS]" in less.contiguous.source
-    sin = arithmetic._Plan(cumath._operation("sin"), (np.dtype(np.float32),), None).contiguous.source
+    sin = engine._Plan(cumath._operation("sin"), (np.dtype(np.float32),), None).contiguous.source
     assert "sinf(v0[u])" in sin and "complex" not in sin
 
 
@@ -547,11 +547,11 @@ def test_results_keep_the_operands_memory_order(device):
 def test_a_small_operation_is_one_lookup_and_one_launch(device):
     x, y = device.put(np.ones(1000, np.float32)), device.put(np.ones(1000, np.float32))
     x + y, x * 2
-    plans, kernels = len(arithmetic._plans), len(device.kernels)
+    plans, kernels = len(engine._plans), len(device.kernels)
     launched = len(device.launched)
     for _ in range(3):
         x + y, x * 2, 2 * x
-    assert len(arithmetic._plans) == plans + 1 and len(device.kernels) == kernels + 1  # (2 * x: reflected)
+    assert len(engine._plans) == plans + 1 and len(device.kernels) == kernels + 1  # (2 * x: reflected)
     assert len(device.launched) == launched + 9
     assert set(device.launched[launched:]) == {
         "pyctk_add_f4_f4_to_f4",
@@ -595,13 +595,13 @@ def test_layouts_met_before_are_launched_as_kept_with_numpys_results(device, mon
     small = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
     x, y, s = device.put(a), device.put(b), device.put(small)
     x + y, 2 - x, s < 100, s + 100
-    assert len(arithmetic._kept) == 4
+    assert len(engine._kept) == 4
 
     def planned(*args):
         raise AssertionError("planned again")
 
     with monkeypatch.context() as patch:
-        patch.setattr(arithmetic, "_operands", planned)
+        patch.setattr(engine, "_operands", planned)
         np.testing.assert_array_equal(device.read(x + y), a + b)
         np.testing.assert_array_equal(device.read(2 - x), 2 - a)
         np.testing.assert_array_equal(device.read(s + 100), small + 100)
@@ -801,16 +801,16 @@ def test_operations_need_a_gpuarray_and_out_must_be_one(device):
 def test_a_contiguous_kernel_loads_its_elements_before_it_stores_any():
     # Four elements a thread, every load first: the loads need not wait for a store (docs/kernel-log.md,
     # gpuarray steps 5-8).
-    source = arithmetic._Plan(arithmetic.BINARY["+"], (np.dtype(np.float32), float), None).contiguous.source
+    source = engine._Plan(operations.BINARY["+"], (np.dtype(np.float32), float), None).contiguous.source
     loads, stores = source.index("v0[u] = a0[i];"), source.index("o0[i] = v0[u] + v1;")
-    assert f"ELEMENTS = {arithmetic.ELEMENTS}" in source and loads < stores
-    assert arithmetic.ELEMENTS > 1
+    assert f"ELEMENTS = {codegen.ELEMENTS}" in source and loads < stores
+    assert codegen.ELEMENTS > 1
 
 
 def test_a_contiguous_launch_covers_the_elements_a_thread_takes(device, monkeypatch):
     asked = []
-    monkeypatch.setattr(arithmetic, "geometry", lambda n: asked.append(n) or (1, 1))
+    monkeypatch.setattr(engine, "geometry", lambda n: asked.append(n) or (1, 1))
     x = device.put(np.arange(1001, dtype=np.float32))
     np.testing.assert_array_equal(device.read(x + x), 2 * np.arange(1001, dtype=np.float32))
     np.testing.assert_array_equal(device.read(x[::2] + 1), np.arange(0, 1001, 2, dtype=np.float32) + 1)
-    assert asked == [-(-1001 // arithmetic.ELEMENTS), 501]  # contiguous: ELEMENTS a thread; strided: one
+    assert asked == [-(-1001 // codegen.ELEMENTS), 501]  # contiguous: ELEMENTS a thread; strided: one

@@ -1,6 +1,6 @@
 """What the kernels' engine needs of an array: ``GPUArrayBase``, which ``GPUArray`` implements.
 
-The element-wise operations (``arithmetic``), reductions and scans make their results like
+The element-wise operations (``engine``), reductions and scans make their results like
 an operand (same allocator, device and memory order) and read operands' memory in place or
 through a contiguous copy. They are below ``array`` (which imports them for its operators and
 methods), so they know arrays by this interface alone: an operand is one of theirs when it is

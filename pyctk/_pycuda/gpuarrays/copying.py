@@ -3,7 +3,7 @@
 - ``copy_strided``: any layout to any layout of the same shape and item size (views with
   steps, negative strides, transposes, broadcast sources with zero strides), one kernel per
   item size and number of axes, after axes that both sides step through together are
-  merged (``merged_axes``, which arithmetic's kernels use too; a contiguous copy is one
+  merged (``merged_axes``, which the element-wise engine's kernels use too; a contiguous copy is one
   axis: a plain ``cuMemcpy``);
 - ``cast``: contiguous ``src`` converted element by element into contiguous ``dst`` of another
   dtype, with NumPy's conversions (complex to real keeps the real part, to bool is ``!= 0``);

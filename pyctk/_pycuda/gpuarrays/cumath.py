@@ -26,8 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .arithmetic import Operation, apply, ufunc_rule
 from .array import GPUArray
+from .engine import apply
+from .operations import Operation, ufunc_rule
 
 # PyCUDA's names, which are C's, and NumPy's ufuncs (their dtypes, their TypeErrors).
 FUNCTIONS = {
