@@ -9,9 +9,10 @@ for, and their memory is freed there after the product.
 
 from __future__ import annotations
 
+import functools
 import math
 from ctypes import byref, c_void_p
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,17 @@ from .plan import DEVICE_NEW, NEW, OUT, Plan
 from .resolve import Problem
 
 
+def keepable(problem: Problem, plan: Plan) -> bool:
+    """Whether the product runs as a later call of the same layouts may run it again: operands
+    read in place into new memory, and something to compute (``host_run``, ``device_run``)."""
+    shapes = problem.shapes
+    return (
+        plan.write == NEW
+        and all(read.copy == IN_PLACE for read in plan.reads)
+        and bool(shapes.m and shapes.n and shapes.k and shapes.batch_count)
+    )
+
+
 def execute(operands: Operands, problem: Problem, plan: Plan, options: Options) -> Any:
     """Run ``plan``; return what the C call wrote: a new host array or DeviceArray, a
     temporary, or ``out``."""
@@ -38,7 +50,54 @@ def execute(operands: Operands, problem: Problem, plan: Plan, options: Options) 
 # Host data.
 
 
+class HostRun(NamedTuple):
+    """A ``keepable`` product of host operands: made and run by the first call of its layouts
+    (``_on_host``), and kept by ``repeat`` for later ones, which run it as it is."""
+
+    plan: Plan
+    shape: tuple[int, ...]  # the result's
+    dtype: np.dtype
+    scalar: bool  # 1-D @ 1-D: a NumPy scalar
+    kept: bool  # the result's memory is host_results' (else NumPy's own)
+    checked_bytes: int  # the result's bytes where they are checked against free memory
+
+    def write(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The product of ``a`` and ``b`` (of the layouts planned) in a new array."""
+        if self.checked_bytes:
+            host_results.check_available(self.checked_bytes, f"the result, of shape {self.shape}")
+        result = (
+            host_results.empty(self.shape, self.dtype, self.plan.devices[0])
+            if self.kept
+            else np.empty(self.shape, self.dtype)
+        )  # known once: 0.5 us of a 16 x 16 call
+        host_call(self.plan, layout.address(a), layout.address(b), layout.address(result))
+        return result
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> Any:
+        """The product as ``pyctk.matmul`` returns it (a NumPy scalar for 1-D @ 1-D)."""
+        result = self.write(a, b)
+        return result[()] if self.scalar else result
+
+
+def host_run(problem: Problem, plan: Plan) -> HostRun:
+    shape, loop = problem.shapes.result, problem.loop
+    nbytes = math.prod(shape) * loop.itemsize
+    return HostRun(
+        plan,
+        shape,
+        loop,
+        not shape,
+        host_results.kept(shape, loop),
+        nbytes if nbytes >= host_results.CHECKED_FROM else 0,
+    )
+
+
 def _on_host(operands: Operands, problem: Problem, plan: Plan) -> np.ndarray:
+    if keepable(problem, plan):
+        matrices = (
+            shapes.as_matrices(x, position, problem.shapes) for position, x in enumerate((operands.a, operands.b))
+        )
+        return host_run(problem, plan).write(*matrices)
     a, b = (
         _host_read(x, read, position, problem)
         for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))
@@ -102,10 +161,7 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
                 streams.wait(stream, copy._stream)
         a, b = (x.pointer if copy is None else copy._pointer for x, copy in zip((operands.a, operands.b), copies))
         if plan.entry == DEVICE_NEW:
-            shape, loop = problem.shapes.result, problem.loop
-            written = device_new(
-                plan, result_layout(shape, loop, device, stream), math.prod(shape) * loop.itemsize, a, b, options.stream
-            )
+            written = device_run(problem, plan, device, stream)(a, b, options.stream)
         else:
             written = (
                 operands.out
@@ -134,14 +190,22 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
     return view.astype(problem.loop)
 
 
-def result_layout(shape: tuple[int, ...], dtype: np.dtype, device: int, stream: int) -> tuple:
-    """The ``DeviceArray._layout`` of a new C-ordered result on ``stream``."""
-    return shape, layout.contiguous_strides(shape, dtype.itemsize), dtype, device, stream
+# A product of GPU data into new memory, called with the operands' addresses and the stream's
+# owner: device_new with the plan, the result's layout and its bytes bound (a partial, not a
+# method: one Python frame less per call). Made by the first call of its layouts (_on_gpu) and
+# kept by repeat for later ones.
+DeviceRun = Callable[[int, int, Any], DeviceArray]
+
+
+def device_run(problem: Problem, plan: Plan, device: int, stream: int) -> DeviceRun:
+    shape, loop = problem.shapes.result, problem.loop
+    result = shape, layout.contiguous_strides(shape, loop.itemsize), loop, device, stream  # its DeviceArray._layout
+    return functools.partial(device_new, plan, result, math.prod(shape) * loop.itemsize)
 
 
 def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int, stream_owner: Any) -> DeviceArray:
     """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray of
-    ``nbytes`` and layout ``result`` (``result_layout``), ordered on its stream: into a block
+    ``nbytes`` and layout ``result`` (a ``DeviceArray._layout``), ordered on its stream: into a block
     kept for reuse (``memory.take``), or into one that libgpumatmul allocates from pyctk's
     pool in the same C call. ``stream_owner``: the ``stream=`` argument, which the result
     keeps alive (see ``_arrays.memory.Allocation``)."""

@@ -1,5 +1,9 @@
 """Kept plans: a product planned once per layout, and run as it is by later calls.
 
+The first call of a layout runs its product through ``execute``, which makes the run
+(``execute.HostRun``, ``execute.DeviceRun``) and calls it; ``keep`` keeps that same run, and
+later calls (``run``) call it again: one implementation, cold or kept.
+
 A product whose operands are read in place into new memory is kept under what its plan
 depends on besides the data: the operands' layouts (dtype, shape, strides; for GPU data
 also the device and the stream of their pending work), the stream (GPU data), the options
@@ -17,54 +21,26 @@ described (``run_described``). Kept plans are read-only, so threads share them.
 
 from __future__ import annotations
 
-import functools
-import math
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .._arrays import interop
 from .._arrays.device_array import DeviceArray
 from .._arrays.interop import DeviceOperand
-from .._arrays.layout import IN_PLACE, address
 from .._cuda import streams
-from . import execute, host_results
+from . import execute
 from .describe import Operands
 from .options import Options, memory_limit
-from .plan import NEW, Plan
+from .plan import Plan
 from .resolve import Problem
 
 _KEPT = 1024  # layouts kept per kind: past this they start again (a program that keeps
 # making new shapes gains nothing from them)
 
 
-class _HostPlan(NamedTuple):
-    plan: Plan
-    shape: tuple[int, ...]  # the result's
-    dtype: np.dtype
-    scalar: bool  # 1-D @ 1-D: a NumPy scalar
-    kept: bool  # the result's memory is host_results' (else NumPy's own)
-    checked_bytes: int  # the result's bytes where they are checked against free memory
-
-    def run(self, a: np.ndarray, b: np.ndarray) -> Any:
-        if self.checked_bytes:
-            host_results.check_available(self.checked_bytes, f"the result, of shape {self.shape}")
-        result = (
-            host_results.empty(self.shape, self.dtype, self.plan.devices[0])
-            if self.kept
-            else np.empty(self.shape, self.dtype)
-        )  # known once: 0.5 us of a 16 x 16 call
-        execute.host_call(self.plan, address(a), address(b), address(result))
-        return result[()] if self.scalar else result
-
-
-# A kept product of GPU data, called with the operands' addresses and the stream's owner:
-# execute.device_new with the plan, the result's layout and its bytes bound (a partial, not
-# a method: one Python frame less per call).
-_DevicePlan = Callable[[int, int, Any], DeviceArray]
-
-_host: dict[tuple, _HostPlan] = {}
-_device: dict[tuple, _DevicePlan] = {}
+_host: dict[tuple, execute.HostRun] = {}
+_device: dict[tuple, execute.DeviceRun] = {}
 
 
 def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
@@ -78,7 +54,7 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
         if stream is not None:
             return None
         kept = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, memory_limit()))
-        return None if kept is None else kept.run(x1, x2)
+        return None if kept is None else kept(x1, x2)
     handle = 0 if stream is None else streams.handle(stream)
     if kind is DeviceArray:  # its layout is made: not even an operand to make
         kept = _device.get((x1._layout, x2._layout, handle, options))
@@ -108,42 +84,19 @@ def run_described(operands: Operands, options: Options) -> DeviceArray | None:
 
 
 def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> None:
-    """Keep ``plan`` for later calls of these layouts, if they may run it as it is: operands
-    read in place into new memory, something to compute, and for GPU data nothing to wait
-    for (their pending work is on the product's stream). The caller keeps only calls without out=, dtype=, device=
-    (but the operands' own) and devices=, which the keys leave out."""
-    shapes = problem.shapes
-    if (
-        plan.write != NEW
-        or any(read.copy != IN_PLACE for read in plan.reads)
-        or not (shapes.m and shapes.n and shapes.k and shapes.batch_count)
-    ):
+    """Keep the run ``execute`` made of ``plan`` for later calls of these layouts, if they may
+    run it as it is: ``execute.keepable``, and for GPU data nothing to wait for (their pending
+    work is on the product's stream). The caller keeps only calls without out=, dtype=,
+    device= (but the operands' own) and devices=, which the keys leave out."""
+    if not execute.keepable(problem, plan):
         return  # (a product with nothing to compute makes no C call to repeat)
     a, b = operands.a, operands.b
     if operands.device is None:
         key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key, memory_limit())
-        nbytes = math.prod(shapes.result) * problem.loop.itemsize
-        _keep(
-            _host,
-            key,
-            _HostPlan(
-                plan,
-                shapes.result,
-                problem.loop,
-                not shapes.result,
-                host_results.kept(shapes.result, problem.loop),
-                nbytes if nbytes >= host_results.CHECKED_FROM else 0,
-            ),
-        )
+        _keep(_host, key, execute.host_run(problem, plan))
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
-        shape, loop = shapes.result, problem.loop
-        entry = functools.partial(
-            execute.device_new,
-            plan,
-            execute.result_layout(shape, loop, operands.device, options.stream_handle),
-            math.prod(shape) * loop.itemsize,
-        )
+        entry = execute.device_run(problem, plan, operands.device, options.stream_handle)
         _keep(_device, key, entry)
         key_reader = interop.key_reader(type(a.owner))
         if key_reader is not None and type(b.owner) is type(a.owner):
@@ -157,7 +110,7 @@ def _layout(x: Any) -> tuple:
     return (x.shape, x.strides, x.dtype, x.device, x.stream)
 
 
-def _keep(kept: dict, key: tuple, entry: NamedTuple) -> None:
+def _keep(kept: dict, key: tuple, entry: Any) -> None:
     if len(kept) >= _KEPT:
         kept.clear()
     kept[key] = entry
