@@ -170,7 +170,7 @@ class DeviceArray(StridedArray):
         self._layout = (self._shape, self._strides, self._dtype, device, stream)
 
     @classmethod
-    def _checked_before(cls, pointer: int, layout: tuple, owner: Any) -> DeviceArray:
+    def _checked_before(cls, pointer: int, layout: tuple[Any, ...], owner: Any) -> DeviceArray:
         """A writable array of a ``_layout`` checked before (tuples, a dtype ``supported_dtype``
         gave): a kept product's result, made without the constructor's conversions (a third
         of a 16 x 16 product's Python)."""
@@ -408,13 +408,14 @@ DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<clas
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
     """A shape from an int or a sequence of ints, as NumPy takes it."""
+    dims: tuple[int, ...]
     try:
-        shape = (operator.index(shape),)
+        dims = (operator.index(shape),)
     except TypeError:
-        shape = tuple(operator.index(extent) for extent in shape)
-    if any(extent < 0 for extent in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
+        dims = tuple(operator.index(extent) for extent in shape)
+    if any(extent < 0 for extent in dims):
+        raise ValueError(f"negative dimensions are not allowed: {dims}")
+    return dims
 
 
 def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *, stream: Any = _STREAM) -> DeviceArray:

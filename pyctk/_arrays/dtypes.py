@@ -52,10 +52,11 @@ def supported_dtype(dtype: Any) -> np.dtype:
     dtype('float32')
     """
     try:
-        return _supported[dtype]  # every array pyctk makes asks: answered once per dtype
+        known: np.dtype = _supported[dtype]  # every array pyctk makes asks: answered once per dtype
+        return known
     except (KeyError, TypeError):  # TypeError: an unhashable dtype-like (a structured spec)
         pass
-    checked = np.dtype(dtype)
+    checked: np.dtype = np.dtype(dtype)
     if checked.name not in DTYPES or not checked.isnative:
         raise TypeError(
             f"pyctk does not support dtype {checked.str!r} ({checked}); it supports "

@@ -19,7 +19,7 @@ disallowed as ambiguous.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, cast
 
 import numpy as np
 
@@ -91,7 +91,7 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     if reader is not None:
         operand = reader(x)
         if operand is not UNREAD:
-            return operand
+            return cast("DeviceOperand | None", operand)  # (what a reader returns, but UNREAD)
     interface = getattr(x, "__cuda_array_interface__", None)  # CPU tensors raise AttributeError
     if interface is not None:
         return _interface_operand(x, interface)
@@ -109,25 +109,28 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
 # answer exactly as they would have, errors included). Keyed by the type's module and
 # name, so the library (and pyctk's DeviceArray, a layer above) is never imported.
 
-UNREAD: Any = object()
-_UNKNOWN = object()
+UNREAD = object()  # a reader's answer for what it leaves to the protocols
+Reader = Callable[[Any], Any]  # an array -> its DeviceOperand, None (host data) or UNREAD
+KeyReader = Callable[[Any], "tuple[int, tuple[Any, ...]] | None"]  # an array -> (pointer, layout key)
 
 
-def own_reader(kind: type) -> Callable[[Any], Any] | None:
+def own_reader(kind: type) -> Reader | None:
     """The reader of arrays of type ``kind`` through their own accessors, or None where the
     protocols read them. A reader returns a DeviceOperand, None for host data, or UNREAD."""
-    reader = _readers.get(kind, _UNKNOWN)
-    if reader is _UNKNOWN:
+    try:
+        return _readers[kind]
+    except KeyError:
         reader = _readers[kind] = _READERS.get((kind.__module__, kind.__qualname__))
-    return reader
+        return reader
 
 
 def _torch_operand(x: Any) -> DeviceOperand | None | object:
     """A torch tensor: strided CUDA tensors without autograd or lazy conj/neg bits."""
     if not x.is_cuda:
         return UNREAD
-    dtype = _library_dtypes.get((x.dtype, x.layout), _UNKNOWN)
-    if dtype is _UNKNOWN:
+    try:
+        dtype = _library_dtypes[(x.dtype, x.layout)]
+    except KeyError:
         dtype = _library_dtypes[(x.dtype, x.layout)] = _torch_dtype(x)
     if dtype is None or x.requires_grad or x.is_conj() or x.is_neg():
         return UNREAD
@@ -137,7 +140,7 @@ def _torch_operand(x: Any) -> DeviceOperand | None | object:
     )  # CAI v2: no stream, as torch's
 
 
-def _torch_key(x: Any) -> tuple[int, tuple] | None:
+def _torch_key(x: Any) -> tuple[int, tuple[Any, ...]] | None:
     """(pointer, layout) of a tensor that ``_torch_operand`` reads, its layout in
     torch's own objects (dtype, layout, shape, element strides, device), or None where it
     would not read it or its dtype is not known yet. Half the cost of an operand: no
@@ -164,8 +167,9 @@ def _cupy_operand(x: Any) -> DeviceOperand | object:
     stream, for whose default (0) the legacy default stream stands (1; CuPy's per-thread
     default stream, where it is on, is ordered with the legacy one, so waiting for the
     legacy stream waits for it too)."""
-    dtype = _library_dtypes.get(x.dtype, _UNKNOWN)
-    if dtype is _UNKNOWN:
+    try:
+        dtype = _library_dtypes[x.dtype]
+    except KeyError:
         dtype = _library_dtypes[x.dtype] = _supported_or_none(x.dtype)
     if dtype is None:
         return UNREAD
@@ -189,24 +193,25 @@ _READERS = {
     ("cupy", "ndarray"): _cupy_operand,  # CuPy >= 13
     ("cupy._core.core", "ndarray"): _cupy_operand,
 }  # CuPy 12
-_readers: dict[type, Any] = {}  # type -> its reader or None, found once per type
+_readers: dict[type, Reader | None] = {}  # type -> its reader or None, found once per type
 # Readers of a layout key, where a library's own objects make one cheaper than an operand
 # (torch: converting shape and strides is most of reading a tensor).
 _KEY_READERS = {("torch", "Tensor"): _torch_key, ("torch.nn.parameter", "Parameter"): _torch_key}
-_key_readers: dict[type, Any] = {}
+_key_readers: dict[type, KeyReader | None] = {}
 
 
-def key_reader(kind: type) -> Callable[[Any], tuple[int, tuple] | None] | None:
+def key_reader(kind: type) -> KeyReader | None:
     """The reader of (pointer, layout key) of arrays of type ``kind``, or None where
     there is none: a key that stands for everything a product depends on besides the data,
     None for arrays its operand reader would not read."""
-    reader = _key_readers.get(kind, _UNKNOWN)
-    if reader is _UNKNOWN:
+    try:
+        return _key_readers[kind]
+    except KeyError:
         reader = _key_readers[kind] = _KEY_READERS.get((kind.__module__, kind.__qualname__))
-    return reader
+        return reader
 
 
-def _interface_operand(x: Any, interface: dict) -> DeviceOperand:
+def _interface_operand(x: Any, interface: dict[str, Any]) -> DeviceOperand:
     """Read a ``__cuda_array_interface__`` (versions 2 and 3)."""
     if interface.get("mask") is not None:
         raise TypeError("pyctk does not take masked arrays (the interface has a 'mask')")

@@ -234,7 +234,9 @@ def reading(x: Strided, batch: tuple[int, ...], copied: bool = False) -> Reading
     described = describe(broadcast(c_ordered(x.shape, x.itemsize), batch))
     if described is not None:
         return Reading(COPY, *described)
-    return Reading(COPY_STACK, *describe(c_ordered(batch + x.shape[-2:], x.itemsize)))
+    stack = describe(c_ordered(batch + x.shape[-2:], x.itemsize))
+    assert stack is not None  # (a C-ordered stack is always read in place)
+    return Reading(COPY_STACK, *stack)
 
 
 def c_ordered(shape: tuple[int, ...], itemsize: int) -> Strided:
@@ -303,7 +305,7 @@ def address(array: np.ndarray) -> int:
     """
     if _BUFFER_ADDRESSES:
         try:
-            return ctypes.addressof(ctypes.c_char.from_buffer(array))
+            return ctypes.addressof(ctypes.c_char.from_buffer(array))  # type: ignore[arg-type]  # (an ndarray is a buffer; NumPy's stubs do not say so)
         except (TypeError, ValueError, BufferError):  # read-only, or not C-contiguous
             pass
     return array.ctypes.data

@@ -101,7 +101,7 @@ def allocating(call: Any, *args: Any) -> int:
     it ran out of device memory; its status. Garbage arrays may hold the memory: in reference
     cycles, or anywhere on PyPy, whose collector runs by host memory use and knows nothing of
     the GPU's."""
-    code = call(*args)
+    code: int = call(*args)
     if code == status.OUT_OF_MEMORY:
         gc.collect()
         release_recycled()  # (after the collection, which may keep more)
@@ -125,4 +125,4 @@ def allocate(
     code = allocating(library.library().gpumatmul_device_alloc, context, nbytes, stream, byref(pointer))
     if code:
         raise library.error(code)
-    return kind(pointer.value, context, device, stream, stream_owner, nbytes)
+    return kind(pointer.value or 0, context, device, stream, stream_owner, nbytes)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -42,10 +42,19 @@ class StridedArray:
     _stream = 0
     _readonly = False
 
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    dtype: np.dtype
-    device: int
+    if TYPE_CHECKING:  # (what a subclass provides: properties, or attributes as GPUArray's)
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @property
+        def strides(self) -> tuple[int, ...]: ...
+
+        @property
+        def dtype(self) -> np.dtype: ...
+
+        @property
+        def device(self) -> int: ...
 
     def _address(self) -> int:
         raise NotImplementedError
@@ -133,7 +142,7 @@ class StridedArray:
     # -- exchange with other libraries ---------------------------------------------------
 
     @property
-    def __cuda_array_interface__(self) -> dict:
+    def __cuda_array_interface__(self) -> dict[str, Any]:
         """The CUDA Array Interface, version 3 (CuPy, Numba, PyTorch and JAX read it).
 
         A dict of the shape, type string, data pointer and read-only flag, strides, and the

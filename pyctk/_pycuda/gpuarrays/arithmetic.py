@@ -106,6 +106,7 @@ def matmul(a: Any, b: Any, out: Any = None, stream: Any = None) -> Any:
     if out is not None:
         return out
     operand = interop.device_operand(product)
+    assert operand is not None  # (matmul's result is a DeviceArray)
     result = type(template)(
         operand.shape, operand.dtype, template.allocator, base=product, gpudata=operand.pointer, strides=operand.strides
     )

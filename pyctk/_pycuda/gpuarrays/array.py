@@ -21,7 +21,7 @@ import numbers
 import operator
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -141,6 +141,10 @@ class GPUArray(GPUArrayBase):
     >>> a.shape, a.dtype, a.strides, a.flags.c_contiguous
     ((2, 3), dtype('float32'), (12, 4), True)
     """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    strides: tuple[int, ...]
 
     __array_priority__ = 100  # NumPy defers to GPUArray's operators: host_array + gpu_array is ours
     _index_refusal = (
@@ -371,7 +375,7 @@ class GPUArray(GPUArrayBase):
         if not async_:
             driver_api.call("cuStreamSynchronize", handle)
 
-    def _order(self) -> str | None:
+    def _order(self) -> Literal["C", "F"] | None:
         """ "C" or "F": the host layout whose bytes are this array's in order (None: neither)."""
         return "C" if self.flags.c_contiguous else "F" if self.flags.f_contiguous else None
 
@@ -434,7 +438,7 @@ class GPUArray(GPUArrayBase):
         True
         """
         if ary is None:
-            order = "F" if self._order() == "F" else "C"
+            order: Literal["C", "F"] = "F" if self._order() == "F" else "C"
             ary = (pagelocked_empty if pagelocked else np.empty)(self.shape, self.dtype, order=order)
         else:
             if ary.size != self.size:
@@ -514,7 +518,7 @@ class GPUArray(GPUArrayBase):
         """
         return self._copy_in("K")
 
-    def _assign(self, source: GPUArray, stream: int) -> None:
+    def _assign(self, source: GPUArrayBase, stream: int) -> None:
         """Copy ``source`` (same shape and dtype, any strides) into this array on ``stream``."""
         copying.copy_strided(self.ptr, self.strides, source.ptr, source.strides, self.shape, self.itemsize, stream)
 
@@ -674,8 +678,9 @@ class GPUArray(GPUArrayBase):
         >>> a.squeeze().shape, a.squeeze(axis=0).shape
         ((3,), (3, 1))
         """
+        named = () if axis is None else tuple(axis) if isinstance(axis, Sequence) else (axis,)
         axes = (
-            {a % self.ndim for a in ((axis,) if isinstance(axis, numbers.Integral) else axis)}
+            {operator.index(a) % self.ndim for a in named}
             if axis is not None
             else {a for a, s in enumerate(self.shape) if s == 1}
         )

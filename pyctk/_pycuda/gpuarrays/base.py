@@ -10,7 +10,7 @@ an instance of ``GPUArrayBase``, and what they call on it is declared here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,11 +30,17 @@ class GPUArrayBase(StridedArray):
 
     __slots__ = ()
 
-    ptr: int
     size: int
-    itemsize: int
     flags: Any
     allocator: Any
+
+    if TYPE_CHECKING:
+
+        @property
+        def ptr(self) -> int: ...
+
+        @property
+        def itemsize(self) -> int: ...
 
     def _new_like_me(self: _Array, dtype: Any = None, order: str = "K") -> _Array:
         """A new array of this shape (and dtype unless given), contiguous in this array's

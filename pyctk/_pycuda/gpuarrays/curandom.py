@@ -269,7 +269,10 @@ _DIRECTION_BITS = {
     direction_vector_set.SCRAMBLED_VECTOR_64: 64,
 }
 # bits -> (C type, dtype, struct code) of a raw number, a skip count, a scramble constant
-_WORDS = {32: ("unsigned int", np.dtype(np.uint32), "I"), 64: ("unsigned long long", np.dtype(np.uint64), "Q")}
+_WORDS: dict[int, tuple[str, np.dtype, str]] = {
+    32: ("unsigned int", np.dtype(np.uint32), "I"),
+    64: ("unsigned long long", np.dtype(np.uint64), "Q"),
+}
 
 
 def _host_table(function: str, columns: int, bits: int, *arguments: int) -> np.ndarray:
@@ -277,7 +280,7 @@ def _host_table(function: str, columns: int, bits: int, *arguments: int) -> np.n
     dtype = _WORDS[bits][1]
     size = curand.DIMENSIONS * columns * dtype.itemsize
     table = (ctypes.c_char * size).from_address(curand.table(function, *arguments))
-    return np.frombuffer(table, dtype).reshape(curand.DIMENSIONS, columns).copy()
+    return np.frombuffer(memoryview(table), dtype).reshape(curand.DIMENSIONS, columns).copy()
 
 
 def generate_direction_vectors(count: int, direction: direction_vector_set | None = None) -> GPUArray:

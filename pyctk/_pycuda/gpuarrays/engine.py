@@ -170,10 +170,14 @@ def _converter(dtype: np.dtype, operation: Operation, index: int) -> Callable[[A
             _integer, low=int(info.min), high=int(info.max), dtype=dtype, exponent=index == operation.integer_exponent
         )
     if dtype.kind == "c":
-        return lambda value, kind=dtype.type: kind(value).tobytes()
+        return functools.partial(_complex_bytes, dtype.type)
     if dtype == np.float32:
         return np.float32  # NumPy's rounding, and its inf (and RuntimeWarning) beyond float32's range
     return bool if dtype.kind == "b" else float
+
+
+def _complex_bytes(kind: type[np.complexfloating], value: Any) -> bytes:
+    return kind(value).tobytes()
 
 
 def _integer(value: Any, low: int, high: int, dtype: np.dtype, exponent: bool) -> int:
@@ -318,7 +322,7 @@ def _layouts(operation: Operation, values: Sequence[Any]) -> tuple | None:
     """``_kept``'s key of ``operation`` on ``values``: each GPUArray's type, dtype, shape and
     strides, each scalar's type; None where another operand (another library's array, a 0-d
     host array) leaves it to ``apply``."""
-    key = [operation]
+    key: list[Any] = [operation]
     for value in values:
         kind = type(value)
         if kind in _array_types:
@@ -420,7 +424,7 @@ def _launch(
             f"an operation over {len(lengths)} axes that cannot be merged; pyctk takes up to "
             f"{copying.MAX_AXES}: make an operand contiguous first (x.copy())"
         )
-    layout = np.array([lengths, *merged], dtype=np.int64).tobytes()
+    table = np.array([lengths, *merged], dtype=np.int64).tobytes()
     blocks, threads = geometry(n)
-    plan.strided(len(lengths), n >= 2**32)(blocks, threads, handle, *values, layout, n)
+    plan.strided(len(lengths), n >= 2**32)(blocks, threads, handle, *values, table, n)
     return None

@@ -183,6 +183,10 @@ class Argument:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dtype!r}, {self.name!r})"
 
+    def declarator(self, restrict: bool = False) -> str:
+        """The parameter as C declares it (``VectorArg`` and ``ScalarArg`` say how)."""
+        raise NotImplementedError
+
 
 class VectorArg(Argument):
     """A pointer parameter (``float *x``): passed as a device address.
