@@ -126,17 +126,17 @@ def stack_layout(
     first operand is a (1, k) row, a 1-D second one a (k, 1) column), and for the result also
     the leading stack axes of length 1 that ``out`` may lack. An axis put back has length 1,
     so its stride is never used: 0."""
-    shape, strides = list(shape), list(strides)
+    lengths, steps = list(shape), list(strides)
     if shapes.absent[1] and position != 0:  # a column axis, last
-        shape.append(1)
-        strides.append(0)
+        lengths.append(1)
+        steps.append(0)
     if shapes.absent[0] and position != 1:  # a row axis, before the last
-        shape.insert(len(shape) - 1, 1)
-        strides.insert(len(strides) - 1, 0)
+        lengths.insert(len(lengths) - 1, 1)
+        steps.insert(len(steps) - 1, 0)
     if position == RESULT:
-        missing = len(shapes.batch) + 2 - len(shape)
-        shape, strides = [1] * missing + shape, [0] * missing + strides
-    return tuple(shape), tuple(strides)
+        missing = len(shapes.batch) + 2 - len(lengths)
+        lengths, steps = [1] * missing + lengths, [0] * missing + steps
+    return tuple(lengths), tuple(steps)
 
 
 def as_matrices(x: np.ndarray, position: int, shapes: Shapes) -> np.ndarray:
@@ -174,10 +174,11 @@ def core_axes(
             "axes should be a list with an entry for all 3 inputs and outputs; entries "
             "for outputs can only be omitted if none of them has core axes."
         )
-    return tuple(
+    a, b, result = (
         _item(item, position, count, ndim)
         for position, (item, count, ndim) in enumerate(zip(axes, counts, (a_ndim, b_ndim, out_ndim)))
     )
+    return a, b, result
 
 
 def _item(item: Any, position: int, count: int, ndim: int) -> tuple[int, ...]:
@@ -206,10 +207,10 @@ def _item(item: Any, position: int, count: int, ndim: int) -> tuple[int, ...]:
 def _axis(axis: Any, ndim: int) -> int:
     if isinstance(axis, (bool, np.bool_)):
         raise TypeError("an integer is required")
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise AxisError(axis, ndim)
-    return axis % ndim
+    index = operator.index(axis)
+    if not -ndim <= index < ndim:
+        raise AxisError(index, ndim)
+    return index % ndim
 
 
 def moved_last(ndim: int, core: Sequence[int]) -> list[int]:
