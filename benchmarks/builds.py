@@ -9,7 +9,9 @@ pyctk_cu13-*.whl`). The builds take turns, --processes times over, each in a fre
 with its folder first on sys.path, timing 16 x 16, 32 x 32 and 64 x 64 float32 products as
 benchmarks/matmul.py's "device-call-tiny" rows do (per_call.py): pyctk on DeviceArrays
 ("pyctk"), on torch's tensors and on CuPy's arrays, beside torch.matmul and cupy.matmul in
-the same rounds. Only pyctk's public `asarray` and `matmul` are used, so older builds run too.
+the same rounds; a 16 x 16 product of NumPy arrays ("pyctk-host", beside numpy.matmul); and
+gpuarray's `a + a` at those sizes ("gpuarray-add", beside torch's). Only public names
+(`asarray`, `matmul`, `gpuarray.to_gpu`) are used, so older builds run too.
 
 Rows: "device-call-tiny", backend "<build> <case>", with "build" and "case", the median and
 range of the rounds of all processes, and for pyctk's cases "speedup" over the peer
@@ -24,11 +26,14 @@ its "measured" object, from the first build's pyctk.info() in its first process.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import operator
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 import measured  # benchmarks/measured.py and per_call.py: this folder is first on sys.path
 import per_call
@@ -46,7 +51,8 @@ def child(folder: str, calls: int) -> dict[str, list[float]]:
     if not pyctk.__file__.startswith(str(Path(folder).resolve())):
         raise SystemExit(f"pyctk came from {pyctk.__file__}, not from {folder}")
     torch.backends.cuda.matmul.allow_tf32 = False
-    seconds = per_call.rounds(per_call.cases(per_call.peers(pyctk, torch), torch), calls, torch.cuda.synchronize)
+    cases = {**per_call.cases(per_call.peers(pyctk, torch), torch), **other_cases(pyctk, torch)}
+    seconds = per_call.rounds(cases, calls, torch.cuda.synchronize)
     versions = {
         name: sys.modules[name].__version__
         for name in ("numpy", "torch", "cupy")
@@ -57,6 +63,25 @@ def child(folder: str, calls: int) -> dict[str, list[float]]:
         "versions": versions,
         **{f"{name} {n}": rounds for (name, n), rounds in seconds.items()},
     }
+
+
+def other_cases(pyctk: Any, torch: Any) -> dict[tuple[str, int], Callable[[], object]]:
+    """The calls besides device products, keyed as per_call.cases keys its own: a 16 x 16
+    product of host arrays and gpuarray's ``a + a``, each beside its peer (``PEERS``)."""
+    import numpy as np
+
+    from pyctk import gpuarray
+
+    host = np.ones((16, 16), np.float32)
+    made: dict[tuple[str, int], Callable[[], object]] = {
+        ("pyctk-host", 16): functools.partial(pyctk.matmul, host, host),
+        ("numpy", 16): functools.partial(np.matmul, host, host),
+    }
+    for n in per_call.SIZES:
+        a, t = gpuarray.to_gpu(np.ones((n, n), np.float32)), torch.ones(n, n, device="cuda")
+        made["gpuarray-add", n] = functools.partial(operator.add, a, a)
+        made["torch-add", n] = functools.partial(operator.add, t, t)
+    return made
 
 
 def measure(builds: dict[str, str], processes: int, calls: int) -> tuple[dict[str, dict[tuple, list[float]]], dict]:

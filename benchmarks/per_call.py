@@ -20,8 +20,15 @@ ROUNDS = 7  # rounds per case (median)
 SIZES = (16, 32, 64)  # n of the n x n float32 products timed per call
 WARM_UP = 100  # calls of each case before the first round
 # The peer each of pyctk's cases is timed against: the library whose arrays it multiplies,
-# and for DeviceArrays torch.matmul (issue 23's reference).
-PEERS = {"pyctk": "torch", "pyctk-torch": "torch", "pyctk-cupy": "cupy"}
+# and for DeviceArrays torch.matmul (issue 23's reference); builds.py's host products beside
+# NumPy's and gpuarray's additions beside torch's.
+PEERS = {
+    "pyctk": "torch",
+    "pyctk-torch": "torch",
+    "pyctk-cupy": "cupy",
+    "pyctk-host": "numpy",
+    "gpuarray-add": "torch-add",
+}
 
 
 def peers(pyctk: ModuleType, torch: ModuleType) -> dict[str, tuple[Callable, Callable]]:
