@@ -15,6 +15,7 @@ import functools
 import gc
 import os
 import sys
+import threading
 from typing import Any, Callable
 
 import pytest
@@ -112,3 +113,37 @@ def stage_route(call: Callable[[], Any]) -> list[str]:
     finally:
         sys.setprofile(None)
     return route
+
+
+@pytest.fixture(params=["cold", "kept"])
+def product_route(request, monkeypatch):
+    """Every product of the test on each of pyctk.matmul's two paths: "cold" plans every call
+    afresh (no kept plan is looked up), "kept" runs every call that can be kept by its kept
+    plan (a first call with the same arguments, its result dropped, plans and keeps it). The
+    product modules use it for all their tests (``pytestmark``)."""
+    from pyctk._matmul import api, repeat
+
+    monkeypatch.setattr(repeat, "_host", {})
+    monkeypatch.setattr(repeat, "_device", {})
+    if request.param == "cold":
+        monkeypatch.setattr(repeat, "run", lambda *args: None)
+        monkeypatch.setattr(repeat, "run_described", lambda *args: None)
+        return request.param
+    run, warming = repeat.run, threading.local()
+
+    def kept(x1, x2, stream, options):
+        result = run(x1, x2, stream, options)
+        if result is not None or getattr(warming, "on", False):
+            return result
+        casting, backend, precision = options
+        warming.on = True
+        try:
+            api.matmul(x1, x2, stream=stream, casting=casting, backend=backend, precision=precision)
+        except Exception:
+            return None  # the call itself, cold, raises it again
+        finally:
+            warming.on = False
+        return run(x1, x2, stream, options)
+
+    monkeypatch.setattr(repeat, "run", kept)
+    return request.param

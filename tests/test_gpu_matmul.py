@@ -11,7 +11,7 @@ import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("product_route")]  # each test cold and kept
 
 BACKENDS = ("auto", "tiled", "cublas")
 DTYPES = (np.float32, np.float64)
