@@ -1,6 +1,6 @@
 """The CUDA source of an element-wise operation's kernels: one kernel per plan (operation and
 dtypes), contiguous (every array indexed by ``i``) or strided (each operand's element found
-through the result's axes), with the helpers of ``operations.HELPERS`` its expressions call.
+through the result's axes), including the header of the device functions its expressions call.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import functools
 import numpy as np
 
 from ..kernels.c_types import dtype_to_ctype
-from .elementwise import COMPLEX_HEADER, needs_complex
+from .elementwise import needs_complex
 from .launching import Kernel
-from .operations import HELPERS, Operation
+from .operations import Operation
 
 # -- kernels ---------------------------------------------------------------------------------
 
@@ -99,9 +99,12 @@ def _source(
         )
     else:
         body = head + _elements_loop(loads, statement)
-    header = COMPLEX_HEADER if is_complex else ""
-    return header + _helpers(body, is_complex) + layout + body, name, codes
+    return HELPERS[is_complex] + layout + body, name, codes
 
+
+# The device functions the expressions call (NumPy's comparisons, powers, divisions), real
+# headers of pyctk's include folder (compiling/libc): for real operands, and for complex ones too.
+HELPERS = {False: "#include <pyctk-elementwise.cuh>\n", True: "#include <pyctk-elementwise-complex.cuh>\n"}
 
 ELEMENTS = 4  # elements a thread takes at a time in a contiguous kernel, all loaded before any store
 
@@ -138,12 +141,3 @@ def _converted(expression: str, source: np.dtype, target: np.dtype) -> str:
     if target.kind == "b":
         return f"pyctk_nonzero({expression})"
     return f"({dtype_to_ctype(target)}) ({expression})"
-
-
-def _helpers(body: str, is_complex: bool) -> str:
-    """The device functions ``body`` calls, and those they call, in ``HELPERS``' order."""
-    chosen: list[str] = []
-    for name, real, complex_part in reversed(HELPERS):
-        if f"{name}(" in body or any(f"{name}(" in text for text in chosen):
-            chosen.insert(0, real + (complex_part if is_complex else ""))
-    return "".join(chosen)
