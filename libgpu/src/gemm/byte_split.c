@@ -63,7 +63,8 @@ static double workspace_bytes(const struct gemm *g) {
 
 int byte_split_runs(const struct gemm *g, int arch) {
     return chunk_shift_of(g->dtype) >= 0 && g->backend == GPUMATMUL_BACKEND_TILED &&
-           shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM && byte_planes_family(g, arch) >= 0 &&
+           shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM &&
+           byte_planes_family(g, arch) >= 0 &&
            g->m <= TMA_EXTENT_MAX && g->n <= TMA_EXTENT_MAX && planes_ld(g) <= TMA_EXTENT_MAX &&
            splittable(&g->la) && splittable(&g->lb) &&
            workspace_bytes(g) <= (double)g->workspace_max;
