@@ -38,11 +38,10 @@ static int chunk_shift_of(gpumatmul_dtype dtype) {
     return -1;
 }
 
-/* The family whose u8 kernel multiplies the planes on this image; -1 if none. */
-static int planes_family(const gpumatmul_context *ctx, const struct gemm *g) {
+int byte_planes_family(const struct gemm *g, int arch) {
     return kernel_family_for(GPUMATMUL_BACKEND_TILED, GPUMATMUL_UINT8,
-                             GPUMATMUL_PRECISION_HIGHEST, kernels_arch(ctx),
-                             1u << PARAMS_TMA_K_MAJOR, shape_bit(g));
+                             GPUMATMUL_PRECISION_HIGHEST, arch, 1u << PARAMS_TMA_K_MAJOR,
+                             shape_bit(g));
 }
 
 /* Bytes of a row of planes: every byte of k elements, k rounded up to 16. */
@@ -62,9 +61,10 @@ static double workspace_bytes(const struct gemm *g) {
                                    (double)stored_count(&g->lb, g->batch) * (double)g->n);
 }
 
-int byte_split_runs(const gpumatmul_context *ctx, const struct gemm *g) {
+int byte_split_runs(const struct gemm *g, int arch) {
     return chunk_shift_of(g->dtype) >= 0 && g->backend == GPUMATMUL_BACKEND_TILED &&
-           shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM && planes_family(ctx, g) >= 0 &&
+           shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM &&
+           byte_planes_family(g, arch) >= 0 &&
            g->m <= TMA_EXTENT_MAX && g->n <= TMA_EXTENT_MAX && planes_ld(g) <= TMA_EXTENT_MAX &&
            splittable(&g->la) && splittable(&g->lb) &&
            workspace_bytes(g) <= (double)g->workspace_max;
@@ -112,9 +112,9 @@ static struct gemm plane_product(const struct gemm *g, const void *a, const void
     return p;
 }
 
-gpumatmul_status byte_split_gemm(gpumatmul_context *ctx, const struct gemm *g,
+gpumatmul_status byte_split_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                  cudaStream_t stream) {
-    const int bytes = (int)dtype_infos[g->dtype].size, f = planes_family(ctx, g);
+    const int bytes = (int)dtype_infos[g->dtype].size;
     const int64_t ld = planes_ld(g), padded = whole_16_bytes(g->k, 1);
     const int64_t chunk = (int64_t)1 << chunk_shift_of(g->dtype);
     const int64_t a_bytes = stored_count(&g->la, g->batch) * g->m * ld;

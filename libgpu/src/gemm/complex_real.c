@@ -11,9 +11,10 @@
  * reads, TF32 wgmma's too), into a workspace from the context's pool: once for
  * a broadcast B. An A stored transposed pairs its parts along m, not k, so its
  * real view is no operand: it is first copied untransposed beside E
- * (convert_array). The real product then goes through multiply like any other
- * (split k, repacking). Only from SHAPE_MEDIUM up: smaller products keep
- * the complex kernel, one launch, where launches rather than flops take the
+ * (convert_array). The real product then runs by its own route among the
+ * kernels (route.c: kernel_route; split k, repacking), which never takes a
+ * complex product. Only from SHAPE_MEDIUM up: smaller products keep the
+ * complex kernel, one launch, where launches rather than flops take the
  * time. */
 #include "gemm/gemm.h"
 #include "complex_expand.h"
@@ -70,9 +71,20 @@ static struct workspace workspace_of(const struct gemm *g) {
     return w;
 }
 
-int complex_as_real(const struct gemm *g) {
+/* Whether some family computes plan's real product of g on an image of
+ * architecture `arch`, whatever its operands' alignment: one for k-major
+ * operands by gemm_args (A's real view may be one TMA cannot read). */
+static int real_family_runs(const struct gemm *g, const struct complex_plan *plan, int arch) {
+    return kernel_family_for(g->backend, plan->real_dtype, plan->real_precision, arch,
+                             1u << PARAMS_GEMM_ARGS | 1u << PARAMS_K_MAJOR,
+                             1u << shape_class(g->m, 2 * g->n, 2 * g->k, g->batch)) >= 0;
+}
+
+int complex_as_real(const struct gemm *g, int arch) {
     const int64_t tile = COMPLEX_EXPAND_TILE;
-    return plan_of(g) && shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM &&
+    const struct complex_plan *plan = plan_of(g);
+    return plan && real_family_runs(g, plan, arch) &&
+           shape_class(g->m, g->n, g->k, g->batch) >= SHAPE_MEDIUM &&
            g->lb.rows <= MAX_GRID_Y * tile && ceil_div(g->lb.cols, tile) <= MAX_GRID_X &&
            workspace_bytes(g) <= (double)g->workspace_max;
 }
@@ -115,9 +127,8 @@ static gpumatmul_status untranspose_a(gpumatmul_context *ctx, const struct gemm 
 }
 
 /* g as the real product of A's real view (or its copy's) and E^T. */
-static struct gemm real_product(const gpumatmul_context *ctx, const struct gemm *g,
-                                const struct workspace *w, void *e, void *a_copy,
-                                int64_t used) {
+static struct gemm real_product(const struct gemm *g, const struct workspace *w, void *e,
+                                void *a_copy, int64_t used, int arch) {
     const struct complex_plan *plan = plan_of(g);
     struct gemm real = *g;
     real.dtype = plan->real_dtype, real.precision = plan->real_precision;
@@ -136,17 +147,19 @@ static struct gemm real_product(const gpumatmul_context *ctx, const struct gemm 
                               stored_count(&g->lb, g->batch) == 1 ? 0 : 2 * w->e_matrix};
     real.lc = (struct layout){g->m, 2 * g->n, 2 * g->lc.ld, 2 * g->lc.stride};
     real.workspace_max = g->workspace_max - used; /* for its split k or repacking */
-    real.family = kernel_family_for(real.backend, real.dtype, real.precision, kernels_arch(ctx),
-                                    ANY_LAYOUT, shape_bit(&real));
+    real.family = kernel_family_for(real.backend, real.dtype, real.precision, arch, ANY_LAYOUT,
+                                    shape_bit(&real));
     return real;
 }
 
 gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker,
-                                   const struct gemm *g, cudaStream_t stream) {
+                                   const struct gemm *g, const struct device_facts *device,
+                                   cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
     const struct workspace w = workspace_of(g);
     const int64_t bytes = (w.e + w.a) * (int64_t)size;
     struct gemm real;
+    struct route route;
     void *e, *a_copy;
     gpumatmul_status status =
         workspace_alloc(ctx, (size_t)bytes, stream, "complex product's real operands", &e);
@@ -155,8 +168,9 @@ gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker
     status = expand(ctx, g, &w, e, stream);
     if (!status && g->trans_a) status = untranspose_a(ctx, g, &w, a_copy, stream);
     if (!status) {
-        real = real_product(ctx, g, &w, e, a_copy, bytes);
-        status = multiply(ctx, worker, &real, stream);
+        real = real_product(g, &w, e, a_copy, bytes, device->arch);
+        route = kernel_route(&real, device);
+        status = run_route(ctx, worker, &real, &route, device, stream);
     }
     return workspace_free(e, stream, status);
 }

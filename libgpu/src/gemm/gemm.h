@@ -1,10 +1,11 @@
 /* The gemm layer of libgpumatmul: one GPU's product. The dtype table and the
  * kernel registry (tables.c, auto_table.c), the kernel image and its kernels
- * (images.c), and the product itself: the dispatch among cuBLAS and the kernels
- * (multiply.c), a kernel's launches (launch.c), cuBLAS (cublas.c), split k
- * (split_k.c), operands repacked for k-major kernels (repack.c), complex
- * products as real ones (complex_real.c), wider integers' products as products
- * of their bytes (byte_split.c), and copies with casts of any arrays
+ * (images.c), and the product itself: its route among cuBLAS and the kernels,
+ * a pure function of the product and the device (route.c), run by a table of
+ * runners (multiply.c): a kernel's launches (launch.c), cuBLAS (cublas.c),
+ * split k (split_k.c), operands repacked for k-major kernels (repack.c),
+ * complex products as real ones (complex_real.c), wider integers' products as
+ * products of their bytes (byte_split.c); and copies with casts of any arrays
  * (convert.c). Builds on core/; calls nothing above. */
 #ifndef GPUMATMUL_GEMM_H
 #define GPUMATMUL_GEMM_H
@@ -89,7 +90,7 @@ enum kernel_params {
     /* struct gemm_args (gemm_tiled.h): every shape, stride and alignment. */
     PARAMS_GEMM_ARGS,
     /* struct gemm_tma_args (gemm_wgmma.h): TMA descriptors of A and B, made at
-     * launch, for operands whose layout TMA describes (multiply.c: tma_layouts)... */
+     * launch, for operands whose layout TMA describes (route.c: operand_layouts)... */
     PARAMS_TMA,
     /* ... and that are both contiguous along k. */
     PARAMS_TMA_K_MAJOR,
@@ -225,7 +226,7 @@ struct layout {
 struct gemm {
     gpumatmul_backend backend; /* the one that computes: never AUTO */
     int family;                /* its first registry row for the context's image (the launch
-                                * may take a later one: multiply); -1 for cuBLAS */
+                                * may take a later one: route_of); -1 for cuBLAS */
     int automatic;             /* AUTO took the family over cuBLAS (auto_prefers_tiled) */
     gpumatmul_dtype dtype;
     gpumatmul_precision precision;
@@ -246,11 +247,57 @@ struct gemm {
 };
 
 /* The product on device memory of the current device, enqueued on `stream`
- * (k == 0: C is zeros, an empty sum as in NumPy), by cuBLAS or a kernel family
- * (maybe with split k or repacked operands) as g and the image say (multiply.c).
- * `worker` is the caller's, or NULL to take one for cuBLAS. */
+ * (k == 0: C is zeros, an empty sum as in NumPy): the device's facts read
+ * once, g's route (route_of), then its runner (multiply.c). `worker` is the
+ * caller's, or NULL to take one for cuBLAS. */
 gpumatmul_status multiply(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
                           cudaStream_t stream);
+
+/* ---- The route (route.c) and its runners (multiply.c) ---- */
+
+/* What a product's route depends on of the device, read once per product:
+ * the architecture (10 * major + minor) of its kernel image, and its
+ * multiprocessors, which split k fills. */
+struct device_facts {
+    int arch;
+    int multiprocessors;
+};
+
+/* The ways a product runs: a row each of multiply.c's table of runners. */
+enum runner {
+    RUNNER_ZERO_FILL,       /* k == 0: C is zeros */
+    RUNNER_BYTE_SPLIT,      /* products of the operands' bytes on `family` (byte_split.c) */
+    RUNNER_COMPLEX_AS_REAL, /* one real product, with a route of its own (complex_real.c) */
+    RUNNER_REPACKED,        /* `family` on copies of the operands (repack.c) */
+    RUNNER_SPLIT_K,         /* `family` over `splits` pieces of k (split_k.c) */
+    RUNNER_KERNEL,          /* `family`'s launches (launch.c) */
+    RUNNER_CUBLAS,          /* cublas.c */
+    RUNNER_COUNT
+};
+
+/* How one product runs. */
+struct route {
+    enum runner runner;
+    int family;     /* the registry row the runner launches; -1 for those that pick none */
+    int64_t splits; /* pieces of k: more than 1 for RUNNER_SPLIT_K alone */
+};
+
+/* How g (checked: api/prepare.c) runs on a device of these facts. Reads g and
+ * the tables only: the same answer for the same arguments, with or without a
+ * GPU. In order of preference: k == 0, a byte split, cuBLAS when g's backend
+ * is cuBLAS, a complex product as a real one, then kernel_route. */
+struct route route_of(const struct gemm *g, const struct device_facts *device);
+
+/* The route among the kernels alone, for g's operands as they are: repacked
+ * for an earlier family, else split k or the family's launches; cuBLAS where
+ * AUTO measured another family than the one these operands get. Never a
+ * complex product as a real one: that product's own real one runs by it. */
+struct route kernel_route(const struct gemm *g, const struct device_facts *device);
+
+/* Runs g by `route` (route_of or kernel_route) on `stream` (multiply.c). */
+gpumatmul_status run_route(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                           const struct route *route, const struct device_facts *device,
+                           cudaStream_t stream);
 
 /* The product by cuBLAS, with the worker's handle (cublas.c). */
 gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g, cudaStream_t stream);
@@ -317,44 +364,52 @@ struct complex_plan {
 #define COMPLEX_PLAN_COUNT 3
 extern const struct complex_plan complex_plans[COMPLEX_PLAN_COUNT];
 
-/* Whether complex_real_gemm runs g: a case of complex_plans, of shape class
- * SHAPE_MEDIUM or larger, B within the expansion's grid, and the workspace
- * (B expanded, twice its size, and A's copy if A is transposed) within
- * g->workspace_max. */
-int complex_as_real(const struct gemm *g);
+/* Whether complex_real_gemm runs g: a case of complex_plans whose real
+ * product has a family on an image of architecture `arch` for k-major
+ * operands of any alignment (no real float32 kernel computes TF32 before
+ * sm_70: there the complex kernel stays), of shape class SHAPE_MEDIUM or
+ * larger, B within the expansion's grid, and the workspace (B expanded, twice
+ * its size, and A's copy if A is transposed) within g->workspace_max. */
+int complex_as_real(const struct gemm *g, int arch);
 
-/* g (complex, k > 0) as one real product on the kernels of its real dtype:
- * B expanded into a workspace from the context's pool (and A copied there if
- * it is transposed), then the real product through multiply, the workspace
- * freed after, all on `stream`. OUT_OF_MEMORY if the pool cannot give the
- * workspace. */
+/* g (complex, k > 0; complex_as_real) as one real product on the kernels of
+ * its real dtype: B expanded into a workspace from the context's pool (and A
+ * copied there if it is transposed), then the real product by its
+ * kernel_route, the workspace freed after, all on `stream`. OUT_OF_MEMORY if
+ * the pool cannot give the workspace. */
 gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker,
-                                   const struct gemm *g, cudaStream_t stream);
+                                   const struct gemm *g, const struct device_facts *device,
+                                   cudaStream_t stream);
 
 /* ---- Wider integers as products of their bytes (byte_split.c) ---- */
 
 /* Whether byte_split_gemm runs g: a dtype of 2, 4 or 8 bytes of byte_splits,
- * the tiled backend, a family on this image that takes 1-byte operands
- * k-major through TMA (gemm_wgmma_u8, which writes wide C), shape class
+ * the tiled backend, a family on an image of architecture `arch` that takes
+ * 1-byte operands k-major through TMA (gemm_wgmma_u8, which writes wide C)
+ * (byte_planes_family), shape class
  * SHAPE_MEDIUM or larger, the operands within the split's grid, and the
  * workspace (the operands' bytes, k rounded up to 16) within
  * g->workspace_max. */
-int byte_split_runs(const gpumatmul_context *ctx, const struct gemm *g);
+int byte_split_runs(const struct gemm *g, int arch);
+
+/* The family whose u8 kernel multiplies g's byte planes on an image of
+ * architecture `arch`; -1 if none. */
+int byte_planes_family(const struct gemm *g, int arch);
 
 /* g (k > 0) as products of its operands' bytes: A and B split into planes of
  * their bytes in a workspace from the context's pool, then one 1-byte product
  * per diagonal of byte pairs (and per chunk of k for 8-byte elements), each
- * shifted into C, the workspace freed after, all on `stream`. OUT_OF_MEMORY
- * if the pool cannot give the workspace. */
-gpumatmul_status byte_split_gemm(gpumatmul_context *ctx, const struct gemm *g,
+ * shifted into C by family f (byte_planes_family), the workspace freed after,
+ * all on `stream`. OUT_OF_MEMORY if the pool cannot give the workspace. */
+gpumatmul_status byte_split_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
                                  cudaStream_t stream);
 
 /* ---- Split k (split_k.c) ---- */
 
 /* Into how many pieces of k family f's product is best cut (1: not at all),
  * by the family's split_dtypes, the grid against the device's
- * multiprocessors, k, and g->workspace_max. */
-int64_t k_splits(const gpumatmul_context *ctx, const struct gemm *g, int f);
+ * `multiprocessors`, k, and g->workspace_max. */
+int64_t k_splits(const struct gemm *g, int f, int64_t multiprocessors);
 
 /* The product of a kernel family cut into `splits` pieces of k (k_splits):
  * their partial products into a workspace from the context's pool, then

@@ -40,9 +40,8 @@ static int64_t workspace_bytes(const struct gemm *g, const struct split *s) {
     return g->batch * s->pieces * g->m * s->ld * (int64_t)dtype_infos[g->dtype].size;
 }
 
-int64_t k_splits(const gpumatmul_context *ctx, const struct gemm *g, int f) {
+int64_t k_splits(const struct gemm *g, int f, int64_t multiprocessors) {
     const struct kernel_family *family = &kernel_families[f];
-    const int64_t multiprocessors = ctx->multiprocessors;
     const int64_t tiles = ceil_div(g->m, family->tile_m) * ceil_div(g->n, family->tile_n);
     int64_t splits, even;
     struct split s;

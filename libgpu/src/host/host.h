@@ -1,8 +1,10 @@
 /* The host layer of libgpumatmul: products of matrices in host memory,
  * streamed through the GPU in tiles of C. A product is shared among GPUs
  * (share.c), cut into tiles for a budget of device memory (plan.c) and run as
- * a pipeline on each GPU (pipeline.c), with host copies on a pool of threads
- * (copy.c). Builds on gemm/ (one GPU's product) and core/; calls nothing above. */
+ * a pipeline on each GPU (pipeline.c: the tiles, tiles.c, through pinned
+ * staging, staging.c, or zero copy, zero_copy.c; their shared insides in
+ * pipeline.h), with host copies on a pool of threads (copy.c). Builds on gemm/
+ * (one GPU's product) and core/; calls nothing above. */
 #ifndef GPUMATMUL_HOST_H
 #define GPUMATMUL_HOST_H
 
@@ -22,7 +24,7 @@ enum { HOST_MAX_DEVICES = 64 };
 gpumatmul_status host_gemm(gpumatmul_context *const *contexts, int count, const struct gemm *g,
                            size_t limit);
 
-/* ---- Tiles (plan.c) and one GPU's pipeline (pipeline.c) ---- */
+/* ---- Tiles (plan.c) and one GPU's pipeline (pipeline.c, staging.c) ---- */
 
 enum { ring = 2 }; /* device A panels and C tiles: one multiplied while the other fills or drains */
 
