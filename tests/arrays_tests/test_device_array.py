@@ -2,10 +2,10 @@
 
 Three kinds of test: DLPack capsules made and read on the host (NumPy's and pyctk's own);
 DeviceArrays wrapping host memory, for everything that needs no CUDA call (views, the
-exchange protocols); and the ``cuda`` fixture (tests/fake_cuda.py), a GPU in host memory
+exchange protocols); and the ``cuda`` fixture (tests/support/fake_cuda.py), a GPU in host memory
 standing in for cudart and libgpumatmul's device calls, for what does need CUDA calls
 (allocation, copies, frees, the current device).
-The same behaviour on a real GPU is in test_gpu_device_array.py.
+The same behaviour on a real GPU is in test_device_array_on_gpu.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyctk
-from conftest import STAGES, stage_route
 from pyctk._arrays import device_array as _device_array
 from pyctk._arrays import dlpack as _dlpack
 from pyctk._arrays import interop as _interop
@@ -31,6 +30,8 @@ from pyctk._arrays import memory as _memory
 from pyctk._arrays.dlpack import kDLCPU, kDLCUDA
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import streams as _streams
+from support.paths import EXPORTS
+from support.stages import STAGES, stage_route
 
 try:
     from ml_dtypes import bfloat16
@@ -57,7 +58,6 @@ DTYPES = [
     )
 ] + ([np.dtype(bfloat16)] if bfloat16 else [])
 NUMPY_VERSIONED = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
-EXPORTS = Path(__file__).parent / "data" / "exports"
 
 needs_pythonapi = pytest.mark.skipif(
     not hasattr(ctypes, "pythonapi"), reason="DLPack capsules need ctypes.pythonapi (not on PyPy)"
@@ -1159,7 +1159,7 @@ def test_a_result_keeps_its_stream_object_alive_until_its_memory_is_freed(cuda):
     """Memory is freed on its stream, and freeing on a destroyed stream crashes the process:
     a result holds the stream= object it was made on (CuPy's and pyctk.driver's streams
     destroy theirs when collected). (A plan's path, which needs operands on the product's
-    stream, is tested on a GPU: test_gpu_device_matmul.py.)"""
+    stream, is tested on a GPU: test_device_matmul_on_gpu.py.)"""
 
     class Stream:
         def __cuda_stream__(self):

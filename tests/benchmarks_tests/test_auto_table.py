@@ -4,11 +4,10 @@ library is the one its measurements give (benchmarks/results/h200-cu13/auto-tabl
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import benchmark_scripts
+from support import benchmark_scripts
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 auto_table = benchmark_scripts.load("auto_table")
 
 

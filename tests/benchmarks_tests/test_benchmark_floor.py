@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import benchmark_scripts
+from support import benchmark_scripts
 
 benchmark = benchmark_scripts.load("matmul")
 ENDLESS_BUS = {"h2d": 1e30, "d2h": 1e30}  # copies take no time: the floor is the GEMM's

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-import benchmark_scripts
+from support import benchmark_scripts
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 headline = benchmark_scripts.load("headline")
 
 

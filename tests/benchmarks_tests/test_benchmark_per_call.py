@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-import benchmark_scripts
+from support import benchmark_scripts
 
 benchmark = benchmark_scripts.load("matmul")
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-import benchmark_scripts
+from support import benchmark_scripts
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 measured = benchmark_scripts.load("measured")
 FILES = sorted(RESULTS.glob("*/*.json"))

@@ -10,9 +10,10 @@ import subprocess
 import pytest
 
 import pyctk
-from c_programs import environment
 from pyctk._cuda import c_build as _c_build
-from released_abi import RELEASED, ROOT, abi
+from support.c_programs import environment
+from support.paths import ROOT
+from support.released_abi import RELEASED, abi
 
 LIBRARY = pyctk.get_library()
 INCLUDE = pyctk.get_include()

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "libgpu" / "tools" / "cuda_wheels.py"
+from support.paths import ROOT
+
+TOOL = ROOT / "libgpu" / "tools" / "cuda_wheels.py"
 
 
 def cuda_wheels(*args: str) -> subprocess.CompletedProcess:

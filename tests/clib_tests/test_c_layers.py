@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT
+
 SOURCES = ROOT / "libgpu" / "src"
 LAYERS = ["core", "gemm", "host", "api"]  # bottom to top
 

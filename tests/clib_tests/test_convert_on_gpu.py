@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import pyctk
-from gpu_arrays import device_array
-from strategies import SUPPORTED
+from support.gpu_arrays import device_array
+from support.strategies import SUPPORTED
 
 pytestmark = pytest.mark.gpu
 

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import pyctk
-from cuda_runtime import DeviceBuffer, check, cudart
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 from pyctk._matmul import options as _host_options
+from support.cuda_runtime import DeviceBuffer, check, cudart
 
 try:
     from ml_dtypes import bfloat16

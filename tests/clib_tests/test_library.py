@@ -1,6 +1,6 @@
 """The built libgpumatmul.so itself: its dynamic section, the CUDA entry points it may use,
 its embedded kernel images, the installed files, and its C API used from a C program built
-with gcc. The ABI as a contract is tests/test_abi.py's."""
+with gcc. The ABI as a contract is tests/clib_tests/test_abi.py's."""
 
 from __future__ import annotations
 
@@ -8,23 +8,21 @@ import ctypes
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import pyctk
-from conftest import gpu_unavailable_reason
 from pyctk._build_config import CUDA_MAJOR, VERSION
 from pyctk._cuda import library as _library
 from pyctk._cuda import loader as _loader
 from pyctk._cuda import status as _status
 from pyctk._cuda.errors import CONTEXT_LOST_ERRORS
-from released_abi import abi, released_constants
+from support.gpu_presence import gpu_unavailable_reason
+from support.paths import DATA, EXPORTS, ROOT
+from support.released_abi import abi, released_constants
 
 LIBRARY = _loader.gpumatmul_path()
 HEADER_DIR = LIBRARY.parent / "include"
-EXPORTS = Path(__file__).parent / "data" / "exports"
-ROOT = Path(__file__).resolve().parents[1]
 # The oldest versions pyproject.toml admits (nvidia-cuda-runtime(-cu12)>=N.0, nvidia-cublas(-cu12)>=N.0).
 MINIMUM = {"libcudart": f"cudart-{CUDA_MAJOR}.0.txt", "libcublas": f"cublas-{CUDA_MAJOR}.0.txt"}
 
@@ -272,7 +270,7 @@ def test_c_program_uses_the_header_and_library(tmp_path):
             "-pthread",
             "-o",
             str(program),
-            str(Path(__file__).parent / "c" / "smoke.c"),
+            str(DATA / "smoke.c"),
             f"-I{HEADER_DIR}",
             f"-L{LIBRARY.parent}",
             "-lgpumatmul",

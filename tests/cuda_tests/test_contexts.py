@@ -6,7 +6,7 @@ Fork is tested in a subprocess that forks (os.fork in the test process would cop
 a child forked after CUDA was started (simulated: the fake's creation succeeded, or the
 state is set by hand) is refused with ForkedAfterCudaError and never reaches libgpumatmul
 or the CUDA runtime; one forked before creates its own context; a spawned one is not
-refused. tests/test_gpu_threads_and_fork.py does the same on a GPU.
+refused. tests/cuda_tests/test_threads_and_fork_on_gpu.py does the same on a GPU.
 """
 
 from __future__ import annotations

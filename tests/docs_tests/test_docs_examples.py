@@ -34,14 +34,14 @@ from pathlib import Path
 import pytest
 
 import pyctk
-from c_programs import environment
-from conftest import gpu_unavailable_reason
+from support.c_programs import environment
+from support.gpu_presence import gpu_unavailable_reason
+from support.paths import ROOT
 
 GPU = doctest.register_optionflag("GPU")
 # Examples of what exists on CPython alone (ctypes.pythonapi: DLPack capsules): skipped elsewhere.
 CPYTHON = doctest.register_optionflag("CPYTHON")
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 # Modules whose import needs an optional dependency: without it, their examples cannot run.
 OPTIONAL = {"pyctk.dask": "dask", "pyctk._dask": "dask"}

@@ -1,6 +1,6 @@
 """examples/: the C, C++, Rust and Node.js programs, built against the installed pyctk as their
 comments say, and run with no LD_LIBRARY_PATH (unless the nvidia wheels are installed apart
-from pyctk: tests/c_programs.py). Without a GPU each must stop cleanly with exit
+from pyctk: tests/support/c_programs.py). Without a GPU each must stop cleanly with exit
 status 77 and the status's name; on a GPU (the ``gpu`` tests) each must multiply and match
 the CPU.
 
@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from c_programs import environment
-from conftest import gpu_unavailable_reason
 from pyctk._build_config import CUDA_MAJOR, VERSION
+from support.c_programs import environment
+from support.gpu_presence import gpu_unavailable_reason
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 REQUIRE = os.environ.get("PYCTK_REQUIRE_EXAMPLES", "") not in ("", "0")
 NO_GPU = 77  # the examples' exit status when there is no driver or GPU
 # The two products every example runs, and the largest relative error each may have.

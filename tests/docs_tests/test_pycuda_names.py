@@ -14,13 +14,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from pathlib import Path
 
 import pytest
 
 import pyctk.driver as cuda
+from support.paths import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import pycuda_table as table  # noqa: E402
 
 try:

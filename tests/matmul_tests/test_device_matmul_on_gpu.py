@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import pyctk
-from conftest import STAGES, stage_route
 from pyctk._arrays import interop
 from pyctk._cuda import library as _library
+from support.stages import STAGES, stage_route
 
 pytestmark = pytest.mark.gpu
 

@@ -1,24 +1,15 @@
 """pyctk._matmul.host_results: a dropped result's memory serves the next result of its size, page-
 locked on that second use. Page-locking itself needs a GPU: these tests record the request,
-and tests/test_gpu_host_streaming.py checks the memory CUDA sees."""
-
-import gc
+and tests/matmul_tests/test_host_streaming_on_gpu.py checks the memory CUDA sees."""
 
 import numpy as np
 import pytest
 
 from pyctk._matmul import host_results as _host_results
+from support.garbage import collect
 
 MATRIX = (512, 1024)  # float32: 2 MiB, over MIN_BYTES
 F32 = np.dtype(np.float32)
-
-
-@pytest.fixture
-def empty_free_list(monkeypatch):
-    """No block left for reuse by an earlier test (the GPU tests of kept results use it too)."""
-    monkeypatch.setattr(_host_results, "_free", [])
-    monkeypatch.setattr(_host_results, "_returned", [])
-    monkeypatch.setattr(_host_results, "_free_bytes", 0)
 
 
 @pytest.fixture(autouse=True)
@@ -27,13 +18,6 @@ def page_locks(empty_free_list, monkeypatch):
     asked = []
     monkeypatch.setattr(_host_results, "_page_lock", lambda block, device: asked.append((block, device)))
     return asked
-
-
-def collect() -> None:
-    """Collect until dropped arrays are freed: PyPy frees a NumPy array's base (the block's
-    anchor) a collection after the array."""
-    for _ in range(3):
-        gc.collect()
 
 
 def dropped(holder: list) -> int:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import pyctk
-from conftest import STAGES, stage_route
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
+from support.stages import STAGES, stage_route
 
 F32 = np.float32
 

@@ -1,6 +1,6 @@
 """pyctk.matmul on GPU arrays against numpy.matmul on the same host arrays, over generated calls
-(tests/strategies.py): DeviceArrays, PyTorch tensors and CuPy arrays of the same shapes, dtypes,
-strides (tests/gpu_arrays.py) and contents give NumPy's values, dtypes and shapes, or NumPy's
+(tests/support/strategies.py): DeviceArrays, PyTorch tensors and CuPy arrays of the same shapes, dtypes,
+strides (tests/support/gpu_arrays.py) and contents give NumPy's values, dtypes and shapes, or NumPy's
 exception types. The same comparison without a GPU is test_matmul_properties.py's."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from gpu_arrays import LIBRARIES
-from strategies import MatmulCase, matmul_cases
-from test_matmul_properties import QUIET, SETTINGS, check_on_gpu
+from support.gpu_arrays import LIBRARIES
+from support.matmul_against_numpy import QUIET, SETTINGS, check_on_gpu
+from support.strategies import MatmulCase, matmul_cases
 
 pytestmark = pytest.mark.gpu
 

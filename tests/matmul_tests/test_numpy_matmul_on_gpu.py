@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import pyctk
-from cuda_runtime import DeviceBuffer, Stream
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
+from support.cuda_runtime import DeviceBuffer, Stream
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("product_route")]  # each test cold and kept
 

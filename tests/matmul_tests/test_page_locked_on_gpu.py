@@ -12,8 +12,8 @@ import pyctk
 from pyctk._cuda import cudart as _cudart
 from pyctk._matmul import host_results as _host_results
 from pyctk._matmul import options as _host_options
-from test_gpu_host_streaming import CASES, check, lay_out
-from test_host_results import collect, empty_free_list  # noqa: F401 (a fixture)
+from support.garbage import collect
+from support.host_operands import CASES, check, lay_out
 
 pytestmark = pytest.mark.gpu
 

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from loader_fakes import FakeLibs
 from pyctk._build_config import CUDA_MAJOR
+from support.loader_fakes import FakeLibs
 
 ACTIVE = f"pyctk-cu{CUDA_MAJOR}"
 OTHER = "pyctk-cu13" if CUDA_MAJOR == 12 else "pyctk-cu12"

@@ -1,6 +1,6 @@
 """pyctk._cuda.loader: which copy of each CUDA library pyctk finds and loads, and what it reports.
 
-CPU only. Fake libraries (tests/loader_fakes.py: gcc-built, right SONAME, each returning
+CPU only. Fake libraries (tests/support/loader_fakes.py: gcc-built, right SONAME, each returning
 its own ``fake_id()``) are laid out as NVIDIA's wheels, toolkits and stray system copies
 lay them out; each loading scenario runs in a fresh interpreter (dlopen state is per
 process) that reports the loader's answer, the fake ids and its own /proc/self/maps.
@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from loader_fakes import FakeLibs, place_wheels, run_loader
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import loader as _loader
 from pyctk._cuda.errors import LibraryNotFoundError, PyctkError
+from support.loader_fakes import FakeLibs, place_wheels, run_loader
 
 ALL = ("cudart", "cublasLt", "cublas")
 WHEEL_IDS = {"cudart": 11, "cublasLt": 12, "cublas": 13}  # fake ids of wheel copies

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("importlinter", reason="import-linter (the test extra) needs Python 3.10 or newer")
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("importlinter", reason="import-linter (the test extra) needs Python 3.10 or newer")
 
 
 def lint(root: Path) -> subprocess.CompletedProcess:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gpu_unavailable_reason
 from pyctk import _info
-
-CHECKOUT = Path(__file__).resolve().parents[1]
+from support.gpu_presence import gpu_unavailable_reason
+from support.paths import ROOT
 
 
 def run_main(cwd, *args, command=(sys.executable, "-m", "pyctk"), env=None):
@@ -25,10 +24,10 @@ def fresh_clone(tmp_path_factory) -> Path:
     """A fresh clone of this checkout, its pyctk/ the unbuilt source tree as it is in the working
     tree (a clone holds only what is committed; the package under test may be newer)."""
     clone = tmp_path_factory.mktemp("clone") / "pyctk"
-    if (CHECKOUT / ".git").exists():
-        subprocess.run(["git", "clone", "-q", str(CHECKOUT), str(clone)], check=True)
+    if (ROOT / ".git").exists():
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         shutil.rmtree(clone / "pyctk")
-    shutil.copytree(CHECKOUT / "pyctk", clone / "pyctk", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "pyctk", clone / "pyctk", ignore=shutil.ignore_patterns("__pycache__"))
     assert not (clone / "pyctk" / "_build_config.py").exists()
     return clone
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from support.paths import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def load(name: str) -> ModuleType:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import ctypes
 import gc
 
-import gemm_emulation
 from pyctk._arrays import memory as _memory
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import library as _library
 from pyctk._cuda import status as _status
+from support import gemm_emulation
 
 
 class FakeRuntime:

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from pyctk._arrays import dtypes as _dtypes
-from strategies import SUPPORTED
+from support.strategies import SUPPORTED
 
 DTYPES_BY_CODE = {_dtypes.DTYPES[dtype.name].code: dtype for dtype in SUPPORTED}
 

@@ -1,9 +1,9 @@
-"""MatmulCases (tests/strategies.py) on GPU arrays: each host array becomes a GPU array of one
+"""MatmulCases (tests/support/strategies.py) on GPU arrays: each host array becomes a GPU array of one
 library with the same shape, dtype, strides (negative ones included where the library has
 them) and contents, and the same identity (``out`` that is ``a`` stays ``a``), so that the
 same strategies test host and GPU operands against NumPy.
 
-    from gpu_arrays import LIBRARIES, on_gpu
+    from support.gpu_arrays import LIBRARIES, on_gpu
     gpu_case = on_gpu(case, "torch")   # None where the library cannot hold the case
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 import pyctk
-from strategies import SUPPORTED, MatmulCase
+from support.strategies import SUPPORTED, MatmulCase
 
 
 def _spanned_bytes(x: np.ndarray) -> tuple[np.ndarray, int]:

@@ -1,4 +1,4 @@
-"""Helpers for tests/test_loader.py: fake CUDA libraries built with gcc, and a runner that
+"""Helpers for tests/packaging_tests/test_loader.py: fake CUDA libraries built with gcc, and a runner that
 loads them in a fresh Python process (dlopen state is per process) and reports as JSON.
 
 A fake is a tiny shared object with the real library's SONAME exporting

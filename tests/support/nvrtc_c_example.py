@@ -13,14 +13,15 @@ import pytest
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import loader as _loader
 from pyctk._pycuda.compiling import headers as _cuda_headers
+from support.paths import ROOT
 
-SOURCE = Path(__file__).resolve().parents[1] / "examples" / "nvrtc_c" / "vector_add.c"
+SOURCE = ROOT / "examples" / "nvrtc_c" / "vector_add.c"
 
 
 def build(folder: Path) -> list[str]:
     """The command that runs the built program (its argument: the folder of cuda_fp16.h)."""
     compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:  # a failure where the examples must run (.ci/run), as tests/test_examples.py
+    if compiler is None:  # a failure where the examples must run (.ci/run), as tests/docs_tests/test_examples.py
         missing = "no C compiler (cc or gcc) on PATH"
         if os.environ.get("PYCTK_REQUIRE_EXAMPLES", "") not in ("", "0"):
             pytest.fail(f"PYCTK_REQUIRE_EXAMPLES=1 but {missing}")

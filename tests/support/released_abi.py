@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT
 
 
 def _load_abi_tool():

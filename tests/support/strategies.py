@@ -1,10 +1,10 @@
 """Hypothesis strategies for numpy.matmul calls: operands, ``out=``, ``dtype=``, ``casting=``
 and ``axes=``.
 
-Shared by the CPU property tests (tests/test_matmul_properties.py: same exception as NumPy,
+Shared by the CPU property tests (tests/matmul_tests/test_matmul_properties.py: same exception as NumPy,
 or no GPU work before a missing driver) and GPU tests (same values as NumPy):
 
-    from strategies import matmul_cases
+    from support.strategies import matmul_cases
 
     @given(matmul_cases())
     def test_something(case):

@@ -18,7 +18,6 @@ import struct
 import numpy as np
 import pytest
 
-import loader_fakes
 import pyctk
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import nvrtc as _nvrtc
@@ -26,6 +25,7 @@ from pyctk._pycuda.compiling import headers
 from pyctk._pycuda.kernels import kernel_args as _kernel_args
 from pyctk._pycuda.kernels import source_modules as compiler
 from pyctk._pycuda.kernels.kernel_args import Param
+from support import loader_fakes
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-import loader_fakes
 import pyctk
 import pyctk.driver as cuda
 from pyctk import compiler
@@ -36,19 +35,13 @@ from pyctk._pycuda.compiling import headers as _headers
 from pyctk._pycuda.compiling import nvcc_options as _nvcc_options
 from pyctk._pycuda.kernels import linking as _linking
 from pyctk._pycuda.kernels import modules as _modules
+from support import loader_fakes
+from support.linked_sources import HELPERS, KERNELS
 
 ADD = """
 __global__ void add(int *x, int *y, int *z, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) z[i] = x[i] + y[i];
-}"""
-# Two relocatable sources: the kernel uses a __device__ function and variable of the other.
-HELPERS = "__device__ float scale(float x) { return 3.0f * x; }\n__device__ int calls;\n"
-KERNELS = """__device__ float scale(float x);
-extern __device__ int calls;
-__global__ void apply(float *x, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) { x[i] = scale(x[i]); atomicAdd(&calls, 1); }
 }"""
 DYNAMIC = """
 __global__ void child(int *x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2; }

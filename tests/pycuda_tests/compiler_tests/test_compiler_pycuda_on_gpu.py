@@ -20,7 +20,7 @@ import pytest
 import pyctk.driver as cuda
 from pyctk import compiler
 from pyctk.compiler import DynamicModule, DynamicSourceModule, SourceModule
-from test_compiler_pycuda import HELPERS, KERNELS
+from support.linked_sources import HELPERS, KERNELS
 
 pytestmark = pytest.mark.gpu
 

@@ -1,5 +1,5 @@
 """PyCUDA's contexts, DeviceData and OccupancyRecord on the CPU (the GPU's own answers are in
-tests/test_gpu_contexts.py).
+tests/pycuda_tests/driver_tests/test_contexts_on_gpu.py).
 
 Covered: the enums' names (PyCUDA's) and values (cuda.h's, of the runtime wheel); cuCtxCreate
 asked of the driver at the ABI whose signature pyctk calls; the per-thread context stack

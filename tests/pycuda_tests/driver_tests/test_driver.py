@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
 from pyctk import compiler
@@ -30,8 +29,8 @@ from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._pycuda.kernels import modules as _driver_modules
 from pyctk._pycuda.kernels.kernel_args import Param
 from pyctk._pycuda.memory import device as _driver_memory
-
-EXPORTS = Path(__file__).parent / "data" / "exports"
+from support import nvrtc_c_example
+from support.paths import EXPORTS
 
 
 def test_imports_load_no_cuda_library(tmp_path):

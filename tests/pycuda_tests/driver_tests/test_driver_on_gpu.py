@@ -21,13 +21,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nvrtc_c_example
 import pyctk
 import pyctk.driver as cuda
 from pyctk.compiler import SourceModule
+from support import nvrtc_c_example
+from support.paths import ROOT
 
 pytestmark = pytest.mark.gpu
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "pycuda"
+EXAMPLES = ROOT / "examples" / "pycuda"
 
 ADD = """
 __global__ void add(const int *x, const int *y, int *z, int n) {

@@ -33,7 +33,7 @@ from pyctk._pycuda.kernels.modules import Function
 from pyctk._pycuda.memory import device as _memory
 from pyctk._pycuda.memory import host as _host_memory
 from pyctk._pycuda.memory import pools as _pools
-from test_host_results import collect
+from support.garbage import collect
 
 CONTEXT = 0xC0FFEE  # the fake driver's one context
 DEVICE_OFFSET = 1 << 40  # its mapped memory's device addresses: host address + this

@@ -12,10 +12,10 @@ import pytest
 
 from pyctk import driver, gpuarray
 from pyctk._pycuda.gpuarrays import curandom
-from test_curandom import CURAND_WHEEL, HAS_CURAND, reference_rand
+from support.curand_wheel import CURAND_WHEEL, HAS_CURAND, needs_curand
+from support.philox import reference_rand
 
 pytestmark = pytest.mark.gpu
-needs_curand = pytest.mark.skipif(not HAS_CURAND, reason=f"needs the curand extra ({CURAND_WHEEL})")
 
 RAND_DTYPES = [np.float32, np.float64, np.int32, np.uint32]
 

@@ -23,10 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 from pyctk import gpuarray
 from pyctk._pycuda.gpuarrays import arithmetic, codegen, copying, cumath, engine, launching, operations
 from pyctk._pycuda.kernels import source_modules
+from support.gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 
 BASE = 1 << 24  # the made-up device address of Device's memory
 SCALARS = [

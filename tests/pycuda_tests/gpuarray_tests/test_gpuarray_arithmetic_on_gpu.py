@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import pyctk.driver as cuda
-from gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 from pyctk import gpuarray
 from pyctk._pycuda.gpuarrays import arithmetic, cumath, engine, operations
+from support.gpuarray_cases import DTYPES, IN_PLACE, OPERATORS
 
 pytestmark = pytest.mark.gpu
 

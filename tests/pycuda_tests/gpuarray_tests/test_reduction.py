@@ -13,27 +13,12 @@ from pyctk._pycuda.gpuarrays.reductions import ReductionKernel
 from pyctk._pycuda.gpuarrays.scan import ExclusiveScanKernel, InclusiveScanKernel
 from pyctk._pycuda.kernels import source_modules
 from pyctk._pycuda.kernels.c_types import get_or_register_dtype
+from support.minmax_reduction import MINMAX_PREAMBLE
 
 BASE = 1 << 20  # a made-up device address
 REAL = [np.dtype(d) for d in ("float32", "float64", "int32", "int64", "uint8")]
 ALL = [*REAL, np.dtype(bool), np.dtype(np.complex64)]
 
-MINMAX_PREAMBLE = """
-struct minmax_collector
-{
-    float cur_min;
-    float cur_max;
-    __device__ minmax_collector() { }
-    __device__ minmax_collector(float cmin, float cmax) : cur_min(cmin), cur_max(cmax) { }
-    __device__ minmax_collector(minmax_collector const &src) : cur_min(src.cur_min), cur_max(src.cur_max) { }
-    __device__ minmax_collector(minmax_collector const volatile &src)
-    : cur_min(src.cur_min), cur_max(src.cur_max) { }
-    __device__ minmax_collector volatile &operator=(minmax_collector const &src) volatile
-    { cur_min = src.cur_min; cur_max = src.cur_max; return *this; }
-};
-__device__ minmax_collector agg_mmc(minmax_collector a, minmax_collector b)
-{ return minmax_collector(fminf(a.cur_min, b.cur_min), fmaxf(a.cur_max, b.cur_max)); }
-"""
 MINMAX_DTYPE = np.dtype([("cur_min", np.float32), ("cur_max", np.float32)])
 
 

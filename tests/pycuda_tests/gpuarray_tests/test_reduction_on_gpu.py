@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import pyctk.driver as cuda
 from pyctk import gpuarray, reduction, scan, tools
-from test_reduction import MINMAX_PREAMBLE
+from support.minmax_reduction import MINMAX_PREAMBLE
 
 pytestmark = pytest.mark.gpu
 

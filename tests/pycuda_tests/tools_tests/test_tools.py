@@ -1,6 +1,6 @@
 """pyctk.tools on the CPU: PyCUDA's C-type registry, declarator parsing, bitlog2, the default
 device's choice and the per-context caches (the driver's answers faked where a GPU would give
-them; the default context on a GPU is in tests/test_gpu_driver.py)."""
+them; the default context on a GPU is in tests/pycuda_tests/driver_tests/test_driver_on_gpu.py)."""
 
 from __future__ import annotations
 
