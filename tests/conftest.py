@@ -33,7 +33,9 @@ def pytest_collection_finish(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    gpu_items = [item for item in items if "gpu" in item.keywords]
+    # The marker alone, not item.keywords: keywords also hold the names of the item's module,
+    # folders and parameters, so a folder or file named "gpu" would make its tests GPU tests.
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     reason = gpu_unavailable_reason() if gpu_items else None
     if not reason:
         return
