@@ -15,8 +15,8 @@ the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS und
 dtype and precision measured, with the classes the kernels won (the other rows are kept);
 --cases measures only the cases named (e.g. --cases "complex64 tf32"). The measurements go to
 benchmarks/results/<machine>/auto-table.json (measured.py; --out to choose), with their
-"measured" object: tests/test_auto_table.py checks that the table in the library is what the
-current measurements give.
+"measured" object: tests/benchmarks_tests/test_auto_table.py checks that the table in the
+library is what the current measurements give.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@
 
 ``--write`` replaces what is between the lines ``<!-- headline:start -->`` and
 ``<!-- headline:end -->`` of README.md with the table (the markers stay); it fails if the
-markers are not there. tests/test_benchmark_headline.py checks that README.md's table is
-what this prints, so a new results file is followed by ``--write``.
+markers are not there. tests/benchmarks_tests/test_benchmark_headline.py checks that
+README.md's table is what this prints, so a new results file is followed by ``--write``.
 
 Each row (HEADLINE) is one figure a user compares, with its peers measured in the same run:
 it is read from the first machine of MACHINES, and the first of the row's suites there, whose

@@ -11,32 +11,16 @@ tree hands over to it (see pyctk/__init__.py).
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
-import sys
 import threading
-from typing import Any, Callable
 
 import pytest
 
-import fake_cuda
-import pyctk
-from pyctk._cuda import contexts
+from support import fake_cuda
+from support.gpu_presence import gpu_unavailable_reason
 
 REQUIRE_GPU = os.environ.get("PYCTK_REQUIRE_GPU", "") not in ("", "0")
-
-
-@functools.cache
-def gpu_unavailable_reason() -> str | None:
-    """Why there is no GPU to test on (no driver, no device), or None when there is one."""
-    try:
-        contexts.context(0)
-    except (pyctk.NoDriverError, pyctk.NoDeviceError) as error:
-        return str(error)
-    except pyctk.PyctkError:
-        return None  # not a missing GPU: let the GPU tests run and show the failure
-    return None
 
 
 def pytest_collection_finish(session):
@@ -49,7 +33,9 @@ def pytest_collection_finish(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    gpu_items = [item for item in items if "gpu" in item.keywords]
+    # The marker alone, not item.keywords: keywords also hold the names of the item's module,
+    # folders and parameters, so a folder or file named "gpu" would make its tests GPU tests.
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     reason = gpu_unavailable_reason() if gpu_items else None
     if not reason:
         return
@@ -78,7 +64,7 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture
 def cuda(monkeypatch):
-    """A GPU in host memory (tests/fake_cuda.py) for the test, checked after it."""
+    """A GPU in host memory (tests/support/fake_cuda.py) for the test, checked after it."""
     runtime = fake_cuda.install(monkeypatch)
     yield runtime
     fake_cuda.check_after(runtime)
@@ -89,30 +75,6 @@ def needs_no_driver():
     """For tests of the no-driver behaviour: they cannot run where a GPU works."""
     if gpu_unavailable_reason() is None:
         pytest.skip("a GPU is present; this test checks behaviour without a driver")
-
-
-# pyctk.matmul's stages, in the order a product goes through them (pyctk/_matmul/__init__.py).
-STAGES = ["describe", "resolve", "plan", "execute", "wrap"]
-
-
-def stage_route(call: Callable[[], Any]) -> list[str]:
-    """The stages of pyctk.matmul that ``call()`` enters, in order: a stage is named each time
-    a function of its module is called after a function of another stage ran, so a product
-    that goes through each stage once, in order, gives STAGES."""
-    route: list[str] = []
-
-    def profile(frame, event, arg):
-        module = frame.f_globals.get("__name__", "")
-        stage = module.rpartition(".")[2]
-        if event == "call" and module.startswith("pyctk._matmul.") and stage in STAGES and route[-1:] != [stage]:
-            route.append(stage)
-
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return route
 
 
 @pytest.fixture(params=["cold", "kept"])
@@ -147,3 +109,13 @@ def product_route(request, monkeypatch):
 
     monkeypatch.setattr(repeat, "run", kept)
     return request.param
+
+
+@pytest.fixture
+def empty_free_list(monkeypatch):
+    """No block left for reuse by an earlier test (the GPU tests of kept results use it too)."""
+    from pyctk._matmul import host_results as _host_results
+
+    monkeypatch.setattr(_host_results, "_free", [])
+    monkeypatch.setattr(_host_results, "_returned", [])
+    monkeypatch.setattr(_host_results, "_free_bytes", 0)

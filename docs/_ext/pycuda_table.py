@@ -26,7 +26,7 @@ What comes from where, so that the tables cannot drift from the code:
   a name pyctk has that refuses to work, why (``refused``: texture references); for a name that
   works differently, how (``differs``). A note that contradicts the code (a ``missing`` name
   pyctk has, a ``differs`` name it lacks, a name pyctk lacks with no note) is a warning, so
-  the ``-W`` build fails; tests/test_pycuda_names.py checks the same without Sphinx.
+  the ``-W`` build fails; tests/docs_tests/test_pycuda_names.py checks the same without Sphinx.
 
 Nothing here imports Sphinx at module level: the test imports this module on its own. In
 conf.py: ``extensions.append("pycuda_table")`` (docs/_ext is on ``sys.path``).

@@ -9,7 +9,7 @@
 Functions from the library's dynamic symbol table (readelf), constants from gpumatmul.h,
 field offsets and sizes from a C program that includes it (cc, on this machine's ABI).
 released.txt holds the lines of every release, appended at each release with this tool;
-tests/test_abi.py fails when one of them is no longer true of the library as built.
+tests/clib_tests/test_abi.py fails when one of them is no longer true of the library as built.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 They go to the very ``libcudart.so.N`` that pyctk's loader found (the one
 libgpumatmul is bound to), so memory and streams made here are the ones the C
 library sees. Only symbols that cudart 12.0 already exports are used
-(tests/data/exports/cudart-12.0.txt).
+(tests/support/data/exports/cudart-12.0.txt).
 
 >>> from pyctk._cuda import cudart              # doctest: +GPU
 >>> with cudart.on_device(0):
