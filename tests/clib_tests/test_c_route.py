@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pyctk._build_config import CUDA_MAJOR
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "libgpu" / "src"
 
 # route.c and what it reads: the tables, and the files whose rules it asks (byte split,
