@@ -109,7 +109,8 @@ typedef enum gpumatmul_status {
     GPUMATMUL_ERROR_INVALID_ARGUMENT = 1,
     /** Valid, but not implemented (a dtype, a size). */
     GPUMATMUL_ERROR_NOT_SUPPORTED = 2,
-    /** No NVIDIA driver, or one older than the runtime. */
+    /** No NVIDIA driver, or one older than the runtime; the message says
+     * which (whether libcuda.so.1 was found) and what to install. */
     GPUMATMUL_ERROR_NO_DRIVER = 3,
     /** A driver but no usable GPU, or a bad device index. */
     GPUMATMUL_ERROR_NO_DEVICE = 4,
@@ -362,7 +363,8 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_info(int index, int *arch,
  * the same major with the highest minor not above the GPU's, else the
  * newest PTX not newer than the GPU. Statuses: SUCCESS; NO_KERNEL_IMAGE if
  * none fits (the GPU is older than every image); INVALID_ARGUMENT if `index`
- * is NULL. `gpumatmul_create()` loads the image this chooses.
+ * is NULL or major.minor is no compute capability (a major below 1, a minor
+ * outside 0 to 9). `gpumatmul_create()` loads the image this chooses.
  */
 GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor,
                                                              int *index);

@@ -12,10 +12,13 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
     size_t limit = 0;
     int d, e;
     gpumatmul_status status;
-    if (!contexts || count < 1 || count > HOST_MAX_DEVICES)
+    if (count < 1 || count > HOST_MAX_DEVICES)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
-                         "contexts must be an array of 1 to %d contexts, not %d", HOST_MAX_DEVICES,
-                         count);
+                         "count is %d: give 1 to %d contexts, one for each GPU", count,
+                         HOST_MAX_DEVICES);
+    if (!contexts)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "contexts is NULL: pass an array of count contexts");
     if (options && options->struct_size < sizeof options->struct_size)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "options->struct_size is %zu: set it to sizeof(gpumatmul_host_options)",

@@ -68,18 +68,39 @@ static gpumatmul_status cuda_status(int error) {
 /* What a message adds for CONTEXT_LOST: that only a new process can use the
  * GPU again, and how to find the faulty kernel (an earlier launch, maybe
  * another library's). */
+static const char context_lost_help[] =
+    ". The GPU context of this process is lost: a kernel faulted (perhaps one "
+    "launched before this call), and CUDA now fails every call on this device "
+    "in this process. Restart the process to use the GPU again; to find the "
+    "fault, run the program under compute-sanitizer or with CUDA_LAUNCH_BLOCKING=1";
+
 static const char *help(gpumatmul_status status) {
-    return status == GPUMATMUL_ERROR_CONTEXT_LOST
-               ? ". The GPU context of this process is lost: a kernel faulted (perhaps one "
-                 "launched before this call), and CUDA now fails every call on this device "
-                 "in this process. Restart the process to use the GPU again; to find the "
-                 "fault, run the program under compute-sanitizer or with "
-                 "CUDA_LAUNCH_BLOCKING=1"
-               : "";
+    return status == GPUMATMUL_ERROR_CONTEXT_LOST ? context_lost_help : "";
+}
+
+/* What a message adds for NO_DRIVER: whether the runtime found the driver's
+ * library at all (cudaDriverGetVersion gives 0 when it did not) and what to
+ * install, which a C caller has no other way to learn. */
+static void no_driver_help(char *help, size_t size) {
+    int version = 0;
+    const char *needed = CUDART_VERSION >= 13000 ? "580" : "525";
+    cudaDriverGetVersion(&version);
+    if (version == 0)
+        snprintf(help, size,
+                 ". No NVIDIA driver was found: the dynamic linker found no libcuda.so.1. "
+                 "Install the NVIDIA driver (%s or newer for CUDA %d; nvidia-smi must list "
+                 "your GPU); in a container, pass the host's in (docker run --gpus all)",
+                 needed, CUDART_VERSION / 1000);
+    else
+        snprintf(help, size,
+                 ". The NVIDIA driver's libcuda.so.1 supports CUDA %d.%d, older than this "
+                 "library's CUDA %d runtime: update the driver to %s or newer",
+                 version / 1000, version % 1000 / 10, CUDART_VERSION / 1000, needed);
 }
 
 gpumatmul_status check_cuda(cudaError_t error, const char *what) {
     gpumatmul_status status;
+    char driver_help[320] = "";
     if (error == cudaSuccess) return GPUMATMUL_SUCCESS;
     switch (error) {
     case cudaErrorInsufficientDriver:
@@ -103,8 +124,10 @@ gpumatmul_status check_cuda(cudaError_t error, const char *what) {
         status = cuda_status((int)error);
     }
     cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+    if (status == GPUMATMUL_ERROR_NO_DRIVER) no_driver_help(driver_help, sizeof driver_help);
     return set_error(status, "%s failed: %s: %s%s", what, cudaGetErrorName(error),
-                     cudaGetErrorString(error), help(status));
+                     cudaGetErrorString(error),
+                     status == GPUMATMUL_ERROR_NO_DRIVER ? driver_help : help(status));
 }
 
 gpumatmul_status check_driver(const struct driver_api *driver, CUresult error, const char *what) {

@@ -25,6 +25,11 @@ gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int cc_minor, int *
     const int device_arch = 10 * cc_major + cc_minor;
     int best_sass = -1, best_ptx = -1, i;
     if (!index) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "index is NULL");
+    if (cc_major < 1 || cc_minor < 0 || cc_minor > 9)
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "%d.%d is no compute capability: the major is 1 or more, the minor 0 "
+                         "to 9 (cudaDevAttrComputeCapabilityMajor and Minor give a GPU's)",
+                         cc_major, cc_minor);
     for (i = 0; i < kernel_image_count; ++i) {
         const struct kernel_image *image = &kernel_images[i];
         if (image->arch > device_arch) continue;
