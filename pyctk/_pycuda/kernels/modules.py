@@ -684,7 +684,7 @@ class Function:
         pointer = device_pointer(argument, stream)
         if pointer is None:
             kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
-        assert pointer is not None
+        assert pointer is not None  # (value_bytes raised)
         if pointer.device is not None and pointer.device != device:
             raise DeviceMismatchError(
                 f"{self.name}() argument {index} is on device {pointer.device}, but the kernel "
