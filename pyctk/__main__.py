@@ -17,11 +17,13 @@ import numpy as np
 
 from . import _info, matmul
 from ._arrays.dtypes import DTYPES
+from ._build_config import CUDA_MAJOR
 from ._cuda import c_build, library, nvrtc
 from ._cuda.errors import PyctkError, UnsupportedError
+from ._matmul.api import Backend
 from ._matmul.options import BACKENDS as BACKEND_CODES
 
-BACKENDS = ("tiled", "cublas")
+BACKENDS: tuple[Backend, ...] = ("tiled", "cublas")
 TIMED_DTYPES = ("float32", "float64")
 # Relative Frobenius error allowed against a float64/complex128 product of the same operands;
 # integers and bool must match NumPy exactly.
@@ -72,19 +74,20 @@ def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
 
 
 def operands(rng: np.random.Generator, size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    return _operand(rng, size, dtype), _operand(rng, size, dtype)
+
+
+def _operand(rng: np.random.Generator, size: int, dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
-        return tuple(rng.integers(0, 2, (size, size)).astype(dtype) for _ in "ab")
+        return rng.integers(0, 2, (size, size)).astype(dtype)
     if dtype.kind in "iu":  # full-range integers, so that products wrap around as in NumPy
         info = np.iinfo(dtype)
-        return tuple(rng.integers(info.min, info.max, (size, size), dtype, endpoint=True) for _ in "ab")
-    values = [
-        rng.standard_normal((size, size)) + (1j * rng.standard_normal((size, size)) if dtype.kind == "c" else 0)
-        for _ in "ab"
-    ]
-    return tuple(v.astype(dtype) for v in values)
+        return rng.integers(info.min, info.max, (size, size), dtype, endpoint=True)
+    values = rng.standard_normal((size, size)) + (1j * rng.standard_normal((size, size)) if dtype.kind == "c" else 0)
+    return values.astype(dtype)
 
 
-def check(a: np.ndarray, b: np.ndarray, backend: str, repeats: int) -> tuple[float, str, bool]:
+def check(a: np.ndarray, b: np.ndarray, backend: Backend, repeats: int) -> tuple[float, str, bool]:
     """(best time, error text, passed) of pyctk.matmul(a, b) against NumPy."""
     matmul(a, b, backend=backend)  # warm-up: context, cuBLAS handle, module load
     times = []
@@ -153,7 +156,7 @@ def print_build_flags(cflags: bool, libs: bool, pkgconfig_path: bool) -> int:
             f"python -m pyctk: warning: {miss}. A program links and starts with these flags "
             f"only where the linkers find it by themselves (LD_LIBRARY_PATH naming that "
             f"folder, or ldconfig); to need neither, install pyctk and the nvidia wheels into "
-            f"one environment (a fresh venv: pip install pyctk-cu{c_build.CUDA_MAJOR}).",
+            f"one environment (a fresh venv: pip install pyctk-cu{CUDA_MAJOR}).",
             file=sys.stderr,
         )
     return 0

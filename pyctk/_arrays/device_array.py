@@ -47,6 +47,8 @@ from .strided import StridedArray
 DEFAULT_DEVICE = 0
 _STREAM = 0  # the legacy default stream: see the module docstring
 _REPR_MAX_SIZE = 100  # repr shows the values of arrays up to this size
+# A DeviceArray's _layout: (shape, strides, dtype, device, stream).
+ArrayLayout = tuple[tuple[int, ...], tuple[int, ...], np.dtype, int, int]
 
 
 def _device_index(device: Any) -> int:
@@ -170,7 +172,7 @@ class DeviceArray(StridedArray):
         self._layout = (self._shape, self._strides, self._dtype, device, stream)
 
     @classmethod
-    def _checked_before(cls, pointer: int, layout: tuple[Any, ...], owner: Any) -> DeviceArray:
+    def _checked_before(cls, pointer: int, layout: ArrayLayout, owner: Any) -> DeviceArray:
         """A writable array of a ``_layout`` checked before (tuples, a dtype ``supported_dtype``
         gave): a kept product's result, made without the constructor's conversions (a third
         of a 16 x 16 product's Python)."""
@@ -299,7 +301,11 @@ class DeviceArray(StridedArray):
         low, high = span(self._shape, self._strides, self._dtype.itemsize)
         spanned = np.empty(high - low, np.uint8)
         self._download(spanned, low, high - low)
-        return np.ndarray(self._shape, self._dtype, buffer=spanned, offset=-low, strides=self._strides).copy()
+        # An annotated name: mypy reads the stub's ndarray.copy (-> Self) as Any.
+        copied: np.ndarray = np.ndarray(
+            self._shape, self._dtype, buffer=spanned, offset=-low, strides=self._strides
+        ).copy()
+        return copied
 
     def _download(self, host: np.ndarray, offset: int, nbytes: int) -> None:
         """Copy ``nbytes`` from ``offset`` bytes after element 0 into ``host``, and wait."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gc
 from ctypes import byref, c_void_p
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from .._cuda import contexts, library, status, streams
 
@@ -109,6 +109,13 @@ def allocating(call: Any, *args: Any) -> int:
     return code
 
 
+_Kind = TypeVar("_Kind", bound="Allocation")
+
+
+@overload
+def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None) -> Allocation: ...
+@overload
+def allocate(nbytes: int, device: int, stream: int, stream_owner: Any = None, *, kind: type[_Kind]) -> _Kind: ...
 def allocate(
     nbytes: int, device: int, stream: int, stream_owner: Any = None, kind: type[Allocation] = Allocation
 ) -> Allocation:

@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._matmul import dtypes
-from .._matmul.api import Backend, Casting, Precision
+from .._matmul.api import Backend, Precision
+from .._matmul.dtypes import Casting
 from .._matmul.options import Devices, parse
 from .._matmul.shapes import matmul_shapes
 from . import chunking, graph
@@ -37,7 +38,7 @@ def matmul(
     /,
     *,
     casting: Casting = "same_kind",
-    dtype: DTypeLike = None,
+    dtype: DTypeLike | None = None,
     backend: Backend = "auto",
     precision: Precision = "highest",
     devices: Devices = None,

@@ -191,7 +191,7 @@ def _balance(counts: list[int], lengths: tuple[int, int, int], blocks_of_stack: 
     result's blocks are a multiple of ``workers``, or no cut keeps a block MIN_BLOCK wide."""
     while (blocks_of_stack * counts[0] * counts[2]) % workers:
         widths = {axis: lengths[axis] / (counts[axis] + 1) for axis in (0, 2)}
-        axis = max(widths, key=widths.get)
+        axis = max(widths, key=widths.__getitem__)
         if widths[axis] < MIN_BLOCK:
             return
         counts[axis] += 1

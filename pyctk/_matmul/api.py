@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import repeat
 from .describe import describe
+from .dtypes import Casting
 from .execute import execute
 from .options import NOT_GIVEN, Devices, parse
 from .plan import plan
@@ -23,7 +24,6 @@ from .wrap import wrap
 
 Backend = Literal["auto", "tiled", "cublas"]
 Precision = Literal["highest", "tf32", "fp16_accumulate"]
-Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 
 
 def matmul(
@@ -33,13 +33,13 @@ def matmul(
     out: Any = None,
     *,
     casting: Casting = "same_kind",
-    dtype: DTypeLike = None,
+    dtype: DTypeLike | None = None,
     backend: Backend = "auto",
     precision: Precision = "highest",
     stream: Any = None,
     device: int | None = None,
     devices: Devices = None,
-    axes: list = NOT_GIVEN,
+    axes: list[tuple[int, ...] | int] = NOT_GIVEN,
     axis: int = NOT_GIVEN,
     keepdims: bool = NOT_GIVEN,
 ) -> Any:

@@ -56,7 +56,9 @@ def _unwrap(out: Any) -> Any:
     return out
 
 
-def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, ...] | None:
+def _on_gpu(
+    x1: Any, x2: Any, out: Any
+) -> tuple[interop.DeviceOperand, interop.DeviceOperand, interop.DeviceOperand | None] | None:
     """The GPU data of x1, x2 and out (None for an absent out), or None when all are host data."""
     if all(x is None or type(x) is np.ndarray for x in (x1, x2, out)):  # the common case, at once
         return None
@@ -67,7 +69,8 @@ def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, .
         return None
     if out is not None and found["out"] is None and not isinstance(out, np.ndarray):
         raise TypeError(f"out must be an array (a GPU array for GPU operands), not {type(out).__name__}")
-    host = [name for name, x in named if x is not None and found[name] is None]
+    # host data: what no GPU array came from, but an absent out (None as an operand is host data)
+    host = [name for name, x in named if found[name] is None and (name != "out" or x is not None)]
     if host:
         gpu, operand = next(iter(on_gpu.items()))
         raise DeviceMismatchError(
@@ -82,4 +85,6 @@ def _on_gpu(x1: Any, x2: Any, out: Any) -> tuple[interop.DeviceOperand | None, .
             f"pyctk.matmul: the operands are on different GPUs ({where}); "
             f"copy them to one with pyctk.asarray(x, device=...)"
         )
-    return found["x1"], found["x2"], found["out"]
+    a, b = found["x1"], found["x2"]
+    assert a is not None and b is not None  # neither is host data
+    return a, b, found["out"]

@@ -8,14 +8,17 @@ bfloat16 (see ``loop_dtype``).
 from __future__ import annotations
 
 import functools
+from typing import Literal
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from .._arrays.dtypes import DTYPES, is_bfloat16
 
+Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
 
-def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None, casting: str) -> np.dtype:
+
+def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike | None, casting: Casting) -> np.dtype:
     """The dtype numpy.matmul computes ``a @ b`` in, and so the dtype of its result.
 
     Parameters
@@ -58,7 +61,9 @@ def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike 
     int64, ...), NumPy's loop is used.
     """
     selected = {} if dtype is None else {"signature": (None, None, dtype)}  # None is refused
-    loop = np.matmul.resolve_dtypes((a, b, out), casting=casting, **selected)[2]
+    # NumPy's stub says signature= takes dtypes or None: NumPy takes any dtype_like there, and
+    # refuses None.
+    loop = np.matmul.resolve_dtypes((a, b, out), casting=casting, **selected)[2]  # type: ignore[arg-type]
     if dtype is None and (is_bfloat16(a) or is_bfloat16(b)):
         try:
             promoted = np.result_type(a, b)

@@ -17,7 +17,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .._arrays import device_array, layout, memory
-from .._arrays.device_array import DeviceArray
+from .._arrays.device_array import ArrayLayout, DeviceArray
+from .._arrays.interop import DeviceOperand
 from .._arrays.layout import COPY_STACK, IN_PLACE, Reading
 from .._cuda import contexts, library, streams
 from . import host_results, shapes
@@ -43,7 +44,7 @@ def execute(operands: Operands, problem: Problem, plan: Plan, options: Options) 
     temporary, or ``out``."""
     if operands.device is None:
         return _on_host(operands, problem, plan)
-    return _on_gpu(operands, problem, plan, options)
+    return _on_gpu(operands, operands.device, problem, plan, options)
 
 
 # ---------------------------------------------------------------------------
@@ -146,8 +147,8 @@ def host_call(plan: Plan, a: int, b: int, c: int) -> None:
 # GPU data.
 
 
-def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) -> Any:
-    device, stream = operands.device, options.stream_handle
+def _on_gpu(operands: Operands, device: int, problem: Problem, plan: Plan, options: Options) -> Any:
+    stream = options.stream_handle
     with contexts.using(device) as context:
         for x in (operands.a, operands.b, operands.out):  # the producers' pending work first
             if x is not None and x.stream is not None:
@@ -161,7 +162,7 @@ def _on_gpu(operands: Operands, problem: Problem, plan: Plan, options: Options) 
                 streams.wait(stream, copy._stream)
         a, b = (x.pointer if copy is None else copy._pointer for x, copy in zip((operands.a, operands.b), copies))
         if plan.entry == DEVICE_NEW:
-            written = device_run(problem, plan, device, stream)(a, b, options.stream)
+            written: DeviceArray | DeviceOperand = device_run(problem, plan, device, stream)(a, b, options.stream)
         else:
             written = (
                 operands.out
@@ -203,7 +204,7 @@ def device_run(problem: Problem, plan: Plan, device: int, stream: int) -> Device
     return functools.partial(device_new, plan, result, math.prod(shape) * loop.itemsize)
 
 
-def device_new(plan: Plan, result: tuple, nbytes: int, a: int, b: int, stream_owner: Any) -> DeviceArray:
+def device_new(plan: Plan, result: ArrayLayout, nbytes: int, a: int, b: int, stream_owner: Any) -> DeviceArray:
     """The plan's product of the operands at ``a`` and ``b`` into a new DeviceArray of
     ``nbytes`` and layout ``result`` (a ``DeviceArray._layout``), ordered on its stream: into a block
     kept for reuse (``memory.take``), or into one that libgpumatmul allocates from pyctk's

@@ -42,7 +42,7 @@ PRECISIONS = {"highest": 0, "tf32": 1, "fp16_accumulate": 2}  # gpumatmul_precis
 class Options(NamedTuple):
     """pyctk.matmul's keywords, checked; ``key`` is what a kept plan depends on of them."""
 
-    casting: str
+    casting: dtypes.Casting
     dtype: DTypeLike | None
     backend: int  # gpumatmul_backend
     precision: int  # gpumatmul_precision
@@ -50,11 +50,11 @@ class Options(NamedTuple):
     stream_handle: int  # its cudaStream_t
     device: int | None
     devices: Devices
-    key: tuple  # (casting, backend, precision) as given
+    key: tuple[str, str, str]  # (casting, backend, precision) as given
 
 
 def parse(
-    casting: str,
+    casting: dtypes.Casting,
     dtype: DTypeLike | None,
     backend: str,
     precision: str,
@@ -107,7 +107,8 @@ def _device_index(device: Any) -> int | None:
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _LIMIT = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
-_parsed: dict = {}  # the variable's value as read (None: unset) -> bytes: parsed once per value
+# the variable's value as read (None: unset) -> bytes: parsed once per value
+_parsed: dict[bytes | str | None, int] = {}
 # os.environ's own dict of encoded names and values, which it keeps in step with the process's
 # environment: a lookup there takes 0.05 us where os.environ.get takes 1 us, a twentieth of a
 # repeated 16 x 16 product (the plain way where an interpreter's os.environ lacks it).

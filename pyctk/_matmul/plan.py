@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._arrays import layout
+from .._arrays.interop import DeviceOperand
 from .._arrays.layout import COPY_STACK, IN_PLACE, Reading, Strided
 from .._cuda import contexts, library
 from .._cuda.errors import DeviceMismatchError
@@ -49,19 +50,13 @@ _host_options: dict[int, library.HostOptions] = {}  # memory limit -> the host c
 
 
 def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
-    batch = problem.shapes.batch
-    reads = tuple(
-        layout.reading(
-            _stack(x.shape, x.strides, x.dtype.itemsize, problem, position), batch, copied=x.dtype != problem.loop
-        )
-        for position, x in enumerate((operands.a, operands.b))
-    )
+    reads = (_reading(operands.a, problem, 0), _reading(operands.b, problem, 1))
     write, ld, stride = _write(operands, problem, reads)
     if operands.device is None:
         _check_host_memory(operands, problem, reads, write)
         devices, host_options = _host(options)
     else:
-        devices, host_options = _device(operands, options), None
+        devices, host_options = _device(operands.device, options), None
     _supported(problem, options)
     a, b = reads
     desc = library.GemmDesc(
@@ -85,6 +80,12 @@ def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
     return Plan(entry, desc, reads, write, devices, host_options)
 
 
+def _reading(x: Any, problem: Problem, position: int) -> Reading:
+    """How the C call reads operand ``position`` (0 or 1), ``x``, broadcast to the stack."""
+    stack = _stack(x.shape, x.strides, x.dtype.itemsize, problem, position)
+    return layout.reading(stack, problem.shapes.batch, copied=x.dtype != problem.loop)
+
+
 def _stack(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, problem: Problem, position: int) -> Strided:
     """An operand (``position`` 0 or 1) or the result (shapes.RESULT) as the (*stack, rows,
     columns) stack the C call reads or writes."""
@@ -100,7 +101,9 @@ def _out(operands: Operands, problem: Problem) -> tuple[int, int] | None:
 def _new_write(problem: Problem) -> tuple[int, int]:
     """(ld, stack stride) of a C-ordered result or temporary of the product's shape."""
     result = layout.c_ordered(problem.shapes.result, problem.loop.itemsize)
-    return layout.target(_stack(*result, problem, shapes.RESULT))
+    written = layout.target(_stack(*result, problem, shapes.RESULT))
+    assert written is not None  # C-ordered matrices are row-major and do not overlap
+    return written
 
 
 def _host(options: Options) -> tuple[tuple[int, ...], library.HostOptions]:
@@ -133,16 +136,16 @@ def _check_host_memory(operands: Operands, problem: Problem, reads: tuple[Readin
     )
 
 
-def _device(operands: Operands, options: Options) -> tuple[int, ...]:
+def _device(device: int, options: Options) -> tuple[int, ...]:
     if options.devices is not None:
         raise ValueError("devices= is for host operands: GPU operands are multiplied on their own GPU")
-    if options.device is not None and options.device != operands.device:
+    if options.device is not None and options.device != device:
         raise DeviceMismatchError(
             f"pyctk.matmul: device={options.device}, but the operands are "
-            f"on GPU {operands.device}; GPU operands are multiplied where "
+            f"on GPU {device}; GPU operands are multiplied where "
             f"they are"
         )
-    return (operands.device,)
+    return (device,)
 
 
 def _write(operands: Operands, problem: Problem, reads: tuple[Reading, Reading]) -> tuple[str, int, int]:
@@ -163,7 +166,7 @@ def _write(operands: Operands, problem: Problem, reads: tuple[Reading, Reading])
     return (OUT, *written) if written is not None else (TEMPORARY, *_new_write(problem))
 
 
-def _overlap(x, y) -> bool:
+def _overlap(x: DeviceOperand, y: DeviceOperand) -> bool:
     """Whether the device memory of two non-empty operands shares a byte."""
     if not (x.pointer and y.pointer):
         return False

@@ -21,7 +21,8 @@ described (``run_described``). Kept plans are read-only, so threads share them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,11 +40,13 @@ _KEPT = 1024  # layouts kept per kind: past this they start again (a program tha
 # making new shapes gains nothing from them)
 
 
-_host: dict[tuple, execute.HostRun] = {}
-_device: dict[tuple, execute.DeviceRun] = {}
+# Keyed by what a run depends on besides the data (the module's docstring says what).
+_host: dict[tuple[Hashable, ...], execute.HostRun] = {}
+_device: dict[tuple[Hashable, ...], execute.DeviceRun] = {}
+_Run = TypeVar("_Run")
 
 
-def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
+def run(x1: Any, x2: Any, stream: Any, options: tuple[str, str, str]) -> Any:
     """The product of two NumPy arrays (``stream`` None), or of two GPU arrays of one type
     that has a reader of its own (DeviceArray, torch, CuPy: ``interop.own_reader``), by a
     kept plan; None when there is none. ``options``: (casting, backend, precision) as given."""
@@ -53,8 +56,8 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple) -> Any:
     if kind is np.ndarray:
         if stream is not None:
             return None
-        kept = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, memory_limit()))
-        return None if kept is None else kept(x1, x2)
+        host_run = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, memory_limit()))
+        return None if host_run is None else host_run(x1, x2)
     handle = 0 if stream is None else streams.handle(stream)
     if kind is DeviceArray:  # its layout is made: not even an operand to make
         kept = _device.get((x1._layout, x2._layout, handle, options))
@@ -92,8 +95,8 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
         return  # (a product with nothing to compute makes no C call to repeat)
     a, b = operands.a, operands.b
     if operands.device is None:
-        key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key, memory_limit())
-        _keep(_host, key, execute.host_run(problem, plan))
+        host_key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key, memory_limit())
+        _keep(_host, host_key, execute.host_run(problem, plan))
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         entry = execute.device_run(problem, plan, operands.device, options.stream_handle)
@@ -105,12 +108,12 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
                 _keep(_device, (keys[0][1], keys[1][1], options.stream_handle, options.key), entry)
 
 
-def _layout(x: Any) -> tuple:
+def _layout(x: DeviceOperand) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype, int, int | None]:
     """What a product depends on of a GPU operand besides its data (DeviceArray._layout's)."""
     return (x.shape, x.strides, x.dtype, x.device, x.stream)
 
 
-def _keep(kept: dict, key: tuple, entry: Any) -> None:
+def _keep(kept: dict[tuple[Hashable, ...], _Run], key: tuple[Hashable, ...], entry: _Run) -> None:
     if len(kept) >= _KEPT:
         kept.clear()
     kept[key] = entry

@@ -120,8 +120,11 @@ def translate(options: Sequence[str], stacklevel: int = 4) -> list[str]:
                 raise CompileError(f"nvcc option {option!r} needs a value", "", tuple(options))
             option = f"{option} {value}"
         if row.use == "nvrtc":
-            values = value.split(",") if row.value == "list" else [value]
-            translated += [row.text.format(item) for item in values]
+            if row.value == "list":
+                assert value is not None  # read above, or CompileError
+                translated += [row.text.format(item) for item in value.split(",")]
+            else:
+                translated.append(row.text.format(value))
         elif row.use == "none":
             raise CompileError(f"nvcc option {option!r} has no NVRTC equivalent: {row.text}", "", tuple(options))
         else:

@@ -187,6 +187,12 @@ class Argument:
         """The parameter as C declares it (``VectorArg`` and ``ScalarArg`` say how)."""
         raise NotImplementedError
 
+    @property
+    def struct_char(self) -> str:
+        """Its ``struct`` letter for :meth:`pyctk.driver.Function.prepare` (``VectorArg`` and
+        ``ScalarArg`` say which)."""
+        raise NotImplementedError
+
 
 class VectorArg(Argument):
     """A pointer parameter (``float *x``): passed as a device address.
@@ -321,6 +327,6 @@ def get_arg_type(c_arg: str) -> str:
 
 for _dtype, _names in _BUILT_IN:
     get_or_register_dtype(_names, _dtype)
-for _names, _dtype in VECTOR_DTYPES.items():  # CUDA's vector types: float3 ... (pycuda.gpuarray.vec)
-    get_or_register_dtype(_names, _dtype)
-del _dtype, _names
+for _vector_name, _vector_dtype in VECTOR_DTYPES.items():  # CUDA's vector types: float3 ... (pycuda.gpuarray.vec)
+    get_or_register_dtype(_vector_name, _vector_dtype)
+del _dtype, _names, _vector_name, _vector_dtype

@@ -94,7 +94,8 @@ class _InstantiateParams(ctypes.Structure):
 # These two took more arguments in CUDA 12.3, and a CUDA 12 runtime's entry-point query (the
 # _PROTOTYPES' way) hands out its own version's forms: they are asked of the driver for the
 # 12.0 ABI, whose forms every later driver keeps.
-_CAPTURE_FUNCTIONS = {
+# (type[Any]: typeshed's union of the ctypes types is private.)
+_CAPTURE_FUNCTIONS: dict[str, list[type[Any]]] = {
     "cuStreamGetCaptureInfo": [
         c_void_p,
         POINTER(c_int),
@@ -113,7 +114,7 @@ def _capture_function(name: str) -> Any:
     driver_api.call(
         "cuGetProcAddress", name.encode(), byref(address), driver_api.ABI_VERSION, _LEGACY_STREAM, byref(status)
     )
-    return ctypes.CFUNCTYPE(c_int, *_CAPTURE_FUNCTIONS[name])(address.value)
+    return ctypes.CFUNCTYPE(c_int, *_CAPTURE_FUNCTIONS[name])(address.value or 0)
 
 
 def _member(kind: type[enum.IntEnum], value: Any, name: str) -> enum.IntEnum:
@@ -251,7 +252,7 @@ class Graph(_Owned):
         driver_api.current_context()
         handle = c_void_p()
         driver_api.call("cuGraphCreate", byref(handle), 0)
-        self.handle = handle.value
+        self.handle = handle.value or 0
 
     @classmethod
     def _wrap(cls, handle: int, owned: bool) -> Graph:
@@ -315,7 +316,7 @@ class Graph(_Owned):
         node = c_void_p()
         driver_api.call("cuGraphAddKernelNode", byref(node), self.handle, nodes, count, byref(params))
         _kept.setdefault(self.handle, []).extend(keep)
-        return GraphNode(node.value)
+        return GraphNode(node.value or 0)
 
     def instantiate(self) -> GraphExec:
         """Make the graph launchable (``cuGraphInstantiateWithParams``).
@@ -327,7 +328,7 @@ class Graph(_Owned):
         """
         graph_exec = c_void_p()
         driver_api.call("cuGraphInstantiateWithParams", byref(graph_exec), self.handle, byref(_InstantiateParams()))
-        return GraphExec(graph_exec.value, _kept.setdefault(self.handle, []))
+        return GraphExec(graph_exec.value or 0, _kept.setdefault(self.handle, []))
 
     def debug_dot_print(self, path: str) -> None:
         """Write the graph to a file in Graphviz's DOT language, with all the driver's details.
@@ -350,7 +351,8 @@ class GraphExec(_Owned):
     def __init__(self, handle: int, graph_kept: list) -> None:
         super().__init__(handle)
         # The graph's memory stays alive with this, and so does what set_params gave each node.
-        self._graph_kept, self._node_kept = graph_kept, {}
+        self._graph_kept = graph_kept
+        self._node_kept: dict[int, list[Any]] = {}  # kernel node -> what set_params gave it
 
     def launch(self, stream: Any = None) -> None:
         """Enqueue the graph's work on a stream; return at once.
@@ -448,7 +450,7 @@ def end_capture(self: Stream) -> Graph:
     """
     graph = c_void_p()
     driver_api.call("cuStreamEndCapture", self.handle, byref(graph))
-    return Graph._wrap(graph.value, owned=True)
+    return Graph._wrap(graph.value or 0, owned=True)
 
 
 def get_capture_info_v2(self: Stream) -> tuple[capture_status, int, Graph | None, list[GraphNode]]:
@@ -514,7 +516,8 @@ def update_capture_dependencies(
     )
 
 
-Stream.begin_capture = begin_capture
-Stream.end_capture = end_capture
-Stream.get_capture_info_v2 = get_capture_info_v2
-Stream.update_capture_dependencies = update_capture_dependencies
+# Stream's capture methods, given here (see the module docstring): set by name, for Stream
+# declares none of them to type checkers.
+for _method in (begin_capture, end_capture, get_capture_info_v2, update_capture_dependencies):
+    setattr(Stream, _method.__name__, _method)
+del _method

@@ -72,7 +72,7 @@ def describe(param: Param) -> str:
 def suggest(param: Param) -> str:
     """What a caller may pass for ``param``."""
     return _SUGGESTIONS.get(
-        tuple(param),
+        param,
         f"a NumPy scalar of {param.size} bytes (numpy.float16 "
         f"for a __half, numpy.complex64 for a float2, a "
         f"structured dtype's scalar for a struct)",

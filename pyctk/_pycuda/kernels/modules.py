@@ -121,7 +121,8 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
 # (architecture-specific) and "f" (family) forms after CUDA's bases for them.
 _JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 107, 110, 120, 121)
 _ACCELERATED, _FAMILY = 0x10000, 0x20000  # CU_COMPUTE_ACCELERATED_TARGET_BASE, ..._FAMILY_...
-jit_target = enum.IntEnum(
+# (mypy reads an enum's members from literal names only; these are made from _JIT_ARCHS.)
+jit_target = enum.IntEnum(  # type: ignore[misc]
     "jit_target",
     {
         **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
@@ -201,10 +202,11 @@ class _JitArguments:
 
     def logs(self) -> tuple[str, str]:
         """(info log, error log), as long as the driver says it wrote."""
-        return tuple(
+        info, error = (
             buffer.raw[: min(self.values[index] or 0, _JIT_LOG_BYTES)].rstrip(b"\0").decode(errors="replace")
             for buffer, index in ((self.info, 1), (self.error, 3))
         )
+        return info, error
 
 
 class ArgumentHandler:
@@ -308,7 +310,8 @@ def _dimensions(value: Any, what: str) -> tuple[int, int, int]:
         raise TypeError(f"{what}= must be one to three ints, e.g. (256, 1, 1); got {value!r}")
     if not all(0 <= v < _DIMENSION_LIMIT for v in values):
         raise ValueError(f"{what}={value!r}: each size must be from 0 to 2**32 - 1")
-    return tuple(int(v) for v in values) + (1,) * (3 - len(values))
+    x, y, z = [int(v) for v in values] + [1] * (3 - len(values))
+    return x, y, z
 
 
 class Function:
@@ -464,7 +467,8 @@ class Function:
         textures.refuse_texrefs(texrefs)
         blocks, threads = _dimensions(grid, "grid"), _dimensions(block, "block")
         handle = streams.handle(stream)
-        keep, copies_back = [], []
+        keep: list[Any] = []  # what device memory's owners must outlive the launch
+        copies_back: list[tuple[np.ndarray, Any]] = []  # (array, its device copy)
         parameters, buffer = _pack(self._values(args, handle, keep, copies_back))
 
         timing = (Event(), Event()) if time_kernel else None
@@ -504,7 +508,7 @@ class Function:
             if isinstance(argument, (np.generic, bool, int, float, complex)):
                 values.append(kernel_args.value_bytes(self.name, index, argument, param))
                 continue
-            if not kernel_args.takes_pointer(param):
+            if param is not None and not kernel_args.takes_pointer(param):
                 raise TypeError(
                     f"{self.name}() argument {index} is {kernel_args.describe(param)} in "
                     f"the kernel; got {type(argument).__name__}, which passes an address: "
@@ -680,6 +684,7 @@ class Function:
         pointer = device_pointer(argument, stream)
         if pointer is None:
             kernel_args.value_bytes(self.name, index, argument, None)  # raises, naming what to pass
+        assert pointer is not None  # (value_bytes raised)
         if pointer.device is not None and pointer.device != device:
             raise DeviceMismatchError(
                 f"{self.name}() argument {index} is on device {pointer.device}, but the kernel "
@@ -717,7 +722,8 @@ def _as_type(code: str, argument: Any) -> Any:
     if code.endswith("s"):  # a struct or vector type by value
         return vector_types.struct_value(int(code[:-1]), argument)
     if isinstance(argument, (bool, int, float, complex, np.generic)):
-        return np.uintp(argument) if code == "P" else np.dtype(code).type(argument)
+        # A complex address is NumPy's TypeError to raise.
+        return np.uintp(argument) if code == "P" else np.dtype(code).type(argument)  # type: ignore[arg-type]
     return argument
 
 
@@ -819,7 +825,7 @@ class Module:
         if result == _NOT_FOUND:
             raise driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
         driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
-        return Function(self, kernel.value, name, None if self._kernels is None else self._kernels.get(symbol))
+        return Function(self, kernel.value or 0, name, None if self._kernels is None else self._kernels.get(symbol))
 
     def _not_found(self, name: str) -> str:
         message = f"no kernel {name!r} in this module"

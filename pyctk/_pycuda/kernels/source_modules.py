@@ -106,6 +106,13 @@ def _request(arch: Any, what: str = "arch") -> str:
     return arch
 
 
+def _parts(request: str) -> tuple[str, ...]:
+    """("sm" or "compute", the number, the suffix) of an architecture ``_request`` checked."""
+    match = _ARCH.fullmatch(request)
+    assert match is not None  # _request refuses what does not match
+    return match.groups()
+
+
 def _target(request: str) -> str:
     """The architecture NVRTC compiles for: the one asked, or the best for the current GPU.
 
@@ -116,7 +123,7 @@ def _target(request: str) -> str:
     archs = nvrtc.supported_archs()
     version = ".".join(map(str, nvrtc.version()))
     if not request.startswith("gpu:"):
-        if int(_ARCH.fullmatch(request)[2]) not in archs:
+        if int(_parts(request)[1]) not in archs:
             raise ValueError(
                 f"NVRTC {version} does not compile for {request}; it knows {', '.join(f'sm_{a}' for a in archs)}"
             )
@@ -173,8 +180,8 @@ def _plan(arch: Any, code: Any, target: str) -> _Plan:
         )
     if code is None:
         return _Plan(_request(arch), target == "ptx", None)
-    kind, *real = _ARCH.fullmatch(_request(code, "code")).groups()  # "sm", "90", "a"
-    virtual = real if arch is None else list(_ARCH.fullmatch(_request(arch)).groups()[1:])
+    kind, *real = _parts(_request(code, "code"))  # "sm", "90", "a"
+    virtual = real if arch is None else list(_parts(_request(arch))[1:])
     if int(virtual[0]) > int(real[0]) or (kind == "compute" and virtual != real):
         raise ValueError(
             f"code={code!r} cannot come from arch={arch!r}: code is the virtual "
@@ -291,7 +298,9 @@ def _compile(text: str, plan: _Plan, common: list[str], name_expressions: list[s
         try:
             image = linker.link_cubin()
         except LogicError as error:
-            raise CompileError(f"compiling the PTX for {plan.link_to} failed: {error}", str(error), options) from None
+            raise CompileError(
+                f"compiling the PTX for {plan.link_to} failed: {error}", str(error), tuple(options)
+            ) from None
         target = plan.link_to
     if keep:
         _keep(text, output, image)

@@ -215,6 +215,7 @@ class ResourceObject(Owned):
     device memory, ``Function.__call__`` passes ``handle``)."""
 
     _handle_type = c_uint64
+    _get_resource: str  # the driver function that describes it: each kind names its own
 
     def get_resource_desc(self) -> dict[str, Any]:
         """What it reads, as the driver says.

@@ -48,15 +48,16 @@ VECTOR_DTYPES = {
 
 
 def _maker(name: str, dtype: np.dtype) -> Callable[..., np.ndarray]:
+    fields = dtype.names
+    assert fields is not None  # a vector type is a structured dtype
+
     def make(*values: Any) -> np.ndarray:
-        if len(values) != len(dtype.names):
-            raise TypeError(
-                f"make_{name}() takes {len(dtype.names)} values ({', '.join(dtype.names)}), got {len(values)}"
-            )
+        if len(values) != len(fields):
+            raise TypeError(f"make_{name}() takes {len(fields)} values ({', '.join(fields)}), got {len(values)}")
         return np.array(values, dtype)
 
     make.__name__ = make.__qualname__ = f"make_{name}"
-    make.__doc__ = f"A 0-d array of one {name}, from the values of its fields {', '.join(dtype.names)}."
+    make.__doc__ = f"A 0-d array of one {name}, from the values of its fields {', '.join(fields)}."
     return make
 
 

@@ -79,6 +79,8 @@ class array_cubemap_face(enum.IntEnum):  # noqa: N801 - PyCUDA's name
 class _Descriptor:
     """A descriptor made empty, or with fields by PyCUDA's names: ``ArrayDescriptor(width=4, ...)``."""
 
+    pycuda_names: tuple[str, ...]  # set by copies_nd.pycuda_names, which each kind is decorated with
+
     def __init__(self, **fields: Any) -> None:
         super().__init__()
         for name, value in fields.items():
@@ -514,10 +516,11 @@ def _holding(rows: Any, shape: tuple[int, ...], dtype: np.dtype, surfaces: bool)
     flags = 0
     if surfaces:
         flags = array3d_flags.SURFACE_LDST | (array3d_flags.LAYERED if len(shape) == 2 else 0)
+    depth, height, width = (1,) * (3 - len(shape)) + tuple(shape)
     return _upload(
         rows,
         math.prod(shape) * dtype.itemsize,
-        (1,) * (3 - len(shape)) + tuple(shape),
+        (depth, height, width),
         _format(dtype, True),
         flags,
         surfaces or len(shape) == 3,

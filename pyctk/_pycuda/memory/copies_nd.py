@@ -29,12 +29,14 @@ import ctypes
 import enum
 import operator
 from ctypes import byref, c_int, c_size_t, c_uint64, c_void_p
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 from ..._cuda import driver_api, streams
 from .device import device_pointer
+
+_Structure = TypeVar("_Structure", bound=type[ctypes.Structure])
 
 
 class memory_type(enum.IntEnum):  # PyCUDA's name
@@ -83,29 +85,37 @@ def _as(kind: type[enum.IntEnum] | None, value: int) -> Any:
         return value
 
 
-def pycuda_names(names: dict[str, tuple[str, Any]], docs: dict[str, str] | None = None):
+def pycuda_names(
+    names: dict[str, tuple[str, Any]], docs: dict[str, str] | None = None
+) -> Callable[[_Structure], _Structure]:
     """A class decorator: the ctypes structure's fields also read and write under PyCUDA's names
     (``names``: PyCUDA's name -> (field, enum or None)), those rows whose field it has; ``docs``:
     PyCUDA's name -> what the field says (its docstring, followed by cuda.h's name)."""
 
-    def decorate(cls: type) -> type:
-        fields = {field for field, _ in cls._fields_}
+    def decorate(cls: _Structure) -> _Structure:
+        fields = {field for field, *_ in cls._fields_}
         for name, (field, kind) in names.items():
             if field in fields:
                 text = (docs or {}).get(name, "")
-                setattr(
-                    cls,
-                    name,
-                    property(
-                        lambda self, field=field, kind=kind: _as(kind, getattr(self, field)),
-                        lambda self, value, field=field: setattr(self, field, operator.index(value)),
-                        doc=f"{text} (cuda.h's ``{field}``)." if text else f"cuda.h's ``{field}``.",
-                    ),
-                )
-        cls.pycuda_names = tuple(name for name, (field, _) in names.items() if field in fields)
+                doc = f"{text} (cuda.h's ``{field}``)." if text else f"cuda.h's ``{field}``."
+                setattr(cls, name, _named_field(field, kind, doc))
+        # (Each class declares pycuda_names, which a type bound to Structure cannot say.)
+        cls.pycuda_names = tuple(name for name, (field, _) in names.items() if field in fields)  # type: ignore[attr-defined]
         return cls
 
     return decorate
+
+
+def _named_field(field: str, kind: Any, doc: str) -> property:
+    """Field ``field`` under another name: read as ``kind`` (an enum, or None), written as an int."""
+
+    def get(self: ctypes.Structure) -> Any:
+        return _as(kind, getattr(self, field))
+
+    def set_(self: ctypes.Structure, value: Any) -> None:
+        setattr(self, field, operator.index(value))
+
+    return property(get, set_, doc=doc)
 
 
 # What each field says, by PyCUDA's name (the docstrings of the properties pycuda_names makes).
@@ -185,6 +195,8 @@ def device_address(memory: Any, what: str) -> tuple[int, Any]:
 
 class _Copy:
     """What the copy structures share: where they read and write, and the call."""
+
+    pycuda_names: tuple[str, ...]  # set by pycuda_names, which each kind is decorated with
 
     def _set(
         self,
@@ -284,10 +296,12 @@ class _Copy:
 
     def _copy(self, function: str, stream: Any) -> None:
         driver_api.current_context()
+        # Every kind of copy is a ctypes Structure too, which a mixin's type cannot say.
+        description = byref(self)  # type: ignore[arg-type]
         if stream is None:
-            driver_api.call(function, byref(self))
+            driver_api.call(function, description)
         else:
-            driver_api.call(function + "Async", byref(self), streams.handle(stream))
+            driver_api.call(function + "Async", description, streams.handle(stream))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} " + ", ".join(f"{n}={getattr(self, n)}" for n in self.pycuda_names) + ">"

@@ -18,7 +18,7 @@ import numbers
 import operator
 import os
 from ctypes import byref, c_char, c_size_t, c_uint64
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -242,12 +242,10 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
     if isinstance(x, DeviceAllocation):
         return DevicePointer(int(x), x.device, x, True)
     if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
-        if x < 0:
-            raise ValueError(f"device address {x} is negative")
-        return DevicePointer(int(x), None, x, True)
+        return _at_address(int(x), x)
     get_pointer = getattr(x, "get_pointer", None)
     if get_pointer is not None:  # PyCUDA's PointerHolderBase (pyctk.driver's, or a workalike)
-        return device_pointer(operator.index(get_pointer()))._replace(owner=x)
+        return _at_address(operator.index(get_pointer()), x)
     operand = interop.device_operand(x, stream)
     if operand is None:
         return None
@@ -256,6 +254,13 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
             streams.wait(stream, operand.stream)
     contiguous = is_c_contiguous(operand.shape, operand.strides, operand.dtype.itemsize)
     return DevicePointer(operand.pointer, operand.device, operand.owner, contiguous)
+
+
+def _at_address(address: int, owner: Any) -> DevicePointer:
+    """Device memory given as an address, on whichever device has it."""
+    if address < 0:
+        raise ValueError(f"device address {address} is negative")
+    return DevicePointer(address, None, owner, True)
 
 
 def _contiguous_device(x: Any, stream: int) -> int:
@@ -614,7 +619,7 @@ def to_device(array: Any) -> DeviceAllocation:
     return allocation
 
 
-def from_device(source: Any, shape: Any, dtype: Any, order: str = "C") -> np.ndarray:
+def from_device(source: Any, shape: Any, dtype: Any, order: Literal["C", "F"] = "C") -> np.ndarray:
     """Copy device memory into a new NumPy array; return when the copy is done.
 
     Parameters

@@ -123,7 +123,10 @@ def array_over(
         memory._interface = None
 
 
-def shape_tuple(shape: int | Sequence[int]) -> tuple[int, ...]:
+def shape_tuple(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints, as NumPy takes it) as a tuple; TypeError for
+    anything else."""
+    dims: tuple[int, ...]
     try:
         dims = (operator.index(shape),)
     except TypeError:
@@ -156,18 +159,18 @@ def _order_of(array: np.ndarray) -> str:
 
 def new_array(make: Callable[[int], ArrayMemory], shape: int | Sequence[int], dtype: Any, order: str) -> np.ndarray:
     """An array over ``make(nbytes)``; the arguments are checked before anything is allocated."""
-    shape, dtype, order = shape_tuple(shape), np.dtype(dtype), _order(order)
+    dims, dtype, order = shape_tuple(shape), np.dtype(dtype), _order(order)
     if dtype.subdtype is not None:  # ("f4", 3): its shape goes last, as numpy.empty does
         dtype, inner = dtype.subdtype
-        shape += inner
+        dims += inner
     if dtype.hasobject:
         raise TypeError(
             f"dtype {dtype} holds Python objects, which have no place in memory "
             f"for the GPU: use a numeric or structured dtype"
         )
     # An empty array gets a byte: cuMemAllocManaged refuses 0 bytes, and the array has an address.
-    memory = make(max(math.prod(shape) * dtype.itemsize, 1))
-    return array_over(memory, shape, dtype, order)
+    memory = make(max(math.prod(dims) * dtype.itemsize, 1))
+    return array_over(memory, dims, dtype, order)
 
 
 def _zeroed(array: np.ndarray) -> np.ndarray:
@@ -234,6 +237,7 @@ class HostPointer(ArrayMemory):
         return self._pointer
 
     def _release(self, pointer: int) -> int:
+        assert self._home is not None  # memory without a home (NumPy's) releases itself
         return self._home.call(self._RELEASE, pointer)
 
     def free(self) -> None:
@@ -296,7 +300,7 @@ class PagelockedHostAllocation(HostPointer):
         home = HomeContext()
         pointer = c_void_p()
         driver_api.call("cuMemHostAlloc", byref(pointer), nbytes, int(flags))
-        super().__init__(pointer.value, nbytes, home)
+        super().__init__(pointer.value or 0, nbytes, home)
 
     def get_flags(self) -> int:
         """The flags the memory was allocated with.
@@ -307,6 +311,7 @@ class PagelockedHostAllocation(HostPointer):
             :class:`host_alloc_flags` bits.
         """
         flags = c_uint()
+        assert self._home is not None  # page-locked memory has the context it was made in
         driver_api.check(self._home.call("cuMemHostGetFlags", byref(flags), self._live_address()), "cuMemHostGetFlags")
         return flags.value
 
@@ -335,7 +340,7 @@ class AlignedHostAllocation(HostPointer):
             raise LogicError(
                 f"alignment={alignment} is not a power of two (4096, a page, is the default)", *_INVALID_VALUE
             )
-        self._buffer = np.empty(-(-nbytes // alignment) * alignment + alignment - 1, np.uint8)
+        self._buffer: np.ndarray | None = np.empty(-(-nbytes // alignment) * alignment + alignment - 1, np.uint8)
         start = self._buffer.ctypes.data
         super().__init__(start + -start % alignment, nbytes, None)
 
@@ -684,7 +689,7 @@ class ManagedAllocation(DeviceAllocation, ArrayMemory):
 
 def is_managed(array: np.ndarray) -> bool:
     """Whether ``array`` is over managed memory: a ``managed_empty`` array or a view of one."""
-    base = array
+    base: object = array
     while isinstance(base, np.ndarray):
         base = base.base
     return isinstance(base, ManagedAllocation)

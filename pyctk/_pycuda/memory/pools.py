@@ -255,7 +255,7 @@ class MemoryPool:
 class _Pooled:
     """A block taken from ``pool`` for ``size`` bytes, returned by ``free()`` or when garbage."""
 
-    _block = None  # None: returned (or never taken)
+    _block: Any = None  # the pool's block (of the pool's kind of memory); None: returned (or never taken)
 
     def __init__(self, pool: MemoryPool, size: int) -> None:
         self._pool, self.nbytes = pool, size
