@@ -40,6 +40,10 @@ class StridedArray:
     _interface_strides_always = False
     # the cudaStream_t pyctk's work on the array is ordered on (0: the legacy default stream)
     _stream = 0
+    # what __cuda_array_interface__'s "stream" says of work on the legacy default stream: 1
+    # (its number there), or None (no stream named: a consumer on any blocking stream is
+    # ordered after it anyway)
+    _interface_legacy_stream: int | None = streams.LEGACY
     _readonly = False
 
     if TYPE_CHECKING:  # (what a subclass provides: properties, or attributes as GPUArray's)
@@ -147,7 +151,7 @@ class StridedArray:
 
         A dict of the shape, type string, data pointer and read-only flag, strides, and the
         stream pyctk's pending work is on (1, the legacy default stream, unless the array
-        was made on another). bfloat16 has no type string in the interface, so such arrays
+        was made on another; a GPUArray's says None there, as PyCUDA's). bfloat16 has no type string in the interface, so such arrays
         have no attribute (AttributeError) and consumers fall back to DLPack.
 
         Examples
@@ -173,8 +177,8 @@ class StridedArray:
             "data": (self._address(), self._readonly),
             "strides": self.strides if described else None,
             "version": 3,
-            # pyctk's pending work is on this stream; the legacy stream is 1 in the interface.
-            "stream": streams.LEGACY if self._stream == 0 else self._stream,
+            # pyctk's pending work is on this stream
+            "stream": self._interface_legacy_stream if self._stream == 0 else self._stream,
         }
 
     def __dlpack_device__(self) -> tuple[int, int]:

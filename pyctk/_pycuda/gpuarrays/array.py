@@ -151,6 +151,7 @@ class GPUArray(GPUArrayBase):
         "GPUArray takes ints, slices, ... and None as indices (basic indexing); for a gather use gpuarray.take"
     )
     _interface_strides_always = True  # as PyCUDA's interface: strides even when C-contiguous
+    _interface_legacy_stream = None  # as PyCUDA's: its work is on the legacy default stream
 
     def __init__(
         self,
