@@ -31,7 +31,6 @@ calling thread's current device is never changed. The default device is 0.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 
 from .._cuda import cudart, streams
 from . import convert, interop
+from .arguments import device_index, shape_tuple
 from .dtypes import supported_dtype
 from .layout import contiguous_strides, span
 from .memory import allocate
@@ -52,7 +52,7 @@ ArrayLayout = tuple[tuple[int, ...], tuple[int, ...], np.dtype, int, int]
 
 
 def _device_index(device: Any) -> int:
-    return DEFAULT_DEVICE if device is None else operator.index(device)
+    return DEFAULT_DEVICE if device is None else device_index(device)
 
 
 class DeviceArray(StridedArray):
@@ -412,18 +412,6 @@ DeviceArray.__module__ = "pyctk"  # where users find it: repr(type(x)) is "<clas
 # Making arrays.
 
 
-def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    """A shape from an int or a sequence of ints, as NumPy takes it."""
-    dims: tuple[int, ...]
-    try:
-        dims = (operator.index(shape),)
-    except TypeError:
-        dims = tuple(operator.index(extent) for extent in shape)
-    if any(extent < 0 for extent in dims):
-        raise ValueError(f"negative dimensions are not allowed: {dims}")
-    return dims
-
-
 def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *, stream: Any = _STREAM) -> DeviceArray:
     """A new C-contiguous array on the GPU whose values are undefined, as ``numpy.empty``.
 
@@ -464,7 +452,7 @@ def empty(shape: Any, dtype: Any = np.float64, device: int | None = None, *, str
     >>> x.shape, x.strides, x.device
     ((2, 3), (12, 4), 0)
     """
-    shape, dtype, device = _shape_tuple(shape), supported_dtype(dtype), _device_index(device)
+    shape, dtype, device = shape_tuple(shape), supported_dtype(dtype), _device_index(device)
     handle = streams.handle(stream)
     allocation = allocate(math.prod(shape) * dtype.itemsize, device, handle, stream)
     return DeviceArray(

@@ -151,8 +151,9 @@ class StridedArray:
 
         A dict of the shape, type string, data pointer and read-only flag, strides, and the
         stream pyctk's pending work is on (1, the legacy default stream, unless the array
-        was made on another; a GPUArray's says None there, as PyCUDA's). bfloat16 has no type string in the interface, so such arrays
-        have no attribute (AttributeError) and consumers fall back to DLPack.
+        was made on another; a GPUArray's says None there, as PyCUDA's). bfloat16 has no
+        type string in the interface, so such arrays have no attribute (AttributeError) and
+        consumers fall back to DLPack.
 
         Examples
         --------

@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Union
 
-import numpy as np
 from numpy.typing import DTypeLike
 
+from .._arrays.arguments import device_index
 from .._cuda import contexts, streams
 from . import dtypes
 
@@ -97,11 +97,7 @@ def _choice(name: str, value: str, table: dict[str, int]) -> int:
 
 
 def _device_index(device: Any) -> int | None:
-    if device is None:
-        return None
-    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
-        raise ValueError(f"device must be None or a GPU index (0, 1, ...), not {device!r}")
-    return int(device)
+    return None if device is None else device_index(device)
 
 
 LIMIT_VARIABLE = "PYCTK_DEVICE_MEMORY_LIMIT"

@@ -26,11 +26,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ..._arrays import interop
+from ..._arrays.arguments import shape_tuple
 from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
 from ..kernels.c_types import dtype_to_ctype
 from ..memory.device import device_memory, mem_alloc
-from ..memory.host import pagelocked_empty, shape_tuple
+from ..memory.host import pagelocked_empty
 from . import arithmetic, copying, reductions
 from .base import GPUArrayBase
 from .launching import splay, stream_handle
@@ -72,6 +73,17 @@ def compact_strides(shape: Sequence[int], strides: Sequence[int], itemsize: int)
         result[axis] = step
         step *= max(shape[axis], 1)
     return tuple(result)
+
+
+# dtype kinds whose elements mean nothing to a GPU kernel, refused before any CUDA call (NumPy's
+# kinds; PyCUDA would copy their bytes): why, and what to convert them to.
+_NOT_FOR_THE_GPU = {
+    "O": "they are references to Python objects in host memory; convert to a numeric dtype first "
+    "(x.astype(np.float64))",
+    "U": "NumPy's str; encode the text to bytes first (np.char.encode(x, 'utf-8'))",
+    "M": "datetime64 has no arithmetic on the GPU; move its ticks (x.view(np.int64))",
+    "m": "timedelta64 has no arithmetic on the GPU; move its ticks (x.view(np.int64))",
+}
 
 
 class GPUArray(GPUArrayBase):
@@ -165,6 +177,8 @@ class GPUArray(GPUArrayBase):
     ) -> None:
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
+        if self.dtype.kind in _NOT_FOR_THE_GPU:
+            raise TypeError(f"a GPUArray cannot hold {self.dtype} elements: {_NOT_FOR_THE_GPU[self.dtype.kind]}")
         self.size = math.prod(self.shape)
         itemsize = self.dtype.itemsize
         if strides is None:

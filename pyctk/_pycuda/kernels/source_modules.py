@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -196,7 +196,11 @@ def _plan(arch: Any, code: Any, target: str) -> _Plan:
 def _strings(value: Any, what: str, example: str) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, (str, bytes)) or not all(isinstance(v, (str, os.PathLike)) for v in value):
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, Iterable)
+        or not all(isinstance(v, (str, os.PathLike)) for v in value)
+    ):
         raise TypeError(f"{what} must be a list of strings, e.g. {example}; got {value!r}")
     return [os.fspath(v) for v in value]
 

@@ -29,6 +29,7 @@ from ..._cuda import contexts, cudart, driver_api, driver_errors, library, strea
 from ..._cuda.driver_errors import MemoryError
 from ..._cuda.errors import OutOfMemoryError
 from ..contexts.devices import in_context, made_context
+from .sizes import byte_count
 
 
 class DeviceAllocation(Allocation):
@@ -163,6 +164,8 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     ------
     pyctk.driver.MemoryError
         Not enough memory, after collecting garbage once; also Python's ``MemoryError``.
+    TypeError
+        ``nbytes`` is no integer (a float, a str, a bool), before any CUDA call.
     ValueError
         ``nbytes`` is negative.
 
@@ -179,9 +182,7 @@ def mem_alloc(nbytes: int) -> DeviceAllocation:
     >>> a_gpu.nbytes, int(a_gpu) != 0
     (1024, True)
     """
-    nbytes = int(nbytes)
-    if nbytes < 0:
-        raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+    nbytes = byte_count(nbytes, "mem_alloc: nbytes")
     return device_memory(nbytes, driver_api.current_device(), 0)
 
 

@@ -31,6 +31,7 @@ from ..._cuda.driver_errors import Error, LogicError
 from ..contexts.devices import Context, in_context, made_context
 from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
+from .sizes import byte_count
 
 _PITCH_ACCESS_SIZES = (4, 8, 16)  # the ElementSizeBytes cuMemAllocPitch takes
 _INVALID_VALUE = 1  # CUDA_ERROR_INVALID_VALUE
@@ -205,9 +206,9 @@ def mem_alloc_pitch(width: int, height: int, access_size: int) -> tuple[DeviceAl
     >>> pitch >= 400, pitch % 128
     (True, 0)
     """
-    width, height, access_size = [operator.index(v) for v in (width, height, access_size)]
-    if width < 0 or height < 0:
-        raise ValueError(f"mem_alloc_pitch: width={width} and height={height} must not be negative")
+    width = byte_count(width, "mem_alloc_pitch: width")
+    height = byte_count(height, "mem_alloc_pitch: height")
+    access_size = operator.index(access_size)
     if access_size not in _PITCH_ACCESS_SIZES:
         raise ValueError(
             f"mem_alloc_pitch: access_size={access_size}, but cuMemAllocPitch takes 4, 8 "
@@ -241,9 +242,7 @@ def mem_alloc_ipc(nbytes: int) -> DeviceAllocation:
     --------
     mem_get_ipc_handle : The handle to send to the other process, with an example.
     """
-    nbytes = operator.index(nbytes)
-    if nbytes <= 0:
-        raise ValueError(f"mem_alloc_ipc: {nbytes} bytes; the driver allocates 1 byte or more")
+    nbytes = byte_count(nbytes, "mem_alloc_ipc: nbytes", least=1)  # (the driver allocates 1 or more)
     device = driver_api.current_device()
     pointer = c_uint64()
     driver_api.call("cuMemAlloc", byref(pointer), nbytes)

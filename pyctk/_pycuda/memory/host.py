@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._arrays.arguments import shape_tuple
 from ..._cuda import contexts, driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
 from .device import DeviceAllocation
@@ -121,22 +122,6 @@ def array_over(
         return np.asarray(memory)
     finally:
         memory._interface = None
-
-
-def shape_tuple(shape: Any) -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints, as NumPy takes it) as a tuple; TypeError for
-    anything else."""
-    dims: tuple[int, ...]
-    try:
-        dims = (operator.index(shape),)
-    except TypeError:
-        try:
-            dims = tuple(operator.index(extent) for extent in shape)
-        except TypeError:
-            raise TypeError(f"shape={shape!r}: give an int or a sequence of ints") from None
-    if any(extent < 0 for extent in dims):
-        raise ValueError(f"negative dimensions are not allowed: shape {dims}")
-    return dims
 
 
 def _order(order: str) -> str:

@@ -33,6 +33,7 @@ from ..._cuda.driver_errors import LogicError, MemoryError
 from ..._cuda.errors import OutOfMemoryError
 from .device import DeviceAllocation, mem_alloc
 from .host import ArrayMemory, HomeContext, PagelockedHostAllocation, new_array
+from .sizes import byte_count
 
 MANTISSA_BITS = 4  # bits after the leading one that tell a size's bin (PyCUDA's)
 _MANTISSA = (1 << MANTISSA_BITS) - 1
@@ -354,8 +355,10 @@ class DeviceMemoryPool(MemoryPool):
         ------
         pyctk.driver.MemoryError
             Not enough memory, with every held block freed.
+        TypeError, ValueError
+            ``size`` is no integer, or negative (before any CUDA call).
         """
-        return PooledDeviceAllocation(self, size)
+        return PooledDeviceAllocation(self, byte_count(size, "DeviceMemoryPool.allocate: size"))
 
 
 class PageLockedAllocator:

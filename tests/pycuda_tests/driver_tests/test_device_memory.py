@@ -59,9 +59,9 @@ class Holder(cuda.PointerHolderBase):
     [
         (lambda: cuda.mem_alloc_pitch(64, 4, 3), ValueError, "4, 8 or 16"),
         (lambda: cuda.mem_alloc_pitch(64, 4, 32), ValueError, "access_size=32"),
-        (lambda: cuda.mem_alloc_pitch(-1, 4, 4), ValueError, "must not be negative"),
+        (lambda: cuda.mem_alloc_pitch(-1, 4, 4), ValueError, "width is -1 bytes: it must be 0 or more"),
         (lambda: cuda.mem_alloc_pitch(64, 4, 4.0), TypeError, "float"),
-        (lambda: cuda.mem_alloc_ipc(0), ValueError, "1 byte or more"),
+        (lambda: cuda.mem_alloc_ipc(0), ValueError, "nbytes is 0 bytes: it must be 1 or more"),
         (lambda: cuda.memcpy_peer(0, 0, -1), ValueError, "negative"),
         (lambda: cuda.memcpy_peer(0, 0, 8, dest_context="ctx"), TypeError, "dest_context must be a Context"),
         (lambda: cuda.memcpy_peer_async(0, 0, 8, src_context=0), TypeError, "src_context must be a Context"),
