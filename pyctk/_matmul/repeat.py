@@ -56,7 +56,7 @@ def run(x1: Any, x2: Any, stream: Any, options: tuple[str, str, str]) -> Any:
     if kind is np.ndarray:
         if stream is not None:
             return None
-        host_run = _host.get((x1.dtype, x1.shape, x1.strides, x2.dtype, x2.shape, x2.strides, options, memory_limit()))
+        host_run = _host.get(_host_key(x1, x2, options))
         return None if host_run is None else host_run(x1, x2)
     handle = 0 if stream is None else streams.handle(stream)
     if kind is DeviceArray:  # its layout is made: not even an operand to make
@@ -95,8 +95,7 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
         return  # (a product with nothing to compute makes no C call to repeat)
     a, b = operands.a, operands.b
     if operands.device is None:
-        host_key = (a.dtype, a.shape, a.strides, b.dtype, b.shape, b.strides, options.key, memory_limit())
-        _keep(_host, host_key, execute.host_run(problem, plan))
+        _keep(_host, _host_key(a, b, options.key), execute.host_run(problem, plan))
     elif all(x.stream is None or streams.same(options.stream_handle, x.stream) for x in (a, b)):
         key = (_layout(a), _layout(b), options.stream_handle, options.key)
         entry = execute.device_run(problem, plan, operands.device, options.stream_handle)
@@ -106,6 +105,23 @@ def keep(operands: Operands, problem: Problem, plan: Plan, options: Options) -> 
             keys = key_reader(a.owner), key_reader(b.owner)
             if keys[0] is not None and keys[1] is not None:
                 _keep(_device, (keys[0][1], keys[1][1], options.stream_handle, options.key), entry)
+
+
+def _host_key(a: np.ndarray, b: np.ndarray, options: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
+    """What a product of host arrays depends on besides their data. Each dtype's char too:
+    ``longlong`` and ``int64`` are equal dtypes, but NumPy's results keep each one's type."""
+    return (
+        a.dtype,
+        a.dtype.char,
+        a.shape,
+        a.strides,
+        b.dtype,
+        b.dtype.char,
+        b.shape,
+        b.strides,
+        options,
+        memory_limit(),
+    )
 
 
 def _layout(x: DeviceOperand) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype, int, int | None]:

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._arrays.layout import broadcast_shapes
+from .._arrays.layout import broadcast_shapes, shape_text
 
 AxisError = getattr(np, "exceptions", np).AxisError  # numpy.exceptions is NumPy 1.25's
 
@@ -78,9 +78,9 @@ def matmul_shapes(
     batch = stacks[0] if stacks.count(stacks[0]) == len(stacks) else _broadcast(stacks)
     # out's stack need not broadcast: it may lack leading axes of length 1, no more.
     if out_shape is not None and batch != (1,) * (len(batch) - len(stacks[-1])) + stacks[-1]:
-        raise ValueError(
-            f"matmul: out has shape {out_shape}, but the operands' stacks broadcast "
-            f"to {batch}: out's stack dimensions must hold them"
+        raise ValueError(  # NumPy's words, which code that checks the message matches
+            f"non-broadcastable output operand with shape {shape_text(out_shape)} doesn't match "
+            f"the broadcast shape {shape_text(batch + core)}"
         )
     return Shapes(batch, m, k, n, batch + core, (no_rows, no_cols))
 

@@ -465,3 +465,29 @@ def test_the_host_memory_check_counts_what_out_saves_and_can_be_turned_off(littl
     monkeypatch.setenv(little_memory.CHECK_VARIABLE, "0")
     pyctk.matmul(a, a.T)
     assert len(host_calls) == 2
+
+
+@pytest.mark.parametrize(("first", "then"), [("l", "q"), ("q", "l"), ("L", "Q"), ("Q", "L")])
+def test_equal_dtypes_of_other_types_keep_their_own_scalar_type(first, then, host_calls, monkeypatch):
+    """int64 and longlong are equal dtypes: a product of one kept for the other (the kept plans'
+    keys compare dtypes) would give a scalar of the first one's type, where NumPy's is each one's."""
+    from pyctk._matmul import repeat
+
+    monkeypatch.setattr(repeat, "_host", {})
+    for char in (first, then, then):  # the last call by the kept plan of the one before
+        x = np.arange(3, dtype=char)
+        assert type(pyctk.matmul(x, x)) is type(np.matmul(x, x)) is np.dtype(char).type
+    assert len(host_calls) == 3
+
+
+def test_out_that_cannot_hold_the_stack_says_what_numpy_says(no_gpu_work):
+    a, b, out = np.ones((2, 3, 4), F32), np.ones((4, 5), F32), np.empty((1, 3, 5), F32)
+    with pytest.raises(ValueError) as numpys:
+        np.matmul(a, b, out=out)
+    with pytest.raises(ValueError) as pyctks:
+        pyctk.matmul(a, b, out=out)
+    assert (
+        str(pyctks.value)
+        == "non-broadcastable output operand with shape (1,3,5) doesn't match the broadcast shape (2,3,5)"
+    )
+    assert str(numpys.value).startswith("non-broadcastable output operand with shape (1,3,5)")
