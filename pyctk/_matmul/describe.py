@@ -25,6 +25,9 @@ class Operands(NamedTuple):
     out_given: Any  # the out= argument itself, which matmul returns
     device: int | None  # the GPU the data is on; None for host data
     out_axes: tuple[int, ...] | None = None  # where axes= puts a new result's core axes
+    # x1 and x2 as given where one is an ndarray subclass (np.matrix, a MaskedArray), whose
+    # __array_wrap__ makes the result what NumPy's would be; None for plain host data
+    subclassed: tuple[Any, Any] | None = None
 
 
 def describe(x1: Any, x2: Any, out: Any) -> Operands:
@@ -44,7 +47,12 @@ def describe(x1: Any, x2: Any, out: Any) -> Operands:
         raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
     if out is not None and not out.flags.writeable:
         raise ValueError("out is read-only: matmul cannot write its result into it")
-    return Operands(np.asarray(x1), np.asarray(x2), out, out, None)
+    subclassed = (x1, x2) if _subclass(x1) or _subclass(x2) else None
+    return Operands(np.asarray(x1), np.asarray(x2), out, out, None, subclassed=subclassed)
+
+
+def _subclass(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and type(x) is not np.ndarray
 
 
 def _unwrap(out: Any) -> Any:

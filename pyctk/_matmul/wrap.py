@@ -28,9 +28,29 @@ def wrap(operands: Operands, problem: Problem, plan: Plan, options: Options, wri
         return operands.out_given
     if operands.out_axes is not None:
         written = written.transpose(shapes.moved_back(written.ndim, operands.out_axes))
+    if operands.subclassed is not None:
+        return _as_numpy_wraps(operands.subclassed, written)
     if operands.device is None and written.ndim == 0:
         return written[()]
     return written
+
+
+_WRAP_TAKES_RETURN_SCALAR = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
+def _as_numpy_wraps(inputs: tuple[Any, Any], result: np.ndarray) -> Any:
+    """A new host result as NumPy's ufuncs return it where an operand is an ndarray subclass:
+    made by the ``__array_wrap__`` of the subclass operand of the highest
+    ``__array_priority__`` (the first of equals), given the call as its context (a
+    MaskedArray reads its operands' masks there, np.matrix keeps two axes)."""
+    wrapper = max(
+        (x for x in inputs if isinstance(x, np.ndarray) and type(x) is not np.ndarray),
+        key=lambda x: x.__array_priority__,
+    )
+    context = (np.matmul, inputs, 0)
+    if _WRAP_TAKES_RETURN_SCALAR:
+        return wrapper.__array_wrap__(result, context, result.ndim == 0)
+    return wrapper.__array_wrap__(result, context)
 
 
 def _into_out(operands: Operands, problem: Problem, options: Options, temporary: Any) -> None:

@@ -5,6 +5,7 @@ dimensions, batch strides, copies), with the C call recorded instead of run. No 
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -491,3 +492,36 @@ def test_out_that_cannot_hold_the_stack_says_what_numpy_says(no_gpu_work):
         == "non-broadcastable output operand with shape (1,3,5) doesn't match the broadcast shape (2,3,5)"
     )
     assert str(numpys.value).startswith("non-broadcastable output operand with shape (1,3,5)")
+
+
+class Priority(np.ndarray):
+    __array_priority__ = 30.0
+
+
+SUBCLASSED = {
+    "matrix @ matrix": lambda: (np.matrix(np.ones((2, 3), F32)), np.matrix(np.ones((3, 2), F32))),
+    "matrix @ vector": lambda: (np.matrix(np.ones((2, 3), F32)), np.ones(3, F32)),  # np.matrix keeps 2 axes
+    "masked @ masked": lambda: (np.ma.array(np.ones((2, 2), F32), mask=[[0, 1], [0, 0]]), np.ma.ones((2, 2), F32)),
+    "masked vectors": lambda: (np.ma.array(np.ones(3, F32), mask=[0, 1, 0]), np.ma.ones(3, F32)),
+    "plain @ masked": lambda: (np.ones((2, 2), F32), np.ma.array(np.ones((2, 2), F32), mask=[[1, 0], [0, 0]])),
+    "priority wins": lambda: (np.matrix(np.ones((2, 2), F32)), np.ones((2, 2), F32).view(Priority)),
+    "subclass vectors": lambda: (np.ones(3, F32).view(Priority), np.ones(3, F32)),
+}
+
+
+@pytest.mark.parametrize("case", SUBCLASSED)
+def test_ndarray_subclasses_get_numpys_result_type(case, host_calls):
+    """As NumPy's ufuncs: the subclass operand of the highest priority's __array_wrap__ makes
+    the result (its values are not computed here: the host call is recorded, not run)."""
+    a, b = SUBCLASSED[case]()
+    try:
+        expected = np.matmul(a, b)
+    except ValueError as error:  # masked vectors: MaskedArray's wrap refuses a 0-d result's mask
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            pyctk.matmul(a, b)
+        return
+    result = pyctk.matmul(a, b)
+    assert type(result) is type(expected) and np.shape(result) == np.shape(expected)
+    if isinstance(expected, np.ma.MaskedArray):
+        assert np.array_equal(np.ma.getmaskarray(result), np.ma.getmaskarray(expected))
+    assert len(host_calls) == 1

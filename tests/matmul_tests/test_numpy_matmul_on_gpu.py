@@ -318,3 +318,17 @@ def test_thousands_of_tiny_products_are_one_call(monkeypatch, product_route):
     a, b = random(rng, (5000, 3, 2), np.float32), random(rng, (5000, 2, 4), np.float32)
     assert_matches_numpy(pyctk.matmul(a, b), a, b)
     assert calls.count("gpumatmul_gemm_host_multi") == (2 if product_route == "kept" else 1), calls
+
+
+def test_matrix_and_masked_operands_come_back_as_numpys_do():
+    """np.matrix stays a matrix (two axes), a MaskedArray a MaskedArray with NumPy's mask; NumPy
+    too multiplies the masked values."""
+    rng = np.random.default_rng(7)
+    m = np.matrix(rng.standard_normal((3, 4)))
+    masked = np.ma.array(rng.standard_normal((4, 4)), mask=rng.random((4, 4)) < 0.3)
+    for a, b in ((m, m.T), (m, np.ones(4)), (masked, masked), (np.ones((4, 4)), masked)):
+        expected, result = np.matmul(a, b), pyctk.matmul(a, b)
+        assert type(result) is type(expected) and result.shape == expected.shape
+        np.testing.assert_allclose(np.asarray(result), np.asarray(expected), rtol=1e-12)
+        if isinstance(expected, np.ma.MaskedArray):
+            assert np.array_equal(np.ma.getmaskarray(result), np.ma.getmaskarray(expected))
