@@ -165,7 +165,19 @@ _FMOD = Operation(
     {"f": "fmod{f}({0}, {1})", "u": "({1} ? {0} % {1} : 0)", "i": "({1} == 0 || {1} == -1 ? 0 : {0} % {1})"},
 )
 _FREXP = Operation("frexp", ufunc_rule(np.frexp), "{o0} = frexp{f}({0}, &{o1})")
-_LDEXP = Operation("ldexp", ufunc_rule(np.ldexp), "ldexp{f}({0}, pyctk_exponent({1}))")
+_NUMPYS_LDEXP = ufunc_rule(np.ldexp)
+
+
+def _ldexp_rule(dtypes: tuple) -> tuple:
+    """NumPy's loop; for an array of float exponents, C's ``ldexp`` (and PyCUDA's), which
+    takes each truncated to an integer, where NumPy's ufunc has no loop."""
+    exponent = dtypes[1]
+    if isinstance(exponent, np.dtype) and exponent.kind == "f":
+        return _NUMPYS_LDEXP((dtypes[0], np.dtype(np.int64)))
+    return _NUMPYS_LDEXP(dtypes)
+
+
+_LDEXP = Operation("ldexp", _ldexp_rule, "ldexp{f}({0}, pyctk_exponent({1}))")
 _MODF = Operation("modf", ufunc_rule(np.modf), "{o0} = modf{f}({0}, &{o1})")
 
 
@@ -229,14 +241,15 @@ def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
     """``significand * 2**exponent``, element by element (PyCUDA's ``cumath.ldexp``).
 
     NumPy's ``ldexp``. Unlike PyCUDA's, float64 arrays work, not only float32, and
-    ``exponent`` may be a scalar.
+    ``exponent`` may be a scalar. An array of float exponents is taken as PyCUDA's and C's
+    ``ldexp`` take them, each truncated to an integer (NumPy's ``ldexp`` refuses them).
 
     Parameters
     ----------
     significand : GPUArray
         float32 or float64.
     exponent : GPUArray or int
-        Integers.
+        Integers, or an array of floats (truncated).
     stream : pyctk.driver.Stream, optional
 
     Returns
