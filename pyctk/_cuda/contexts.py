@@ -34,7 +34,7 @@ made: dict[int, object] = {}
 def refuse_made_context() -> None:
     """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
     CUDA context is one ``made`` holds."""
-    from . import driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
+    from . import constants, driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
 
     # and `import pyctk` does not need them (~2 ms)
     current = c_void_p()
@@ -46,7 +46,7 @@ def refuse_made_context() -> None:
             "use the primary context (Device.retain_primary_context().push(), pyctk.autoinit, "
             "pyctk.autoprimaryctx) in place of make_context",
             "CUDA_ERROR_INVALID_CONTEXT",
-            201,
+            constants.CUDA_ERROR_INVALID_CONTEXT,
         )
 
 

@@ -194,8 +194,6 @@ _PROTOTYPES = {
     "cuLaunchKernelEx": [c_void_p, c_void_p, c_void_p, c_void_p],
 }
 
-NOT_READY = 600  # CUDA_ERROR_NOT_READY: a query's "not yet", not a failure
-
 _driver: SimpleNamespace | None = None
 _lock = _thread.allocate_lock()
 

@@ -35,6 +35,7 @@ _ABI = f"_{CUDA_MAJOR}_0"  # the versioned names every release of the major expo
 class InputType(enum.IntEnum):
     """``nvJitLinkInputType`` (nvJitLink.h)."""
 
+    # Written here, not generated (constants.py): nvJitLink, optional, is no build requirement.
     CUBIN = 1
     PTX = 2
     LTOIR = 3

@@ -25,6 +25,7 @@ import numpy as np
 from ..._arrays import interop
 from ..._arrays.layout import is_c_contiguous
 from ..._arrays.memory import Allocation, allocate
+from ..._cuda import constants as cu
 from ..._cuda import contexts, cudart, driver_api, driver_errors, library, streams
 from ..._cuda.driver_errors import MemoryError
 from ..._cuda.errors import OutOfMemoryError
@@ -197,7 +198,7 @@ def device_memory(nbytes: int, device: int, stream: int) -> DeviceAllocation:
     try:
         return allocate(nbytes, device, stream, kind=DeviceAllocation)
     except OutOfMemoryError as error:
-        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
+        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", cu.CUDA_ERROR_OUT_OF_MEMORY) from None
 
 
 def mem_get_info() -> tuple[int, int]:
