@@ -165,7 +165,7 @@ _PROTOTYPES = {
     "cuGraphExecKernelNodeSetParams": [c_void_p, c_void_p, c_void_p],
     "cuGraphDebugDotPrint": [c_void_p, c_char_p, c_uint],
     # Contexts beyond the primary ones, their settings, peers; kernels' cache settings
-    # (pyctk._pycuda.contexts.devices; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
+    # (pyctk._pycuda.contexts.made_contexts; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
     "cuDeviceGetByPCIBusId": [POINTER(c_int), c_char_p],
     "cuDeviceCanAccessPeer": [POINTER(c_int), c_int, c_int],
     "cuCtxDestroy": [c_void_p],

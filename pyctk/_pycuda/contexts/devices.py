@@ -24,226 +24,15 @@ True
 
 from __future__ import annotations
 
-import enum
 import os
 import warnings
 from _thread import _local
-from ctypes import CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
+from ctypes import byref, c_size_t, c_uint, c_void_p, create_string_buffer
 
 from ..._cuda import constants as cu
-from ..._cuda import contexts, driver_api, driver_errors, library
-
-
-class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """What a device can do: ``CUdevice_attribute`` (cuda.h), for :meth:`Device.get_attribute`.
-
-    PyCUDA's names; aliases (``SHARED_MEMORY_PER_BLOCK``, ``REGISTERS_PER_BLOCK`` ...) share
-    a value. Each one also reads as a lowercase attribute of a :class:`Device`
-    (``dev.warp_size``). pyctk adds ``COOPERATIVE_LAUNCH``, which PyCUDA lacks.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> cuda.device_attribute.WARP_SIZE
-    <device_attribute.WARP_SIZE: 10>
-    >>> attribute = cuda.device_attribute
-    >>> attribute.SHARED_MEMORY_PER_BLOCK is attribute.MAX_SHARED_MEMORY_PER_BLOCK
-    True
-    """
-
-    MAX_THREADS_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-    MAX_BLOCK_DIM_X = cu.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
-    MAX_BLOCK_DIM_Y = cu.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
-    MAX_BLOCK_DIM_Z = cu.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
-    MAX_GRID_DIM_X = cu.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
-    MAX_GRID_DIM_Y = cu.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
-    MAX_GRID_DIM_Z = cu.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
-    MAX_SHARED_MEMORY_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-    SHARED_MEMORY_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
-    TOTAL_CONSTANT_MEMORY = cu.CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
-    WARP_SIZE = cu.CU_DEVICE_ATTRIBUTE_WARP_SIZE
-    MAX_PITCH = cu.CU_DEVICE_ATTRIBUTE_MAX_PITCH
-    MAX_REGISTERS_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
-    REGISTERS_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
-    CLOCK_RATE = cu.CU_DEVICE_ATTRIBUTE_CLOCK_RATE
-    TEXTURE_ALIGNMENT = cu.CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
-    GPU_OVERLAP = cu.CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
-    MULTIPROCESSOR_COUNT = cu.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-    KERNEL_EXEC_TIMEOUT = cu.CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
-    INTEGRATED = cu.CU_DEVICE_ATTRIBUTE_INTEGRATED
-    CAN_MAP_HOST_MEMORY = cu.CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
-    COMPUTE_MODE = cu.CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
-    MAXIMUM_TEXTURE1D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
-    MAXIMUM_TEXTURE2D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
-    MAXIMUM_TEXTURE2D_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
-    MAXIMUM_TEXTURE3D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
-    MAXIMUM_TEXTURE3D_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
-    MAXIMUM_TEXTURE3D_DEPTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
-    MAXIMUM_TEXTURE2D_ARRAY_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
-    MAXIMUM_TEXTURE2D_ARRAY_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
-    MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
-    MAXIMUM_TEXTURE2D_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
-    MAXIMUM_TEXTURE2D_LAYERED_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
-    MAXIMUM_TEXTURE2D_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
-    SURFACE_ALIGNMENT = cu.CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
-    CONCURRENT_KERNELS = cu.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
-    ECC_ENABLED = cu.CU_DEVICE_ATTRIBUTE_ECC_ENABLED
-    PCI_BUS_ID = cu.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
-    PCI_DEVICE_ID = cu.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
-    TCC_DRIVER = cu.CU_DEVICE_ATTRIBUTE_TCC_DRIVER
-    MEMORY_CLOCK_RATE = cu.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
-    GLOBAL_MEMORY_BUS_WIDTH = cu.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
-    L2_CACHE_SIZE = cu.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
-    MAX_THREADS_PER_MULTIPROCESSOR = cu.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
-    ASYNC_ENGINE_COUNT = cu.CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
-    UNIFIED_ADDRESSING = cu.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
-    MAXIMUM_TEXTURE1D_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
-    MAXIMUM_TEXTURE1D_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
-    MAXIMUM_TEXTURE2D_GATHER_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
-    MAXIMUM_TEXTURE2D_GATHER_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
-    MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
-    MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
-    MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
-    PCI_DOMAIN_ID = cu.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
-    TEXTURE_PITCH_ALIGNMENT = cu.CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
-    MAXIMUM_TEXTURECUBEMAP_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
-    MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
-    MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
-    MAXIMUM_SURFACE1D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
-    MAXIMUM_SURFACE2D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
-    MAXIMUM_SURFACE2D_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
-    MAXIMUM_SURFACE3D_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
-    MAXIMUM_SURFACE3D_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
-    MAXIMUM_SURFACE3D_DEPTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
-    MAXIMUM_SURFACE1D_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
-    MAXIMUM_SURFACE1D_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
-    MAXIMUM_SURFACE2D_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
-    MAXIMUM_SURFACE2D_LAYERED_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
-    MAXIMUM_SURFACE2D_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
-    MAXIMUM_SURFACECUBEMAP_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
-    MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
-    MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
-    MAXIMUM_TEXTURE1D_LINEAR_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
-    MAXIMUM_TEXTURE2D_LINEAR_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
-    MAXIMUM_TEXTURE2D_LINEAR_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
-    MAXIMUM_TEXTURE2D_LINEAR_PITCH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
-    MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
-    MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
-    COMPUTE_CAPABILITY_MAJOR = cu.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-    COMPUTE_CAPABILITY_MINOR = cu.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-    MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH = cu.CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
-    STREAM_PRIORITIES_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
-    GLOBAL_L1_CACHE_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
-    LOCAL_L1_CACHE_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
-    MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = cu.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-    MAX_REGISTERS_PER_MULTIPROCESSOR = cu.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
-    MANAGED_MEMORY = cu.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-    MULTI_GPU_BOARD = cu.CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
-    MULTI_GPU_BOARD_GROUP_ID = cu.CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
-    HOST_NATIVE_ATOMIC_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
-    SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO = cu.CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-    PAGEABLE_MEMORY_ACCESS = cu.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
-    CONCURRENT_MANAGED_ACCESS = cu.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
-    COMPUTE_PREEMPTION_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
-    CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = cu.CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-    COOPERATIVE_LAUNCH = cu.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH  #: Not in PyCUDA.
-    MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = cu.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-    PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = cu.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-    DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = cu.CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-    HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
-    HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
-    HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
-    MAX_BLOCKS_PER_MULTIPROCESSOR = cu.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
-    GENERIC_COMPRESSION_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
-    MAX_PERSISTING_L2_CACHE_SIZE = cu.CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
-    RESERVED_SHARED_MEMORY_PER_BLOCK = cu.CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
-    READ_ONLY_HOST_REGISTER_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
-    MEMORY_POOLS_SUPPORTED = cu.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
-
-
-class compute_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """Who may use a device: ``CUcomputemode`` (cuda.h), what
-    ``Device.get_attribute(device_attribute.COMPUTE_MODE)`` returns."""
-
-    DEFAULT = cu.CU_COMPUTEMODE_DEFAULT  #: Any number of processes and threads.
-    PROHIBITED = cu.CU_COMPUTEMODE_PROHIBITED  #: No process may make a context.
-    EXCLUSIVE_PROCESS = cu.CU_COMPUTEMODE_EXCLUSIVE_PROCESS  #: One process at a time.
-
-
-class ctx_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """Flags of :meth:`Device.make_context`: ``CUctx_flags`` (cuda.h), mostly how a thread
-    waits for the GPU.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> flags = cuda.ctx_flags.SCHED_BLOCKING_SYNC | cuda.ctx_flags.LMEM_RESIZE_TO_MAX
-    >>> int(flags)
-    20
-    """
-
-    #: Spin while waiting if the GPU has fewer contexts than there are CPUs, else yield.
-    SCHED_AUTO = cu.CU_CTX_SCHED_AUTO
-    SCHED_SPIN = cu.CU_CTX_SCHED_SPIN  #: Spin while waiting: the lowest latency, one CPU core busy.
-    SCHED_YIELD = cu.CU_CTX_SCHED_YIELD  #: Yield the CPU while waiting.
-    SCHED_BLOCKING_SYNC = cu.CU_CTX_SCHED_BLOCKING_SYNC  #: Sleep on a synchronisation primitive while waiting.
-    BLOCKING_SYNC = cu.CU_CTX_BLOCKING_SYNC  #: The old name of ``SCHED_BLOCKING_SYNC``.
-    SCHED_MASK = cu.CU_CTX_SCHED_MASK  #: The scheduling bits.
-    MAP_HOST = cu.CU_CTX_MAP_HOST  #: No effect since CUDA 11: every context maps page-locked memory.
-    LMEM_RESIZE_TO_MAX = (
-        cu.CU_CTX_LMEM_RESIZE_TO_MAX
-    )  #: Keep local memory at its largest size after a launch that grew it.
-    FLAGS_MASK = cu.CU_CTX_FLAGS_MASK  #: Every flag bit.
-
-
-class limit(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """A context's limits: ``CUlimit`` (cuda.h), for :meth:`Context.set_limit` and
-    :meth:`Context.get_limit`."""
-
-    STACK_SIZE = cu.CU_LIMIT_STACK_SIZE  #: Bytes of stack for each GPU thread.
-    PRINTF_FIFO_SIZE = cu.CU_LIMIT_PRINTF_FIFO_SIZE  #: Bytes of the buffer device-side ``printf`` writes to.
-    MALLOC_HEAP_SIZE = cu.CU_LIMIT_MALLOC_HEAP_SIZE  #: Bytes of the heap of device-side ``malloc``.
-    DEV_RUNTIME_SYNC_DEPTH = (
-        cu.CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
-    )  #: Nesting depth of dynamic parallelism's synchronisation.
-    DEV_RUNTIME_PENDING_LAUNCH_COUNT = (
-        cu.CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
-    )  #: Launches from the GPU that may be pending at once.
-    MAX_L2_FETCH_GRANULARITY = cu.CU_LIMIT_MAX_L2_FETCH_GRANULARITY  #: L2 fetch granularity in bytes (not in PyCUDA).
-    PERSISTING_L2_CACHE_SIZE = (
-        cu.CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-    )  #: Bytes of L2 set aside for persisting accesses (not in PyCUDA).
-
-
-class func_cache(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """Shared memory or L1 cache: ``CUfunc_cache`` (cuda.h), for
-    :meth:`Context.set_cache_config` and :meth:`Function.set_cache_config`."""
-
-    PREFER_NONE = cu.CU_FUNC_CACHE_PREFER_NONE  #: No preference.
-    PREFER_SHARED = cu.CU_FUNC_CACHE_PREFER_SHARED  #: More shared memory, less L1 cache.
-    PREFER_L1 = cu.CU_FUNC_CACHE_PREFER_L1  #: More L1 cache, less shared memory.
-    PREFER_EQUAL = cu.CU_FUNC_CACHE_PREFER_EQUAL  #: As much of each.
-
-
-class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """The shared memory bank size: ``CUsharedconfig`` (cuda.h), for
-    :meth:`Context.set_shared_config` and :meth:`Function.set_shared_config`.
-
-    Deprecated by CUDA: GPUs since Maxwell have a fixed bank size and ignore it.
-    """
-
-    DEFAULT_BANK_SIZE = cu.CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE  #: The device's default.
-    FOUR_BYTE_BANK_SIZE = cu.CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE  #: Banks of 4 bytes.
-    EIGHT_BYTE_BANK_SIZE = cu.CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE  #: Banks of 8 bytes.
-
-
-def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.IntEnum:
-    """The member of ``table`` that PyCUDA's lowercase attribute ``name`` reads
-    (``multiprocessor_count`` -> ``MULTIPROCESSOR_COUNT``); AttributeError for any other name."""
-    member = None if name.startswith("_") else table.__members__.get(name.upper())
-    if member is None:
-        raise AttributeError(f"{owner!r} object has no attribute {name!r} (nor {table.__name__} {name.upper()})")
-    return member
+from ..._cuda import driver_api, driver_errors
+from . import made_contexts
+from .enums import compute_mode, device_attribute, func_cache, named_attribute, shared_config
 
 
 class Device:
@@ -471,66 +260,14 @@ class Device:
         """
         below = _leave_current()
         try:
-            handle = _create_context(int(flags), self._device)
+            handle = made_contexts.create_context(int(flags), self._device)
         except BaseException:
             if below is not None:  # as it was: the failure changed nothing
                 driver_api.call("cuCtxPushCurrent", below.handle)
             raise
-        context = Context(handle, self._device, made=_Made(handle))
+        context = Context(handle, self._device, made=made_contexts.Made(handle))
         _stack().append(context)
         return context
-
-
-# cuCtxCreate's ABI from CUDA 3.2 on: (CUcontext *, unsigned int flags, CUdevice). The runtime's
-# entry-point query would give the name's newest form up to its version instead: _v3 (CUDA
-# 11.4, execution affinity arguments) for ABI 12000, _v4 (12.5, a parameters struct) for a
-# CUDA 12.5+ runtime's own version; so this one is asked of the driver by version.
-_CTX_CREATE_ABI = 3020
-_ContextCreate = CFUNCTYPE(c_int, POINTER(c_void_p), c_uint, c_int)
-
-
-def _create_context(flags: int, device: int) -> int:
-    """A new context on ``device``, pushed on the driver's stack: ``cuCtxCreate_v2``."""
-    address, found = c_void_p(), c_int(-1)
-    driver_api.call("cuGetProcAddress", b"cuCtxCreate", byref(address), _CTX_CREATE_ABI, 0, byref(found))
-    if found.value != cu.CU_GET_PROC_ADDRESS_SUCCESS or not address.value:
-        raise driver_errors.RuntimeError(
-            "the driver does not provide cuCtxCreate (CUDA 3.2's)", "CUDA_ERROR_NOT_FOUND", cu.CUDA_ERROR_NOT_FOUND
-        )
-    handle = c_void_p()
-    driver_api.check(_ContextCreate(address.value)(byref(handle), flags, device), "cuCtxCreate")
-    return handle.value
-
-
-class _Made:
-    """A context ``make_context`` made: destroyed when its last ``Context`` is detached or
-    garbage (``Context.attach`` gives it another). Its memory (``memory.device.ContextAllocation``) keeps
-    this record, to know whether the context still lives."""
-
-    __slots__ = ("_pid", "alive", "handle", "users")
-
-    def __init__(self, handle: int) -> None:
-        self.handle, self.users, self.alive, self._pid = handle, 1, True, os.getpid()
-        contexts.made[handle] = self
-
-    def release(self, quiet: bool) -> None:
-        """One user less; the last one destroys the context (``quiet``: from ``__del__``,
-        where no one is there to tell of a failure)."""
-        self.users -= 1
-        if not self.users:
-            self.alive = False
-            contexts.made.pop(self.handle, None)
-            _quietly_or_checked(quiet, self._pid, "cuCtxDestroy", self.handle)
-
-
-def _quietly_or_checked(quiet: bool, pid: int, name: str, *args: int) -> None:
-    """Call ``name``; unchecked if ``quiet``. Not at all in a forked child (the context is
-    the parent's), nor once the driver is gone."""
-    if os.getpid() != pid or driver_api._driver is None:
-        return
-    result = getattr(driver_api._driver, name)(*args)
-    if not quiet:
-        driver_api.check(result, name)
 
 
 class _ThreadStack(_local):
@@ -586,7 +323,7 @@ class Context:
     >>> ctx.pop(); ctx.detach()
     """
 
-    def __init__(self, handle: int, device: int, made: _Made | None = None, primary: bool = False) -> None:
+    def __init__(self, handle: int, device: int, made: made_contexts.Made | None = None, primary: bool = False) -> None:
         self.handle, self._device, self._made, self._primary = handle, device, made, primary
         self._valid, self._pid = True, os.getpid()
 
@@ -685,7 +422,7 @@ class Context:
         if self._made is not None:
             self._made.release(quiet)
         elif self._primary:
-            _quietly_or_checked(quiet, self._pid, "cuDevicePrimaryCtxRelease", self._device)
+            made_contexts.quietly_or_checked(quiet, self._pid, "cuDevicePrimaryCtxRelease", self._device)
 
     def __del__(self) -> None:
         if getattr(self, "_valid", False):  # (not if __init__ failed)
@@ -710,7 +447,7 @@ class Context:
         """
         handle = driver_api.current_context()
         device = driver_api.current_device()
-        made = contexts.made.get(handle)
+        made = made_contexts.made_record(handle)
         if made is not None:
             made.users += 1
             context = Context(handle, device, made=made)
@@ -874,87 +611,3 @@ class Context:
             raise ValueError(f"flags must be 0 (cuCtxDisablePeerAccess takes none), not {flags!r}")
         driver_api.current_context()
         driver_api.call("cuCtxDisablePeerAccess", peer.handle)
-
-
-def made_context() -> _Made | None:
-    """The calling thread's current context if ``Device.make_context`` made it, else None (no
-    driver call while pyctk made none)."""
-    if not contexts.made:
-        return None
-    current = c_void_p()
-    driver_api.call("cuCtxGetCurrent", byref(current))
-    return contexts.made.get(current.value)
-
-
-def in_context(handle: int, name: str, *args: int) -> None:
-    """Call ``name`` with context ``handle`` current (pushed for the call if it is not)."""
-    current = c_void_p()
-    driver_api.call("cuCtxGetCurrent", byref(current))
-    if current.value == handle:
-        driver_api.call(name, *args)
-        return
-    driver_api.call("cuCtxPushCurrent", handle)
-    try:
-        driver_api.call(name, *args)
-    finally:
-        driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
-
-
-def init(flags: int = 0) -> None:
-    """Start the CUDA driver (PyCUDA's ``init``).
-
-    Optional, unlike in PyCUDA: pyctk starts the driver on first use. Calling it first
-    reports a missing driver at a place of your choosing.
-
-    Parameters
-    ----------
-    flags : int, optional
-        PyCUDA's; unused (CUDA takes 0).
-
-    Raises
-    ------
-    pyctk.NoDriverError
-        There is no usable NVIDIA driver; the message says how to fix it.
-    """
-    driver_api.driver()
-
-
-def get_version() -> tuple[int, int, int]:
-    """The CUDA version pyctk runs with: its CUDA runtime's, from NVIDIA's wheel.
-
-    PyCUDA's gives the toolkit's it was built with. No driver or GPU is needed.
-
-    Returns
-    -------
-    tuple of int
-        ``(major, minor, 0)``.
-
-    See Also
-    --------
-    get_driver_version : The version the driver supports.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> major, minor, _ = cuda.get_version()
-    >>> major >= 12
-    True
-    """
-    version = library.query_int("gpumatmul_runtime_version")
-    return version // 1000, version % 1000 // 10, 0
-
-
-def get_driver_version() -> int:
-    """The CUDA version the NVIDIA driver supports.
-
-    Returns
-    -------
-    int
-        1000 * major + 10 * minor: 13000 for CUDA 13.0, as ``nvidia-smi`` shows it.
-
-    Raises
-    ------
-    pyctk.NoDriverError
-        There is no usable NVIDIA driver.
-    """
-    return driver_api.driver_version()

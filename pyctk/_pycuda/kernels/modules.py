@@ -31,7 +31,7 @@ import numpy as np
 from ..._cuda import constants as cu
 from ..._cuda import driver_api, driver_errors, streams
 from ..._cuda.errors import DeviceMismatchError
-from ..contexts.devices import named_attribute
+from ..contexts.enums import named_attribute
 from ..contexts.streams import Event
 from ..memory.device import device_memory, device_pointer, host_buffer
 from ..memory.host import is_managed

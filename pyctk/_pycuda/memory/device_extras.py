@@ -29,7 +29,8 @@ import numpy as np
 from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
-from ..contexts.devices import Context, in_context, made_context
+from ..contexts.devices import Context
+from ..contexts.made_contexts import in_context, made_context
 from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 

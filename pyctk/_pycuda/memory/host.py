@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from ..._cuda import constants as cu
-from ..._cuda import contexts, driver_api, streams
+from ..._cuda import driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
+from ..contexts.made_contexts import made_record
 from .device import DeviceAllocation
 
 _INVALID_VALUE = ("CUDA_ERROR_INVALID_VALUE", cu.CUDA_ERROR_INVALID_VALUE)
@@ -191,7 +192,7 @@ class HomeContext:
 
     def __init__(self) -> None:
         self.handle = driver_api.current_context()
-        self._made = contexts.made.get(self.handle)  # None: a primary (or another library's) context
+        self._made = made_record(self.handle)  # None: a primary (or another library's) context
 
     @contextmanager
     def active(self) -> Iterator[None]:
