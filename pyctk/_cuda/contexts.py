@@ -19,11 +19,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import c_void_p
+from typing import Any
 
 from . import cudart, fork, library, status
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
-_arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
+_arrays: dict[tuple[int, ...], ctypes.Array[c_void_p]] = {}  # devices -> their contexts, as a C array
 _lock = _thread.allocate_lock()  # held only while a context is created
 # Handles of the CUDA contexts pyctk.driver's Device.make_context made and has not destroyed
 # (register_made, forget_made). The library's pools, streams, kernels and cuBLAS handles belong
@@ -113,7 +114,7 @@ def load_library(device: int) -> None:
         initialised()
 
 
-def contexts(devices: tuple[int, ...]) -> ctypes.Array:
+def contexts(devices: tuple[int, ...]) -> ctypes.Array[c_void_p]:
     """The contexts of ``devices`` as a C array (``gpumatmul_context *const *``), made once
     per tuple: for the host calls, whose every microsecond counts for small products."""
     if _made:
@@ -134,7 +135,7 @@ def using(device: int) -> Iterator[c_void_p]:
         yield handle
 
 
-def call_starting_cuda(name: str, *args) -> None:
+def call_starting_cuda(name: str, *args: Any) -> None:
     """``library.call`` for a call that may start CUDA in this process.
 
     Refused in a child forked after its parent started CUDA, before CUDA is called.

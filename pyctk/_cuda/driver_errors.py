@@ -10,6 +10,8 @@ same error, so those raise ``ContextLostError`` with a message that says so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import constants as cu
 from . import errors
 from .errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP, CudaError, OutOfMemoryError
@@ -61,7 +63,7 @@ class CompileError(Error):
     none), ``command_line`` (the options, as a list).
     """
 
-    def __init__(self, message: str, log: str = "", options: tuple = ()) -> None:
+    def __init__(self, message: str, log: str = "", options: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.log = log
         self.options = tuple(options)

@@ -378,7 +378,7 @@ def load_gpumatmul(major: int) -> ctypes.CDLL:
     return _handles[key]
 
 
-def declare(library: ctypes.CDLL, prototypes: Mapping[str, tuple[Any, list]]) -> ctypes.CDLL:
+def declare(library: ctypes.CDLL, prototypes: Mapping[str, tuple[Any, list[Any]]]) -> ctypes.CDLL:
     """Give each function of ``library`` named in ``prototypes`` (name: (restype, argtypes))
     its C signature, so that ctypes converts its arguments and result as C does; return
     ``library``. Each pyctk module that calls a C library keeps its table."""
@@ -395,7 +395,7 @@ _PT_LOAD, _PT_DYNAMIC = 1, 2
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
 
 
-def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list[str]:
+def _elf_dynamic_strings(path: str | os.PathLike[str], tags: tuple[int, ...]) -> list[str]:
     """The strings of the dynamic entries of ``tags`` in the 64-bit ELF file ``path``, in order.
 
     Read as the dynamic linker reads them: the dynamic segment from the program headers,
@@ -433,12 +433,12 @@ def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list
         raise ValueError(f"not a well-formed ELF shared library ({error!r})") from None
 
 
-def elf_needed(path: str | os.PathLike) -> list[str]:
+def elf_needed(path: str | os.PathLike[str]) -> list[str]:
     """The DT_NEEDED entries (the libraries it links to) of the 64-bit ELF file ``path``."""
     return _elf_dynamic_strings(path, (_DT_NEEDED,))
 
 
-def elf_runpath(path: str | os.PathLike) -> list[str]:
+def elf_runpath(path: str | os.PathLike[str]) -> list[str]:
     """The folders of the RUNPATH (or old-style RPATH) of the 64-bit ELF file ``path``, as
     written (``$ORIGIN`` unexpanded): where the dynamic linker looks for its libraries."""
     return [
@@ -449,7 +449,7 @@ def elf_runpath(path: str | os.PathLike) -> list[str]:
     ]
 
 
-def cudart_major(path: str | os.PathLike) -> int:
+def cudart_major(path: str | os.PathLike[str]) -> int:
     """The CUDA major of the ``libcudart.so.N`` that ELF file ``path`` links to, from the file.
 
     Raises ValueError when it links to none, or to more than one.
