@@ -228,7 +228,7 @@ class Device:
         """
         handle = c_void_p()
         driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
-        return Context(handle.value, self._device, primary=True)
+        return Context(handle.value or 0, self._device, primary=True)
 
     def make_context(self, flags: int = 0) -> Context:
         """Make a new context on the device and push it (``cuCtxCreate``), as PyCUDA does.

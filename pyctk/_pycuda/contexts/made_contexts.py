@@ -32,7 +32,7 @@ def create_context(flags: int, device: int) -> int:
         )
     handle = c_void_p()
     driver_api.check(_ContextCreate(address.value)(byref(handle), flags, device), "cuCtxCreate")
-    return handle.value
+    return handle.value or 0
 
 
 _records: dict[int, Made] = {}  # handle -> the record of each made context not yet destroyed
@@ -83,7 +83,7 @@ def made_context() -> Made | None:
         return None
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", byref(current))
-    return _records.get(current.value)
+    return _records.get(current.value or 0)
 
 
 def in_context(handle: int, name: str, *args: int) -> None:

@@ -40,11 +40,11 @@ class _Handle:
     __slots__ = ("handle", "_pid")
 
     def __init__(self, create: str, *args: Any) -> None:
-        self.handle = None
+        self.handle = 0  # (NULL until made: nothing to destroy if making fails)
         driver_api.current_context()
         handle = c_void_p()
         driver_api.call(create, byref(handle), *args)
-        self.handle, self._pid = handle.value, os.getpid()
+        self.handle, self._pid = handle.value or 0, os.getpid()
 
     def __del__(self) -> None:
         if self.handle and os.getpid() == self._pid and driver_api._driver is not None:
