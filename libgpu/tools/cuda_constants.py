@@ -53,7 +53,7 @@ ENUMS = (
     "CUipcMem_flags",
 )
 
-# The cuda.h #define families pyctk uses (flags of calls that take an unsigned int).
+# The cuda.h #define families pyctk uses, by the start of their names.
 MACRO_PREFIXES = (
     "CUDA_VERSION",  # the header's: 1000 * major + 10 * minor
     "CU_COMPUTE_",  # CU_COMPUTE_ACCELERATED_TARGET_BASE, CU_COMPUTE_FAMILY_TARGET_BASE

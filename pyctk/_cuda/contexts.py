@@ -55,7 +55,7 @@ def refuse_made_context() -> None:
     # and `import pyctk` does not need them (~2 ms)
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
-    if current.value in _made:
+    if is_made(current.value or 0):
         raise driver_errors.LogicError(
             "pyctk.matmul and DeviceArray work in each device's primary context, but the current "
             "context is one pyctk.driver's Device.make_context made: Context.pop() it first, or "
