@@ -184,18 +184,18 @@ class Owned(_Handle):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # an instance of cls
         self = super().__new__(cls)
-        self.handle = None  # until made: __del__ then destroys nothing
+        self.handle = 0  # NULL until made: __del__ then destroys nothing
         return self
 
     def _create(self, create: str, *arguments: Any) -> None:
         driver_api.current_context()
         handle = self._handle_type()
         driver_api.call(create, byref(handle), *arguments)
-        self.handle, self._pid = handle.value, os.getpid()
+        self.handle, self._pid = handle.value or 0, os.getpid()
 
     def free(self) -> None:
         """Destroy it now; a second ``free`` does nothing."""
-        handle, self.handle = self.handle, None
+        handle, self.handle = self.handle, 0
         if handle:
             driver_api.call(self._destroy, handle)
 
