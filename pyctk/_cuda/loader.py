@@ -129,8 +129,12 @@ class LibrarySpec:
 
 def pip_requirement(pip_name: str, major: int) -> str:
     """``pip_name`` with the versions of its wheel that belong to CUDA ``major``."""
-    own = {library.pip_name(major): library.own_versions.get(major) for library in _LIBRARIES.values()}
-    return pip_name + (own.get(pip_name) or f">={major},<{major + 1}")
+    own = {
+        library.pip_name(cuda): versions
+        for library in _LIBRARIES.values()
+        for cuda, versions in library.own_versions.items()
+    }
+    return pip_name + own.get(pip_name, f">={major},<{major + 1}")
 
 
 def current_os() -> str:
