@@ -46,21 +46,11 @@ from ._cuda.driver_errors import (
     MemoryError,
     RuntimeError,
 )
-from ._pycuda.contexts.devices import (
-    Context,
-    Device,
-    compute_mode,
-    ctx_flags,
-    device_attribute,
-    func_cache,
-    get_driver_version,
-    get_version,
-    init,
-    limit,
-    shared_config,
-)
+from ._pycuda.contexts.devices import Context, Device
+from ._pycuda.contexts.enums import compute_mode, ctx_flags, device_attribute, func_cache, limit, shared_config
 from ._pycuda.contexts.profiler import initialize_profiler, profiler_output_mode, start_profiler, stop_profiler
 from ._pycuda.contexts.streams import Event, Stream, event_flags, stream_flags
+from ._pycuda.contexts.versions import get_driver_version, get_version, init
 from ._pycuda.kernels.graphs import (
     Graph,
     GraphExec,

@@ -19,34 +19,50 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import c_void_p
+from typing import Any
 
 from . import cudart, fork, library, status
 
 _contexts: dict[int, c_void_p] = {}  # device -> context
-_arrays: dict[tuple[int, ...], ctypes.Array] = {}  # devices -> their contexts, as a C array
+_arrays: dict[tuple[int, ...], ctypes.Array[c_void_p]] = {}  # devices -> their contexts, as a C array
 _lock = _thread.allocate_lock()  # held only while a context is created
-# CUDA contexts pyctk.driver's Device.make_context made (handle -> its record there). The
-# library's pools, streams, kernels and cuBLAS handles belong to each device's primary
-# context, so its work is refused while one of these is current (refuse_made_context).
-made: dict[int, object] = {}
+# Handles of the CUDA contexts pyctk.driver's Device.make_context made and has not destroyed
+# (register_made, forget_made). The library's pools, streams, kernels and cuBLAS handles belong
+# to each device's primary context, so its work is refused while one of these is current.
+_made: set[int] = set()
+
+
+def register_made(handle: int) -> None:
+    """Refuse the library's work while context ``handle`` (one pyctk.driver made) is current."""
+    _made.add(handle)
+
+
+def forget_made(handle: int) -> None:
+    """Context ``handle``, one ``register_made`` was told of, is destroyed."""
+    _made.discard(handle)
+
+
+def is_made(handle: int) -> bool:
+    """Whether ``register_made`` was told of context ``handle`` and ``forget_made`` not yet."""
+    return handle in _made
 
 
 def refuse_made_context() -> None:
     """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
-    CUDA context is one ``made`` holds."""
-    from . import driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
+    CUDA context is one pyctk.driver made (``register_made``)."""
+    from . import constants, driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
 
     # and `import pyctk` does not need them (~2 ms)
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
-    if current.value in made:
+    if is_made(current.value or 0):
         raise driver_errors.LogicError(
             "pyctk.matmul and DeviceArray work in each device's primary context, but the current "
             "context is one pyctk.driver's Device.make_context made: Context.pop() it first, or "
             "use the primary context (Device.retain_primary_context().push(), pyctk.autoinit, "
             "pyctk.autoprimaryctx) in place of make_context",
             "CUDA_ERROR_INVALID_CONTEXT",
-            201,
+            constants.CUDA_ERROR_INVALID_CONTEXT,
         )
 
 
@@ -57,7 +73,7 @@ def context(device: int = 0) -> c_void_p:
     pyctk._cuda.status' exceptions when creation fails (nothing is kept then: the next call
     tries again); pyctk.driver.LogicError while a context Device.make_context made is current.
     """
-    if made:  # (empty unless pyctk.driver made a context: no cost otherwise)
+    if _made:  # (empty unless pyctk.driver made a context: no cost otherwise)
         refuse_made_context()
     handle = _contexts.get(device)
     if handle is not None:  # the per-call path: a dict lookup, no lock
@@ -98,10 +114,10 @@ def load_library(device: int) -> None:
         initialised()
 
 
-def contexts(devices: tuple[int, ...]) -> ctypes.Array:
+def contexts(devices: tuple[int, ...]) -> ctypes.Array[c_void_p]:
     """The contexts of ``devices`` as a C array (``gpumatmul_context *const *``), made once
     per tuple: for the host calls, whose every microsecond counts for small products."""
-    if made:
+    if _made:
         refuse_made_context()
     array = _arrays.get(devices)
     if array is None:
@@ -119,7 +135,7 @@ def using(device: int) -> Iterator[c_void_p]:
         yield handle
 
 
-def call_starting_cuda(name: str, *args) -> None:
+def call_starting_cuda(name: str, *args: Any) -> None:
     """``library.call`` for a call that may start CUDA in this process.
 
     Refused in a child forked after its parent started CUDA, before CUDA is called.

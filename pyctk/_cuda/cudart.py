@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_size_t, c_uint, c_void_p
-from typing import Callable
+from typing import Any, Callable
 
 from .._build_config import CUDA_MAJOR
 from . import fork, status
@@ -51,7 +51,7 @@ HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE = 1, 2, 3
 
 _ERROR = c_int  # cudaError_t
 # name -> (result type, argument types), as cuda_runtime_api.h declares them.
-_PROTOTYPES = {
+_PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "cudaGetDevice": (_ERROR, [POINTER(c_int)]),
     "cudaSetDevice": (_ERROR, [c_int]),
     "cudaFree": (_ERROR, [c_void_p]),
@@ -146,7 +146,7 @@ def check(result: int, what: str) -> None:
         raise error(result, what)
 
 
-def call(name: str, *args) -> None:
+def call(name: str, *args: Any) -> None:
     """Call the runtime's ``name`` and check its result."""
     check(getattr(runtime(), name)(*args), name)
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 import _thread  # its lock is threading.Lock; importing threading costs ~0.6 ms
 import ctypes
 import os
+from _ctypes import CFuncPtr
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint, c_uint64, c_ushort, c_void_p
 from types import SimpleNamespace
+from typing import Any
 
 from .._build_config import CUDA_MAJOR
 from . import cudart, driver_errors
@@ -55,7 +57,7 @@ class IpcHandle(ctypes.Structure):
 # Driver function -> argument types (of ABI_VERSION); each returns a CUresult. Base names: the
 # query returns the version (cuMemcpyHtoD_v2 ...) of that ABI. Every one is in the CUDA 12.0
 # driver (R525), the oldest pyctk-cu12 admits.
-_PROTOTYPES = {
+_PROTOTYPES: dict[str, list[Any]] = {
     "cuInit": [c_uint],
     "cuDriverGetVersion": [POINTER(c_int)],
     "cuGetErrorName": [c_int, POINTER(c_char_p)],
@@ -165,7 +167,7 @@ _PROTOTYPES = {
     "cuGraphExecKernelNodeSetParams": [c_void_p, c_void_p, c_void_p],
     "cuGraphDebugDotPrint": [c_void_p, c_char_p, c_uint],
     # Contexts beyond the primary ones, their settings, peers; kernels' cache settings
-    # (pyctk._pycuda.contexts.devices; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
+    # (pyctk._pycuda.contexts.made_contexts; cuCtxCreate is asked of cuGetProcAddress there, by its ABI).
     "cuDeviceGetByPCIBusId": [POINTER(c_int), c_char_p],
     "cuDeviceCanAccessPeer": [POINTER(c_int), c_int, c_int],
     "cuCtxDestroy": [c_void_p],
@@ -194,13 +196,11 @@ _PROTOTYPES = {
     "cuLaunchKernelEx": [c_void_p, c_void_p, c_void_p, c_void_p],
 }
 
-NOT_READY = 600  # CUDA_ERROR_NOT_READY: a query's "not yet", not a failure
-
 _driver: SimpleNamespace | None = None
 _lock = _thread.allocate_lock()
 
 
-def _entry_point(runtime: ctypes.CDLL, name: str, argtypes: list) -> ctypes._CFuncPtr:
+def _entry_point(runtime: ctypes.CDLL, name: str, argtypes: list[Any]) -> CFuncPtr:
     query_name, extra_types, extra_args = _ENTRY_POINT_QUERY[CUDA_MAJOR]
     query = getattr(runtime, query_name)
     query.restype = c_int
@@ -261,7 +261,7 @@ def check(result: int, what: str, functions: SimpleNamespace | None = None) -> N
     )
 
 
-def call(name: str, *args) -> None:
+def call(name: str, *args: Any) -> None:
     """Call the driver's ``name`` and check its result."""
     check(getattr(driver(), name)(*args), name)
 
@@ -274,7 +274,7 @@ def current_context() -> int:
         # cudaSetDevice makes the device's primary context current (CUDA 12 and later).
         cudart.call("cudaSetDevice", cudart.get_device())
         call("cuCtxGetCurrent", byref(context))
-    return context.value
+    return context.value or 0  # (0: NULL, which ctypes reads as None)
 
 
 def current_device() -> int:
@@ -290,7 +290,7 @@ def driver_version() -> int:
     return query_int("cuDriverGetVersion")
 
 
-def query_int(name: str, *args) -> int:
+def query_int(name: str, *args: Any) -> int:
     """Call ``name``, whose first argument is an ``int *`` out, and return that int."""
     value = c_int()
     call(name, byref(value), *args)

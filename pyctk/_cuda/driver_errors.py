@@ -10,6 +10,9 @@ same error, so those raise ``ContextLostError`` with a message that says so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from . import constants as cu
 from . import errors
 from .errors import CONTEXT_LOST_ERRORS, CONTEXT_LOST_HELP, CudaError, OutOfMemoryError
 
@@ -60,7 +63,7 @@ class CompileError(Error):
     none), ``command_line`` (the options, as a list).
     """
 
-    def __init__(self, message: str, log: str = "", options: tuple = ()) -> None:
+    def __init__(self, message: str, log: str = "", options: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.log = log
         self.options = tuple(options)
@@ -91,16 +94,16 @@ CompileError.__module__ = "pyctk.compiler"  # where users find it (also pyctk.dr
 
 # CUresult -> class; anything not listed is a RuntimeError.
 _CLASSES: dict[int, type[Error]] = {
-    1: LogicError,  # CUDA_ERROR_INVALID_VALUE
-    2: MemoryError,  # CUDA_ERROR_OUT_OF_MEMORY
-    101: LogicError,  # CUDA_ERROR_INVALID_DEVICE
-    201: LogicError,  # CUDA_ERROR_INVALID_CONTEXT
-    400: LogicError,  # CUDA_ERROR_INVALID_HANDLE
-    401: LogicError,  # CUDA_ERROR_ILLEGAL_STATE
-    500: LogicError,  # CUDA_ERROR_NOT_FOUND
-    701: LaunchError,  # CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-    720: LaunchError,  # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-    912: LaunchError,  # CUDA_ERROR_INVALID_CLUSTER_SIZE
+    cu.CUDA_ERROR_INVALID_VALUE: LogicError,
+    cu.CUDA_ERROR_OUT_OF_MEMORY: MemoryError,
+    cu.CUDA_ERROR_INVALID_DEVICE: LogicError,
+    cu.CUDA_ERROR_INVALID_CONTEXT: LogicError,
+    cu.CUDA_ERROR_INVALID_HANDLE: LogicError,
+    cu.CUDA_ERROR_ILLEGAL_STATE: LogicError,
+    cu.CUDA_ERROR_NOT_FOUND: LogicError,
+    cu.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: LaunchError,
+    cu.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: LaunchError,
+    cu.CUDA_ERROR_INVALID_CLUSTER_SIZE: LaunchError,
 }
 
 

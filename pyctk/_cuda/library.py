@@ -12,6 +12,7 @@ import ctypes
 import os
 import warnings
 from ctypes import POINTER, c_char, c_char_p, c_int, c_int32, c_int64, c_size_t, c_void_p
+from typing import Any
 
 from .._build_config import CUDA_MAJOR
 from . import distributions, status
@@ -108,7 +109,7 @@ _STRIDED_BATCHED_ARGS = [
     c_int64,
     c_int64,
 ]  # c, ldc, stride_c
-_PROTOTYPES = {  # name: (restype, argtypes); every other function returns a status
+_PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {  # every function not here returns a status
     "gpumatmul_status_name": (c_char_p, [c_int]),
     "gpumatmul_last_error_message": (c_char_p, []),
     "gpumatmul_version": (c_int, []),
@@ -188,7 +189,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
-def call(name: str, *args) -> None:
+def call(name: str, *args: Any) -> None:
     """Call libgpumatmul's ``name``; raise the matching exception if it fails."""
     code = getattr(library(), name)(*args)
     if code:
@@ -201,7 +202,7 @@ def error(code: int) -> Exception:
     return status.exception(code, library().gpumatmul_last_error_message().decode())
 
 
-def query_int(name: str, *args) -> int:
+def query_int(name: str, *args: Any) -> int:
     """Call libgpumatmul's ``name`` whose last argument is an ``int *`` out; return that int."""
     value = c_int()
     call(name, *args, ctypes.byref(value))

@@ -37,7 +37,7 @@ import re
 import struct
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,72 +50,67 @@ except ImportError:  # pragma: no cover - only in the build's by-path import
 # ---------------------------------------------------------------------------
 # What each library is called and where its wheel puts it, per OS and major.
 
-# (os, major) -> library -> folder inside site-packages.
-_WHEEL_DIRS: dict[tuple[str, int], dict[str, str]] = {
-    ("linux", 12): {
-        "cudart": "nvidia/cuda_runtime/lib",
-        "cublasLt": "nvidia/cublas/lib",
-        "cublas": "nvidia/cublas/lib",
-        "nvrtc": "nvidia/cuda_nvrtc/lib",
-        "nvJitLink": "nvidia/nvjitlink/lib",
-        "curand": "nvidia/curand/lib",
-    },
-    ("linux", 13): dict.fromkeys(("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"), "nvidia/cu13/lib"),
-    ("win32", 12): {
-        "cudart": "nvidia/cuda_runtime/bin",
-        "cublasLt": "nvidia/cublas/bin",
-        "cublas": "nvidia/cublas/bin",
-        "nvrtc": "nvidia/cuda_nvrtc/bin",
-        "nvJitLink": "nvidia/nvjitlink/bin",
-        "curand": "nvidia/curand/bin",
-    },
-    ("win32", 13): dict.fromkeys(
-        ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand"), "nvidia/cu13/bin/x86_64"
-    ),
+
+@dataclass(frozen=True)
+class _Library:
+    """One CUDA library pyctk loads: what its files are called and where its wheels put them
+    (what is the same for every library is in _WHEEL_LAYOUTS and _DISTRIBUTION_SUFFIXES)."""
+
+    name: str  # "cublas": libcublas.so.N, cublas64_N.dll
+    wheel_folder: str  # its CUDA 12 wheel's folder under site-packages/nvidia
+    distribution: str  # its CUDA 13 wheel; CUDA 12's adds "-cu12"
+    required: bool = False  # loaded with libgpumatmul, in _LIBRARIES' order; else on first use
+    needs: tuple[str, ...] = ()  # libraries to load before it (earlier rows of _LIBRARIES)
+    dll: str = "{name}64_{major}.dll"  # its Windows file name
+    # Numbered by its own major, not CUDA's, with its wheels' versions by CUDA major.
+    own_major: int | None = None
+    own_versions: Mapping[int, str] = field(default_factory=dict)
+
+    def file_name(self, major: int, os_name: str) -> str:
+        own = self.own_major or major
+        return self.dll.format(name=self.name, major=own) if os_name == "win32" else f"lib{self.name}.so.{own}"
+
+    def wheel_dir(self, major: int, os_name: str) -> str:
+        """The folder of its file, relative to a sys.path entry."""
+        return _WHEEL_LAYOUTS[(os_name, major)].format(folder=self.wheel_folder)
+
+    def pip_name(self, major: int) -> str:
+        return self.distribution + _DISTRIBUTION_SUFFIXES[major]
+
+
+# (os, CUDA major) -> the folder of a library's file in site-packages: CUDA 12's wheels put each
+# library in a folder of its own, CUDA 13's all in one; Windows keeps DLLs in bin.
+_WHEEL_LAYOUTS = {
+    ("linux", 12): "nvidia/{folder}/lib",
+    ("win32", 12): "nvidia/{folder}/bin",
+    ("linux", 13): "nvidia/cu13/lib",
+    ("win32", 13): "nvidia/cu13/bin/x86_64",
+}
+_DISTRIBUTION_SUFFIXES = {12: "-cu12", 13: ""}  # CUDA major -> what its wheels' names end in
+
+
+# Every library pyctk loads. The required ones are loaded in this order, each after what it
+# needs (cuBLAS needs cuBLASLt; loading it first could let the linker pick a stray system copy).
+_LIBRARIES = {
+    library.name: library
+    for library in (
+        _Library("cudart", "cuda_runtime", "nvidia-cuda-runtime", required=True),
+        _Library("cublasLt", "cublas", "nvidia-cublas", required=True),
+        _Library("cublas", "cublas", "nvidia-cublas", required=True, needs=("cublasLt",)),
+        # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll.
+        _Library("nvrtc", "cuda_nvrtc", "nvidia-cuda-nvrtc", dll="nvrtc64_{major}0_0.dll"),
+        _Library("nvJitLink", "nvjitlink", "nvidia-nvjitlink", dll="nvJitLink_{major}0_0.dll"),
+        # cuRAND 10 ships with CUDA 12 and 13 (libcurand.so.10, curand64_10.dll), its wheels
+        # versioned 10.3.x (CUDA 12) and 10.4.x (CUDA 13).
+        _Library("curand", "curand", "nvidia-curand", own_major=10, own_versions={12: ">=10.3,<11", 13: ">=10.4,<11"}),
+    )
 }
 
 # os -> folders of a toolkit root (CUDA_PATH, CUDA_HOME) that hold libraries.
 _TOOLKIT_DIRS = {"linux": ("lib64", "lib"), "win32": ("bin", "bin/x64")}
 
-
-# Libraries numbered by their own major, not CUDA's: cuRAND 10 ships with CUDA 12 and 13
-# (libcurand.so.10, curand64_10.dll), its wheels versioned 10.3.x (CUDA 12) and 10.4.x (CUDA 13).
-_OWN_MAJORS = {"curand": 10}
-_OWN_VERSIONS = {"nvidia-curand-cu12": ">=10.3,<11", "nvidia-curand": ">=10.4,<11"}
-
-
-def _file_name(name: str, major: int, os_name: str) -> str:
-    major = _OWN_MAJORS.get(name, major)
-    if os_name == "win32":  # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll
-        return {"nvrtc": f"nvrtc64_{major}0_0.dll", "nvJitLink": f"nvJitLink_{major}0_0.dll"}.get(
-            name, f"{name}64_{major}.dll"
-        )
-    return f"lib{name}.so.{major}"
-
-
-# The pip distribution that ships each library, by major.
-_PIP_NAMES = {
-    12: {
-        "cudart": "nvidia-cuda-runtime-cu12",
-        "cublasLt": "nvidia-cublas-cu12",
-        "cublas": "nvidia-cublas-cu12",
-        "nvrtc": "nvidia-cuda-nvrtc-cu12",
-        "nvJitLink": "nvidia-nvjitlink-cu12",
-        "curand": "nvidia-curand-cu12",
-    },
-    13: {
-        "cudart": "nvidia-cuda-runtime",
-        "cublasLt": "nvidia-cublas",
-        "cublas": "nvidia-cublas",
-        "nvrtc": "nvidia-cuda-nvrtc",
-        "nvJitLink": "nvidia-nvjitlink",
-        "curand": "nvidia-curand",
-    },
-}
-
-# Load order: a library comes after what it needs (cuBLAS needs cuBLASLt;
-# loading it first could let the linker pick a stray system copy).
-CUDA_LIBRARIES = ("cudart", "cublasLt", "cublas")
+# Those loaded with libgpumatmul, in load order.
+CUDA_LIBRARIES = tuple(name for name, library in _LIBRARIES.items() if library.required)
 
 
 @dataclass(frozen=True)
@@ -134,7 +129,12 @@ class LibrarySpec:
 
 def pip_requirement(pip_name: str, major: int) -> str:
     """``pip_name`` with the versions of its wheel that belong to CUDA ``major``."""
-    return pip_name + _OWN_VERSIONS.get(pip_name, f">={major},<{major + 1}")
+    own = {
+        library.pip_name(cuda): versions
+        for library in _LIBRARIES.values()
+        for cuda, versions in library.own_versions.items()
+    }
+    return pip_name + own.get(pip_name, f">={major},<{major + 1}")
 
 
 def current_os() -> str:
@@ -145,12 +145,16 @@ def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySp
     """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand") of CUDA
     ``major`` is called and where it lives."""
     os_name = os_name or current_os()
-    try:
-        wheel_dir = _WHEEL_DIRS[(os_name, major)][name]
-    except KeyError:
-        raise ValueError(f"pyctk knows no library {name!r} for CUDA {major} on {os_name}") from None
+    library = _LIBRARIES.get(name)
+    if library is None or (os_name, major) not in _WHEEL_LAYOUTS:
+        raise ValueError(f"pyctk knows no library {name!r} for CUDA {major} on {os_name}")
     return LibrarySpec(
-        name, major, _file_name(name, major, os_name), wheel_dir, _TOOLKIT_DIRS[os_name], _PIP_NAMES[major][name]
+        name,
+        major,
+        library.file_name(major, os_name),
+        library.wheel_dir(major, os_name),
+        _TOOLKIT_DIRS[os_name],
+        library.pip_name(major),
     )
 
 
@@ -378,7 +382,7 @@ def load_gpumatmul(major: int) -> ctypes.CDLL:
     return _handles[key]
 
 
-def declare(library: ctypes.CDLL, prototypes: Mapping[str, tuple[Any, list]]) -> ctypes.CDLL:
+def declare(library: ctypes.CDLL, prototypes: Mapping[str, tuple[Any, list[Any]]]) -> ctypes.CDLL:
     """Give each function of ``library`` named in ``prototypes`` (name: (restype, argtypes))
     its C signature, so that ctypes converts its arguments and result as C does; return
     ``library``. Each pyctk module that calls a C library keeps its table."""
@@ -395,7 +399,7 @@ _PT_LOAD, _PT_DYNAMIC = 1, 2
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
 
 
-def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list[str]:
+def _elf_dynamic_strings(path: str | os.PathLike[str], tags: tuple[int, ...]) -> list[str]:
     """The strings of the dynamic entries of ``tags`` in the 64-bit ELF file ``path``, in order.
 
     Read as the dynamic linker reads them: the dynamic segment from the program headers,
@@ -433,12 +437,12 @@ def _elf_dynamic_strings(path: str | os.PathLike, tags: tuple[int, ...]) -> list
         raise ValueError(f"not a well-formed ELF shared library ({error!r})") from None
 
 
-def elf_needed(path: str | os.PathLike) -> list[str]:
+def elf_needed(path: str | os.PathLike[str]) -> list[str]:
     """The DT_NEEDED entries (the libraries it links to) of the 64-bit ELF file ``path``."""
     return _elf_dynamic_strings(path, (_DT_NEEDED,))
 
 
-def elf_runpath(path: str | os.PathLike) -> list[str]:
+def elf_runpath(path: str | os.PathLike[str]) -> list[str]:
     """The folders of the RUNPATH (or old-style RPATH) of the 64-bit ELF file ``path``, as
     written (``$ORIGIN`` unexpanded): where the dynamic linker looks for its libraries."""
     return [
@@ -449,7 +453,7 @@ def elf_runpath(path: str | os.PathLike) -> list[str]:
     ]
 
 
-def cudart_major(path: str | os.PathLike) -> int:
+def cudart_major(path: str | os.PathLike[str]) -> int:
     """The CUDA major of the ``libcudart.so.N`` that ELF file ``path`` links to, from the file.
 
     Raises ValueError when it links to none, or to more than one.

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import ctypes
 import enum
+from _ctypes import CFuncPtr
 from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint32, c_void_p
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._build_config import CUDA_MAJOR
 from .optional_library import OptionalLibrary
@@ -35,6 +36,7 @@ _ABI = f"_{CUDA_MAJOR}_0"  # the versioned names every release of the major expo
 class InputType(enum.IntEnum):
     """``nvJitLinkInputType`` (nvJitLink.h)."""
 
+    # Written here, not generated (constants.py): nvJitLink, optional, is no build requirement.
     CUBIN = 1
     PTX = 2
     LTOIR = 3
@@ -67,7 +69,7 @@ RESULTS = (
 )
 
 _HANDLE = c_void_p  # nvJitLinkHandle
-_PROTOTYPES = {  # name (without the version) -> argument types; each returns an nvJitLinkResult
+_PROTOTYPES: dict[str, list[Any]] = {  # name (without the version) -> argument types; each returns an nvJitLinkResult
     "Create": [POINTER(_HANDLE), c_uint32, POINTER(c_char_p)],
     "Destroy": [POINTER(_HANDLE)],
     "AddData": [_HANDLE, c_int, c_void_p, c_size_t, c_char_p],
@@ -90,8 +92,9 @@ library = OptionalLibrary(
 install_command = library.install_command
 
 
-def _function(name: str) -> ctypes._CFuncPtr:
-    return getattr(library(), f"__nvJitLink{name}{_ABI}")
+def _function(name: str) -> CFuncPtr:
+    function: CFuncPtr = getattr(library(), f"__nvJitLink{name}{_ABI}")
+    return function
 
 
 class Result(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_void_p
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .driver_errors import CompileError
 from .optional_library import OptionalLibrary
@@ -24,7 +24,7 @@ PROGRAM_NAME = "kernel.cu"  # how compile logs name the source: "kernel.cu(3): e
 _PROGRAM_PATH = "/dev/null/" + PROGRAM_NAME
 
 _RESULT = c_int  # nvrtcResult
-_PROTOTYPES = {  # name -> (result type, argument types), as nvrtc.h declares them
+_PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {  # name -> (result type, argument types), as nvrtc.h declares them
     "nvrtcVersion": (_RESULT, [POINTER(c_int), POINTER(c_int)]),
     "nvrtcGetNumSupportedArchs": (_RESULT, [POINTER(c_int)]),
     "nvrtcGetSupportedArchs": (_RESULT, [POINTER(c_int)]),
@@ -116,7 +116,7 @@ def compile_program(source: str, options: Sequence[str], name_expressions: Seque
                 lib.nvrtcGetLoweredName(program, expression.encode(), byref(name)),
                 f"nvrtcGetLoweredName({expression!r})",
             )
-            lowered[expression] = name.value.decode()
+            lowered[expression] = (name.value or b"").decode()
         return Output(image, ptx.rstrip(b"\0").decode(), lowered, log)
     finally:
         lib.nvrtcDestroyProgram(byref(program))

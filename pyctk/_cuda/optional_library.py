@@ -19,18 +19,20 @@ import _thread
 import ctypes
 import os
 import weakref
+from collections.abc import Mapping
+from typing import Any
 
 from .._build_config import CUDA_MAJOR
 from .errors import LibraryNotFoundError
 
-_ALL: weakref.WeakSet = weakref.WeakSet()
+_ALL: weakref.WeakSet[OptionalLibrary] = weakref.WeakSet()
 
 
 class OptionalLibrary:
     """``name`` (the loader's name for it), what pyctk does with it, its extra, and its
     functions: name -> (result type, argument types)."""
 
-    def __init__(self, name: str, purpose: str, extra: str, prototypes: dict) -> None:
+    def __init__(self, name: str, purpose: str, extra: str, prototypes: Mapping[str, tuple[Any, list[Any]]]) -> None:
         self.name, self.purpose, self.extra, self.prototypes = name, purpose, extra, prototypes
         self._library: ctypes.CDLL | None = None
         self._lock = _thread.allocate_lock()

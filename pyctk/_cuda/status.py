@@ -49,7 +49,7 @@ _DRIVER_FIX = (
     f"CUDA {CUDA_MAJOR} needs driver {'525' if CUDA_MAJOR == 12 else '580'} or newer."
 )
 # Status -> (exception class, what the user can do about it).
-_ERRORS = {
+_ERRORS: dict[int, tuple[type[Exception], str]] = {
     INVALID_ARGUMENT: (ValueError, "This is a bug in the caller of libgpumatmul."),
     NOT_SUPPORTED: (UnsupportedError, ""),
     NO_DRIVER: (NoDriverError, _DRIVER_FIX),

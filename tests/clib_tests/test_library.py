@@ -190,18 +190,18 @@ def test_version_comes_from_libgpu_version():
 
 
 def test_installed_files_are_the_package_exactly():
-    """Every module, the C library headers kernels include, py.typed, the library and its two
-    headers; no template, no cache."""
+    """Every module and stub, the modules the build writes, the C library headers kernels
+    include, py.typed, the library and its two headers; no template, no cache."""
     package = LIBRARY.parent
     installed = {
         p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
     }
     modules = {
         p.relative_to(ROOT / "pyctk").as_posix()
-        for pattern in ("*.py", "_pycuda/compiling/libc/*")
+        for pattern in ("*.py", "*.pyi", "_pycuda/compiling/libc/*")
         for p in (ROOT / "pyctk").rglob(pattern)
     }
-    modules.add("_build_config.py")
+    modules |= {"_build_config.py", "_cuda/constants.py"}
     assert installed == modules | {
         "py.typed",
         "libgpumatmul.so",

@@ -92,6 +92,17 @@ def test_library_spec_linux(name, major, file_name, wheel_dir, pip_install):
     )
 
 
+def test_each_library_is_loaded_after_what_it_needs():
+    """_LIBRARIES' order is the load order: what a library needs comes before it, and a
+    library loaded with libgpumatmul needs only such libraries."""
+    names = list(_loader._LIBRARIES)
+    for position, library in enumerate(_loader._LIBRARIES.values()):
+        assert set(library.needs) <= set(names[:position]), library.name
+        if library.required:
+            assert all(_loader._LIBRARIES[need].required for need in library.needs), library.name
+    assert _loader.CUDA_LIBRARIES == ("cudart", "cublasLt", "cublas")
+
+
 @pytest.mark.parametrize("name, major", [("cudart", 11), ("cufft", 12), ("libcudart", 13)])
 def test_library_spec_rejects_unknown(name, major):
     with pytest.raises(ValueError, match=name):

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import Error
-from .devices import Context, Device, init
+from .devices import Context, Device
+from .versions import init
 
 
 def _chosen_device() -> int | None:

@@ -24,217 +24,15 @@ True
 
 from __future__ import annotations
 
-import enum
 import os
 import warnings
 from _thread import _local
-from ctypes import CFUNCTYPE, POINTER, byref, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
+from ctypes import byref, c_size_t, c_uint, c_void_p, create_string_buffer
 
-from ..._cuda import contexts, driver_api, driver_errors, library
-
-
-class device_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """What a device can do: ``CUdevice_attribute`` (cuda.h), for :meth:`Device.get_attribute`.
-
-    PyCUDA's names; aliases (``SHARED_MEMORY_PER_BLOCK``, ``REGISTERS_PER_BLOCK`` ...) share
-    a value. Each one also reads as a lowercase attribute of a :class:`Device`
-    (``dev.warp_size``). pyctk adds ``COOPERATIVE_LAUNCH``, which PyCUDA lacks.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> cuda.device_attribute.WARP_SIZE
-    <device_attribute.WARP_SIZE: 10>
-    >>> attribute = cuda.device_attribute
-    >>> attribute.SHARED_MEMORY_PER_BLOCK is attribute.MAX_SHARED_MEMORY_PER_BLOCK
-    True
-    """
-
-    MAX_THREADS_PER_BLOCK = 1
-    MAX_BLOCK_DIM_X = 2
-    MAX_BLOCK_DIM_Y = 3
-    MAX_BLOCK_DIM_Z = 4
-    MAX_GRID_DIM_X = 5
-    MAX_GRID_DIM_Y = 6
-    MAX_GRID_DIM_Z = 7
-    MAX_SHARED_MEMORY_PER_BLOCK = 8
-    SHARED_MEMORY_PER_BLOCK = 8
-    TOTAL_CONSTANT_MEMORY = 9
-    WARP_SIZE = 10
-    MAX_PITCH = 11
-    MAX_REGISTERS_PER_BLOCK = 12
-    REGISTERS_PER_BLOCK = 12
-    CLOCK_RATE = 13
-    TEXTURE_ALIGNMENT = 14
-    GPU_OVERLAP = 15
-    MULTIPROCESSOR_COUNT = 16
-    KERNEL_EXEC_TIMEOUT = 17
-    INTEGRATED = 18
-    CAN_MAP_HOST_MEMORY = 19
-    COMPUTE_MODE = 20
-    MAXIMUM_TEXTURE1D_WIDTH = 21
-    MAXIMUM_TEXTURE2D_WIDTH = 22
-    MAXIMUM_TEXTURE2D_HEIGHT = 23
-    MAXIMUM_TEXTURE3D_WIDTH = 24
-    MAXIMUM_TEXTURE3D_HEIGHT = 25
-    MAXIMUM_TEXTURE3D_DEPTH = 26
-    MAXIMUM_TEXTURE2D_ARRAY_WIDTH = 27
-    MAXIMUM_TEXTURE2D_ARRAY_HEIGHT = 28
-    MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES = 29
-    MAXIMUM_TEXTURE2D_LAYERED_WIDTH = 27
-    MAXIMUM_TEXTURE2D_LAYERED_HEIGHT = 28
-    MAXIMUM_TEXTURE2D_LAYERED_LAYERS = 29
-    SURFACE_ALIGNMENT = 30
-    CONCURRENT_KERNELS = 31
-    ECC_ENABLED = 32
-    PCI_BUS_ID = 33
-    PCI_DEVICE_ID = 34
-    TCC_DRIVER = 35
-    MEMORY_CLOCK_RATE = 36
-    GLOBAL_MEMORY_BUS_WIDTH = 37
-    L2_CACHE_SIZE = 38
-    MAX_THREADS_PER_MULTIPROCESSOR = 39
-    ASYNC_ENGINE_COUNT = 40
-    UNIFIED_ADDRESSING = 41
-    MAXIMUM_TEXTURE1D_LAYERED_WIDTH = 42
-    MAXIMUM_TEXTURE1D_LAYERED_LAYERS = 43
-    MAXIMUM_TEXTURE2D_GATHER_WIDTH = 45
-    MAXIMUM_TEXTURE2D_GATHER_HEIGHT = 46
-    MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE = 47
-    MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE = 48
-    MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE = 49
-    PCI_DOMAIN_ID = 50
-    TEXTURE_PITCH_ALIGNMENT = 51
-    MAXIMUM_TEXTURECUBEMAP_WIDTH = 52
-    MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH = 53
-    MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS = 54
-    MAXIMUM_SURFACE1D_WIDTH = 55
-    MAXIMUM_SURFACE2D_WIDTH = 56
-    MAXIMUM_SURFACE2D_HEIGHT = 57
-    MAXIMUM_SURFACE3D_WIDTH = 58
-    MAXIMUM_SURFACE3D_HEIGHT = 59
-    MAXIMUM_SURFACE3D_DEPTH = 60
-    MAXIMUM_SURFACE1D_LAYERED_WIDTH = 61
-    MAXIMUM_SURFACE1D_LAYERED_LAYERS = 62
-    MAXIMUM_SURFACE2D_LAYERED_WIDTH = 63
-    MAXIMUM_SURFACE2D_LAYERED_HEIGHT = 64
-    MAXIMUM_SURFACE2D_LAYERED_LAYERS = 65
-    MAXIMUM_SURFACECUBEMAP_WIDTH = 66
-    MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH = 67
-    MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS = 68
-    MAXIMUM_TEXTURE1D_LINEAR_WIDTH = 69
-    MAXIMUM_TEXTURE2D_LINEAR_WIDTH = 70
-    MAXIMUM_TEXTURE2D_LINEAR_HEIGHT = 71
-    MAXIMUM_TEXTURE2D_LINEAR_PITCH = 72
-    MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH = 73
-    MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT = 74
-    COMPUTE_CAPABILITY_MAJOR = 75
-    COMPUTE_CAPABILITY_MINOR = 76
-    MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH = 77
-    STREAM_PRIORITIES_SUPPORTED = 78
-    GLOBAL_L1_CACHE_SUPPORTED = 79
-    LOCAL_L1_CACHE_SUPPORTED = 80
-    MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
-    MAX_REGISTERS_PER_MULTIPROCESSOR = 82
-    MANAGED_MEMORY = 83
-    MULTI_GPU_BOARD = 84
-    MULTI_GPU_BOARD_GROUP_ID = 85
-    HOST_NATIVE_ATOMIC_SUPPORTED = 86
-    SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO = 87
-    PAGEABLE_MEMORY_ACCESS = 88
-    CONCURRENT_MANAGED_ACCESS = 89
-    COMPUTE_PREEMPTION_SUPPORTED = 90
-    CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91
-    COOPERATIVE_LAUNCH = 95  #: Not in PyCUDA.
-    MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
-    PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100
-    DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101
-    HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103
-    HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = 104
-    HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = 105
-    MAX_BLOCKS_PER_MULTIPROCESSOR = 106
-    GENERIC_COMPRESSION_SUPPORTED = 107
-    MAX_PERSISTING_L2_CACHE_SIZE = 108
-    RESERVED_SHARED_MEMORY_PER_BLOCK = 111
-    READ_ONLY_HOST_REGISTER_SUPPORTED = 113
-    MEMORY_POOLS_SUPPORTED = 115
-
-
-class compute_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """Who may use a device: ``CUcomputemode`` (cuda.h), what
-    ``Device.get_attribute(device_attribute.COMPUTE_MODE)`` returns."""
-
-    DEFAULT = 0  #: Any number of processes and threads.
-    PROHIBITED = 2  #: No process may make a context.
-    EXCLUSIVE_PROCESS = 3  #: One process at a time.
-
-
-class ctx_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
-    """Flags of :meth:`Device.make_context`: ``CUctx_flags`` (cuda.h), mostly how a thread
-    waits for the GPU.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> flags = cuda.ctx_flags.SCHED_BLOCKING_SYNC | cuda.ctx_flags.LMEM_RESIZE_TO_MAX
-    >>> int(flags)
-    20
-    """
-
-    #: Spin while waiting if the GPU has fewer contexts than there are CPUs, else yield.
-    SCHED_AUTO = 0x00
-    SCHED_SPIN = 0x01  #: Spin while waiting: the lowest latency, one CPU core busy.
-    SCHED_YIELD = 0x02  #: Yield the CPU while waiting.
-    SCHED_BLOCKING_SYNC = 0x04  #: Sleep on a synchronisation primitive while waiting.
-    BLOCKING_SYNC = 0x04  #: The old name of ``SCHED_BLOCKING_SYNC``.
-    SCHED_MASK = 0x07  #: The scheduling bits.
-    MAP_HOST = 0x08  #: No effect since CUDA 11: every context maps page-locked memory.
-    LMEM_RESIZE_TO_MAX = 0x10  #: Keep local memory at its largest size after a launch that grew it.
-    FLAGS_MASK = 0xFF  #: Every flag bit.
-
-
-class limit(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """A context's limits: ``CUlimit`` (cuda.h), for :meth:`Context.set_limit` and
-    :meth:`Context.get_limit`."""
-
-    STACK_SIZE = 0  #: Bytes of stack for each GPU thread.
-    PRINTF_FIFO_SIZE = 1  #: Bytes of the buffer device-side ``printf`` writes to.
-    MALLOC_HEAP_SIZE = 2  #: Bytes of the heap of device-side ``malloc``.
-    DEV_RUNTIME_SYNC_DEPTH = 3  #: Nesting depth of dynamic parallelism's synchronisation.
-    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4  #: Launches from the GPU that may be pending at once.
-    MAX_L2_FETCH_GRANULARITY = 5  #: L2 fetch granularity in bytes (not in PyCUDA).
-    PERSISTING_L2_CACHE_SIZE = 6  #: Bytes of L2 set aside for persisting accesses (not in PyCUDA).
-
-
-class func_cache(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """Shared memory or L1 cache: ``CUfunc_cache`` (cuda.h), for
-    :meth:`Context.set_cache_config` and :meth:`Function.set_cache_config`."""
-
-    PREFER_NONE = 0  #: No preference.
-    PREFER_SHARED = 1  #: More shared memory, less L1 cache.
-    PREFER_L1 = 2  #: More L1 cache, less shared memory.
-    PREFER_EQUAL = 3  #: As much of each.
-
-
-class shared_config(enum.IntEnum):  # noqa: N801 - PyCUDA's name
-    """The shared memory bank size: ``CUsharedconfig`` (cuda.h), for
-    :meth:`Context.set_shared_config` and :meth:`Function.set_shared_config`.
-
-    Deprecated by CUDA: GPUs since Maxwell have a fixed bank size and ignore it.
-    """
-
-    DEFAULT_BANK_SIZE = 0  #: The device's default.
-    FOUR_BYTE_BANK_SIZE = 1  #: Banks of 4 bytes.
-    EIGHT_BYTE_BANK_SIZE = 2  #: Banks of 8 bytes.
-
-
-def named_attribute(table: type[enum.IntEnum], owner: str, name: str) -> enum.IntEnum:
-    """The member of ``table`` that PyCUDA's lowercase attribute ``name`` reads
-    (``multiprocessor_count`` -> ``MULTIPROCESSOR_COUNT``); AttributeError for any other name."""
-    member = None if name.startswith("_") else table.__members__.get(name.upper())
-    if member is None:
-        raise AttributeError(f"{owner!r} object has no attribute {name!r} (nor {table.__name__} {name.upper()})")
-    return member
+from ..._cuda import constants as cu
+from ..._cuda import driver_api, driver_errors
+from . import made_contexts
+from .enums import compute_mode, device_attribute, func_cache, named_attribute, shared_config
 
 
 class Device:
@@ -430,7 +228,7 @@ class Device:
         """
         handle = c_void_p()
         driver_api.call("cuDevicePrimaryCtxRetain", byref(handle), self._device)
-        return Context(handle.value, self._device, primary=True)
+        return Context(handle.value or 0, self._device, primary=True)
 
     def make_context(self, flags: int = 0) -> Context:
         """Make a new context on the device and push it (``cuCtxCreate``), as PyCUDA does.
@@ -462,66 +260,14 @@ class Device:
         """
         below = _leave_current()
         try:
-            handle = _create_context(int(flags), self._device)
+            handle = made_contexts.create_context(int(flags), self._device)
         except BaseException:
             if below is not None:  # as it was: the failure changed nothing
                 driver_api.call("cuCtxPushCurrent", below.handle)
             raise
-        context = Context(handle, self._device, made=_Made(handle))
+        context = Context(handle, self._device, made=made_contexts.Made(handle))
         _stack().append(context)
         return context
-
-
-# cuCtxCreate's ABI from CUDA 3.2 on: (CUcontext *, unsigned int flags, CUdevice). The runtime's
-# entry-point query would give the name's newest form up to its version instead: _v3 (CUDA
-# 11.4, execution affinity arguments) for ABI 12000, _v4 (12.5, a parameters struct) for a
-# CUDA 12.5+ runtime's own version; so this one is asked of the driver by version.
-_CTX_CREATE_ABI = 3020
-_ContextCreate = CFUNCTYPE(c_int, POINTER(c_void_p), c_uint, c_int)
-
-
-def _create_context(flags: int, device: int) -> int:
-    """A new context on ``device``, pushed on the driver's stack: ``cuCtxCreate_v2``."""
-    address, found = c_void_p(), c_int(-1)
-    driver_api.call("cuGetProcAddress", b"cuCtxCreate", byref(address), _CTX_CREATE_ABI, 0, byref(found))
-    if found.value != 0 or not address.value:  # CU_GET_PROC_ADDRESS_SUCCESS
-        raise driver_errors.RuntimeError(
-            "the driver does not provide cuCtxCreate (CUDA 3.2's)", "CUDA_ERROR_NOT_FOUND", 500
-        )
-    handle = c_void_p()
-    driver_api.check(_ContextCreate(address.value)(byref(handle), flags, device), "cuCtxCreate")
-    return handle.value
-
-
-class _Made:
-    """A context ``make_context`` made: destroyed when its last ``Context`` is detached or
-    garbage (``Context.attach`` gives it another). Its memory (``memory.device.ContextAllocation``) keeps
-    this record, to know whether the context still lives."""
-
-    __slots__ = ("_pid", "alive", "handle", "users")
-
-    def __init__(self, handle: int) -> None:
-        self.handle, self.users, self.alive, self._pid = handle, 1, True, os.getpid()
-        contexts.made[handle] = self
-
-    def release(self, quiet: bool) -> None:
-        """One user less; the last one destroys the context (``quiet``: from ``__del__``,
-        where no one is there to tell of a failure)."""
-        self.users -= 1
-        if not self.users:
-            self.alive = False
-            contexts.made.pop(self.handle, None)
-            _quietly_or_checked(quiet, self._pid, "cuCtxDestroy", self.handle)
-
-
-def _quietly_or_checked(quiet: bool, pid: int, name: str, *args: int) -> None:
-    """Call ``name``; unchecked if ``quiet``. Not at all in a forked child (the context is
-    the parent's), nor once the driver is gone."""
-    if os.getpid() != pid or driver_api._driver is None:
-        return
-    result = getattr(driver_api._driver, name)(*args)
-    if not quiet:
-        driver_api.check(result, name)
 
 
 class _ThreadStack(_local):
@@ -577,7 +323,7 @@ class Context:
     >>> ctx.pop(); ctx.detach()
     """
 
-    def __init__(self, handle: int, device: int, made: _Made | None = None, primary: bool = False) -> None:
+    def __init__(self, handle: int, device: int, made: made_contexts.Made | None = None, primary: bool = False) -> None:
         self.handle, self._device, self._made, self._primary = handle, device, made, primary
         self._valid, self._pid = True, os.getpid()
 
@@ -595,7 +341,9 @@ class Context:
     def _check_valid(self, what: str) -> None:
         if not self._valid:
             raise driver_errors.LogicError(
-                f"Context.{what} failed: cannot {what} a detached context", "CUDA_ERROR_INVALID_CONTEXT", 201
+                f"Context.{what} failed: cannot {what} a detached context",
+                "CUDA_ERROR_INVALID_CONTEXT",
+                cu.CUDA_ERROR_INVALID_CONTEXT,
             )
 
     def push(self) -> None:
@@ -634,7 +382,7 @@ class Context:
                 "Context.pop failed: cannot pop non-current context: this thread pushed none "
                 "(Device.make_context, Context.push)",
                 "CUDA_ERROR_INVALID_CONTEXT",
-                201,
+                cu.CUDA_ERROR_INVALID_CONTEXT,
             )
         driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
         _stack().pop()
@@ -658,7 +406,7 @@ class Context:
             raise driver_errors.LogicError(
                 "Context.detach failed: cannot detach from invalid context (it was detached before)",
                 "CUDA_ERROR_INVALID_CONTEXT",
-                201,
+                cu.CUDA_ERROR_INVALID_CONTEXT,
             )
         current = _top() is self
         if current:
@@ -674,7 +422,7 @@ class Context:
         if self._made is not None:
             self._made.release(quiet)
         elif self._primary:
-            _quietly_or_checked(quiet, self._pid, "cuDevicePrimaryCtxRelease", self._device)
+            made_contexts.quietly_or_checked(quiet, self._pid, "cuDevicePrimaryCtxRelease", self._device)
 
     def __del__(self) -> None:
         if getattr(self, "_valid", False):  # (not if __init__ failed)
@@ -699,7 +447,7 @@ class Context:
         """
         handle = driver_api.current_context()
         device = driver_api.current_device()
-        made = contexts.made.get(handle)
+        made = made_contexts.made_record(handle)
         if made is not None:
             made.users += 1
             context = Context(handle, device, made=made)
@@ -863,87 +611,3 @@ class Context:
             raise ValueError(f"flags must be 0 (cuCtxDisablePeerAccess takes none), not {flags!r}")
         driver_api.current_context()
         driver_api.call("cuCtxDisablePeerAccess", peer.handle)
-
-
-def made_context() -> _Made | None:
-    """The calling thread's current context if ``Device.make_context`` made it, else None (no
-    driver call while pyctk made none)."""
-    if not contexts.made:
-        return None
-    current = c_void_p()
-    driver_api.call("cuCtxGetCurrent", byref(current))
-    return contexts.made.get(current.value)
-
-
-def in_context(handle: int, name: str, *args: int) -> None:
-    """Call ``name`` with context ``handle`` current (pushed for the call if it is not)."""
-    current = c_void_p()
-    driver_api.call("cuCtxGetCurrent", byref(current))
-    if current.value == handle:
-        driver_api.call(name, *args)
-        return
-    driver_api.call("cuCtxPushCurrent", handle)
-    try:
-        driver_api.call(name, *args)
-    finally:
-        driver_api.call("cuCtxPopCurrent", byref(c_void_p()))
-
-
-def init(flags: int = 0) -> None:
-    """Start the CUDA driver (PyCUDA's ``init``).
-
-    Optional, unlike in PyCUDA: pyctk starts the driver on first use. Calling it first
-    reports a missing driver at a place of your choosing.
-
-    Parameters
-    ----------
-    flags : int, optional
-        PyCUDA's; unused (CUDA takes 0).
-
-    Raises
-    ------
-    pyctk.NoDriverError
-        There is no usable NVIDIA driver; the message says how to fix it.
-    """
-    driver_api.driver()
-
-
-def get_version() -> tuple[int, int, int]:
-    """The CUDA version pyctk runs with: its CUDA runtime's, from NVIDIA's wheel.
-
-    PyCUDA's gives the toolkit's it was built with. No driver or GPU is needed.
-
-    Returns
-    -------
-    tuple of int
-        ``(major, minor, 0)``.
-
-    See Also
-    --------
-    get_driver_version : The version the driver supports.
-
-    Examples
-    --------
-    >>> import pyctk.driver as cuda
-    >>> major, minor, _ = cuda.get_version()
-    >>> major >= 12
-    True
-    """
-    version = library.query_int("gpumatmul_runtime_version")
-    return version // 1000, version % 1000 // 10, 0
-
-
-def get_driver_version() -> int:
-    """The CUDA version the NVIDIA driver supports.
-
-    Returns
-    -------
-    int
-        1000 * major + 10 * minor: 13000 for CUDA 13.0, as ``nvidia-smi`` shows it.
-
-    Raises
-    ------
-    pyctk.NoDriverError
-        There is no usable NVIDIA driver.
-    """
-    return driver_api.driver_version()

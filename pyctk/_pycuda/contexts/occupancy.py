@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .devices import Context, Device, device_attribute
+from .devices import Context, Device
+from .enums import device_attribute
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import enum
 
+from ..._cuda import constants as cu
 from ..._cuda import cudart, driver_errors
-
-_NOT_SUPPORTED = 801  # CUDA_ERROR_NOT_SUPPORTED
 
 
 class profiler_output_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -19,6 +18,7 @@ class profiler_output_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     Kept for programs that name it: CUDA 12 removed the profiler it configured.
     """
 
+    # Written here, not generated (pyctk._cuda.constants): no wheel of the build has cudaProfiler.h.
     KEY_VALUE_PAIR = 0  #: ``name value`` lines.
     CSV = 1  #: Comma-separated values.
 
@@ -74,7 +74,7 @@ def initialize_profiler(config_file: str, output_file: str, output_mode: int) ->
     pyctk.driver.RuntimeError: initialize_profiler failed: CUDA_ERROR_NOT_SUPPORTED: CUDA 12 removed ...
     """
     raise driver_errors.exception(
-        _NOT_SUPPORTED,
+        cu.CUDA_ERROR_NOT_SUPPORTED,
         "CUDA_ERROR_NOT_SUPPORTED",
         "CUDA 12 removed the command-line profiler that cuProfilerInitialize configured; run the "
         "program under Nsight Systems (nsys profile --capture-range=cudaProfilerApi) or Nsight "

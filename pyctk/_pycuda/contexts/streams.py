@@ -12,23 +12,24 @@ import os
 from ctypes import byref, c_float, c_void_p, sizeof
 from typing import Any
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 
 
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :class:`Stream`: ``CUstream_flags`` (cuda.h)."""
 
-    DEFAULT = 0x0  #: Ordered with the legacy default stream (``stream=None``), both ways.
-    NON_BLOCKING = 0x1  #: Not ordered with the legacy default stream.
+    DEFAULT = cu.CU_STREAM_DEFAULT  #: Ordered with the legacy default stream (``stream=None``), both ways.
+    NON_BLOCKING = cu.CU_STREAM_NON_BLOCKING  #: Not ordered with the legacy default stream.
 
 
 class event_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :class:`Event`: ``CUevent_flags`` (cuda.h)."""
 
-    DEFAULT = 0x0  #: A timing event; waiting for it spins.
-    BLOCKING_SYNC = 0x1  #: Waiting for it (:meth:`Event.synchronize`) sleeps instead of spinning.
-    DISABLE_TIMING = 0x2  #: No timestamps: cheaper to record and wait for.
-    INTERPROCESS = 0x4  #: May be shared with another process (with ``DISABLE_TIMING``).
+    DEFAULT = cu.CU_EVENT_DEFAULT  #: A timing event; waiting for it spins.
+    BLOCKING_SYNC = cu.CU_EVENT_BLOCKING_SYNC  #: Waiting for it (:meth:`Event.synchronize`) sleeps instead of spinning.
+    DISABLE_TIMING = cu.CU_EVENT_DISABLE_TIMING  #: No timestamps: cheaper to record and wait for.
+    INTERPROCESS = cu.CU_EVENT_INTERPROCESS  #: May be shared with another process (with ``DISABLE_TIMING``).
 
 
 class _Handle:
@@ -39,11 +40,11 @@ class _Handle:
     __slots__ = ("handle", "_pid")
 
     def __init__(self, create: str, *args: Any) -> None:
-        self.handle = None
+        self.handle = 0  # (NULL until made: nothing to destroy if making fails)
         driver_api.current_context()
         handle = c_void_p()
         driver_api.call(create, byref(handle), *args)
-        self.handle, self._pid = handle.value, os.getpid()
+        self.handle, self._pid = handle.value or 0, os.getpid()
 
     def __del__(self) -> None:
         if self.handle and os.getpid() == self._pid and driver_api._driver is not None:
@@ -51,7 +52,7 @@ class _Handle:
 
     def _ready(self, query: str) -> bool:
         result = getattr(driver_api.driver(), query)(self.handle)
-        if result == driver_api.NOT_READY:
+        if result == cu.CUDA_ERROR_NOT_READY:
             return False
         driver_api.check(result, query)
         return True

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 from ..kernels import source_modules
 
@@ -51,7 +52,6 @@ class Geometry(NamedTuple):
 # loads wait for the last iteration's store; its __restrict__ build, for arrays apart, ran at
 # 99% of copy in 256 blocks of 256 a multiprocessor in a probe (step 5), hence "user_apart".
 GEOMETRIES = {"own": Geometry(256, 256), "user": Geometry(128, None), "user_apart": Geometry(256, 256)}
-_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current in this thread yet
 # CUlaunchConfig: grid and block (x, y, z), dynamic shared memory bytes, stream, attributes
 # and their count (none); padded to 8 bytes so that the arguments follow as they would alone.
 _CONFIG = "7I4xPPI4x"
@@ -60,7 +60,7 @@ _CONFIG = "7I4xPPI4x"
 @functools.cache
 def multiprocessor_count(device: int) -> int:
     """How many multiprocessors ``device`` has."""
-    return driver_api.query_int("cuDeviceGetAttribute", 16, device)  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    return driver_api.query_int("cuDeviceGetAttribute", cu.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)
 
 
 @functools.lru_cache(maxsize=4096)  # a small operation's launch asks it once per call
@@ -172,7 +172,7 @@ class Kernel:
     def _failed(self, result: int, blocks: int, threads: int) -> None:
         """A launch's error; or the launch again where it was a thread's first, without a
         current context (the arguments are still in the thread's buffer)."""
-        if result == _INVALID_CONTEXT:
+        if result == cu.CUDA_ERROR_INVALID_CONTEXT:  # no context current in this thread yet
             driver_api.current_context()
             _, _, config, table, launch, handle = self._buffers.values
             result = launch(config, handle, table, None)

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api
 from ..kernels.c_types import Argument, VectorArg, dtype_to_ctype
 from .base import GPUArrayBase
@@ -55,8 +56,6 @@ UNROLL = 8  # elements each thread loads before folding them: loads in flight (o
 WAVES = 2  # stage-1 grid: this many waves of blocks (measured on an H100: 4 and 2 waves
 # read 2^28 float32 at 92% of the copy's bandwidth, 8 and 1 at 88%)
 SMALL = 2 * UNROLL * THREADS  # most elements one block takes on alone (then stage 1 is the result)
-_NUM_REGS = 4  # CU_FUNC_ATTRIBUTE_NUM_REGS
-_THREADS_PER_SM, _REGISTERS_PER_SM = 39, 82  # CU_DEVICE_ATTRIBUTE_MAX_{THREADS,REGISTERS}_PER_MULTIPROCESSOR
 
 
 # What both stages share: the types, the user's preamble, a shuffle of any type, a block's fold.
@@ -130,10 +129,12 @@ def _wave(kernel: Kernel, device: int) -> int:
     """How many blocks of ``kernel`` (THREADS threads each) ``device`` runs at once: its
     multiprocessors times what one holds, by threads and by registers (allocated per warp
     in units of 256)."""
-    registers = driver_api.query_int("cuKernelGetAttribute", _NUM_REGS, kernel.handle, device)
+    registers = driver_api.query_int("cuKernelGetAttribute", cu.CU_FUNC_ATTRIBUTE_NUM_REGS, kernel.handle, device)
     per_warp = -(-registers * 32 // 256) * 256
-    threads = driver_api.query_int("cuDeviceGetAttribute", _THREADS_PER_SM, device)
-    file = driver_api.query_int("cuDeviceGetAttribute", _REGISTERS_PER_SM, device)
+    threads = driver_api.query_int(
+        "cuDeviceGetAttribute", cu.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, device
+    )
+    file = driver_api.query_int("cuDeviceGetAttribute", cu.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, device)
     per_sm = min(threads // THREADS, file // (per_warp * (THREADS // 32)))
     return max(per_sm, 1) * multiprocessor_count(device)
 

@@ -27,38 +27,38 @@ from collections.abc import Sequence
 from ctypes import POINTER, byref, c_int, c_size_t, c_uint, c_uint64, c_void_p
 from typing import Any
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 from ..contexts.streams import Stream
 from .modules import ArgumentHandler, Function, _dimensions, _pack
-
-_DEBUG_DOT_VERBOSE = 1  # CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: every detail the driver has
-_LEGACY_STREAM = 1  # CU_GET_PROC_ADDRESS_LEGACY_STREAM: handle 0 is the legacy stream
 
 
 class capture_mode(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Which unsafe calls a stream capture refuses: ``CUstreamCaptureMode`` (cuda.h), for
     :meth:`Stream.begin_capture`."""
 
-    GLOBAL = 0  #: Those of every thread, while any thread captures in this mode.
-    THREAD_LOCAL = 1  #: Those of the capturing thread.
-    RELAXED = 2  #: None.
+    GLOBAL = cu.CU_STREAM_CAPTURE_MODE_GLOBAL  #: Those of every thread, while any thread captures in this mode.
+    THREAD_LOCAL = cu.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL  #: Those of the capturing thread.
+    RELAXED = cu.CU_STREAM_CAPTURE_MODE_RELAXED  #: None.
 
 
 class capture_status(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """Whether a stream is capturing: ``CUstreamCaptureStatus`` (cuda.h), of
     :meth:`Stream.get_capture_info_v2`."""
 
-    NONE = 0  #: Not capturing.
-    ACTIVE = 1  #: Capturing.
-    INVALIDATED = 2  #: Capturing, but broken by an error: :meth:`Stream.end_capture` fails.
+    NONE = cu.CU_STREAM_CAPTURE_STATUS_NONE  #: Not capturing.
+    ACTIVE = cu.CU_STREAM_CAPTURE_STATUS_ACTIVE  #: Capturing.
+    INVALIDATED = (
+        cu.CU_STREAM_CAPTURE_STATUS_INVALIDATED
+    )  #: Capturing, but broken by an error: :meth:`Stream.end_capture` fails.
 
 
 class update_capture_dependencies_flags(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """How :meth:`Stream.update_capture_dependencies` changes them:
     ``CUstreamUpdateCaptureDependencies_flags`` (cuda.h)."""
 
-    ADD_CAPTURE_DEPENDENCIES = 0  #: Add the nodes to the dependencies.
-    SET_CAPTURE_DEPENDENCIES = 1  #: Replace the dependencies with the nodes.
+    ADD_CAPTURE_DEPENDENCIES = cu.CU_STREAM_ADD_CAPTURE_DEPENDENCIES  #: Add the nodes to the dependencies.
+    SET_CAPTURE_DEPENDENCIES = cu.CU_STREAM_SET_CAPTURE_DEPENDENCIES  #: Replace the dependencies with the nodes.
 
 
 # The enums, under names that Stream's methods' parameters (PyCUDA's names) do not shadow.
@@ -112,7 +112,12 @@ _CAPTURE_FUNCTIONS: dict[str, list[type[Any]]] = {
 def _capture_function(name: str) -> Any:
     address, status = c_void_p(), c_int()  # (the call fails when the driver lacks the function)
     driver_api.call(
-        "cuGetProcAddress", name.encode(), byref(address), driver_api.ABI_VERSION, _LEGACY_STREAM, byref(status)
+        "cuGetProcAddress",
+        name.encode(),
+        byref(address),
+        driver_api.ABI_VERSION,
+        cu.CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+        byref(status),
     )
     return ctypes.CFUNCTYPE(c_int, *_CAPTURE_FUNCTIONS[name])(address.value or 0)
 
@@ -337,7 +342,7 @@ class Graph(_Owned):
         ----------
         path : str
         """
-        driver_api.call("cuGraphDebugDotPrint", self.handle, os.fsencode(path), _DEBUG_DOT_VERBOSE)
+        driver_api.call("cuGraphDebugDotPrint", self.handle, os.fsencode(path), cu.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE)
 
 
 class GraphExec(_Owned):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._build_config import CUDA_MAJOR
+from ..._cuda import constants as cu
 from ..._cuda import loader, nvjitlink
 from ..._cuda.driver_errors import LogicError
 from ..._cuda.errors import LibraryNotFoundError
@@ -29,13 +30,13 @@ class jit_input_type(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """What :meth:`Linker.add_data` and :meth:`Linker.add_file` are given: ``CUjitInputType``
     (cuda.h)."""
 
-    CUBIN = 0  #: Machine code for one architecture.
-    PTX = 1  #: PTX (``pyctk.compiler.compile(..., target="ptx")``).
-    FATBINARY = 2  #: Code for several architectures.
-    OBJECT = 3  #: A host object file with device code in it (``nvcc -dc``).
-    LIBRARY = 4  #: A static library of such objects (``libcudadevrt.a``).
-    NVVM = 5  #: LTO-IR (NVRTC's ``-dlto``), linked with ``-lto``.
-    LTO_IR = 5  #: ``NVVM``'s other name.
+    CUBIN = cu.CU_JIT_INPUT_CUBIN  #: Machine code for one architecture.
+    PTX = cu.CU_JIT_INPUT_PTX  #: PTX (``pyctk.compiler.compile(..., target="ptx")``).
+    FATBINARY = cu.CU_JIT_INPUT_FATBINARY  #: Code for several architectures.
+    OBJECT = cu.CU_JIT_INPUT_OBJECT  #: A host object file with device code in it (``nvcc -dc``).
+    LIBRARY = cu.CU_JIT_INPUT_LIBRARY  #: A static library of such objects (``libcudadevrt.a``).
+    NVVM = cu.CU_JIT_INPUT_NVVM  #: LTO-IR (NVRTC's ``-dlto``), linked with ``-lto``.
+    LTO_IR = cu.CU_JIT_INPUT_NVVM  #: ``NVVM``'s other name.
 
 
 _NVJITLINK_INPUT = {

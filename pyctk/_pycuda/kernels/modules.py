@@ -28,17 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, driver_errors, streams
 from ..._cuda.errors import DeviceMismatchError
-from ..contexts.devices import named_attribute
+from ..contexts.enums import named_attribute
 from ..contexts.streams import Event
 from ..memory.device import device_memory, device_pointer, host_buffer
 from ..memory.host import is_managed
 from . import kernel_args, textures, vector_types
 
 _ELF, _FATBIN = b"\x7fELF", b"\x50\xed\x55\xba"  # CUBIN and fatbinary magic; anything else is PTX
-_NOT_FOUND = 500  # CUDA_ERROR_NOT_FOUND
-_INVALID_PTX = 218  # CUDA_ERROR_INVALID_PTX
 _DIMENSION_LIMIT = 2**32  # what a C unsigned int holds
 
 
@@ -49,23 +48,33 @@ class function_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     Each one also reads as a lowercase attribute of a :class:`Function` (``f.num_regs``).
     """
 
-    MAX_THREADS_PER_BLOCK = 0  #: The most threads a block of it can have.
-    SHARED_SIZE_BYTES = 1  #: Bytes of static shared memory.
-    CONST_SIZE_BYTES = 2  #: Bytes of constant memory.
-    LOCAL_SIZE_BYTES = 3  #: Bytes of local memory per thread.
-    NUM_REGS = 4  #: Registers per thread.
-    PTX_VERSION = 5  #: The PTX's architecture, 10 * major + minor.
-    BINARY_VERSION = 6  #: The machine code's architecture, likewise.
-    CACHE_MODE_CA = 7  #: Whether it was compiled with ``-Xptxas -dlcm=ca``.
-    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  #: Bytes of dynamic shared memory it may launch with.
-    PREFERRED_SHARED_MEMORY_CARVEOUT = 9  #: The percentage of L1 it prefers as shared memory.
-    CLUSTER_SIZE_MUST_BE_SET = 10  #: Whether a launch must give a cluster size.
-    REQUIRED_CLUSTER_WIDTH = 11  #: Its compiled cluster width.
-    REQUIRED_CLUSTER_HEIGHT = 12  #: Its compiled cluster height.
-    REQUIRED_CLUSTER_DEPTH = 13  #: Its compiled cluster depth.
-    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14  #: Whether it may launch with a non-portable cluster size.
-    CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15  #: How its clusters are scheduled.
-    MAX = 16  #: The end of the enumeration, not an attribute.
+    MAX_THREADS_PER_BLOCK = cu.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK  #: The most threads a block of it can have.
+    SHARED_SIZE_BYTES = cu.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES  #: Bytes of static shared memory.
+    CONST_SIZE_BYTES = cu.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES  #: Bytes of constant memory.
+    LOCAL_SIZE_BYTES = cu.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES  #: Bytes of local memory per thread.
+    NUM_REGS = cu.CU_FUNC_ATTRIBUTE_NUM_REGS  #: Registers per thread.
+    PTX_VERSION = cu.CU_FUNC_ATTRIBUTE_PTX_VERSION  #: The PTX's architecture, 10 * major + minor.
+    BINARY_VERSION = cu.CU_FUNC_ATTRIBUTE_BINARY_VERSION  #: The machine code's architecture, likewise.
+    CACHE_MODE_CA = cu.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA  #: Whether it was compiled with ``-Xptxas -dlcm=ca``.
+    MAX_DYNAMIC_SHARED_SIZE_BYTES = (
+        cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    )  #: Bytes of dynamic shared memory it may launch with.
+    PREFERRED_SHARED_MEMORY_CARVEOUT = (
+        cu.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    )  #: The percentage of L1 it prefers as shared memory.
+    CLUSTER_SIZE_MUST_BE_SET = (
+        cu.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
+    )  #: Whether a launch must give a cluster size.
+    REQUIRED_CLUSTER_WIDTH = cu.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH  #: Its compiled cluster width.
+    REQUIRED_CLUSTER_HEIGHT = cu.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT  #: Its compiled cluster height.
+    REQUIRED_CLUSTER_DEPTH = cu.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH  #: Its compiled cluster depth.
+    NON_PORTABLE_CLUSTER_SIZE_ALLOWED = (
+        cu.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    )  #: Whether it may launch with a non-portable cluster size.
+    CLUSTER_SCHEDULING_POLICY_PREFERENCE = (
+        cu.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+    )  #: How its clusters are scheduled.
+    MAX = cu.CU_FUNC_ATTRIBUTE_MAX  #: The end of the enumeration, not an attribute.
 
 
 class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -78,56 +87,55 @@ class jit_option(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     ``CUjit_option`` for each one.
     """
 
-    MAX_REGISTERS = 0
-    THREADS_PER_BLOCK = 1
-    WALL_TIME = 2
-    INFO_LOG_BUFFER = 3
-    INFO_LOG_BUFFER_SIZE_BYTES = 4
-    ERROR_LOG_BUFFER = 5
-    ERROR_LOG_BUFFER_SIZE_BYTES = 6
-    OPTIMIZATION_LEVEL = 7
-    TARGET_FROM_CUCONTEXT = 8
-    TARGET = 9
-    FALLBACK_STRATEGY = 10
-    GENERATE_DEBUG_INFO = 11
-    LOG_VERBOSE = 12
-    GENERATE_LINE_INFO = 13
-    CACHE_MODE = 14
-    NEW_SM3X_OPT = 15
-    FAST_COMPILE = 16
-    GLOBAL_SYMBOL_NAMES = 17
-    GLOBAL_SYMBOL_ADDRESSES = 18
-    GLOBAL_SYMBOL_COUNT = 19
-    LTO = 20
-    FTZ = 21
-    PREC_DIV = 22
-    PREC_SQRT = 23
-    FMA = 24
-    REFERENCED_KERNEL_NAMES = 25
-    REFERENCED_KERNEL_COUNT = 26
-    REFERENCED_VARIABLE_NAMES = 27
-    REFERENCED_VARIABLE_COUNT = 28
-    OPTIMIZE_UNUSED_DEVICE_VARIABLES = 29
-    POSITION_INDEPENDENT_CODE = 30
-    MIN_CTA_PER_SM = 31
-    MAX_THREADS_PER_BLOCK = 32
-    OVERRIDE_DIRECTIVE_VALUES = 33
-    SPLIT_COMPILE = 34
-    BINARY_LOADER_THREAD_COUNT = 35  # (CUDA 13)
+    MAX_REGISTERS = cu.CU_JIT_MAX_REGISTERS
+    THREADS_PER_BLOCK = cu.CU_JIT_THREADS_PER_BLOCK
+    WALL_TIME = cu.CU_JIT_WALL_TIME
+    INFO_LOG_BUFFER = cu.CU_JIT_INFO_LOG_BUFFER
+    INFO_LOG_BUFFER_SIZE_BYTES = cu.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+    ERROR_LOG_BUFFER = cu.CU_JIT_ERROR_LOG_BUFFER
+    ERROR_LOG_BUFFER_SIZE_BYTES = cu.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    OPTIMIZATION_LEVEL = cu.CU_JIT_OPTIMIZATION_LEVEL
+    TARGET_FROM_CUCONTEXT = cu.CU_JIT_TARGET_FROM_CUCONTEXT
+    TARGET = cu.CU_JIT_TARGET
+    FALLBACK_STRATEGY = cu.CU_JIT_FALLBACK_STRATEGY
+    GENERATE_DEBUG_INFO = cu.CU_JIT_GENERATE_DEBUG_INFO
+    LOG_VERBOSE = cu.CU_JIT_LOG_VERBOSE
+    GENERATE_LINE_INFO = cu.CU_JIT_GENERATE_LINE_INFO
+    CACHE_MODE = cu.CU_JIT_CACHE_MODE
+    NEW_SM3X_OPT = cu.CU_JIT_NEW_SM3X_OPT
+    FAST_COMPILE = cu.CU_JIT_FAST_COMPILE
+    GLOBAL_SYMBOL_NAMES = cu.CU_JIT_GLOBAL_SYMBOL_NAMES
+    GLOBAL_SYMBOL_ADDRESSES = cu.CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+    GLOBAL_SYMBOL_COUNT = cu.CU_JIT_GLOBAL_SYMBOL_COUNT
+    LTO = cu.CU_JIT_LTO
+    FTZ = cu.CU_JIT_FTZ
+    PREC_DIV = cu.CU_JIT_PREC_DIV
+    PREC_SQRT = cu.CU_JIT_PREC_SQRT
+    FMA = cu.CU_JIT_FMA
+    REFERENCED_KERNEL_NAMES = cu.CU_JIT_REFERENCED_KERNEL_NAMES
+    REFERENCED_KERNEL_COUNT = cu.CU_JIT_REFERENCED_KERNEL_COUNT
+    REFERENCED_VARIABLE_NAMES = cu.CU_JIT_REFERENCED_VARIABLE_NAMES
+    REFERENCED_VARIABLE_COUNT = cu.CU_JIT_REFERENCED_VARIABLE_COUNT
+    OPTIMIZE_UNUSED_DEVICE_VARIABLES = cu.CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+    POSITION_INDEPENDENT_CODE = cu.CU_JIT_POSITION_INDEPENDENT_CODE
+    MIN_CTA_PER_SM = cu.CU_JIT_MIN_CTA_PER_SM
+    MAX_THREADS_PER_BLOCK = cu.CU_JIT_MAX_THREADS_PER_BLOCK
+    OVERRIDE_DIRECTIVE_VALUES = cu.CU_JIT_OVERRIDE_DIRECTIVE_VALUES
+    SPLIT_COMPILE = cu.CU_JIT_SPLIT_COMPILE
+    BINARY_LOADER_THREAD_COUNT = cu.CU_JIT_BINARY_LOADER_THREAD_COUNT  # (CUDA 13)
 
 
 # CUjit_target: the architectures whose code the JIT makes for jit_option.TARGET (those CUDA 12
 # and 13 name, up to 13.5; PyCUDA's COMPUTE_10 to COMPUTE_21 left CUDA long ago), their "a"
 # (architecture-specific) and "f" (family) forms after CUDA's bases for them.
 _JIT_ARCHS = (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 107, 110, 120, 121)
-_ACCELERATED, _FAMILY = 0x10000, 0x20000  # CU_COMPUTE_ACCELERATED_TARGET_BASE, ..._FAMILY_...
 # (mypy reads an enum's members from literal names only; these are made from _JIT_ARCHS.)
 jit_target = enum.IntEnum(  # type: ignore[misc]
     "jit_target",
     {
         **{f"COMPUTE_{arch}": arch for arch in _JIT_ARCHS},
-        **{f"COMPUTE_{arch}A": _ACCELERATED + arch for arch in _JIT_ARCHS if arch >= 90},
-        **{f"COMPUTE_{arch}F": _FAMILY + arch for arch in _JIT_ARCHS if arch >= 100},
+        **{f"COMPUTE_{arch}A": cu.CU_COMPUTE_ACCELERATED_TARGET_BASE + arch for arch in _JIT_ARCHS if arch >= 90},
+        **{f"COMPUTE_{arch}F": cu.CU_COMPUTE_FAMILY_TARGET_BASE + arch for arch in _JIT_ARCHS if arch >= 100},
     },
     module=__name__,
 )
@@ -151,8 +159,8 @@ class jit_fallback(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """What a fatbinary's load prefers: ``CUjit_fallback`` (cuda.h), for
     ``jit_option.FALLBACK_STRATEGY``."""
 
-    PREFER_PTX = 0  #: Compile its PTX, even where it has machine code for the GPU.
-    PREFER_BINARY = 1  #: Its machine code for the GPU, if it has some.
+    PREFER_PTX = cu.CU_PREFER_PTX  #: Compile its PTX, even where it has machine code for the GPU.
+    PREFER_BINARY = cu.CU_PREFER_BINARY  #: Its machine code for the GPU, if it has some.
 
 
 # Options a caller cannot give: the logs pyctk passes itself (they go to message_handler),
@@ -787,7 +795,7 @@ class Module:
             # PTX the JIT refused: CUDA loads lazily and reports it only at first use (as
             # CUDA_ERROR_INVALID_PTX), but the log is written now; report it now, as PyCUDA does.
             driver_api.driver().cuLibraryUnload(library)
-            result = _INVALID_PTX
+            result = cu.CUDA_ERROR_INVALID_PTX
         if message_handler is not None:
             message_handler(result == 0, info_log, error_log)
         driver_api.check(
@@ -822,7 +830,7 @@ class Module:
         symbol = self._lowered.get(name, name)
         kernel = c_void_p()
         result = driver_api.driver().cuLibraryGetKernel(byref(kernel), self._library, symbol.encode())
-        if result == _NOT_FOUND:
+        if result == cu.CUDA_ERROR_NOT_FOUND:
             raise driver_errors.LogicError(self._not_found(name), "CUDA_ERROR_NOT_FOUND", result)
         driver_api.check(result, f"cuLibraryGetKernel({symbol!r})")
         return Function(self, kernel.value or 0, name, None if self._kernels is None else self._kernels.get(symbol))

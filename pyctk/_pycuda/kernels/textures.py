@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import CompileError, LogicError
 from ..memory.arrays import Array, Owned, array_format, dtype_to_array_format
@@ -39,27 +40,27 @@ from ..memory.copies_nd import device_address
 class address_mode(enum.IntEnum):  # PyCUDA's name
     """What a texture read outside the texture gets: ``CUaddress_mode`` (cuda.h)."""
 
-    WRAP = 0  #: The coordinate modulo the size (normalized coordinates only).
-    CLAMP = 1  #: The nearest edge element.
-    MIRROR = 2  #: The texture mirrored (normalized coordinates only).
-    BORDER = 3  #: ``border_color`` (:class:`TextureObject`); PyCUDA lacks it.
+    WRAP = cu.CU_TR_ADDRESS_MODE_WRAP  #: The coordinate modulo the size (normalized coordinates only).
+    CLAMP = cu.CU_TR_ADDRESS_MODE_CLAMP  #: The nearest edge element.
+    MIRROR = cu.CU_TR_ADDRESS_MODE_MIRROR  #: The texture mirrored (normalized coordinates only).
+    BORDER = cu.CU_TR_ADDRESS_MODE_BORDER  #: ``border_color`` (:class:`TextureObject`); PyCUDA lacks it.
 
 
 class filter_mode(enum.IntEnum):  # PyCUDA's name
     """How a texture read between elements is filtered: ``CUfilter_mode`` (cuda.h)."""
 
-    POINT = 0  #: The nearest element.
-    LINEAR = 1  #: The linear interpolation of the nearest ones (float results only).
+    POINT = cu.CU_TR_FILTER_MODE_POINT  #: The nearest element.
+    LINEAR = cu.CU_TR_FILTER_MODE_LINEAR  #: The linear interpolation of the nearest ones (float results only).
 
 
 class resource_type(enum.IntEnum):  # lower case, as PyCUDA names its enums
     """What a texture or surface reads: ``CUresourcetype`` (cuda.h), of
     :meth:`TextureObject.get_resource_desc` (not in PyCUDA)."""
 
-    ARRAY = 0  #: An :class:`Array`.
-    MIPMAPPED_ARRAY = 1  #: A mipmapped array.
-    LINEAR = 2  #: Linear device memory (``tex1Dfetch``).
-    PITCH2D = 3  #: Rows of device memory, ``pitch`` bytes apart.
+    ARRAY = cu.CU_RESOURCE_TYPE_ARRAY  #: An :class:`Array`.
+    MIPMAPPED_ARRAY = cu.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY  #: A mipmapped array.
+    LINEAR = cu.CU_RESOURCE_TYPE_LINEAR  #: Linear device memory (``tex1Dfetch``).
+    PITCH2D = cu.CU_RESOURCE_TYPE_PITCH2D  #: Rows of device memory, ``pitch`` bytes apart.
 
 
 class texture_flags(enum.IntFlag):  # lower case, as PyCUDA names its enums
@@ -69,11 +70,13 @@ class texture_flags(enum.IntFlag):  # lower case, as PyCUDA names its enums
     too; the class is pyctk's.
     """
 
-    READ_AS_INTEGER = 0x01  #: 8- and 16-bit integers as they are, not as floats in [0, 1].
-    NORMALIZED_COORDINATES = 0x02  #: Coordinates in [0, 1), not [0, size).
-    SRGB = 0x10  #: Convert sRGB colours to linear ones.
-    DISABLE_TRILINEAR_OPTIMIZATION = 0x20  #: Filter exactly, not the faster approximation.
-    SEAMLESS_CUBEMAP = 0x40  #: Filter across the faces of a cube map.
+    READ_AS_INTEGER = cu.CU_TRSF_READ_AS_INTEGER  #: 8- and 16-bit integers as they are, not as floats in [0, 1].
+    NORMALIZED_COORDINATES = cu.CU_TRSF_NORMALIZED_COORDINATES  #: Coordinates in [0, 1), not [0, size).
+    SRGB = cu.CU_TRSF_SRGB  #: Convert sRGB colours to linear ones.
+    DISABLE_TRILINEAR_OPTIMIZATION = (
+        cu.CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+    )  #: Filter exactly, not the faster approximation.
+    SEAMLESS_CUBEMAP = cu.CU_TRSF_SEAMLESS_CUBEMAP  #: Filter across the faces of a cube map.
 
 
 TRSF_READ_AS_INTEGER = texture_flags.READ_AS_INTEGER
@@ -83,8 +86,8 @@ TRSF_DISABLE_TRILINEAR_OPTIMIZATION = texture_flags.DISABLE_TRILINEAR_OPTIMIZATI
 TRSF_SEAMLESS_CUBEMAP = texture_flags.SEAMLESS_CUBEMAP
 # Texture references' (PyCUDA's TextureReference.set_array's flag, a module's default texture
 # reference): kept for programs that name them; the references themselves left CUDA in 12.
-TRSA_OVERRIDE_FORMAT = 0x01  # CU_TRSA_OVERRIDE_FORMAT
-TR_DEFAULT = -1  # CU_PARAM_TR_DEFAULT
+TRSA_OVERRIDE_FORMAT = cu.CU_TRSA_OVERRIDE_FORMAT
+TR_DEFAULT = cu.CU_PARAM_TR_DEFAULT
 
 
 # ---------------------------------------------------------------------------

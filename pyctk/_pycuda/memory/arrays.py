@@ -31,6 +31,7 @@ import numpy as np
 
 from ..._arrays import interop
 from ..._arrays.layout import is_c_contiguous
+from ..._cuda import constants as cu
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import LogicError
 from ..contexts.streams import _Handle
@@ -44,36 +45,36 @@ class array_format(enum.IntEnum):  # PyCUDA's name
     :func:`dtype_to_array_format` gives the one of a NumPy type.
     """
 
-    UNSIGNED_INT8 = 0x01  #: numpy.uint8
-    UNSIGNED_INT16 = 0x02  #: numpy.uint16
-    UNSIGNED_INT32 = 0x03  #: numpy.uint32
-    SIGNED_INT8 = 0x08  #: numpy.int8
-    SIGNED_INT16 = 0x09  #: numpy.int16
-    SIGNED_INT32 = 0x0A  #: numpy.int32
-    HALF = 0x10  #: numpy.float16
-    FLOAT = 0x20  #: numpy.float32
+    UNSIGNED_INT8 = cu.CU_AD_FORMAT_UNSIGNED_INT8  #: numpy.uint8
+    UNSIGNED_INT16 = cu.CU_AD_FORMAT_UNSIGNED_INT16  #: numpy.uint16
+    UNSIGNED_INT32 = cu.CU_AD_FORMAT_UNSIGNED_INT32  #: numpy.uint32
+    SIGNED_INT8 = cu.CU_AD_FORMAT_SIGNED_INT8  #: numpy.int8
+    SIGNED_INT16 = cu.CU_AD_FORMAT_SIGNED_INT16  #: numpy.int16
+    SIGNED_INT32 = cu.CU_AD_FORMAT_SIGNED_INT32  #: numpy.int32
+    HALF = cu.CU_AD_FORMAT_HALF  #: numpy.float16
+    FLOAT = cu.CU_AD_FORMAT_FLOAT  #: numpy.float32
 
 
 class array3d_flags(enum.IntFlag):  # PyCUDA's name
     """Flags of a CUDA array, ``ArrayDescriptor3D.flags``: ``CUDA_ARRAY3D_*`` (cuda.h)."""
 
-    LAYERED = 0x01  #: ``depth`` counts 2-D layers (the name PyCUDA documents).
-    ARRAY3D_LAYERED = 0x01  #: ``LAYERED`` (the name PyCUDA has).
-    ARRAY3D_2DARRAY = 0x01  #: ``LAYERED`` (the old name, deprecated).
-    SURFACE_LDST = 0x02  #: A :class:`SurfaceObject` may read and write it.
-    CUBEMAP = 0x04  #: Six layers, the faces of a cube (:class:`array_cubemap_face`).
-    TEXTURE_GATHER = 0x08  #: Textures may gather from it (``tex2Dgather``).
+    LAYERED = cu.CUDA_ARRAY3D_LAYERED  #: ``depth`` counts 2-D layers (the name PyCUDA documents).
+    ARRAY3D_LAYERED = cu.CUDA_ARRAY3D_LAYERED  #: ``LAYERED`` (the name PyCUDA has).
+    ARRAY3D_2DARRAY = cu.CUDA_ARRAY3D_2DARRAY  #: ``LAYERED`` (the old name, deprecated).
+    SURFACE_LDST = cu.CUDA_ARRAY3D_SURFACE_LDST  #: A :class:`SurfaceObject` may read and write it.
+    CUBEMAP = cu.CUDA_ARRAY3D_CUBEMAP  #: Six layers, the faces of a cube (:class:`array_cubemap_face`).
+    TEXTURE_GATHER = cu.CUDA_ARRAY3D_TEXTURE_GATHER  #: Textures may gather from it (``tex2Dgather``).
 
 
 class array_cubemap_face(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     """The layer of each face in a ``CUBEMAP`` array: ``CUarray_cubemap_face`` (cuda.h)."""
 
-    POSITIVE_X = 0  #: The face at +x.
-    NEGATIVE_X = 1  #: The face at -x.
-    POSITIVE_Y = 2  #: The face at +y.
-    NEGATIVE_Y = 3  #: The face at -y.
-    POSITIVE_Z = 4  #: The face at +z.
-    NEGATIVE_Z = 5  #: The face at -z.
+    POSITIVE_X = cu.CU_CUBEMAP_FACE_POSITIVE_X  #: The face at +x.
+    NEGATIVE_X = cu.CU_CUBEMAP_FACE_NEGATIVE_X  #: The face at -x.
+    POSITIVE_Y = cu.CU_CUBEMAP_FACE_POSITIVE_Y  #: The face at +y.
+    NEGATIVE_Y = cu.CU_CUBEMAP_FACE_NEGATIVE_Y  #: The face at -y.
+    POSITIVE_Z = cu.CU_CUBEMAP_FACE_POSITIVE_Z  #: The face at +z.
+    NEGATIVE_Z = cu.CU_CUBEMAP_FACE_NEGATIVE_Z  #: The face at -z.
 
 
 class _Descriptor:
@@ -185,18 +186,18 @@ class Owned(_Handle):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # an instance of cls
         self = super().__new__(cls)
-        self.handle = None  # until made: __del__ then destroys nothing
+        self.handle = 0  # NULL until made: __del__ then destroys nothing
         return self
 
     def _create(self, create: str, *arguments: Any) -> None:
         driver_api.current_context()
         handle = self._handle_type()
         driver_api.call(create, byref(handle), *arguments)
-        self.handle, self._pid = handle.value, os.getpid()
+        self.handle, self._pid = handle.value or 0, os.getpid()
 
     def free(self) -> None:
         """Destroy it now; a second ``free`` does nothing."""
-        handle, self.handle = self.handle, None
+        handle, self.handle = self.handle, 0
         if handle:
             driver_api.call(self._destroy, handle)
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 from .device import device_pointer
 
@@ -46,10 +47,10 @@ class memory_type(enum.IntEnum):  # PyCUDA's name
     set it.
     """
 
-    HOST = 1  #: Host memory.
-    DEVICE = 2  #: Device memory.
-    ARRAY = 3  #: A CUDA :class:`Array`.
-    UNIFIED = 4  #: An address of the unified address space: host or device memory.
+    HOST = cu.CU_MEMORYTYPE_HOST  #: Host memory.
+    DEVICE = cu.CU_MEMORYTYPE_DEVICE  #: Device memory.
+    ARRAY = cu.CU_MEMORYTYPE_ARRAY  #: A CUDA :class:`Array`.
+    UNIFIED = cu.CU_MEMORYTYPE_UNIFIED  #: An address of the unified address space: host or device memory.
 
 
 # PyCUDA's attribute -> (the cuda.h field, the enum its values are), for every copy structure;

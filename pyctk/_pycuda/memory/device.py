@@ -25,10 +25,11 @@ import numpy as np
 from ..._arrays import interop
 from ..._arrays.layout import is_c_contiguous
 from ..._arrays.memory import Allocation, allocate
+from ..._cuda import constants as cu
 from ..._cuda import contexts, cudart, driver_api, driver_errors, library, streams
 from ..._cuda.driver_errors import MemoryError
 from ..._cuda.errors import OutOfMemoryError
-from ..contexts.devices import in_context, made_context
+from ..contexts.made_contexts import in_context, made_context
 from .sizes import byte_count
 
 
@@ -191,14 +192,13 @@ def device_memory(nbytes: int, device: int, stream: int) -> DeviceAllocation:
     pyctk's pool (the primary context's), or ``cuMemAlloc``'s in a context
     ``Device.make_context`` made and the calling thread has current. Raises
     pyctk.driver.MemoryError (also a MemoryError) where the device has too little."""
-    if contexts.made:  # (empty unless pyctk.driver made a context: then ask which is current)
-        made = made_context()
-        if made is not None:
-            return ContextAllocation(made, device, nbytes)
+    made = made_context()  # (no driver call unless pyctk.driver made a context)
+    if made is not None:
+        return ContextAllocation(made, device, nbytes)
     try:
         return allocate(nbytes, device, stream, kind=DeviceAllocation)
     except OutOfMemoryError as error:
-        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", 2) from None
+        raise MemoryError(str(error), "CUDA_ERROR_OUT_OF_MEMORY", cu.CUDA_ERROR_OUT_OF_MEMORY) from None
 
 
 def mem_get_info() -> tuple[int, int]:

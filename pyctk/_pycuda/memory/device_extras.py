@@ -26,15 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
-from ..contexts.devices import Context, in_context, made_context
+from ..contexts.devices import Context
+from ..contexts.made_contexts import in_context, made_context
 from ..contexts.streams import to_ipc_handle
 from .device import DeviceAllocation, _contiguous_device, _enqueue, mem_alloc, memcpy_dtoh
 from .sizes import byte_count
 
 _PITCH_ACCESS_SIZES = (4, 8, 16)  # the ElementSizeBytes cuMemAllocPitch takes
-_INVALID_VALUE = 1  # CUDA_ERROR_INVALID_VALUE
 
 
 class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
@@ -43,18 +44,20 @@ class pointer_attribute(enum.IntEnum):  # noqa: N801 - PyCUDA's name
     PyCUDA's four, and the one :func:`mem_get_ipc_handle` asks.
     """
 
-    CONTEXT = 1  #: The context the memory belongs to.
-    MEMORY_TYPE = 2  #: A :class:`memory_type`: host or device memory.
-    DEVICE_POINTER = 3  #: The address for the GPU.
-    HOST_POINTER = 4  #: The address for the host.
-    IS_LEGACY_CUDA_IPC_CAPABLE = 10  #: Whether ``cuIpcGetMemHandle`` can share it (not in PyCUDA).
+    CONTEXT = cu.CU_POINTER_ATTRIBUTE_CONTEXT  #: The context the memory belongs to.
+    MEMORY_TYPE = cu.CU_POINTER_ATTRIBUTE_MEMORY_TYPE  #: A :class:`memory_type`: host or device memory.
+    DEVICE_POINTER = cu.CU_POINTER_ATTRIBUTE_DEVICE_POINTER  #: The address for the GPU.
+    HOST_POINTER = cu.CU_POINTER_ATTRIBUTE_HOST_POINTER  #: The address for the host.
+    IS_LEGACY_CUDA_IPC_CAPABLE = (
+        cu.CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+    )  #: Whether ``cuIpcGetMemHandle`` can share it (not in PyCUDA).
 
 
 class ipc_mem_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :class:`IPCMemoryHandle`: ``CUipcMem_flags`` (cuda.h)."""
 
     #: For memory on another device, the driver enables peer access to it.
-    LAZY_ENABLE_PEER_ACCESS = 0x1
+    LAZY_ENABLE_PEER_ACCESS = cu.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 
 
 class PointerHolderBase:
@@ -430,14 +433,14 @@ def mem_get_ipc_handle(devptr: Any) -> bytearray:
     result = driver_api.driver().cuPointerGetAttribute(
         byref(capable), pointer_attribute.IS_LEGACY_CUDA_IPC_CAPABLE, address
     )
-    if result == _INVALID_VALUE or not (result or capable.value):  # not CUDA's, or not cuMemAlloc's
+    if result == cu.CUDA_ERROR_INVALID_VALUE or not (result or capable.value):  # not CUDA's, or not cuMemAlloc's
         raise LogicError(
             f"mem_get_ipc_handle: CUDA cannot share the memory at {address:#x} with "
             f"another process: its IPC shares memory from cuMemAlloc only, and "
             f"mem_alloc's comes from pyctk's stream-ordered pool in a device's primary "
             f"context. Allocate the memory to share with pyctk.driver.mem_alloc_ipc(nbytes)",
             "CUDA_ERROR_INVALID_VALUE",
-            _INVALID_VALUE,
+            cu.CUDA_ERROR_INVALID_VALUE,
         )
     driver_api.check(result, "cuPointerGetAttribute")
     handle = driver_api.IpcHandle()

@@ -35,38 +35,43 @@ from typing import Any
 import numpy as np
 
 from ..._arrays.arguments import shape_tuple
-from ..._cuda import contexts, driver_api, streams
+from ..._cuda import constants as cu
+from ..._cuda import driver_api, streams
 from ..._cuda.driver_errors import Error, LogicError
+from ..contexts.made_contexts import made_record
 from .device import DeviceAllocation
 
-_INVALID_VALUE, _INVALID_HANDLE = ("CUDA_ERROR_INVALID_VALUE", 1), ("CUDA_ERROR_INVALID_HANDLE", 400)
+_INVALID_VALUE = ("CUDA_ERROR_INVALID_VALUE", cu.CUDA_ERROR_INVALID_VALUE)
+_INVALID_HANDLE = ("CUDA_ERROR_INVALID_HANDLE", cu.CUDA_ERROR_INVALID_HANDLE)
 
 
 class host_alloc_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of page-locked memory: ``CU_MEMHOSTALLOC_*`` (cuda.h), the ``mem_flags`` of
     :func:`pagelocked_empty` and its kin."""
 
-    PORTABLE = 0x1  #: Page-locked for every context, not only the one it was made in.
-    DEVICEMAP = 0x2  #: Mapped into the GPU's address space (:meth:`HostPointer.get_device_pointer`).
-    WRITECOMBINED = 0x4  #: Faster to copy to the GPU, very slow for the host to read.
+    PORTABLE = cu.CU_MEMHOSTALLOC_PORTABLE  #: Page-locked for every context, not only the one it was made in.
+    DEVICEMAP = (
+        cu.CU_MEMHOSTALLOC_DEVICEMAP
+    )  #: Mapped into the GPU's address space (:meth:`HostPointer.get_device_pointer`).
+    WRITECOMBINED = cu.CU_MEMHOSTALLOC_WRITECOMBINED  #: Faster to copy to the GPU, very slow for the host to read.
 
 
 class mem_host_register_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Flags of :func:`register_host_memory`: ``CU_MEMHOSTREGISTER_*`` (cuda.h)."""
 
-    PORTABLE = 0x1  #: Page-locked for every context.
-    DEVICEMAP = 0x2  #: Mapped into the GPU's address space.
-    IOMEMORY = 0x4  #: The memory is a device's I/O memory (a PCI BAR), mapped by the host.
-    READ_ONLY = 0x8  #: The GPU only reads it.
+    PORTABLE = cu.CU_MEMHOSTREGISTER_PORTABLE  #: Page-locked for every context.
+    DEVICEMAP = cu.CU_MEMHOSTREGISTER_DEVICEMAP  #: Mapped into the GPU's address space.
+    IOMEMORY = cu.CU_MEMHOSTREGISTER_IOMEMORY  #: The memory is a device's I/O memory (a PCI BAR), mapped by the host.
+    READ_ONLY = cu.CU_MEMHOSTREGISTER_READ_ONLY  #: The GPU only reads it.
 
 
 class mem_attach_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
     """Who may use managed memory: ``CUmemAttach_flags`` (cuda.h), for :func:`managed_empty`
     and :meth:`ManagedAllocation.attach`."""
 
-    GLOBAL = 0x1  #: Any stream of any device.
-    HOST = 0x2  #: The host only, until attached to a stream.
-    SINGLE = 0x4  #: One stream only (:meth:`ManagedAllocation.attach`).
+    GLOBAL = cu.CU_MEM_ATTACH_GLOBAL  #: Any stream of any device.
+    HOST = cu.CU_MEM_ATTACH_HOST  #: The host only, until attached to a stream.
+    SINGLE = cu.CU_MEM_ATTACH_SINGLE  #: One stream only (:meth:`ManagedAllocation.attach`).
 
 
 # ---------------------------------------------------------------------------
@@ -175,7 +180,7 @@ class HomeContext:
 
     def __init__(self) -> None:
         self.handle = driver_api.current_context()
-        self._made = contexts.made.get(self.handle)  # None: a primary (or another library's) context
+        self._made = made_record(self.handle)  # None: a primary (or another library's) context
 
     @contextmanager
     def active(self) -> Iterator[None]:

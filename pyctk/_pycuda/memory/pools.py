@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._cuda import constants as cu
 from ..._cuda.driver_errors import LogicError, MemoryError
 from ..._cuda.errors import OutOfMemoryError
 from .device import DeviceAllocation, mem_alloc
@@ -270,7 +271,9 @@ class _Pooled:
         ``LogicError``, as in PyCUDA."""
         block = self._block
         if block is None:
-            raise LogicError(f"this {type(self).__name__} was freed", "CUDA_ERROR_INVALID_HANDLE", 400)
+            raise LogicError(
+                f"this {type(self).__name__} was freed", "CUDA_ERROR_INVALID_HANDLE", cu.CUDA_ERROR_INVALID_HANDLE
+            )
         self._block = None
         self._pool.give_back(block, self.nbytes)
 

@@ -30,6 +30,7 @@ from pyctk._cuda import driver_api as _driver_api
 from pyctk._pycuda.compiling import headers as _cuda_headers
 from pyctk._pycuda.contexts import default_context as _default_context
 from pyctk._pycuda.contexts import devices as _devices
+from pyctk._pycuda.contexts import made_contexts as _made_contexts
 from pyctk._pycuda.memory import device as _memory
 
 
@@ -96,7 +97,7 @@ def test_cuda_h_has_ctx_create_at_the_abi_devices_asks_for():
             r"typedef CUresult \(CUDAAPI \*PFN_cuCtxCreate_v(\d+)\)\(([^;]*?)\);", _header("cudaTypedefs.h")
         )
     }
-    assert forms[_devices._CTX_CREATE_ABI] == len(_devices._ContextCreate._argtypes_) == 3
+    assert forms[_made_contexts._CTX_CREATE_ABI] == len(_made_contexts._ContextCreate._argtypes_) == 3
     assert forms[max(v for v in forms if v <= _driver_api.ABI_VERSION)] != 3
 
 
@@ -190,9 +191,10 @@ def driver(monkeypatch):
         "_driver",
         SimpleNamespace(cuCtxDestroy=fake.cuCtxDestroy, cuDevicePrimaryCtxRelease=fake.cuDevicePrimaryCtxRelease),
     )
-    monkeypatch.setattr(_devices, "_create_context", fake.create)
+    monkeypatch.setattr(_made_contexts, "create_context", fake.create)
     monkeypatch.setattr(_devices._thread_stack, "contexts", [])
-    monkeypatch.setattr(_contexts, "made", {})
+    monkeypatch.setattr(_contexts, "_made", set())
+    monkeypatch.setattr(_made_contexts, "_records", {})
     yield fake
     _devices._thread_stack.contexts.clear()
     gc.collect()  # the test's contexts go while the fake driver is still in place
@@ -231,7 +233,7 @@ def test_detach_destroys_a_made_context_releases_a_primary_one(driver):
         primary.push()
     a.detach()
     assert driver.destroyed == [a.handle] and driver.stack == [] and cuda.Context.get_current() is None
-    assert a.handle not in _contexts.made
+    assert not _contexts.is_made(a.handle)
 
 
 def test_detach_of_a_context_below_the_top_leaves_the_top_current(driver):
@@ -274,7 +276,7 @@ def test_a_failed_make_context_leaves_the_stack_as_it_was(driver, monkeypatch):
     def fail(flags, device):
         raise cuda.LogicError("cuCtxCreate failed", "CUDA_ERROR_INVALID_VALUE", 1)
 
-    monkeypatch.setattr(_devices, "_create_context", fail)
+    monkeypatch.setattr(_made_contexts, "create_context", fail)
     with pytest.raises(cuda.LogicError):
         cuda.Device(0).make_context(0x1000)
     assert driver.stack == [a.handle] and cuda.Context.get_current() is a
@@ -318,7 +320,7 @@ def test_matmul_and_device_arrays_refuse_a_made_context(driver):
             call()
     cuda.Context.pop()
     _contexts.refuse_made_context()  # another context current: nothing to refuse
-    assert made.handle in _contexts.made
+    assert _contexts.is_made(made.handle)
 
 
 def test_start_primary_context_pushes_it_and_pops_it_at_exit(driver, monkeypatch):

@@ -199,8 +199,6 @@ def test_enums_are_cuda_h(enum, prefix):
 @pytest.mark.parametrize(
     "value, name",
     [
-        (_graphs._DEBUG_DOT_VERBOSE, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE"),
-        (_graphs._LEGACY_STREAM, "CU_GET_PROC_ADDRESS_LEGACY_STREAM"),
         (cuda.event_flags.INTERPROCESS, "CU_EVENT_INTERPROCESS"),
         (cuda.event_flags.DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING"),
     ],
@@ -213,13 +211,6 @@ def test_texture_reference_constants_are_cuda_h():
     header = _header("cuda.h")
     assert cuda.TRSA_OVERRIDE_FORMAT == _cuda_h_value(header, "CU_TRSA_OVERRIDE_FORMAT")
     assert re.search(r"#define CU_PARAM_TR_DEFAULT -1\b", header) and cuda.TR_DEFAULT == -1
-
-
-def test_device_memory_constants_are_cuda_h():
-    from pyctk._pycuda.memory import device_extras as device_memory
-
-    header = _header("cuda.h")
-    assert device_memory._INVALID_VALUE == _cuda_h_value(header, "CUDA_ERROR_INVALID_VALUE")
 
 
 @pytest.mark.parametrize(

@@ -25,9 +25,9 @@ import pytest
 import pyctk
 import pyctk.driver as cuda
 from pyctk import tools
-from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import driver_api as _driver_api
 from pyctk._pycuda.compiling import headers as _cuda_headers
+from pyctk._pycuda.contexts import made_contexts as _made_contexts
 from pyctk._pycuda.kernels.kernel_args import Param
 from pyctk._pycuda.kernels.modules import Function
 from pyctk._pycuda.memory import device as _memory
@@ -336,7 +336,7 @@ def test_garbage_is_not_freed_in_a_forked_child_nor_once_the_driver_is_gone(driv
 
 def test_memory_of_a_destroyed_made_context_went_with_it(driver, monkeypatch):
     made = SimpleNamespace(alive=True)  # Device.make_context's record of the context
-    monkeypatch.setattr(_contexts, "made", {CONTEXT: made})
+    monkeypatch.setattr(_made_contexts, "_records", {CONTEXT: made})
     a, m = cuda.pagelocked_empty(4, np.float32), cuda.managed_empty(4, np.float32)
     made.alive = False  # destroyed, and its memory with it
     driver.blocks.clear()
