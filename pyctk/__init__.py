@@ -57,8 +57,8 @@ def _hand_over_to_installed_copy():
 # (`pip install --no-build-isolation -e .`) keeps _build_config.py in its build folder.
 try:
     from ._build_config import VERSION as __version__
-except ImportError:
-    __version__ = None  # handed over below, outside this handler: its error stands alone
+except ImportError:  # handed over below, outside this handler: its error stands alone
+    __version__ = None  # type: ignore[assignment]  # (a str wherever the import works)
 if __version__ is None:
     _hand_over_to_installed_copy()
 else:

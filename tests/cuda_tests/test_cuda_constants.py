@@ -19,8 +19,7 @@ import pytest
 from pyctk._build_config import CUDA_MAJOR
 from pyctk._cuda import constants
 from pyctk._pycuda.compiling import headers
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT
 
 
 def _generator():
