@@ -25,14 +25,19 @@ True
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from _thread import _local
 from ctypes import byref, c_size_t, c_uint, c_void_p, create_string_buffer
 
+from ..._arrays.arguments import device_index
 from ..._cuda import constants as cu
 from ..._cuda import driver_api, driver_errors
 from . import made_contexts
 from .enums import compute_mode, device_attribute, func_cache, named_attribute, shared_config
+
+# cuDeviceGetByPCIBusId's forms: [domain:]bus:device[.function], in hexadecimal
+_PCI_BUS_ID = re.compile(r"(?:[0-9a-fA-F]+:)?[0-9a-fA-F]+:[0-9a-fA-F]+(?:\.[0-9a-fA-F]+)?")
 
 
 class Device:
@@ -73,9 +78,14 @@ class Device:
 
     def __init__(self, number: int | str) -> None:
         if isinstance(number, str):  # a PCI bus id, "0000:01:00.0"
+            if not _PCI_BUS_ID.fullmatch(number):
+                raise ValueError(
+                    f"Device({number!r}): a device is its number (0, 1, ...) or its PCI bus id "
+                    "('0000:01:00.0', as nvidia-smi --query-gpu=pci.bus_id prints it)"
+                )
             self._device = driver_api.query_int("cuDeviceGetByPCIBusId", number.encode())
         else:
-            self._device = driver_api.query_int("cuDeviceGet", int(number))
+            self._device = driver_api.query_int("cuDeviceGet", device_index(number))
 
     @staticmethod
     def count() -> int:

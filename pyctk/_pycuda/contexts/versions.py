@@ -19,9 +19,15 @@ def init(flags: int = 0) -> None:
 
     Raises
     ------
+    TypeError, ValueError
+        ``flags`` is no int, or not 0 (before any driver call).
     pyctk.NoDriverError
         There is no usable NVIDIA driver; the message says how to fix it.
     """
+    if isinstance(flags, bool) or not isinstance(flags, int):
+        raise TypeError(f"init: flags must be an int (0), not {type(flags).__name__} ({flags!r})")
+    if flags != 0:
+        raise ValueError(f"init: flags must be 0, not {flags}: CUDA defines no flags for cuInit")
     driver_api.driver()
 
 

@@ -1,4 +1,4 @@
-"""Sizes and other arguments of pyctk.driver's memory and compiler functions are checked
+"""The arguments of pyctk.driver's devices, init, memory and compiler functions are checked
 before any CUDA call: Python's exceptions naming the argument, on a machine without a GPU too."""
 
 import pytest
@@ -36,3 +36,30 @@ def test_sizes_are_checked_before_any_cuda_call(allocation, size, error, words):
 def test_source_module_names_bad_include_dirs(include_dirs):
     with pytest.raises(TypeError, match="include_dirs must be a list of strings"):
         compiler.SourceModule("__global__ void f() {}", include_dirs=include_dirs)
+
+
+@pytest.mark.parametrize(
+    ("number", "error", "words"),
+    [
+        (-1, ValueError, "device must be a GPU index (0, 1, ...), not -1"),
+        (2.7, TypeError, "not float (2.7)"),
+        (True, TypeError, "not bool (True)"),
+        (None, TypeError, "not NoneType"),
+        ("x", ValueError, "Device('x'): a device is its number (0, 1, ...) or its PCI bus id"),
+        ("0000:01:00.0.1", ValueError, "or its PCI bus id"),
+    ],
+)
+def test_a_device_is_a_number_or_a_pci_bus_id(number, error, words):
+    with pytest.raises(error) as raised:
+        driver.Device(number)
+    assert words in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("flags", "error", "words"),
+    [("x", TypeError, "not str ('x')"), (1.0, TypeError, "not float"), (4, ValueError, "must be 0, not 4")],
+)
+def test_init_takes_only_cudas_flags(flags, error, words):
+    with pytest.raises(error, match=r"^init: flags must be") as raised:
+        driver.init(flags)
+    assert words in str(raised.value)
