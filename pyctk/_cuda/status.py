@@ -68,8 +68,11 @@ def exception(status: int, message: str) -> Exception:
     name = NAMES[status] if 0 <= status < len(NAMES) else "GPUMATMUL_STATUS_UNKNOWN"
     message = f"{message} [{name}]"
     if kind is NoDriverError:
-        from . import loader  # imported here: `import pyctk` does not need the loader
+        if "libcuda.so.1" in message:  # libgpumatmul's: where the driver is and what to do
+            fix = ""
+        else:
+            from . import loader  # imported here: `import pyctk` does not need the loader
 
-        message = f"{message}; {loader.driver_status()}"
+            message = f"{message}; {loader.driver_status()}"
     message = f"{message}. {fix}" if fix else message
     return kind(message, name) if issubclass(kind, CudaError) else kind(message)
