@@ -32,7 +32,7 @@ from ctypes import byref, c_size_t, c_uint, c_void_p, create_string_buffer
 
 from ..._arrays.arguments import device_index
 from ..._cuda import constants as cu
-from ..._cuda import driver_api, driver_errors
+from ..._cuda import driver_api, driver_errors, waits
 from . import made_contexts
 from .enums import compute_mode, device_attribute, func_cache, named_attribute, shared_config
 
@@ -483,9 +483,9 @@ class Context:
 
     @staticmethod
     def synchronize() -> None:
-        """Wait until all work of the current context, on every stream, is done."""
-        driver_api.current_context()
-        driver_api.call("cuCtxSynchronize")
+        """Wait until all work of the current context, on every stream, is done; Ctrl-C ends
+        the wait (KeyboardInterrupt) at once, the GPU's work goes on."""
+        waits.wait("cuCtxSynchronize")
 
     @staticmethod
     def get_device() -> Device:

@@ -13,7 +13,7 @@ from ctypes import byref, c_float, c_void_p, sizeof
 from typing import Any
 
 from ..._cuda import constants as cu
-from ..._cuda import driver_api, streams
+from ..._cuda import driver_api, streams, waits
 
 
 class stream_flags(enum.IntFlag):  # noqa: N801 - PyCUDA's name
@@ -97,8 +97,9 @@ class Stream(_Handle):
         return 0, self.handle
 
     def synchronize(self) -> None:
-        """Wait until everything queued on the stream is done."""
-        driver_api.call("cuStreamSynchronize", self.handle)
+        """Wait until everything queued on the stream is done; Ctrl-C ends the wait
+        (KeyboardInterrupt) at once, the GPU's work goes on."""
+        waits.wait("cuStreamSynchronize", self.handle, query="cuStreamQuery")
 
     def is_done(self) -> bool:
         """Whether everything queued on the stream is done, without waiting."""
@@ -168,8 +169,10 @@ class Event(_Handle):
         -------
         Event
             The event itself.
+
+        Ctrl-C ends the wait (KeyboardInterrupt) at once; the GPU's work goes on.
         """
-        driver_api.call("cuEventSynchronize", self.handle)
+        waits.wait("cuEventSynchronize", self.handle, query="cuEventQuery")
         return self
 
     def query(self) -> bool:
