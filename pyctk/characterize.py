@@ -5,8 +5,8 @@ A PyCUDA program runs with its import changed::
 
     from pyctk.characterize import has_double_support   # was: from pycuda.characterize ...
 
-:func:`has_double_support`, :func:`has_stack` and :func:`sizeof` need a current context
-(``import pyctk.autoinit``); :func:`platform_bits` does not.
+:func:`has_double_support`, :func:`has_stack` and :func:`sizeof` ask the current context's
+GPU (device 0's primary context where none is current); :func:`platform_bits` asks no GPU.
 
 >>> platform_bits()
 64

@@ -1,12 +1,13 @@
 """Blocking waits for the GPU that Ctrl-C ends: Context, Stream and Event ``synchronize``.
 
 A driver call that blocks (``cuCtxSynchronize`` ...) holds the calling thread inside the
-driver until the GPU's work ends, and Python runs signal handlers only between bytecodes: a
-KeyboardInterrupt would wait for an 8 s kernel to finish. So a wait of the main thread (the
-one signals reach) that is not over at once runs on a thread of its own, with the caller's
-context current there, while the caller waits on a lock, which a signal interrupts. On
-Ctrl-C the caller gets its KeyboardInterrupt at once; the GPU's work, and the waiting
-thread, go on to their end (nothing can stop a kernel but the end of the process).
+driver until the GPU's work ends, and Python runs signal handlers only in the main thread,
+between bytecodes: a KeyboardInterrupt would wait for an 8 s kernel to finish. So a wait of
+the main thread that is not over at once runs on a thread of its own, with the caller's
+context current there, while the caller waits for it in steps of 50 ms, between which Python
+runs the signal handlers. On Ctrl-C the caller gets its KeyboardInterrupt within those 50
+ms; the GPU's work, and the waiting thread, go on to their end (nothing can stop a kernel
+but the end of the process).
 
 Other threads, and waits already over (``query``: the stream's or event's ``...Query``),
 call the driver directly: no thread is started for them.
@@ -21,6 +22,7 @@ from typing import Any
 from . import constants as cu
 from . import driver_api
 
+_SIGNAL_CHECK_SECONDS = 0.05  # how often a waiting main thread runs the signal handlers
 _MAIN_THREAD = _thread.get_ident()  # the thread that imports pyctk: CPython's main, where signals go
 
 
@@ -52,6 +54,9 @@ def wait(name: str, *args: Any, query: str | None = None) -> None:
             done.release()
 
     _thread.start_new_thread(waiting, ())
-    done.acquire()  # a signal ends this wait (PEP 475: the handler's exception propagates)
+    # Waits of a bounded length: the process's signal may reach another thread (the waiting
+    # one, the driver's), which only marks it for the main thread's next bytecode.
+    while not done.acquire(timeout=_SIGNAL_CHECK_SECONDS):
+        pass
     if outcome[0] is not None:
         raise outcome[0]

@@ -25,7 +25,6 @@ extern "C" __global__ void spin(long long cycles, int *done) {
 @pytest.fixture
 def long_kernel():
     """Launches a kernel of about 3 s on a stream; returns (stream, flag it sets at its end)."""
-    import pyctk.autoprimaryctx  # noqa: F401
     from pyctk import driver
     from pyctk.compiler import SourceModule
 

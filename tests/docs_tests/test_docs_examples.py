@@ -133,8 +133,29 @@ def run_doctest(test: doctest.DocTest, tmp_path: Path, monkeypatch) -> None:
     assert result.failed == 0, "".join(output)
 
 
+# The examples of a module whose import starts CUDA run in a process of their own: autoinit
+# pushes a context for the rest of the process, which would be every later test's.
+IN_A_PROCESS = """
+import doctest, sys
+for name in ("GPU", "CPYTHON"):
+    doctest.register_optionflag(name)
+test = doctest.DocTestParser().get_doctest(sys.argv[1], {}, sys.argv[2], sys.argv[2], 0)
+runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+sys.exit(runner.run(test).failed)
+"""
+
+
 @pytest.mark.parametrize("test", [as_param(test) for test in DOCSTRING_TESTS])
 def test_docstring_examples(test: doctest.DocTest, tmp_path, monkeypatch):
+    if test.name in STARTS_CUDA:
+        done = subprocess.run(
+            [sys.executable, "-c", IN_A_PROCESS, test.docstring or "", test.name],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
     run_doctest(test, tmp_path, monkeypatch)
 
 

@@ -34,10 +34,9 @@ def platform_bits() -> int:
 
 def has_double_support() -> bool:
     """Whether the current context's GPU computes in double precision (compute capability
-    1.3 and newer: every GPU CUDA 12 runs). Needs a current context.
+    1.3 and newer: every GPU CUDA 12 runs); where no context is current, device 0's.
 
-    >>> import pyctk.autoinit                                      # doctest: +GPU
-    >>> has_double_support()
+    >>> has_double_support()                                       # doctest: +GPU
     True
     """
     return Context.get_device().compute_capability() >= _DOUBLES
@@ -45,16 +44,15 @@ def has_double_support() -> bool:
 
 def has_stack() -> bool:
     """Whether the current context's GPU has a call stack for device functions (compute
-    capability 2.0 and newer: every GPU CUDA 12 runs). Needs a current context."""
+    capability 2.0 and newer: every GPU CUDA 12 runs); where no context is current, device 0's."""
     return Context.get_device().compute_capability() >= _STACK
 
 
 def sizeof(type_name: str, preamble: str = "") -> int:
     """``sizeof(type_name)`` in device code, after ``preamble`` (where the type is defined),
-    as the GPU's compiler computes it; kept per context. Needs a current context.
+    as the GPU's compiler computes it; kept per context.
 
-    >>> import pyctk.autoinit                                      # doctest: +GPU
-    >>> sizeof("double2")
+    >>> sizeof("double2")                                          # doctest: +GPU
     16
     >>> sizeof("struct pair", "struct pair { int a; char b; };")
     8

@@ -9,9 +9,12 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture
 def context():
-    from pyctk import autoprimaryctx  # noqa: F401 - the primary context, current
-
-    yield driver.Context.get_current()
+    """The primary context of device 0, current for the test (pushed, popped after)."""
+    context = driver.Device(0).retain_primary_context()
+    context.push()
+    yield context
+    driver.Context.pop()
+    context.detach()
 
 
 def test_every_gpu_has_doubles_and_a_stack(context):
