@@ -3,7 +3,6 @@ device, and zero-copy exchange with PyTorch, CuPy, JAX and Numba (each skipped w
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 # JAX takes 75% of the GPU's memory at its first array unless told not to; the memory test
@@ -17,6 +16,7 @@ import pyctk
 from pyctk._arrays.device_array import asarray, empty, from_dlpack, zeros
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import streams as _streams
+from support.gpu_memory import process_device_bytes
 
 pytestmark = pytest.mark.gpu
 
@@ -151,31 +151,16 @@ def test_casts_and_device_arrays():
 # Memory
 
 
-_USED_MEM_CURRENT = 7  # cudaMemPoolAttrUsedMemCurrent (driver_types.h)
-
-
-def pool_bytes_in_use() -> int:
-    """Bytes of device 0's default memory pool (pyctk's arrays' memory) this process holds,
-    after its pending work: its own, which other processes on the GPU (pytest -n 8) leave be,
-    unlike the GPU's free memory."""
-    runtime = _cudart.runtime()
-    _cudart.call("cudaStreamSynchronize", 0)
-    pool, used = ctypes.c_void_p(), ctypes.c_uint64()
-    assert runtime.cudaDeviceGetDefaultMemPool(ctypes.byref(pool), 0) == 0
-    assert runtime.cudaMemPoolGetAttribute(pool, _USED_MEM_CURRENT, ctypes.byref(used)) == 0
-    return used.value
-
-
 def test_no_device_memory_growth_over_10000_arrays():
     host = np.ones(16384, np.float32)  # 64 KiB each: a leak would be 640 MiB
     for _ in range(100):
         asarray(host)[::2].copy()
-    before = pool_bytes_in_use()
+    before = process_device_bytes()
     for _ in range(10_000):
         array = asarray(host)
         view = array[::2]
         del array, view
-    after = pool_bytes_in_use()
+    after = process_device_bytes()
     assert after - before < 4 * MiB, (after - before) / MiB
 
 
@@ -275,11 +260,11 @@ def test_torch_exchanges_free_their_memory():
     torch = pytest.importorskip("torch")
     host = np.ones(16384, np.float32)
     torch.from_dlpack(asarray(host))
-    before = pool_bytes_in_use()
+    before = process_device_bytes()
     for _ in range(1000):
         tensor = torch.from_dlpack(asarray(host))
         del tensor
-    assert pool_bytes_in_use() - before < 4 * MiB
+    assert process_device_bytes() - before < 4 * MiB
 
 
 def test_cupy():

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 
 import pyctk
 from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
+from support.gpu_memory import process_device_bytes
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("product_route")]  # each test cold and kept
 
@@ -149,21 +148,15 @@ def test_out_may_overlap_inputs(backend):
     np.testing.assert_allclose(a, expected, rtol=1e-12)
 
 
-def device_free_bytes() -> int:
-    free, total = ctypes.c_size_t(), ctypes.c_size_t()
-    _library.call("gpumatmul_device_memory", 0, ctypes.byref(free), ctypes.byref(total))
-    return free.value
-
-
 def test_no_device_memory_growth_over_1000_calls():
     rng = np.random.default_rng(6)
     a, b = random(rng, (300, 200), np.float32), random(rng, (200, 100), np.float32)
     for backend in ("tiled", "cublas"):  # warm up: cuBLAS keeps a workspace
         pyctk.matmul(a, b, backend=backend)
-    before = device_free_bytes()
+    before = process_device_bytes()
     for i in range(1000):
         pyctk.matmul(a, b, backend=("tiled", "cublas")[i % 2])
-    assert device_free_bytes() == before
+    assert process_device_bytes() == before
 
 
 def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
@@ -173,7 +166,7 @@ def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
     size = 1 << 20
     small = np.zeros(4, np.float32)
     pointer = small.ctypes.data
-    before = device_free_bytes()
+    before = process_device_bytes()
     with pytest.raises(pyctk.OutOfMemoryError) as caught:
         _library.call(
             "gpumatmul_matmul_host",
@@ -194,7 +187,7 @@ def test_out_of_device_memory_is_a_memory_error_and_frees_everything():
         )
     assert isinstance(caught.value, MemoryError)
     assert "C overlaps A or B" in str(caught.value)
-    assert device_free_bytes() == before
+    assert process_device_bytes() == before
     # The context still works afterwards.
     a = np.eye(3, dtype=np.float32)
     np.testing.assert_array_equal(pyctk.matmul(a, a), a)
