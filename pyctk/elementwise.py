@@ -20,7 +20,21 @@ from ._pycuda.gpuarrays.elementwise import (
     ScalarArg,
     VectorArg,
     dtype_to_ctype,
+    get_elwise_kernel,
+    get_elwise_kernel_and_types,
+    get_elwise_module,
     get_elwise_module_source,
+    get_elwise_range_module,
 )
 
-__all__ = ["ElementwiseKernel", "ScalarArg", "VectorArg", "dtype_to_ctype", "get_elwise_module_source"]
+__all__ = [
+    "ElementwiseKernel",
+    "ScalarArg",
+    "VectorArg",
+    "dtype_to_ctype",
+    "get_elwise_kernel",
+    "get_elwise_kernel_and_types",
+    "get_elwise_module",
+    "get_elwise_module_source",
+    "get_elwise_range_module",
+]

@@ -24,6 +24,7 @@ from ..._arrays import interop
 from ..._arrays.layout import is_c_contiguous
 from ..kernels import textures
 from ..kernels.c_types import Argument, ScalarArg, VectorArg, dtype_to_ctype, parse_c_arg
+from ..kernels.source_modules import SourceModule
 from ..kernels.vector_types import struct_value
 from .launching import Kernel, geometry, stream_handle
 
@@ -57,16 +58,15 @@ def source(
     after_loop: str = "",
     use_range: bool = False,
     restrict: bool = False,
+    loop_arguments: bool = True,
 ) -> str:
     """The CUDA source of an element-wise kernel (PyCUDA's, grid-stride); ``restrict``: its
-    pointers declared ``__restrict__``, for calls whose arrays do not overlap (``apart``)."""
+    pointers declared ``__restrict__``, for calls whose arrays do not overlap (``apart``);
+    ``loop_arguments``: the loop's parameters (``n``, or ``start``, ``stop``, ``step``)
+    added after ``arguments``, else among them (PyCUDA's ``get_elwise_module``)."""
     header = COMPLEX_HEADER if needs_complex(operation, preamble, dtypes=[a.dtype for a in arguments]) else ""
-    params = ", ".join(
-        [
-            *(a.declarator(restrict) for a in arguments),
-            *(["long start", "long stop", "long step"] if use_range else ["unsigned long n"]),
-        ]
-    )
+    loop_params = ["long start", "long stop", "long step"] if use_range else ["unsigned long n"]
+    params = ", ".join([*(a.declarator(restrict) for a in arguments), *(loop_params if loop_arguments else [])])
     if use_range:
         loop = (
             "long i;\n  for (i = start + (long) (cta_start + tid) * step; step < 0 ? i > stop : i < stop; "
@@ -360,9 +360,9 @@ def get_elwise_module_source(
 ) -> str:
     """The CUDA source that :class:`ElementwiseKernel` compiles; pyctk's.
 
-    PyCUDA has ``get_elwise_module``, which compiles this source into a module; here, pass
-    it to ``SourceModule(source, no_extern_c=True)`` (the kernel declares ``extern "C"``
-    itself), or read it.
+    :func:`get_elwise_module` compiles the like of it (with ``n`` among ``arguments``) into
+    a module, as PyCUDA's; this is the source to read, or to pass to
+    ``SourceModule(source, no_extern_c=True)`` (the kernel declares ``extern "C"`` itself).
 
     Parameters
     ----------
@@ -400,4 +400,107 @@ def get_elwise_module_source(
     return source(parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, use_range)
 
 
-__all__ = ["ElementwiseKernel", "ScalarArg", "VectorArg", "dtype_to_ctype", "get_elwise_module_source"]
+def get_elwise_module(
+    arguments: str | Sequence[Argument],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: Sequence[str] | None = None,
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+) -> SourceModule:
+    """PyCUDA's ``get_elwise_module``: the module of one element-wise kernel, ``name``, over
+    ``i`` from 0 to ``n``, which ``arguments`` must declare (``ScalarArg(np.uintp, "n")``).
+
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> from pyctk.elementwise import ScalarArg, VectorArg, get_elwise_module
+    >>> arguments = [VectorArg(np.float32, "x"), ScalarArg(np.uintp, "n")]
+    >>> scale = get_elwise_module(arguments, "x[i] *= 2", "scale").get_function("scale")
+    >>> x = gpuarray.to_gpu(np.arange(4, dtype=np.float32))
+    >>> scale(x.gpudata, np.uintp(x.size), block=(128, 1, 1), grid=(1, 1))
+    >>> x.get()
+    array([0., 2., 4., 6.], dtype=float32)
+    """
+    code = source(parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, loop_arguments=False)
+    return SourceModule(code, options=None if options is None else list(options), keep=keep, no_extern_c=True)
+
+
+def get_elwise_range_module(
+    arguments: str | Sequence[Argument],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: Sequence[str] | None = None,
+    preamble: str = "",
+    loop_prep: str = "",
+    after_loop: str = "",
+) -> SourceModule:
+    """PyCUDA's ``get_elwise_range_module``: as :func:`get_elwise_module`, over ``i`` from
+    ``start`` to ``stop`` by ``step`` (any sign), which ``arguments`` must declare (``intp``)."""
+    code = source(
+        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True, loop_arguments=False
+    )
+    return SourceModule(code, options=None if options is None else list(options), keep=keep, no_extern_c=True)
+
+
+def get_elwise_kernel_and_types(
+    arguments: str | Sequence[Argument],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: Sequence[str] | None = None,
+    use_range: bool = False,
+    **kwargs: str,
+) -> tuple[SourceModule, Any, list[Argument]]:
+    """PyCUDA's ``get_elwise_kernel_and_types``: ``(module, function, arguments)``, the
+    loop's arguments (``n``, or ``start``, ``stop``, ``step``) added to ``arguments`` and the
+    function prepared for them all (``function.prepared_call(grid, block, *values)``).
+    ``kwargs``: ``preamble``, ``loop_prep``, ``after_loop``."""
+    declared = parse_arguments(arguments)
+    if use_range:
+        declared += [ScalarArg(np.intp, "start"), ScalarArg(np.intp, "stop"), ScalarArg(np.intp, "step")]
+    else:
+        declared.append(ScalarArg(np.uintp, "n"))
+    build = get_elwise_range_module if use_range else get_elwise_module
+    module = build(declared, operation, name, keep, options, **kwargs)
+    function = module.get_function(name)
+    function.prepare("".join(argument.struct_char for argument in declared))
+    return module, function, declared
+
+
+def get_elwise_kernel(
+    arguments: str | Sequence[Argument],
+    operation: str,
+    name: str = "kernel",
+    keep: bool = False,
+    options: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """PyCUDA's ``get_elwise_kernel``: the prepared function of
+    :func:`get_elwise_kernel_and_types`.
+
+    >>> import numpy as np                                              # doctest: +GPU
+    >>> from pyctk import gpuarray
+    >>> from pyctk.elementwise import get_elwise_kernel
+    >>> add = get_elwise_kernel("float *x, float *y, float *z", "z[i] = x[i] + y[i]", "add")
+    >>> x = gpuarray.to_gpu(np.arange(4, dtype=np.float32)); z = gpuarray.empty_like(x)
+    >>> add.prepared_call((1, 1), (128, 1, 1), x.gpudata, x.gpudata, z.gpudata, x.size)
+    >>> z.get()
+    array([0., 2., 4., 6.], dtype=float32)
+    """
+    return get_elwise_kernel_and_types(arguments, operation, name, keep, options, **kwargs)[1]
+
+
+__all__ = [
+    "ElementwiseKernel",
+    "ScalarArg",
+    "VectorArg",
+    "dtype_to_ctype",
+    "get_elwise_kernel",
+    "get_elwise_kernel_and_types",
+    "get_elwise_module",
+    "get_elwise_module_source",
+    "get_elwise_range_module",
+]
