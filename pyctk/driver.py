@@ -9,8 +9,8 @@ No context needs to be set up, and no :func:`init` called: with no context pushe
 everything works in the primary context of the current device (0 unless changed), which
 the CUDA runtime, PyTorch and CuPy use too, so that their arrays, streams and pyctk's mix
 freely. :meth:`Device.make_context` makes a context of its own, as in PyCUDA, in which
-:mod:`pyctk.driver` works while :func:`pyctk.matmul` and :class:`pyctk.DeviceArray` refuse
-to; ``import pyctk.autoinit`` pushes the primary one.
+:mod:`pyctk.driver`, :func:`pyctk.matmul` and :class:`pyctk.DeviceArray` work while it is
+current; ``import pyctk.autoinit`` pushes the primary one.
 
 Each name's documentation says where it departs from PyCUDA. The main departures:
 

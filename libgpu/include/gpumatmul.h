@@ -392,11 +392,33 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
  * PTX: update the driver); CUDA.
  *
  * Side effects: initialises the primary CUDA context of `device`, shared with
- * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...) and
- * kept until the process exits, even after `gpumatmul_destroy()`. The calling
- * thread's current device is unchanged.
+ * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...),
+ * and retains it until `gpumatmul_destroy()`. Every call on the context runs
+ * in that primary context, whichever context is current on the calling
+ * thread; the calling thread's current context (and so its current device) is
+ * the same after each call as before it.
  */
 GPUMATMUL_API gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device);
+
+/** Creates a context, as `gpumatmul_create()` does, that works in the CUDA
+ * context `cuda_context` (a `CUcontext`, e.g. one `cuCtxCreate()` made) rather
+ * than in a device's primary context: its kernels, streams, cuBLAS handles
+ * and memory pool belong to `cuda_context`, and every call on it runs with
+ * `cuda_context` current, so it multiplies memory allocated there. The device
+ * is `cuda_context`'s.
+ *
+ * Statuses: SUCCESS; INVALID_ARGUMENT if `context` or `cuda_context` is NULL;
+ * NO_DRIVER; CUDA (`cuda_context` is not a live context: CUresult
+ * CUDA_ERROR_INVALID_CONTEXT, or it was lost to an earlier fault);
+ * OUT_OF_MEMORY; NO_KERNEL_IMAGE, as for `gpumatmul_create()`.
+ *
+ * Side effects: none on the caller's current context, which is unchanged. The
+ * caller keeps `cuda_context` alive until `gpumatmul_destroy()` of this
+ * context has returned (destroy it before `cuCtxDestroy()`). Thread rules as
+ * for any context; one per CUDA context is enough for every thread.
+ */
+GPUMATMUL_API gpumatmul_status gpumatmul_create_in_context(gpumatmul_context **context,
+                                                           void *cuda_context);
 
 /** Releases everything the context holds (its workers' streams and cuBLAS
  * handles, its memory pool and kernel module) and frees it, even when a

@@ -82,8 +82,11 @@ def take(context: Any, device: int, nbytes: int, stream: int) -> int:
                 pointer, owner = blocks.pop()
             except IndexError:  # taken by another thread meanwhile
                 break
-            if owner is context:  # (not a context a forked child inherited)
+            if owner is context:
                 return pointer
+            if contexts.alive(device, owner):  # another context's (pyctk.driver made one): its own
+                library.library().gpumatmul_device_free(owner, pointer, 0)
+            # (else one a forked child inherited, or one destroyed with its made context)
     return 0
 
 

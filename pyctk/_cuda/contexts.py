@@ -1,10 +1,15 @@
-"""libgpumatmul contexts: one per device for the whole process, created on first use.
+"""libgpumatmul contexts: one per CUDA context pyctk works in, created on first use.
 
-State (documented in the README): a context (its device's kernel module, cuBLAS handle,
-stream and memory pool) may be shared by threads, and libgpumatmul restores the calling
-thread's current device, so every thread multiplies through its device's one context. The
-per-call path is a dict lookup; a lock is taken only to create a context. Contexts live
-until the process exits, which frees them with the rest of its CUDA state.
+State (documented in docs/guide/threads-and-errors.md): a libgpumatmul context (its kernel
+module, cuBLAS handles, streams and memory pool) may be shared by threads, and libgpumatmul
+restores the calling thread's current CUDA context, so every thread multiplies through one
+context per device: the one in the device's primary context, which lives until the process
+exits. While a context pyctk.driver's ``Device.make_context`` made is current on the calling
+thread, work on its device goes to a libgpumatmul context of its own in that CUDA context
+(``gpumatmul_create_in_context``), made on its first use there and destroyed with it
+(``forget_made``), so that it computes on memory and streams of that context, as CuPy does in
+whichever context is current. The per-call path is a dict lookup (and, once a context was
+made, one ``cuCtxGetCurrent``); a lock is taken only to create a context.
 
 Fork (pyctk._cuda.fork): a child forked after its parent started CUDA drops the inherited
 contexts, and its first GPU call raises ForkedAfterCudaError without calling CUDA. A child
@@ -23,23 +28,43 @@ from typing import Any
 
 from . import cudart, fork, library, status
 
-_contexts: dict[int, c_void_p] = {}  # device -> context
+_contexts: dict[int, c_void_p] = {}  # device -> context in its primary context
 _arrays: dict[tuple[int, ...], ctypes.Array[c_void_p]] = {}  # devices -> their contexts, as a C array
 _lock = _thread.allocate_lock()  # held only while a context is created
-# Handles of the CUDA contexts pyctk.driver's Device.make_context made and has not destroyed
-# (register_made, forget_made). The library's pools, streams, kernels and cuBLAS handles belong
-# to each device's primary context, so its work is refused while one of these is current.
-_made: set[int] = set()
 
 
-def register_made(handle: int) -> None:
-    """Refuse the library's work while context ``handle`` (one pyctk.driver made) is current."""
-    _made.add(handle)
+class _Made:
+    """A CUDA context pyctk.driver's Device.make_context made, on ``device``, and the
+    libgpumatmul context in it once the library worked there."""
+
+    __slots__ = ("device", "library_context")
+
+    def __init__(self, device: int) -> None:
+        self.device = device
+        self.library_context: c_void_p | None = None
 
 
-def forget_made(handle: int) -> None:
-    """Context ``handle``, one ``register_made`` was told of, is destroyed."""
-    _made.discard(handle)
+# CUDA context handle -> its record, for each context pyctk.driver made and has not destroyed
+# (written only through register_made and forget_made).
+_made: dict[int, _Made] = {}
+
+
+def register_made(handle: int, device: int) -> None:
+    """Context ``handle`` on ``device`` was made by pyctk.driver: work on ``device`` while it is
+    current goes to a libgpumatmul context of its own."""
+    _made[handle] = _Made(device)
+
+
+def forget_made(handle: int, quiet: bool = False) -> None:
+    """Context ``handle``, one ``register_made`` was told of, is about to be destroyed: destroy
+    the libgpumatmul context in it first, while it lives (its memory then is never freed again:
+    ``alive`` says so). ``quiet``: a failure is not raised (from a finaliser)."""
+    made = _made.pop(handle, None)
+    if made is None or made.library_context is None:
+        return
+    code = library.library().gpumatmul_destroy(made.library_context)
+    if code and not quiet:  # (the library context is freed all the same)
+        raise library.error(code)
 
 
 def is_made(handle: int) -> bool:
@@ -47,34 +72,39 @@ def is_made(handle: int) -> bool:
     return handle in _made
 
 
-def refuse_made_context() -> None:
-    """Raise pyctk.driver.LogicError, saying what to do, if the calling thread's current
-    CUDA context is one pyctk.driver made (``register_made``)."""
-    from . import constants, driver_api, driver_errors  # imported here: only pyctk.driver makes contexts,
+def _in_made_context(device: int) -> c_void_p | None:
+    """The libgpumatmul context for ``device`` in the calling thread's current CUDA context if
+    that is one pyctk.driver made on ``device`` (created on first use), else None."""
+    from . import driver_api  # imported here: only pyctk.driver makes contexts, and `import pyctk`
 
-    # and `import pyctk` does not need them (~2 ms)
+    # does not need it (~2 ms)
     current = c_void_p()
     driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
-    if is_made(current.value or 0):
-        raise driver_errors.LogicError(
-            "pyctk.matmul and DeviceArray work in each device's primary context, but the current "
-            "context is one pyctk.driver's Device.make_context made: Context.pop() it first, or "
-            "use the primary context (Device.retain_primary_context().push(), pyctk.autoinit, "
-            "pyctk.autoprimaryctx) in place of make_context",
-            "CUDA_ERROR_INVALID_CONTEXT",
-            constants.CUDA_ERROR_INVALID_CONTEXT,
-        )
+    made = _made.get(current.value or 0)
+    if made is None or made.device != device:
+        return None
+    with _lock:
+        if made.library_context is None:
+            load_library(device)
+            handle = c_void_p()
+            call_starting_cuda("gpumatmul_create_in_context", ctypes.byref(handle), current)
+            made.library_context = handle
+    return made.library_context
 
 
 def context(device: int = 0) -> c_void_p:
-    """The process's context for ``device``, created on first use.
+    """The libgpumatmul context for work on ``device``, created on first use: the one in the
+    current CUDA context if pyctk.driver made that on ``device``, else the one in ``device``'s
+    primary context.
 
     Raises ForkedAfterCudaError in a child forked after its parent started CUDA, and
     pyctk._cuda.status' exceptions when creation fails (nothing is kept then: the next call
-    tries again); pyctk.driver.LogicError while a context Device.make_context made is current.
+    tries again).
     """
     if _made:  # (empty unless pyctk.driver made a context: no cost otherwise)
-        refuse_made_context()
+        in_made = _in_made_context(device)
+        if in_made is not None:
+            return in_made
     handle = _contexts.get(device)
     if handle is not None:  # the per-call path: a dict lookup, no lock
         return handle
@@ -89,10 +119,15 @@ def context(device: int = 0) -> c_void_p:
 
 
 def alive(device: int, handle: c_void_p | None) -> bool:
-    """Whether ``handle`` is this process's context for ``device``: not one a forked child
-    inherited from its parent (those are never used, nor destroyed, in the child), nor None
-    (memory that is not from pyctk's pool: a subclass of ``Allocation`` that frees its own)."""
-    return handle is not None and _contexts.get(device) is handle
+    """Whether ``handle`` is one of this process's contexts for ``device``, not destroyed: not
+    one a forked child inherited from its parent (those are never used, nor destroyed, in the
+    child), nor one in a made context since destroyed, nor None (memory that is not from
+    pyctk's pool: a subclass of ``Allocation`` that frees its own)."""
+    if handle is None:
+        return False
+    if _contexts.get(device) is handle:
+        return True
+    return any(made.library_context is handle for made in _made.values())
 
 
 def load_library(device: int) -> None:
@@ -116,9 +151,10 @@ def load_library(device: int) -> None:
 
 def contexts(devices: tuple[int, ...]) -> ctypes.Array[c_void_p]:
     """The contexts of ``devices`` as a C array (``gpumatmul_context *const *``), made once
-    per tuple: for the host calls, whose every microsecond counts for small products."""
+    per tuple: for the host calls, whose every microsecond counts for small products (while
+    pyctk.driver's made contexts exist, made at each call: the current context chooses)."""
     if _made:
-        refuse_made_context()
+        return (c_void_p * len(devices))(*(context(device) for device in devices))
     array = _arrays.get(devices)
     if array is None:
         array = (c_void_p * len(devices))(*(context(device) for device in devices))
@@ -151,9 +187,10 @@ def call_starting_cuda(name: str, *args: Any) -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _contexts, _arrays, _lock
+    global _contexts, _arrays, _made, _lock
     _contexts = {}  # the parent's: never to be used, nor destroyed, here
     _arrays = {}
+    _made = {}
     _lock = _thread.allocate_lock()  # a parent thread creating a context at the fork holds the old one forever
 
 

@@ -124,6 +124,7 @@ _PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {  # every function not here ret
     "gpumatmul_kernel_image_info": (c_int, [c_int, POINTER(c_int), POINTER(c_int), POINTER(c_size_t)]),
     "gpumatmul_kernel_image_select": (c_int, [c_int, c_int, POINTER(c_int)]),
     "gpumatmul_create": (c_int, [POINTER(c_void_p), c_int]),
+    "gpumatmul_create_in_context": (c_int, [POINTER(c_void_p), c_void_p]),
     "gpumatmul_destroy": (c_int, [c_void_p]),
     "gpumatmul_context_kernel_image": (c_int, [c_void_p, POINTER(c_int)]),
     "gpumatmul_backend_supports": (c_int, [c_int, c_int, c_int]),

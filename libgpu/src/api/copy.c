@@ -55,7 +55,7 @@ gpumatmul_status gpumatmul_copy_device(gpumatmul_context *ctx, const gpumatmul_a
                                        void *dst_data, const gpumatmul_array_desc *src,
                                        const void *src_data, void *stream) {
     int64_t dst_count, src_count;
-    int d, previous;
+    int d, entered;
     gpumatmul_status status;
     if ((status = check_array("dst", dst, dst_data, &dst_count)) ||
         (status = check_array("src", src, src_data, &src_count)))
@@ -70,7 +70,7 @@ gpumatmul_status gpumatmul_copy_device(gpumatmul_context *ctx, const gpumatmul_a
                              d, (long long)dst->shape[d], d, (long long)src->shape[d]);
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
     if (dst_count == 0) return GPUMATMUL_SUCCESS;
-    if ((status = enter_device(ctx->device, &previous))) return status;
+    if ((status = enter_context(ctx, &entered))) return status;
     status = convert_array(ctx, dst, dst_data, src, src_data, (cudaStream_t)stream);
-    return leave_device(previous, status);
+    return leave_context(ctx, entered, status);
 }

@@ -17,24 +17,24 @@ gpumatmul_status gpumatmul_matmul_strided_batched_device(
 gpumatmul_status gpumatmul_gemm_device(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
                                        const void *a, const void *b, void *c, void *stream) {
     struct gemm g;
-    int previous;
+    int entered;
     gpumatmul_status status = prepare(&g, ctx, desc, a, b, c, 0);
     if (status || nothing_to_do(&g)) return status;
-    if ((status = enter_device(ctx->device, &previous))) return status;
+    if ((status = enter_context(ctx, &entered))) return status;
     status = multiply(ctx, NULL, &g, (cudaStream_t)stream);
-    return leave_device(previous, status);
+    return leave_context(ctx, entered, status);
 }
 
 gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *ctx, const gpumatmul_gemm_desc *desc,
                                            const void *a, const void *b, void *stream,
                                            void **c) {
     struct gemm g;
-    int previous;
+    int entered;
     gpumatmul_status status;
     if (!c) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "c is NULL");
     *c = NULL;
     if ((status = prepare(&g, ctx, desc, a, b, NULL, 1)) || g.c_bytes == 0) return status;
-    if ((status = enter_device(ctx->device, &previous))) return status;
+    if ((status = enter_context(ctx, &entered))) return status;
     status = check_cuda(pool_alloc(ctx, (size_t)g.c_bytes, (cudaStream_t)stream, c),
                         "cudaMallocFromPoolAsync");
     if (status == GPUMATMUL_SUCCESS) {
@@ -43,7 +43,7 @@ gpumatmul_status gpumatmul_gemm_device_new(gpumatmul_context *ctx, const gpumatm
         if (status) cudaFreeAsync(*c, (cudaStream_t)stream); /* the failure to report is status */
     }
     if (status) *c = NULL;
-    return leave_device(previous, status);
+    return leave_context(ctx, entered, status);
 }
 
 /* ---- The first ABI: one product at the highest precision ---- */

@@ -38,7 +38,14 @@ static gpumatmul_status load_driver_api(struct driver_api *driver) {
                                   (void **)&driver->tensor_map_encode_tiled)) ||
         (status = get_entry_point("cuPointerGetAttributes",
                                   (void **)&driver->pointer_get_attributes)) ||
-        (status = get_entry_point("cuCtxGetCurrent", (void **)&driver->ctx_get_current)))
+        (status = get_entry_point("cuCtxGetCurrent", (void **)&driver->ctx_get_current)) ||
+        (status = get_entry_point("cuCtxPushCurrent", (void **)&driver->ctx_push_current)) ||
+        (status = get_entry_point("cuCtxPopCurrent", (void **)&driver->ctx_pop_current)) ||
+        (status = get_entry_point("cuDeviceGet", (void **)&driver->device_get)) ||
+        (status = get_entry_point("cuDevicePrimaryCtxRetain",
+                                  (void **)&driver->primary_ctx_retain)) ||
+        (status = get_entry_point("cuDevicePrimaryCtxRelease",
+                                  (void **)&driver->primary_ctx_release)))
         return status;
     return GPUMATMUL_SUCCESS;
 }
@@ -107,44 +114,74 @@ void give_back_worker(gpumatmul_context *ctx, struct worker *worker) {
     pthread_mutex_unlock(&ctx->lock);
 }
 
-gpumatmul_status context_open(int device, gpumatmul_context **context) {
-    gpumatmul_context *ctx;
+/* ctx->cuda_context: the caller's `cuda_context`, or `device`'s primary context,
+ * retained (the runtime's own, which cudaSetDevice would make current). */
+static gpumatmul_status choose_cuda_context(gpumatmul_context *ctx, int device,
+                                            CUcontext cuda_context) {
+    CUdevice handle;
     gpumatmul_status status;
-    size_t free_bytes;
-    int count, previous;
-    *context = NULL;
+    if (cuda_context) {
+        ctx->cuda_context = cuda_context;
+        return GPUMATMUL_SUCCESS;
+    }
+    if ((status = check_driver(&ctx->driver, ctx->driver.device_get(&handle, device), "cuDeviceGet")) ||
+        (status = check_driver(&ctx->driver, ctx->driver.primary_ctx_retain(&ctx->cuda_context, handle),
+                               "cuDevicePrimaryCtxRetain")))
+        return status;
+    ctx->retained_device = handle;
+    return GPUMATMUL_SUCCESS;
+}
+
+/* NO_DEVICE unless `device` is one of the process's GPUs. */
+static gpumatmul_status check_device_index(int device) {
+    gpumatmul_status status;
+    int count;
     if ((status = gpumatmul_device_count(&count))) return status;
     if (device < 0 || device >= count)
         return set_error(GPUMATMUL_ERROR_NO_DEVICE, "device %d does not exist: %d GPU(s), 0 to %d",
                          device, count, count - 1);
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status context_open(int device, CUcontext cuda_context, gpumatmul_context **context) {
+    gpumatmul_context *ctx;
+    gpumatmul_status status;
+    size_t free_bytes;
+    int entered = 0;
+    *context = NULL;
+    if (!cuda_context && (status = check_device_index(device))) return status;
     if (!(ctx = calloc(1, sizeof *ctx)))
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "out of host memory for a context");
     if (pthread_mutex_init(&ctx->lock, NULL)) {
         free(ctx);
         return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY, "pthread_mutex_init failed");
     }
-    ctx->device = device;
-    /* One worker now, so that a failure to create one shows here. */
-    if ((status = enter_device(device, &previous)) ||
+    ctx->retained_device = -1;
+    /* One worker now, so that a failure to create one shows here. The device is
+     * the CUDA context's (the runtime answers for the current one). */
+    if ((status = load_driver_api(&ctx->driver)) ||
+        (status = choose_cuda_context(ctx, device, cuda_context)) ||
+        (status = enter_context(ctx, &entered)) ||
+        (status = check_cuda(cudaGetDevice(&ctx->device), "cudaGetDevice")) ||
         (status = check_cuda(cudaFree(NULL), "initialising the device (cudaFree(NULL))")) ||
         (status = check_cuda(cudaMemGetInfo(&free_bytes, &ctx->total_memory), "cudaMemGetInfo")) ||
         (status = check_cuda(cudaDeviceGetAttribute(&ctx->multiprocessors,
-                                                    cudaDevAttrMultiProcessorCount, device),
+                                                    cudaDevAttrMultiProcessorCount, ctx->device),
                              "cudaDeviceGetAttribute")) ||
-        (status = load_driver_api(&ctx->driver)) || (status = create_worker(&ctx->idle)) ||
-        (status = create_pool(ctx))) {
+        (status = create_worker(&ctx->idle)) || (status = create_pool(ctx))) {
+        status = leave_context(ctx, entered, status);
         context_close(ctx);
-        return leave_device(previous, status);
+        return status;
     }
     *context = ctx;
-    return leave_device(previous, GPUMATMUL_SUCCESS);
+    return leave_context(ctx, entered, GPUMATMUL_SUCCESS);
 }
 
 gpumatmul_status context_close(gpumatmul_context *ctx) {
     gpumatmul_status status = GPUMATMUL_SUCCESS;
-    int previous;
-    /* Even if the switch fails, release and free what can be. */
-    keep_first(&status, enter_device(ctx->device, &previous));
+    int entered;
+    /* Even if entering fails, release and free what can be. */
+    keep_first(&status, enter_context(ctx, &entered));
     /* No call is in flight (gpumatmul_destroy's contract), so every worker is idle. */
     while (ctx->idle) {
         struct worker *next = ctx->idle->next;
@@ -153,7 +190,11 @@ gpumatmul_status context_close(gpumatmul_context *ctx) {
     }
     if (ctx->pool)
         keep_first(&status, check_cuda(cudaMemPoolDestroy(ctx->pool), "cudaMemPoolDestroy"));
+    keep_first(&status, leave_context(ctx, entered, GPUMATMUL_SUCCESS));
+    if (ctx->retained_device >= 0)
+        keep_first(&status, check_driver(&ctx->driver, ctx->driver.primary_ctx_release(ctx->retained_device),
+                                         "cuDevicePrimaryCtxRelease"));
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
-    return leave_device(previous, status);
+    return status;
 }

@@ -55,6 +55,11 @@ struct driver_api {
     CUresult (*pointer_get_attributes)(unsigned count, CUpointer_attribute *attributes,
                                        void **values, CUdeviceptr pointer);
     CUresult (*ctx_get_current)(CUcontext *context);
+    CUresult (*ctx_push_current)(CUcontext context);
+    CUresult (*ctx_pop_current)(CUcontext *context);
+    CUresult (*device_get)(CUdevice *device, int ordinal);
+    CUresult (*primary_ctx_retain)(CUcontext *context, CUdevice device);
+    CUresult (*primary_ctx_release)(CUdevice device);
 };
 
 /* What one call in flight uses alone: a cuBLAS handle (each call binds it to its
@@ -77,6 +82,12 @@ struct worker {
 
 struct gpumatmul_context {
     int device;
+    /* The CUDA context every call works in (enter_context): the device's primary
+     * context, retained by context_open and released by context_close
+     * (retained_device >= 0), or the caller's own (gpumatmul_create_in_context),
+     * which the caller keeps alive. Everything below belongs to it. */
+    CUcontext cuda_context;
+    CUdevice retained_device; /* -1 unless cuda_context is the retained primary one */
     size_t total_memory; /* the device's, in bytes */
     int multiprocessors; /* the device's, asked once: split k sizes grids by it */
     struct driver_api driver;
@@ -97,11 +108,12 @@ struct gpumatmul_context {
     cudaMemPool_t pool;
 };
 
-/* A context for `device` with its driver entry points, one worker and its
- * memory pool, the device initialised (its primary context made): everything
- * but the kernels (gemm/images.c loads them). NO_DEVICE for an index out of
- * range. The caller's current device is unchanged. */
-gpumatmul_status context_open(int device, gpumatmul_context **context);
+/* A context with its driver entry points, one worker and its memory pool:
+ * everything but the kernels (gemm/images.c loads them). It works in
+ * `cuda_context`, or, where that is NULL, in `device`'s primary context (made
+ * and retained here; NO_DEVICE for an index out of range). The caller's current
+ * context is unchanged. */
+gpumatmul_status context_open(int device, CUcontext cuda_context, gpumatmul_context **context);
 
 /* Frees what context_open made; the context's workers must have no host
  * staging left (host_release) and its kernels must be unloaded. Keeps the first
@@ -139,12 +151,20 @@ gpumatmul_status workspace_free(void *workspace, cudaStream_t stream, gpumatmul_
 
 /* ---- The caller's current device (device.c) ---- */
 
-/* Every entry point that works on a device brackets its work with these, so that
- * the calling thread's current device is the same after the call as before it.
- * enter_device makes `device` current, switching only if it is not already, and
- * sets *previous to the device to return to, or -1 if it did not switch (also on
- * failure, so leave_device is always safe to call). leave_device switches back,
- * and returns `status`, or the switch's failure if `status` is SUCCESS. */
+/* Every entry point that works in a context brackets its work with these, so
+ * that the calling thread's current CUDA context (and so its current device) is
+ * the same after the call as before it, whichever it was (none, the primary
+ * context of another device, one of the caller's own). enter_context makes
+ * ctx's CUDA context current, pushing it only if it is not already, and sets
+ * *entered to whether it pushed (0 also on failure, so leave_context is always
+ * safe to call). leave_context pops what was pushed, and returns `status`, or
+ * the pop's failure if `status` is SUCCESS. */
+gpumatmul_status enter_context(const gpumatmul_context *ctx, int *entered);
+gpumatmul_status leave_context(const gpumatmul_context *ctx, int entered, gpumatmul_status status);
+
+/* The same for calls on a device and no context (gpumatmul_device_memory):
+ * enter_device makes `device` current through the runtime, switching only if it
+ * is not already, and sets *previous to the device to return to, or -1. */
 gpumatmul_status enter_device(int device, int *previous);
 gpumatmul_status leave_device(int previous, gpumatmul_status status);
 

@@ -1,5 +1,5 @@
 /* Versions and devices: the calls that need no context; and the caller's
- * current device, which every call that works on a device keeps. */
+ * current context and device, which every call keeps. */
 #include <string.h>
 
 #include "core/core.h"
@@ -54,6 +54,33 @@ gpumatmul_status gpumatmul_device_properties_get(int device,
     properties->multiprocessor_count = prop.multiProcessorCount;
     properties->total_memory_bytes = prop.totalGlobalMem;
     return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status enter_context(const gpumatmul_context *ctx, int *entered) {
+    CUcontext current = NULL;
+    gpumatmul_status status;
+    *entered = 0;
+    if (!ctx->cuda_context) return GPUMATMUL_SUCCESS; /* (a context_open that failed early) */
+    /* Already current (the usual case): one driver call, no push. */
+    if ((status = check_driver(&ctx->driver, ctx->driver.ctx_get_current(&current),
+                               "cuCtxGetCurrent")) ||
+        current == ctx->cuda_context)
+        return status;
+    if ((status = check_driver(&ctx->driver, ctx->driver.ctx_push_current(ctx->cuda_context),
+                               "cuCtxPushCurrent")))
+        return status;
+    *entered = 1;
+    return GPUMATMUL_SUCCESS;
+}
+
+gpumatmul_status leave_context(const gpumatmul_context *ctx, int entered,
+                               gpumatmul_status status) {
+    CUcontext popped;
+    CUresult error;
+    if (!entered) return status;
+    error = ctx->driver.ctx_pop_current(&popped);
+    /* An earlier failure is the one to report. */
+    return status ? status : check_driver(&ctx->driver, error, "cuCtxPopCurrent");
 }
 
 gpumatmul_status enter_device(int device, int *previous) {

@@ -21,28 +21,28 @@ cudaError_t pool_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream
 
 gpumatmul_status gpumatmul_device_alloc(gpumatmul_context *ctx, size_t bytes, void *stream,
                                         void **pointer) {
-    int previous;
+    int entered;
     gpumatmul_status status;
     if (!ctx || !pointer)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context or pointer is NULL");
     *pointer = NULL;
     if (bytes == 0) return GPUMATMUL_SUCCESS;
     /* The legacy stream (NULL) is the current device's: so switch first. */
-    if ((status = enter_device(ctx->device, &previous))) return status;
+    if ((status = enter_context(ctx, &entered))) return status;
     status = check_cuda(pool_alloc(ctx, bytes, (cudaStream_t)stream, pointer),
                         "cudaMallocFromPoolAsync");
     if (status) *pointer = NULL;
-    return leave_device(previous, status);
+    return leave_context(ctx, entered, status);
 }
 
 gpumatmul_status gpumatmul_device_free(gpumatmul_context *ctx, void *pointer, void *stream) {
-    int previous;
+    int entered;
     gpumatmul_status status;
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
     if (!pointer) return GPUMATMUL_SUCCESS;
-    if ((status = enter_device(ctx->device, &previous))) return status;
+    if ((status = enter_context(ctx, &entered))) return status;
     status = check_cuda(cudaFreeAsync(pointer, (cudaStream_t)stream), "cudaFreeAsync");
-    return leave_device(previous, status);
+    return leave_context(ctx, entered, status);
 }
 
 gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStream_t stream,

@@ -65,19 +65,6 @@ static gpumatmul_status tma_operand(const gpumatmul_context *ctx, struct tensor_
                         "cuTensorMapEncodeTiled");
 }
 
-/* cuTensorMapEncodeTiled needs a context current on the calling thread, which
- * a thread whose CUDA calls so far started no runtime may lack (cudaGetDevice
- * does not start it; sixteen threads' first products at once met it): the
- * device's primary context, which cudaSetDevice on the device the thread is
- * already on makes current, as the runtime's own next call would. */
-static gpumatmul_status make_context_current(const gpumatmul_context *ctx) {
-    CUcontext current = NULL;
-    const gpumatmul_status status = check_driver(
-        &ctx->driver, ctx->driver.ctx_get_current(&current), "cuCtxGetCurrent");
-    if (status || current) return status;
-    return check_cuda(cudaSetDevice(ctx->device), "cudaSetDevice");
-}
-
 /* Runs registry family f's kernel over the whole problem, one launch per
  * sub-problem that fits the grid limits. */
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
@@ -94,7 +81,6 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
     struct gemm_tma_args tma;
     int64_t z, i, j;
     gpumatmul_status status;
-    if (tensor_maps && (status = make_context_current(ctx))) return status;
     for (z = 0; z < g->batch; z += MAX_GRID_Z)
         for (i = 0; i < g->m; i += rows_per_launch)
             for (j = 0; j < g->n; j += cols_per_launch) {

@@ -51,12 +51,12 @@ struct device_run {
 
 static void *run_on_device(void *argument) {
     struct device_run *run = argument;
-    int previous;
+    int entered;
     run->status = GPUMATMUL_SUCCESS;
     if (run->share.m > 0 && run->share.batch > 0) {
-        if (!(run->status = enter_device(run->ctx->device, &previous)))
+        if (!(run->status = enter_context(run->ctx, &entered)))
             run->status = run_pipeline(run->ctx, &run->share, run->limit, run->whole);
-        run->status = leave_device(previous, run->status);
+        run->status = leave_context(run->ctx, entered, run->status);
     }
     if (run->status) {
         strncpy(run->message, gpumatmul_last_error_message(), sizeof run->message - 1);

@@ -7,8 +7,8 @@ PyCUDA's contexts are there too, with PyCUDA's stack: each thread has a stack of
 
 - ``Device.make_context(flags)`` makes a *new* context (``cuCtxCreate``) and pushes it, as
   PyCUDA does. Its memory, streams and kernels are its own: ``pyctk.driver`` works in it
-  (``mem_alloc`` takes ``cuMemAlloc`` memory there), ``pyctk.matmul`` and ``DeviceArray``
-  refuse to (they work in the primary context).
+  (``mem_alloc`` takes ``cuMemAlloc`` memory there), and so do ``pyctk.matmul`` and
+  ``DeviceArray``, with libgpumatmul state of their own there (``pyctk._cuda.contexts``).
 - ``Device.retain_primary_context()`` gives the primary context (not pushed; ``push()`` it),
   which is what ``pyctk.autoinit`` and ``pyctk.autoprimaryctx`` push.
 - ``Context.pop()`` takes the top off this thread's stack; ``detach()`` destroys a made
@@ -244,9 +244,10 @@ class Device:
         """Make a new context on the device and push it (``cuCtxCreate``), as PyCUDA does.
 
         The context is current on this thread until :meth:`Context.pop`. Its memory, streams
-        and kernels are its own: :mod:`pyctk.driver` works in it, while :func:`pyctk.matmul`
-        and :class:`pyctk.DeviceArray`, which work in primary contexts, refuse to run until it
-        is popped. For memory that those share, push :meth:`retain_primary_context` instead.
+        and kernels are its own: :mod:`pyctk.driver`, :func:`pyctk.matmul` and
+        :class:`pyctk.DeviceArray` work in it while it is current (pyctk makes its own kernels,
+        streams and memory pool there, destroyed with the context). For memory that PyTorch,
+        CuPy and the CUDA runtime share, push :meth:`retain_primary_context` instead.
 
         Parameters
         ----------
@@ -275,7 +276,7 @@ class Device:
             if below is not None:  # as it was: the failure changed nothing
                 driver_api.call("cuCtxPushCurrent", below.handle)
             raise
-        context = Context(handle, self._device, made=made_contexts.Made(handle))
+        context = Context(handle, self._device, made=made_contexts.Made(handle, self._device))
         _stack().append(context)
         return context
 

@@ -2,8 +2,9 @@
 
 Each has one record (``Made``) for all the ``Context`` objects that hold it, and its memory
 keeps the record too: the last holder's release destroys the context, and memory then knows
-it went with it. ``pyctk._cuda.contexts`` is told of each one (``register_made``), to refuse
-the library's work while one is current.
+it went with it. ``pyctk._cuda.contexts`` is told of each one (``register_made``), so that
+pyctk.matmul and DeviceArrays work in it while it is current, and before it is destroyed
+(``forget_made``), to destroy what the library made in it.
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ class Made:
 
     __slots__ = ("_pid", "alive", "handle", "users")
 
-    def __init__(self, handle: int) -> None:
+    def __init__(self, handle: int, device: int) -> None:
         self.handle, self.users, self.alive, self._pid = handle, 1, True, os.getpid()
         _records[handle] = self
-        contexts.register_made(handle)
+        contexts.register_made(handle, device)
 
     def release(self, quiet: bool) -> None:
         """One user less; the last one destroys the context (``quiet``: from ``__del__``,
@@ -57,8 +58,10 @@ class Made:
         if not self.users:
             self.alive = False
             _records.pop(self.handle, None)
-            contexts.forget_made(self.handle)
-            quietly_or_checked(quiet, self._pid, "cuCtxDestroy", self.handle)
+            try:
+                contexts.forget_made(self.handle, quiet)
+            finally:
+                quietly_or_checked(quiet, self._pid, "cuCtxDestroy", self.handle)
 
 
 def made_record(handle: int) -> Made | None:

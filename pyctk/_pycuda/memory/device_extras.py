@@ -1,8 +1,8 @@
 """The rest of PyCUDA's device memory: allocations shaped like an array or pitched, address
 ranges, ``PointerHolderBase``, copies between devices, and memory shared with another process.
 
-``mem_alloc`` takes its memory from pyctk's stream-ordered pool (``pyctk._pycuda.memory.device``; in
-a device's primary context, pyctk's default, and not in one ``Device.make_context`` made).
+``mem_alloc`` takes its memory from pyctk's stream-ordered pool (``pyctk._pycuda.memory.device``) in
+a device's primary context, pyctk's default, and ``cuMemAlloc`` in one ``Device.make_context`` made.
 ``mem_alloc_pitch`` and ``mem_alloc_ipc`` take it from the driver itself (``cuMemAllocPitch``,
 ``cuMemAlloc``, as PyCUDA's ``mem_alloc`` did), and it is freed (``cuMemFree``) by ``free()``
 or when garbage. CUDA's IPC shares only such memory: memory to share with another process

@@ -7,7 +7,8 @@ mem_alloc, In/Out, a SourceModule kernel, copies, a stream and an event inside a
 the context is destroyed; limits set and read back; cache and shared memory configs of the
 context and of a kernel; Function attributes by name; get_api_version; can_access_peer and
 peer access (two GPUs); DeviceData against the device's attributes; each thread's own stack;
-pyctk.matmul and DeviceArray refusing a made context and working after its pop;
+pyctk.matmul, DeviceArray and GPUArray in a made context, and in sixteen threads' own made
+contexts at once;
 pyctk.autoprimaryctx and pyctk.autoinit in a fresh process.
 """
 
@@ -24,7 +25,7 @@ import pytest
 
 import pyctk
 import pyctk.driver as cuda
-from pyctk import tools
+from pyctk import gpuarray, tools
 from pyctk._cuda import driver_api as _driver_api
 from pyctk.compiler import SourceModule
 
@@ -265,19 +266,70 @@ def test_each_thread_has_its_own_stack(made):
     assert seen[0][0] is None and seen[0][1] != made.handle
 
 
-def test_matmul_and_device_arrays_refuse_a_made_context_and_work_after_its_pop():
+def _products_in_the_current_context(seed: int) -> None:
+    """A SourceModule kernel, pyctk.matmul of host arrays, DeviceArrays and GPUArrays, and a
+    GPUArray operation, each checked against NumPy, in whichever context is current; the
+    current context is the same after each as before."""
+    current = driver_current()
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(-9, 9, 300, dtype=np.int32), rng.integers(-9, 9, 300, dtype=np.int32)
+    z = np.empty_like(x)
+    SourceModule(ADD).get_function("add")(
+        cuda.In(x), cuda.In(y), cuda.Out(z), np.int32(300), block=(128, 1, 1), grid=(3, 1)
+    )
+    assert (z == x + y).all()
+    a = rng.standard_normal((64, 48)).astype(np.float32)
+    b = rng.standard_normal((48, 40)).astype(np.float32)
+    expected = a @ b
+    assert np.allclose(pyctk.matmul(a, b), expected, atol=1e-4)
+    assert np.allclose(pyctk.matmul(pyctk.asarray(a), pyctk.asarray(b)).get(), expected, atol=1e-4)
+    a_gpu, b_gpu = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
+    assert np.allclose(pyctk.matmul(a_gpu, b_gpu).get(), expected, atol=1e-4)
+    assert np.allclose((a_gpu + a_gpu).get(), 2 * a)
+    assert driver_current() == current
+
+
+def test_matmul_device_arrays_and_gpuarrays_work_in_a_made_context():
     a = np.arange(16, dtype=np.float32).reshape(4, 4)
     a_gpu = pyctk.asarray(a)  # in the primary context
     made = cuda.Device(0).make_context()
     try:
-        for call in (lambda: pyctk.matmul(a, a), lambda: pyctk.matmul(a_gpu, a_gpu), lambda: pyctk.asarray(a)):
-            with pytest.raises(cuda.LogicError, match="primary context"):
-                call()
+        _products_in_the_current_context(0)
+        assert driver_current() == made.handle
+        kept = pyctk.asarray(a)  # memory of the made context's own pool, outliving it
     finally:
         cuda.Context.pop()
-        made.detach()
-    assert np.allclose(pyctk.matmul(a_gpu, a_gpu).get(), a @ a)
+        made.detach()  # destroys pyctk's state in it, then the context
+    del kept  # garbage after its context went: not freed again (it went with the context)
+    assert np.allclose(pyctk.matmul(a_gpu, a_gpu).get(), a @ a)  # the primary context's still work
     assert np.allclose(pyctk.matmul(a, a), a @ a)
+
+
+def test_sixteen_threads_each_in_a_context_of_its_own():
+    start = threading.Barrier(16)
+    failures = []
+
+    def work(seed: int) -> None:
+        try:
+            context = cuda.Device(0).make_context()
+            try:
+                start.wait(timeout=60)
+                for round_ in range(3):
+                    _products_in_the_current_context(100 * seed + round_)
+            finally:
+                cuda.Context.pop()
+                context.detach()
+        except BaseException as error:  # reported by the main thread
+            failures.append((seed, repr(error)))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+    _products_in_the_current_context(7)  # and the primary context's, afterwards
 
 
 def test_matmul_works_in_the_pushed_primary_context():

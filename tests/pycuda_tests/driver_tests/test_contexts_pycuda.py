@@ -4,7 +4,8 @@ tests/pycuda_tests/driver_tests/test_contexts_on_gpu.py).
 Covered: the enums' names (PyCUDA's) and values (cuda.h's, of the runtime wheel); cuCtxCreate
 asked of the driver at the ABI whose signature pyctk calls; the per-thread context stack
 (make_context, push, pop, detach, attach, get_current), memory in a made context, and
-pyctk.matmul's refusal there, against a fake driver that keeps a driver's context stack;
+libgpumatmul's context of its own there, against a fake driver that keeps a driver's context
+stack and a fake library that records its contexts;
 lowercase Device and Function attributes; autoinit/autoprimaryctx's start and exit; the
 errors raised before any GPU work; OccupancyRecord's arithmetic against values worked out by
 hand, and DeviceData's alignment helpers.
@@ -19,10 +20,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
-import pyctk
 import pyctk.driver as cuda
 from pyctk import tools
 from pyctk._cuda import contexts as _contexts
@@ -193,7 +192,7 @@ def driver(monkeypatch):
     )
     monkeypatch.setattr(_made_contexts, "create_context", fake.create)
     monkeypatch.setattr(_devices._thread_stack, "contexts", [])
-    monkeypatch.setattr(_contexts, "_made", set())
+    monkeypatch.setattr(_contexts, "_made", {})
     monkeypatch.setattr(_made_contexts, "_records", {})
     yield fake
     _devices._thread_stack.contexts.clear()
@@ -308,19 +307,70 @@ def test_memory_of_a_destroyed_context_is_not_freed_again(driver):
     assert driver.freed == []
 
 
-def test_matmul_and_device_arrays_refuse_a_made_context(driver):
+class FakeLibrary:
+    """libgpumatmul's contexts: each created in the CUDA context it was asked for (the driver's
+    current one for gpumatmul_create_in_context), destroyed while that context lives."""
+
+    def __init__(self, driver: FakeDriver) -> None:
+        self.driver = driver
+        self.made: dict[int, int] = {}  # library context -> the CUDA context it works in
+        self.destroyed: list[int] = []
+        self.next = 0x50000
+
+    def _new(self, handle, cuda_context: int) -> int:
+        self.next += 0x10
+        self.made[self.next] = cuda_context
+        handle._obj.value = self.next
+        return 0
+
+    def gpumatmul_create(self, handle, device):
+        return self._new(handle, PRIMARY[device])
+
+    def gpumatmul_create_in_context(self, handle, cuda_context):
+        assert cuda_context.value not in self.driver.destroyed
+        return self._new(handle, cuda_context.value)
+
+    def gpumatmul_destroy(self, context):
+        assert self.made[context.value] not in self.driver.destroyed  # before cuCtxDestroy
+        self.destroyed.append(context.value)
+        return 0
+
+
+@pytest.fixture
+def library(driver, monkeypatch):
+    fake = FakeLibrary(driver)
+    monkeypatch.setattr(_contexts.library, "library", lambda: fake)
+    monkeypatch.setattr(_contexts.library, "loaded", lambda: True)
+    monkeypatch.setattr(_contexts, "_contexts", {})
+    monkeypatch.setattr(_contexts, "_arrays", {})
+    return fake
+
+
+def test_the_library_works_in_a_made_context_while_it_is_current(driver, library):
+    primary = _contexts.context(0)  # nothing made yet: the primary context's
+    assert library.made[primary.value] == PRIMARY[0]
     made = cuda.Device(0).make_context()
-    for call in (
-        lambda: _contexts.context(0),
-        lambda: _contexts.contexts((0,)),
-        lambda: pyctk.zeros((2, 2)),
-        lambda: pyctk.asarray(np.ones(3)),
-    ):
-        with pytest.raises(cuda.LogicError, match="primary context.*Context.pop\\(\\) it first"):
-            call()
+    own = _contexts.context(0)
+    assert library.made[own.value] == made.handle and own.value != primary.value
+    assert _contexts.context(0) is own  # made once, then kept
+    assert _contexts.contexts((0, 1))[:] == [own.value, _contexts.context(1).value]
+    assert library.made[_contexts.context(1).value] == PRIMARY[1]  # another device: its primary
+    assert _contexts.alive(0, own) and _contexts.alive(0, primary)
     cuda.Context.pop()
-    _contexts.refuse_made_context()  # another context current: nothing to refuse
-    assert _contexts.is_made(made.handle)
+    assert _contexts.context(0) is primary  # not current: the primary context's again
+    made.push()
+    assert _contexts.context(0) is own
+    cuda.Context.pop()
+    made.detach()  # destroyed: the library's context in it first (FakeLibrary checks the order)
+    assert library.destroyed == [own.value] and driver.destroyed == [made.handle]
+    assert not _contexts.alive(0, own) and not _contexts.is_made(made.handle)
+
+
+def test_a_made_context_the_library_never_worked_in_is_destroyed_alone(driver, library):
+    made = cuda.Device(1).make_context()
+    made.pop()
+    made.detach()
+    assert library.destroyed == [] and driver.destroyed == [made.handle]
 
 
 def test_start_primary_context_pushes_it_and_pops_it_at_exit(driver, monkeypatch):
