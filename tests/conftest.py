@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from support import fake_cuda
+from support import fake_cuda, gpu_turns
 from support.gpu_presence import gpu_unavailable_reason
 
 REQUIRE_GPU = os.environ.get("PYCTK_REQUIRE_GPU", "") not in ("", "0")
@@ -44,6 +44,17 @@ def pytest_collection_modifyitems(config, items):
     short_reason = ":".join(reason.split(":")[:2])  # e.g. "cudaGetDeviceCount failed: cudaErrorInsufficientDriver"
     for item in gpu_items:
         item.add_marker(pytest.mark.skip(reason=f"needs a GPU ({short_reason})"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A GPU test (its setup, call and teardown) runs in its turn at the GPU
+    (support/gpu_turns.py): a ``whole_gpu`` one alone."""
+    if item.get_closest_marker("gpu") is None:
+        yield
+        return
+    with gpu_turns.turn(whole_gpu=item.get_closest_marker("whole_gpu") is not None):
+        yield
 
 
 def pytest_terminal_summary(terminalreporter):

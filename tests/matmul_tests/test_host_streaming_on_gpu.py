@@ -142,6 +142,7 @@ def test_large_products_cut_to_overlap_copies_with_compute():
     check(pyctk.matmul(a3, b3), a3, b3)  # many stacked matrices per tile
 
 
+@pytest.mark.whole_gpu
 def test_a_product_fits_in_what_other_work_leaves_free():
     """With most of the GPU held elsewhere, the plan for the whole GPU cannot be allocated:
     the call plans again for what is free, in smaller tiles."""

@@ -348,6 +348,7 @@ def test_elementwise_more_than_four_billion_elements_in_range_form():
     assert a.get()[0] == 3
 
 
+@pytest.mark.whole_gpu  # it reads the whole GPU's free memory
 def test_too_large_an_array_raises_pycudas_memory_error_and_holds_no_memory():
     free, _ = cuda.mem_get_info()
     with pytest.raises(cuda.MemoryError, match="out of memory"):
