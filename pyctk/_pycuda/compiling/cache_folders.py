@@ -50,15 +50,18 @@ _REASONS = {
     "link": "it is a symbolic link, which pyctk does not follow in a cache",
     "kind": "it is not a {kind}",
 }
-# (what was refused, why) -> what fixes it.
+# (what was refused, why) -> what fixes it. Another user's folder is not made yours by default:
+# what they put in it would then be trusted.
+_ELSEWHERE = "or choose a folder of your own as PYCTK_CACHE_DIR (or cache_dir=)"
+_REPLACED = "pyctk writes its own entry in its place when it compiles the kernel"
 _FIXES = {
-    ("folder", "owner"): "`chown {me_name} {path}` (as root), or choose a folder of your own as PYCTK_CACHE_DIR",
-    ("folder", "writable"): "`chmod go-w {path}`, or choose a folder of your own as PYCTK_CACHE_DIR",
-    ("folder", "link"): "`rm {path}` (pyctk makes the folder again), or choose another PYCTK_CACHE_DIR",
-    ("folder", "kind"): "`rm {path}` (pyctk makes the folder again), or choose another PYCTK_CACHE_DIR",
-    ("file", "owner"): "`rm {path}`: pyctk writes its own entry in its place when it compiles the kernel",
-    ("file", "writable"): "`rm {path}`: pyctk writes its own entry in its place when it compiles the kernel",
-    ("file", "link"): "`rm {path}`: pyctk writes its own entry in its place when it compiles the kernel",
+    ("folder", "owner"): "if it is yours (made with sudo, say), `sudo chown -R {me_name} {path}`; " + _ELSEWHERE,
+    ("folder", "writable"): "`chmod go-w {path}` if no one else should write it; " + _ELSEWHERE,
+    ("folder", "link"): "`rm {path}` (the link; pyctk makes the folder), " + _ELSEWHERE,
+    ("folder", "kind"): "`rm {path}` (pyctk makes the folder), " + _ELSEWHERE,
+    ("file", "owner"): "`rm {path}`: " + _REPLACED,
+    ("file", "writable"): "`rm {path}`: " + _REPLACED,
+    ("file", "link"): "`rm {path}` (the link): " + _REPLACED,
     ("file", "kind"): "`rm {path}`, which pyctk did not make",
 }
 _IS_KIND = {"folder": stat.S_ISDIR, "file": stat.S_ISREG}
@@ -191,7 +194,8 @@ def _open_folder(folder: Path, create: bool) -> int:
     root = folder.parent
     if create:
         _make_private(root)
-    root_descriptor = os.open(root, _OPEN)  # the root the user named: a link to it is followed
+    # The root the user named: a link to it is followed; a file there is an OSError (ENOTDIR).
+    root_descriptor = os.open(root, _OPEN | os.O_DIRECTORY)
     try:
         _check(root_descriptor, root, "folder")
         if create:
