@@ -111,8 +111,8 @@ def info() -> dict[str, Any]:
           with the kernel image it runs (None when none fits);
         - ``distributions``: the pyctk distributions installed, and ``warning``: None,
           or what is wrong when more than one is;
-        - ``environment``: the environment variables that change what pyctk does which are
-          set, name: value (:doc:`/guide/environment` lists them all);
+        - ``environment``: those of the variables :doc:`/guide/environment` lists that are
+          set, name: value, in that table's order;
         - ``error``: None, or the message of what stopped the report (no driver ...).
 
     Examples
