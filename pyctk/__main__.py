@@ -50,6 +50,9 @@ def print_report(report: dict) -> None:
     print(f"  cuBLAS:          {report['cublas_version'] or 'not loaded'}")
     nvrtc_version = report["nvrtc_version"] or f"not installed (optional: {nvrtc.install_command()})"
     print(f"  NVRTC:           {nvrtc_version}")
+    print("Environment:" if report["environment"] else "Environment: none of pyctk's variables is set")
+    for name, value in report["environment"].items():
+        print(f"  {name}={value}")
     print("Libraries:")
     for loaded in report["libraries"]:
         print(f"  {loaded['name']:<10} {loaded['path']}  (found via {loaded['found_via']})")

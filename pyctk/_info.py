@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ._build_config import CUDA_MAJOR, VERSION
-from ._cuda import contexts, distributions, library
+from ._cuda import contexts, distributions, environment, library
 from ._cuda.errors import LibraryNotFoundError, PyctkError
 
 
@@ -111,6 +111,8 @@ def info() -> dict[str, Any]:
           with the kernel image it runs (None when none fits);
         - ``distributions``: the pyctk distributions installed, and ``warning``: None,
           or what is wrong when more than one is;
+        - ``environment``: those of the variables :doc:`/guide/environment` lists that are
+          set, name: value, in that table's order;
         - ``error``: None, or the message of what stopped the report (no driver ...).
 
     Examples
@@ -141,6 +143,7 @@ def info() -> dict[str, Any]:
         "error": None,
         "distributions": distributions.installed(),
         "warning": distributions.conflict(),
+        "environment": environment.set_variables(),
     }
     try:
         library.library()

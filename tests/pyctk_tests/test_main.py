@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyctk import _info
+from pyctk._cuda.environment import VARIABLES
 from support.gpu_presence import gpu_unavailable_reason
 from support.paths import ROOT
 
@@ -115,3 +116,13 @@ def test_driver_release_is_read_from_the_driver_file(tmp_path):
     version_file.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  Release Build\n")
     assert _info.driver_release(str(version_file)) == "575.57.08"
     assert _info.driver_release(str(tmp_path / "missing")) is None
+
+
+def test_the_report_shows_which_variables_are_set_and_their_values(tmp_path):
+    env = {name: value for name, value in os.environ.items() if name not in {v.name for v in VARIABLES}}
+    bare = run_main(tmp_path, "--size", "64", env=env)  # PATH and the rest: none of the table's
+    assert "\nEnvironment: none of pyctk's variables is set\n" in bare.stdout, bare.stdout
+    env.update(PYCTK_CACHE_DIR=str(tmp_path / "cache"), CUDA_LAUNCH_BLOCKING="1")
+    run = run_main(tmp_path, "--size", "64", env=env)
+    shown = run.stdout.split("\nEnvironment:\n", 1)[1].split("Libraries:", 1)[0].splitlines()
+    assert shown == [f"  PYCTK_CACHE_DIR={tmp_path / 'cache'}", "  CUDA_LAUNCH_BLOCKING=1"]  # the table's order

@@ -17,6 +17,12 @@ cuda.core's ``FileStreamProgramCache`` have it, without locks:
   disk, a crash before the rename reached the disk, a stray write) is a miss, and its
   kernel is compiled again and rewritten, never loaded;
 - a cache that cannot be written (read-only, full) costs a warning, not the compile.
+
+The checksum guards against accidents only: anyone can compute it. So the cache trusts
+only its owner (``cache_folders``): the root and ``kernels/`` are made mode 0700, and a
+root, ``kernels/`` or entry that is not the user's own, that others can write, or that is
+a symbolic link, is neither read nor written: a warning once per folder, and the kernel
+is compiled instead.
 """
 
 from __future__ import annotations
@@ -24,14 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
+from . import cache_folders
+
 _HEADER = b"pyctk kernel cache entry, format 1\n"
 _SUFFIX = ".kernel"
-_TEMPORARY_PREFIX = ".tmp-"
 
 
 def default_directory() -> Path:
@@ -59,12 +65,15 @@ def key(material: dict[str, Any]) -> str:
 
 
 def load(folder: Path, name: str) -> tuple[dict[str, Any], bytes] | None:
-    """The metadata and image of entry ``name``; None if absent, cut short or damaged."""
-    try:
-        data = (folder / (name + _SUFFIX)).read_bytes()
-    except OSError:
+    """The metadata and image of entry ``name``; None if absent, cut short, damaged or not trusted."""
+    descriptor = cache_folders.open_folder(folder, stacklevel=4)  # the line that compiles
+    if descriptor is None:
         return None
-    if not data.startswith(_HEADER):
+    try:
+        data = cache_folders.read(descriptor, folder / (name + _SUFFIX), stacklevel=4)
+    finally:
+        os.close(descriptor)
+    if data is None or not data.startswith(_HEADER):
         return None
     checksum, _, body = data[len(_HEADER) :].partition(b"\n")
     if hashlib.sha256(body).hexdigest().encode() != checksum:
@@ -77,19 +86,17 @@ def load(folder: Path, name: str) -> tuple[dict[str, Any], bytes] | None:
 
 
 def store(folder: Path, name: str, metadata: dict[str, Any], image: bytes) -> None:
-    """Write entry ``name`` atomically; warn, and carry on, if the folder cannot be written."""
+    """Write entry ``name`` atomically; warn, and carry on, if the folder cannot be written or is not trusted."""
     body = json.dumps(metadata, sort_keys=True).encode() + b"\n" + image
     data = _HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
-    temporary = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=folder)
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, folder / (name + _SUFFIX))
-        temporary = None
+        descriptor = cache_folders.open_folder(folder, create=True, stacklevel=4)
+        if descriptor is None:  # not trusted: warned about
+            return
+        try:
+            cache_folders.write(descriptor, name + _SUFFIX, data)
+        finally:
+            os.close(descriptor)
     except OSError as error:
         warnings.warn(
             f"pyctk could not write its kernel cache in {folder} ({error}); kernels will "
@@ -98,24 +105,25 @@ def store(folder: Path, name: str, metadata: dict[str, Any], image: bytes) -> No
             RuntimeWarning,
             stacklevel=4,
         )
-    finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
 
 
 def clear(folder: Path | None) -> int:
-    """Remove every entry (and any temporary file left by a crash) from ``folder``; how many."""
+    """Remove every entry (and any temporary file left by a crash) from ``folder``; how many.
+
+    A folder that is not trusted is left alone (warned about), as for reading.
+    """
+    descriptor = None if folder is None else cache_folders.open_folder(folder, stacklevel=3)
+    if descriptor is None:
+        return 0
     removed = 0
-    if folder is None or not folder.is_dir():
-        return removed
-    for path in folder.iterdir():
-        if path.name.endswith(_SUFFIX) or path.name.startswith(_TEMPORARY_PREFIX):
-            try:
-                path.unlink()
-                removed += 1
-            except FileNotFoundError:  # removed by another process meanwhile
-                pass
+    try:
+        for name in os.listdir(descriptor):
+            if name.endswith(_SUFFIX) or name.startswith(cache_folders.TEMPORARY_PREFIX):
+                try:
+                    os.unlink(name, dir_fd=descriptor)
+                    removed += 1
+                except FileNotFoundError:  # removed by another process meanwhile
+                    pass
+    finally:
+        os.close(descriptor)
     return removed

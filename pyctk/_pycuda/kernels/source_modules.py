@@ -370,7 +370,8 @@ class SourceModule(Module):
     cache_dir : str, path, or False, optional
         Where compiled kernels are kept (default ``$PYCTK_CACHE_DIR`` or
         ``~/.cache/pyctk``); False compiles every time. ``PYCTK_DISABLE_CACHE=1`` turns the
-        default cache off.
+        default cache off. Only a folder of yours that no one else can write is used
+        (else a ``RuntimeWarning`` says why, and the kernel is compiled).
     include_dirs : list of str, optional
         Folders searched for ``#include``, before the CUDA headers of the pip wheels.
     name_expressions : list of str, optional
