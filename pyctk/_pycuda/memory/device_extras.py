@@ -365,9 +365,7 @@ def _copy_peer(
     stream: Any,
     synchronous: bool,
 ) -> None:
-    size = operator.index(size)
-    if size < 0:
-        raise ValueError(f"memcpy_peer: size={size} bytes must not be negative")
+    size = byte_count(size, "memcpy_peer: size")
     for context, name in ((dest_context, "dest_context"), (src_context, "src_context")):
         if context is not None and not isinstance(context, Context):
             raise TypeError(
@@ -381,9 +379,9 @@ def _copy_peer(
         "cuMemcpyPeer",
         synchronous,
         handle,
-        _contiguous_device(dest, handle),
+        _contiguous_device(dest, handle, size, "memcpy_peer"),
         current if dest_context is None else dest_context.handle,
-        _contiguous_device(src, handle),
+        _contiguous_device(src, handle, size, "memcpy_peer"),
         current if src_context is None else src_context.handle,
         size,
     )
