@@ -246,17 +246,17 @@ def foreign_layout(source: str, pointer: int, shape: Any, strides: Any, itemsize
             raise ValueError(f"{source} 'shape' entry {axis} is {extent}: extents must be from 0 to 2**63 - 1")
     if math.prod(extent for extent in dims if extent) > _INT64_MAX:
         raise ValueError(f"{source} 'shape' {dims} has more than 2**63 - 1 elements")
-    if strides is None:
-        steps = contiguous_strides(dims, itemsize)  # (the range check below bounds them)
+    if strides is None:  # C order, whose steps can pass 64 bits too ((0, 2**62) of 16 bytes)
+        steps = contiguous_strides(dims, itemsize)
     else:
         steps = _int_tuple(strides, source, "strides")
         if len(steps) != len(dims):
             raise ValueError(
                 f"{source} 'strides' {steps} has {len(steps)} entries for the {len(dims)} axes of its shape"
             )
-        for axis, stride in enumerate(steps):
-            if not _INT64_MIN <= stride <= _INT64_MAX:
-                raise ValueError(f"{source} 'strides' entry {axis} is {stride} bytes: 64 bits cannot hold it")
+    for axis, stride in enumerate(steps):
+        if not _INT64_MIN <= stride <= _INT64_MAX:
+            raise ValueError(f"{source} 'strides' entry {axis} is {stride} bytes: 64 bits cannot hold it")
     if not 0 <= pointer < _ADDRESS_END:
         raise ValueError(f"{source} 'data' is {pointer}: an address is from 0 to 2**64 - 1")
     if 0 in dims:

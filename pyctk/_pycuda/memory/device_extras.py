@@ -374,14 +374,16 @@ def _copy_peer(
                 f"context, not {type(context).__name__}"
             )
     handle = streams.handle(stream)
+    dest_address = _contiguous_device(dest, handle, size, "memcpy_peer")
+    src_address = _contiguous_device(src, handle, size, "memcpy_peer")
     current = driver_api.current_context()
     _enqueue(
         "cuMemcpyPeer",
         synchronous,
         handle,
-        _contiguous_device(dest, handle, size, "memcpy_peer"),
+        dest_address,
         current if dest_context is None else dest_context.handle,
-        _contiguous_device(src, handle, size, "memcpy_peer"),
+        src_address,
         current if src_context is None else src_context.handle,
         size,
     )
