@@ -135,3 +135,93 @@ def test_sizes_that_fit_go_on_to_the_driver(gpu_pointers, needs_no_driver):
     ):
         with pytest.raises(pyctk.NoDriverError):
             copy()
+
+
+# ---------------------------------------------------------------------------
+# 2-D and 3-D copies and fills: the bytes they reach, from each side's origin.
+
+
+def two_d_copy(src, dst, width, rows, src_pitch, dst_pitch, src_x=0, src_y=0):
+    copy = cuda.Memcpy2D()
+    src(copy)
+    dst(copy)
+    copy.width_in_bytes, copy.height, copy.src_pitch, copy.dst_pitch = width, rows, src_pitch, dst_pitch
+    copy.src_x_in_bytes, copy.src_y = src_x, src_y
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("rows", "src_x", "src_y", "words"),
+    [
+        (4, 0, 0, "would reach byte 64 of its src side, which has 48 bytes"),
+        (3, 4, 0, "would reach byte 52 of its src side"),
+        (2, 0, 2, "would reach byte 64 of its src side"),
+    ],
+)
+def test_a_2d_copy_past_its_host_buffer_is_refused(gpu_pointers, rows, src_x, src_y, words):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)  # 48 bytes, rows of 16
+    copy = two_d_copy(
+        lambda c: c.set_src_host(a), lambda c: c.set_dst_device(GpuBytes(1024)), 16, rows, 16, 16, src_x, src_y
+    )
+    with pytest.raises(ValueError, match="Memcpy2D: the copy") as raised:
+        copy()
+    assert words in str(raised.value)
+    with pytest.raises(ValueError, match="would reach"):
+        copy(stream=2)  # enqueued (on the per-thread default stream) too
+
+
+def test_a_2d_copy_past_device_memory_of_known_size_is_refused(gpu_pointers):
+    back = np.zeros((4, 4), np.float32)
+    copy = two_d_copy(lambda c: c.set_src_device(GpuBytes(48)), lambda c: c.set_dst_host(back), 16, 4, 16, 16)
+    with pytest.raises(ValueError, match="would reach byte 64 of its src side, which has 48 bytes"):
+        copy()
+
+
+def test_a_host_buffers_room_counts_from_its_first_element(gpu_pointers):
+    """A reversed array's first element is its last in memory: from it, one element is left."""
+    reversed_ = np.arange(4.0)[::-1]
+    copy = two_d_copy(lambda c: c.set_src_host(reversed_), lambda c: c.set_dst_device(GpuBytes(64)), 16, 1, 16, 16)
+    with pytest.raises(ValueError, match="which has 8 bytes from its origin"):
+        copy()
+
+
+def test_a_3d_copy_past_its_host_buffer_is_refused(gpu_pointers):
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)  # 96 bytes: 2 slices of 3 rows of 16
+    for kind in (cuda.Memcpy3D, cuda.Memcpy3DPeer):
+        copy = kind()
+        copy.set_src_host(a)
+        copy.set_dst_device(GpuBytes(1024))
+        copy.width_in_bytes = copy.src_pitch = copy.dst_pitch = 16
+        copy.src_height = copy.dst_height = copy.height = 3
+        copy.depth = 3
+        with pytest.raises(ValueError, match="would reach byte 144 of its src side, which has 96") as raised:
+            copy()
+        assert "src_z, src_height and depth" in str(raised.value)
+
+
+def test_copies_that_fit_go_on_to_the_driver(gpu_pointers, needs_no_driver):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    fitting = two_d_copy(lambda c: c.set_src_host(a), lambda c: c.set_dst_device(GpuBytes(48)), 16, 3, 16, 16)
+    unknown = two_d_copy(lambda c: c.set_src_host(a), lambda c: c.set_dst_device(0x7000), 16, 3, 16, 64)
+    for copy in (fitting, unknown, lambda: cuda.memset_d2d32(GpuBytes(64), 16, 0, 4, 4)):
+        with pytest.raises(pyctk.NoDriverError):
+            copy()
+
+
+@pytest.mark.parametrize(
+    ("fill", "error", "words"),
+    [
+        (lambda: cuda.memset_d2d32(GpuBytes(64), 16, 0, 4, 5), ValueError, "end at byte 80 of this GpuBytes's 64"),
+        (
+            lambda: cuda.memset_d2d8_async(GpuBytes(16), 16, 0, 17, 1),
+            ValueError,
+            "end at byte 17 of this GpuBytes's 16",
+        ),
+        (lambda: cuda.memset_d2d16(GpuBytes(64), 16.0, 0, 4, 4), TypeError, "memset_d2d16: pitch must be an int"),
+        (lambda: cuda.memset_d2d8(GpuBytes(64), 16, 0, -1, 4), ValueError, "memset_d2d8: width is -1 bytes"),
+    ],
+)
+def test_a_2d_fill_is_checked_against_its_memory(gpu_pointers, fill, error, words):
+    with pytest.raises(error) as raised:
+        fill()
+    assert words in str(raised.value)
