@@ -212,10 +212,11 @@ def _tensor_info(name: bytes, managed: Any) -> TensorInfo:
     strides = tuple(tensor.strides[i] * dtype.itemsize for i in range(ndim)) if tensor.strides else None
     # (data and byte_offset are each 64 bits unsigned: their sum may pass 2**64, which the
     # layout's check refuses rather than wrap)
-    layout = foreign_layout(_SOURCE, (tensor.data or 0) + tensor.byte_offset, shape, strides, dtype.itemsize)
+    pointer = (tensor.data or 0) + tensor.byte_offset
+    layout = foreign_layout(_SOURCE, pointer, shape, strides, dtype.itemsize)
     flags = managed.flags if versioned else 0
     return TensorInfo(
-        pointer=(tensor.data or 0) + tensor.byte_offset,
+        pointer=pointer,
         shape=layout.shape,
         strides=layout.strides,
         dtype=dtype,

@@ -241,7 +241,9 @@ def _interface_operand(x: Any, interface: Any) -> DeviceOperand:
 
 
 _CAI = "__cuda_array_interface__"
-_CAI_VERSIONS = (2, 3)  # (1 and 0 had no "stream" nor its rules; 3 added them, and kept 2's fields)
+# The versions pyctk reads: 3 (which added "stream") and 2 (what PyTorch gives); another is
+# refused rather than guessed at.
+_CAI_VERSIONS = (2, 3)
 
 
 def _interface_dtype(typestr: Any) -> np.dtype:

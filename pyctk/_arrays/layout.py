@@ -13,6 +13,7 @@ import ctypes
 import math
 import operator
 import platform
+import reprlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -240,7 +241,6 @@ def foreign_layout(source: str, pointer: int, shape: Any, strides: Any, itemsize
     ValueError: x's bytes would run from 1000 to 9223372036854776832: addresses must lie within 0 and 2**63 - 1
     """
     dims = _int_tuple(shape, source, "shape")
-    checked_ndim(len(dims), source)
     for axis, extent in enumerate(dims):
         if not 0 <= extent <= _INT64_MAX:
             raise ValueError(f"{source} 'shape' entry {axis} is {extent}: extents must be from 0 to 2**63 - 1")
@@ -252,7 +252,8 @@ def foreign_layout(source: str, pointer: int, shape: Any, strides: Any, itemsize
         steps = _int_tuple(strides, source, "strides")
         if len(steps) != len(dims):
             raise ValueError(
-                f"{source} 'strides' {steps} has {len(steps)} entries for the {len(dims)} axes of its shape"
+                f"{source} 'strides' {reprlib.repr(steps)} has {len(steps)} entries "
+                f"for the {len(dims)} axes of its shape"
             )
     for axis, stride in enumerate(steps):
         if not _INT64_MIN <= stride <= _INT64_MAX:
@@ -276,9 +277,11 @@ def foreign_layout(source: str, pointer: int, shape: Any, strides: Any, itemsize
 
 
 def _int_tuple(values: Any, source: str, field: str) -> tuple[int, ...]:
-    """``values`` (a tuple or list) as a tuple of ints; TypeError naming the field otherwise."""
+    """``values`` (a tuple or list of at most ``MAX_NDIM``, counted before any is read) as a
+    tuple of ints; TypeError or ValueError naming the field otherwise."""
     if not isinstance(values, (tuple, list)):
         raise TypeError(f"{source} '{field}' must be a tuple of ints, not {type(values).__name__}")
+    checked_ndim(len(values), source)
     return tuple(integer(value, f"{source} '{field}' entry {axis} must be an int") for axis, value in enumerate(values))
 
 

@@ -100,6 +100,8 @@ def test_a_dlpack_capsule_is_read_exactly_or_refused_unconsumed(fields):
         ({"shape": (2, -3)}, ValueError, "'shape' entry 1 is -3: extents must be from 0 to 2**63 - 1"),
         ({"shape": (2**32, 2**32)}, ValueError, "has more than 2**63 - 1 elements"),
         ({"shape": (1,) * 65, "strides": None}, ValueError, "has ndim 65: pyctk takes 0 to 64 axes"),
+        ({"shape": [1] * 10**6}, ValueError, "has ndim 1000000"),  # counted before any entry is read
+        ({"shape": [1] * 64, "strides": [8] * 10**6}, ValueError, "has ndim 1000000"),
         ({"strides": (8,)}, ValueError, "'strides' (8,) has 1 entries for the 2 axes"),
         ({"strides": (2**63, 8)}, ValueError, "'strides' entry 0 is 9223372036854775808 bytes"),
         ({"strides": (2**63 - 8, 8)}, ValueError, f"bytes would run from 28672 to {28672 + 2**63 + 16}"),
