@@ -1,12 +1,39 @@
 """The arguments every array maker takes, checked once for DeviceArray, GPUArray, page-locked
-host arrays and pyctk.matmul: a shape, and a device index. Checked before any CUDA call, so a
-bad one is its Python exception on any machine, with or without a GPU.
+host arrays and pyctk.matmul: a shape, and a device index; and the integer rule under them,
+which the memory functions' byte counts and other libraries' array descriptions share.
+Checked before any CUDA call, so a bad one is its Python exception on any machine, with or
+without a GPU.
 """
 
 from __future__ import annotations
 
 import operator
+import reprlib
 from typing import Any
+
+import numpy as np
+
+
+def integer(value: Any, what: str) -> int:
+    """``value`` as an int (``operator.index``: Python's and NumPy's ints), else TypeError
+    ``"{what}, not {type} ({value})"``. Bools are refused: True is no count, no index and no
+    address. Floats and strings are refused too, which ``int()`` would have turned into ints.
+
+    >>> integer(3, "size must be an int")
+    3
+    >>> integer(True, "size must be an int")
+    Traceback (most recent call last):
+    ...
+    TypeError: size must be an int, not bool (True)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    hint = ": convert it first (int(...))" if isinstance(value, (str, float)) else ""
+    # (reprlib: a hostile array description's value may be any object, of any length)
+    raise TypeError(f"{what}, not {type(value).__name__} ({reprlib.repr(value)}){hint}")
 
 
 def shape_tuple(shape: Any) -> tuple[int, ...]:
@@ -38,11 +65,9 @@ def device_index(device: Any) -> int:
     >>> device_index("0")
     Traceback (most recent call last):
     ...
-    TypeError: device must be a GPU index (0, 1, ...), not str ('0')
+    TypeError: device must be a GPU index (0, 1, ...), not str ('0'): convert it first (int(...))
     """
-    if isinstance(device, bool) or not hasattr(type(device), "__index__"):
-        raise TypeError(f"device must be a GPU index (0, 1, ...), not {type(device).__name__} ({device!r})")
-    index = operator.index(device)
+    index = integer(device, "device must be a GPU index (0, 1, ...)")
     if index < 0:
         raise ValueError(f"device must be a GPU index (0, 1, ...), not {index}: GPUs count from 0")
     return index

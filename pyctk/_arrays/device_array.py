@@ -591,6 +591,9 @@ def asarray(x: Any, dtype: Any = None, device: int | None = None) -> DeviceArray
     ------
     TypeError
         A dtype pyctk lacks (object, strings, datetimes ...).
+    ValueError, TypeError
+        Another library's description of its array that pyctk refuses, before any CUDA call
+        (see "What pyctk checks of a foreign array" in the guide).
     pyctk.OutOfMemoryError, pyctk.NoDriverError, pyctk.NoDeviceError
         As ``empty``.
 
@@ -646,9 +649,14 @@ def from_dlpack(x: Any) -> DeviceArray:
     Raises
     ------
     TypeError
-        ``x`` is host data (NumPy arrays, CPU tensors): copy it with ``asarray``.
+        ``x`` is host data (NumPy arrays, CPU tensors): copy it with ``asarray``; or the
+        tensor's dtype is none of pyctk's.
+    ValueError
+        A tensor whose fields pyctk refuses (its ndim, shape, strides, data, the bytes it
+        spans, its device id: see "What pyctk checks of a foreign array" in the guide).
     BufferError
-        Data on a device that is neither CUDA nor the host, or of a dtype pyctk lacks.
+        Data on a device that is neither CUDA nor the host, or of a DLPack major version
+        other than 1.
     pyctk.UnsupportedError
         On PyPy, which cannot read capsules through ctypes.
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._cuda.errors import UnsupportedError
 from .dtypes import DTYPES, supported_dtype
-from .layout import contiguous_strides
+from .layout import checked_ndim, foreign_layout
 
 # ---------------------------------------------------------------------------
 # The ABI (dlpack.h, DLPack 1.0).
@@ -121,7 +121,10 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
     """
     name = _NAMES.get((dl.code, dl.bits)) if dl.lanes == 1 else None
     if name is None:
-        raise BufferError(f"pyctk has no dtype for DLPack code {dl.code}, {dl.bits} bits, {dl.lanes} lanes")
+        raise TypeError(
+            f"DLPack tensor 'dtype' is code {dl.code}, {dl.bits} bits, {dl.lanes} lanes, for which pyctk "
+            f"has no dtype (it reads one lane of {', '.join(DTYPES)})"
+        )
     if name == "bfloat16":
         try:
             import ml_dtypes  # noqa: F401  (registers "bfloat16" with NumPy)
@@ -189,6 +192,9 @@ class TensorInfo(NamedTuple):
     version: tuple[int, int] | None  # None for a legacy (unversioned) capsule
 
 
+_SOURCE = "DLPack tensor"  # what the messages call an imported tensor
+
+
 def _tensor_info(name: bytes, managed: Any) -> TensorInfo:
     versioned = name == b"dltensor_versioned"
     if versioned and managed.version.major != VERSION[0]:
@@ -198,17 +204,21 @@ def _tensor_info(name: bytes, managed: Any) -> TensorInfo:
         )
     tensor = managed.dl_tensor
     dtype = numpy_dtype(tensor.dtype)
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    strides = (
-        tuple(tensor.strides[i] * dtype.itemsize for i in range(tensor.ndim))
-        if tensor.strides
-        else contiguous_strides(shape, dtype.itemsize)
-    )
+    # ndim says how many int64s shape and strides point to: checked before they are read.
+    ndim = checked_ndim(tensor.ndim, _SOURCE)
+    if ndim and not tensor.shape:
+        raise ValueError(f"{_SOURCE} 'shape' is NULL, but its ndim is {ndim}")
+    shape = tuple(tensor.shape[i] for i in range(ndim))
+    strides = tuple(tensor.strides[i] * dtype.itemsize for i in range(ndim)) if tensor.strides else None
+    # (data and byte_offset are each 64 bits unsigned: their sum may pass 2**64, which the
+    # layout's check refuses rather than wrap)
+    pointer = (tensor.data or 0) + tensor.byte_offset
+    layout = foreign_layout(_SOURCE, pointer, shape, strides, dtype.itemsize)
     flags = managed.flags if versioned else 0
     return TensorInfo(
-        pointer=(tensor.data or 0) + tensor.byte_offset,
-        shape=shape,
-        strides=strides,
+        pointer=pointer,
+        shape=layout.shape,
+        strides=layout.strides,
         dtype=dtype,
         device=(tensor.device.device_type, tensor.device.device_id),
         readonly=bool(flags & READ_ONLY),

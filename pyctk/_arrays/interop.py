@@ -18,6 +18,7 @@ disallowed as ambiguous.
 
 from __future__ import annotations
 
+import reprlib
 import sys
 from typing import Any, Callable, NamedTuple, cast
 
@@ -25,8 +26,9 @@ import numpy as np
 
 from .._cuda import cudart, streams
 from . import dlpack
+from .arguments import device_index, integer
 from .dtypes import supported_dtype
-from .layout import contiguous_strides
+from .layout import foreign_layout
 
 # DLPack device types: those whose memory kernels use directly, and host memory.
 _DEVICE_TYPES = {dlpack.kDLCUDA, dlpack.kDLCUDAManaged}
@@ -82,7 +84,7 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     >>> device_operand([[1.0, 2.0]]) is None
     True
     >>> class Fake:
-    ...     __cuda_array_interface__ = {"shape": (2,), "typestr": "<f4", "data": (0, False),
+    ...     __cuda_array_interface__ = {"shape": (0,), "typestr": "<f4", "data": (0, False),
     ...                                 "strides": None, "version": 3, "stream": None}
     >>> device_operand(Fake()).strides
     (4,)
@@ -211,29 +213,54 @@ def key_reader(kind: type) -> KeyReader | None:
         return reader
 
 
-def _interface_operand(x: Any, interface: dict[str, Any]) -> DeviceOperand:
-    """Read a ``__cuda_array_interface__`` (versions 2 and 3)."""
-    if interface.get("mask") is not None:
-        raise TypeError("pyctk does not take masked arrays (the interface has a 'mask')")
-    dtype = supported_dtype(interface["typestr"])
-    shape = tuple(int(extent) for extent in interface["shape"])
-    pointer, readonly = interface["data"]
-    strides = interface.get("strides")
-    strides = (
-        tuple(int(stride) for stride in strides) if strides is not None else contiguous_strides(shape, dtype.itemsize)
-    )
+def _interface_operand(x: Any, interface: Any) -> DeviceOperand:
+    """Read a ``__cuda_array_interface__`` (versions 2 and 3), every field checked before the
+    pointer is asked of CUDA (``layout.foreign_layout`` checks the shape, strides and bytes)."""
+    if not isinstance(interface, dict):
+        raise TypeError(f"{_CAI} must be a dict, not {type(interface).__name__}")
+    version = interface.get("version")
+    if type(version) is not int or version not in _CAI_VERSIONS:
+        raise ValueError(f"{_CAI} 'version' is {reprlib.repr(version)}: pyctk reads versions 2 and 3")
+    mask = interface.get("mask")
+    if mask is not None:
+        raise TypeError(f"pyctk does not take masked arrays: {_CAI} 'mask' is a {type(mask).__name__}, not None")
+    dtype = _interface_dtype(interface.get("typestr"))
+    pointer, readonly = _interface_data(interface.get("data"))
+    layout = foreign_layout(_CAI, pointer, interface.get("shape"), interface.get("strides"), dtype.itemsize)
     stream = interface.get("stream")  # version 3; absent in 2
-    if stream == 0:
+    if stream is not None and integer(stream, f"{_CAI} 'stream' must be None or an int") == 0:
         raise ValueError(
-            "__cuda_array_interface__ has stream 0, which the interface disallows "
-            "(1 is the legacy default stream, 2 the per-thread one)"
+            f"{_CAI} has stream 0, which the interface disallows (1 is the legacy default stream, 2 the per-thread one)"
         )
     if not pointer:  # zero elements: no memory to find or to wait for
-        return DeviceOperand(0, shape, strides, dtype, 0, bool(readonly), x, None)
+        return DeviceOperand(0, layout.shape, layout.strides, dtype, 0, readonly, x, None)
     memory, device = cudart.pointer_device(pointer)
     if memory not in _GPU_MEMORY:
-        raise TypeError(f"{type(x).__name__}.__cuda_array_interface__ points to host memory, not GPU memory")
-    return DeviceOperand(pointer, shape, strides, dtype, device, bool(readonly), x, stream)
+        raise TypeError(f"{type(x).__name__}.{_CAI} points to host memory, not GPU memory")
+    return DeviceOperand(pointer, layout.shape, layout.strides, dtype, device, readonly, x, stream)
+
+
+_CAI = "__cuda_array_interface__"
+# The versions pyctk reads: 3 (which added "stream") and 2 (what PyTorch gives); another is
+# refused rather than guessed at.
+_CAI_VERSIONS = (2, 3)
+
+
+def _interface_dtype(typestr: Any) -> np.dtype:
+    """The dtype of an interface's 'typestr' (NumPy's array-interface strings: "<f4")."""
+    if not isinstance(typestr, str):
+        raise TypeError(f"{_CAI} 'typestr' must be a str such as '<f4', not {type(typestr).__name__}")
+    try:
+        return supported_dtype(typestr)
+    except (TypeError, ValueError) as error:  # NumPy's for what is no dtype, or pyctk's
+        raise TypeError(f"{_CAI} 'typestr' is {reprlib.repr(typestr)}, which pyctk cannot read: {error}") from None
+
+
+def _interface_data(data: Any) -> tuple[int, bool]:
+    """(pointer, read-only) of an interface's 'data', a tuple (int, bool)."""
+    if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], (bool, np.bool_))):
+        raise TypeError(f"{_CAI} 'data' must be a tuple (pointer: int, read_only: bool), not {reprlib.repr(data)}")
+    return integer(data[0], f"{_CAI} 'data' pointer must be an int"), bool(data[1])
 
 
 def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
@@ -242,7 +269,7 @@ def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
     The producer is asked to order its work before ``stream``, a cudaStream_t value of the
     producer's device (0, the legacy default stream, is every device's).
     """
-    device_type, device = x.__dlpack_device__()
+    device_type, device = _dlpack_device(x.__dlpack_device__(), "__dlpack_device__()")
     if device_type in _HOST_TYPES:  # known before any capsule is made
         return None
     # DLPack's stream numbers: 1 is the legacy default stream, which handle 0 also is. A
@@ -260,10 +287,19 @@ def dlpack_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
 def capsule_operand(capsule: Any) -> DeviceOperand | None:
     """The data of a DLPack capsule, consumed; None, leaving it unconsumed, for host data."""
     info = dlpack.describe(capsule)
-    device_type, device = info.device
+    device_type, device = _dlpack_device(info.device, "DLPack tensor 'device'")
     if device_type in _HOST_TYPES:
         return None
     if device_type not in _DEVICE_TYPES:
         raise BufferError(f"DLPack device type {device_type} is neither CUDA memory nor host memory")
     tensor = dlpack.consume(capsule)
     return DeviceOperand(info.pointer, info.shape, info.strides, info.dtype, device, info.readonly, tensor, None)
+
+
+def _dlpack_device(device: Any, source: str) -> tuple[int, int]:
+    """(device type, device index) as DLPack names a device, checked before a device is made
+    current for it: a pair of ints, the index as any GPU index (``device_index``)."""
+    if not (isinstance(device, tuple) and len(device) == 2):
+        raise TypeError(f"{source} must be a tuple (device type, device id), not {reprlib.repr(device)}")
+    device_type = integer(device[0], f"{source}: the device type must be an int")
+    return device_type, device_index(device[1])

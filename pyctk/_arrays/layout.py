@@ -13,10 +13,13 @@ import ctypes
 import math
 import operator
 import platform
+import reprlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from .arguments import integer
 
 
 def contiguous_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
@@ -167,6 +170,119 @@ def span(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[i
     low = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride < 0)
     high = sum(stride * (extent - 1) for extent, stride in zip(shape, strides) if stride > 0)
     return low, high + itemsize
+
+
+# ---------------------------------------------------------------------------
+# Other libraries' arrays (the CUDA Array Interface, DLPack): what they declare is checked
+# before pyctk computes with it, here for both.
+
+MAX_NDIM = 64  # NumPy's limit on an array's axes (NPY_MAXDIMS since NumPy 2.0)
+_INT64_MAX = (1 << 63) - 1  # what the kernels' 64-bit offsets and counts hold
+_INT64_MIN = -(1 << 63)
+_ADDRESS_END = 1 << 64  # a pointer is 64 bits
+
+
+class Foreign(NamedTuple):
+    """An array another library described, checked: its layout, and the bytes it can touch."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # bytes
+    low: int  # address of the lowest byte it can touch
+    high: int  # one past the highest (low == high: no elements, no bytes)
+
+
+def checked_ndim(ndim: int, source: str) -> int:
+    """``ndim`` if it is 0 to ``MAX_NDIM``, else ValueError naming ``source`` (checked before a
+    DLPack tensor's shape is read: its ndim says how many int64s to read)."""
+    if not 0 <= ndim <= MAX_NDIM:
+        raise ValueError(f"{source} has ndim {ndim}: pyctk takes 0 to {MAX_NDIM} axes, as NumPy")
+    return ndim
+
+
+def foreign_layout(source: str, pointer: int, shape: Any, strides: Any, itemsize: int) -> Foreign:
+    """Check what another library says of an array, and the bytes it spans, before any use.
+
+    Parameters
+    ----------
+    source : str
+        Who said it, for the messages ("__cuda_array_interface__", "DLPack tensor").
+    pointer : int
+        The address of element 0.
+    shape : sequence of int
+        Non-negative ints (not bools), at most ``MAX_NDIM`` of them, each and their
+        product (of the non-zero ones, as NumPy counts) within int64.
+    strides : sequence of int or None
+        Byte steps, one an axis, each within int64; negative ones are valid, as in NumPy.
+        None: C-contiguous.
+    itemsize : int
+        Bytes an element.
+
+    Returns
+    -------
+    Foreign
+        The shape and byte strides as tuples of ints, and the lowest and one past the
+        highest address the array can touch.
+
+    Raises
+    ------
+    TypeError
+        A shape or strides that is not a sequence of ints, or an entry that is not an int.
+    ValueError
+        Too many axes, a negative extent, strides of another length than the shape, a NULL
+        pointer with elements, or a count, stride or byte range that 64 bits cannot hold.
+
+    Examples
+    --------
+    >>> foreign_layout("x", 1000, (2, 3), (-24, 8), 8)
+    Foreign(shape=(2, 3), strides=(-24, 8), low=976, high=1024)
+    >>> foreign_layout("x", 1000, (3, 3), (2**62, 8), 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: x's bytes would run from 1000 to 9223372036854776832: addresses must lie within 0 and 2**63 - 1
+    """
+    dims = _int_tuple(shape, source, "shape")
+    for axis, extent in enumerate(dims):
+        if not 0 <= extent <= _INT64_MAX:
+            raise ValueError(f"{source} 'shape' entry {axis} is {extent}: extents must be from 0 to 2**63 - 1")
+    if math.prod(extent for extent in dims if extent) > _INT64_MAX:
+        raise ValueError(f"{source} 'shape' {dims} has more than 2**63 - 1 elements")
+    if strides is None:  # C order, whose steps can pass 64 bits too ((0, 2**62) of 16 bytes)
+        steps = contiguous_strides(dims, itemsize)
+    else:
+        steps = _int_tuple(strides, source, "strides")
+        if len(steps) != len(dims):
+            raise ValueError(
+                f"{source} 'strides' {reprlib.repr(steps)} has {len(steps)} entries "
+                f"for the {len(dims)} axes of its shape"
+            )
+    for axis, stride in enumerate(steps):
+        if not _INT64_MIN <= stride <= _INT64_MAX:
+            raise ValueError(f"{source} 'strides' entry {axis} is {stride} bytes: 64 bits cannot hold it")
+    if not 0 <= pointer < _ADDRESS_END:
+        raise ValueError(f"{source} 'data' is {pointer}: an address is from 0 to 2**64 - 1")
+    if 0 in dims:
+        return Foreign(dims, steps, pointer, pointer)
+    if not pointer:
+        raise ValueError(f"{source} 'data' is NULL (0), but its shape {dims} has elements")
+    # Python's ints do not overflow, and each sum of span() adds terms of one sign: if any
+    # product or partial sum left 64 bits, the total does, so checking the totals is 64-bit
+    # arithmetic checked at every step.
+    low, high = span(dims, steps, itemsize)
+    if not (0 <= pointer + low and pointer + high <= _INT64_MAX):
+        raise ValueError(
+            f"{source}'s bytes would run from {pointer + low} to {pointer + high}: "
+            f"addresses must lie within 0 and 2**63 - 1"
+        )
+    return Foreign(dims, steps, pointer + low, pointer + high)
+
+
+def _int_tuple(values: Any, source: str, field: str) -> tuple[int, ...]:
+    """``values`` (a tuple or list of at most ``MAX_NDIM``, counted before any is read) as a
+    tuple of ints; TypeError or ValueError naming the field otherwise."""
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(f"{source} '{field}' must be a tuple of ints, not {type(values).__name__}")
+    checked_ndim(len(values), source)
+    return tuple(integer(value, f"{source} '{field}' entry {axis} must be an int") for axis, value in enumerate(values))
 
 
 class Strided(NamedTuple):

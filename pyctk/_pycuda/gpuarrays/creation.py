@@ -752,7 +752,9 @@ def from_dlpack(x: Any) -> GPUArray:
     Raises
     ------
     TypeError
-        ``x``'s data is in host memory: use :func:`to_gpu`.
+        ``x``'s data is in host memory: use :func:`to_gpu`; or its dtype is none of pyctk's.
+    ValueError
+        A tensor whose fields pyctk refuses, checked as :func:`pyctk.from_dlpack` checks them.
 
     Examples
     --------

@@ -187,7 +187,7 @@ def _resource(resource: Any, dtype: Any, shape: Any, pitch: int | None) -> Resou
         description.resType = resource_type.ARRAY
         description.res.array.hArray = resource.live_handle()
         return description
-    address, _ = device_address(resource, "TextureObject")
+    address = device_address(resource, "TextureObject").address
     if dtype is None or shape is None:
         raise TypeError(
             "a texture over device memory needs its element type and shape: dtype= "

@@ -35,8 +35,9 @@ from ..._cuda import constants as cu
 from ..._cuda import driver_api
 from ..._cuda.driver_errors import LogicError
 from ..contexts.streams import _Handle
-from .copies_nd import Memcpy2D, Memcpy3D, device_address, pycuda_names
-from .device import host_buffer
+from .copies_nd import Memcpy2D, Memcpy3D, pycuda_names
+from .device import _contiguous_device, host_buffer
+from .sizes import byte_count
 
 
 class array_format(enum.IntEnum):  # PyCUDA's name
@@ -585,9 +586,10 @@ def memcpy_htoa(array: Array, index: int, src: Any) -> None:
     >>> b
     array([2, 3], dtype=int32)
     """
+    index = byte_count(index, "memcpy_htoa: index")
     host = host_buffer(src, writable=False)
     driver_api.current_context()
-    driver_api.call("cuMemcpyHtoA", array.live_handle(), int(index), host.ctypes.data, host.nbytes)
+    driver_api.call("cuMemcpyHtoA", array.live_handle(), index, host.ctypes.data, host.nbytes)
 
 
 def memcpy_atoh(dest: Any, array: Array, index: int) -> None:
@@ -605,9 +607,10 @@ def memcpy_atoh(dest: Any, array: Array, index: int) -> None:
     --------
     memcpy_htoa : An example.
     """
+    index = byte_count(index, "memcpy_atoh: index")
     host = host_buffer(dest, writable=True)
     driver_api.current_context()
-    driver_api.call("cuMemcpyAtoH", host.ctypes.data, array.live_handle(), int(index), host.nbytes)
+    driver_api.call("cuMemcpyAtoH", host.ctypes.data, array.live_handle(), index, host.nbytes)
 
 
 def memcpy_dtoa(array: Array, index: int, src: Any, size: int) -> None:
@@ -623,9 +626,10 @@ def memcpy_dtoa(array: Array, index: int, src: Any, size: int) -> None:
     size : int
         Bytes to copy.
     """
-    address, _ = device_address(src, "memcpy_dtoa")
+    index, size = byte_count(index, "memcpy_dtoa: index"), byte_count(size, "memcpy_dtoa: size")
+    address = _contiguous_device(src, 0, size, "memcpy_dtoa")
     driver_api.current_context()
-    driver_api.call("cuMemcpyDtoA", array.live_handle(), int(index), address, int(size))
+    driver_api.call("cuMemcpyDtoA", array.live_handle(), index, address, size)
 
 
 def memcpy_atod(dest: Any, array: Array, index: int, size: int) -> None:
@@ -641,9 +645,10 @@ def memcpy_atod(dest: Any, array: Array, index: int, size: int) -> None:
     size : int
         Bytes to copy.
     """
-    address, _ = device_address(dest, "memcpy_atod")
+    index, size = byte_count(index, "memcpy_atod: index"), byte_count(size, "memcpy_atod: size")
+    address = _contiguous_device(dest, 0, size, "memcpy_atod")
     driver_api.current_context()
-    driver_api.call("cuMemcpyAtoD", address, array.live_handle(), int(index), int(size))
+    driver_api.call("cuMemcpyAtoD", address, array.live_handle(), index, size)
 
 
 def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, size: int) -> None:
@@ -660,8 +665,13 @@ def memcpy_atoa(dest: Array, dest_index: int, src: Array, src_index: int, size: 
     size : int
         Bytes to copy.
     """
+    dest_index, src_index = (
+        byte_count(dest_index, "memcpy_atoa: dest_index"),
+        byte_count(src_index, "memcpy_atoa: src_index"),
+    )
+    size = byte_count(size, "memcpy_atoa: size")
     driver_api.current_context()
-    driver_api.call("cuMemcpyAtoA", dest.live_handle(), int(dest_index), src.live_handle(), int(src_index), int(size))
+    driver_api.call("cuMemcpyAtoA", dest.live_handle(), dest_index, src.live_handle(), src_index, size)
 
 
 # PyCUDA exports the host copies under these names (its documented ones are the above).

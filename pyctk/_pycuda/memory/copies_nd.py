@@ -17,8 +17,10 @@ example). Describing a copy needs no GPU:
 >>> copy.src_memory_type, copy.width_in_bytes, copy.height
 (<memory_type.HOST: 1>, 16, 3)
 
-Pitches, offsets and widths are in bytes, heights and depths in rows and slices. Without a
-stream a copy is done when the call returns; ``copy(stream)`` enqueues it (truly
+Pitches, offsets and widths are in bytes, heights and depths in rows and slices. A copy that
+would reach past the end of a side whose size pyctk knows (a host buffer, counted from its
+first element; an allocation; a GPU array) is a ValueError before the driver is called, as is
+a 2-D fill past its memory. Without a stream a copy is done when the call returns; ``copy(stream)`` enqueues it (truly
 asynchronous from page-locked host memory only). Unlike PyCUDA, a copy keeps the objects
 it reads and writes alive until it is given others.
 """
@@ -33,9 +35,11 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from ..._arrays.layout import extent
 from ..._cuda import constants as cu
 from ..._cuda import driver_api, streams
-from .device import device_pointer
+from .device import DevicePointer, device_pointer
+from .sizes import byte_count
 
 _Structure = TypeVar("_Structure", bound=type[ctypes.Structure])
 
@@ -175,23 +179,26 @@ def _fields(side: list, slots: tuple[str, str], extent: list[str]) -> list:
     ]
 
 
-def _host_address(buffer: Any, writable: bool) -> int:
-    """The address of a host buffer's first element (any buffer: strided ones too, as in PyCUDA)."""
+def _host_place(buffer: Any, writable: bool) -> tuple[int, int]:
+    """(address of a host buffer's first element, bytes from it to the end of the buffer's
+    memory): any buffer, strided ones too, as in PyCUDA."""
     array = buffer if isinstance(buffer, np.ndarray) else np.asarray(memoryview(buffer))
     if writable and not array.flags.writeable:
         raise ValueError("the copy's host destination is read-only")
-    return array.ctypes.data
+    address = array.ctypes.data
+    return address, extent(address, array.shape, array.strides, array.itemsize)[1] - address
 
 
-def device_address(memory: Any, what: str) -> tuple[int, Any]:
-    """(address, owner) of device memory: a ``DeviceAllocation``, an int address, a GPU array."""
+def device_address(memory: Any, what: str) -> DevicePointer:
+    """Where device memory is (a ``DeviceAllocation``, an int address, a GPU array), and its
+    size where pyctk knows it."""
     pointer = device_pointer(memory)
     if pointer is None:
         raise TypeError(
             f"{what}: {type(memory).__name__} is not device memory: pass a "
             f"DeviceAllocation, an int address, or a GPU array (DeviceArray, CuPy ...)"
         )
-    return pointer.address, pointer.owner
+    return pointer
 
 
 class _Copy:
@@ -207,12 +214,14 @@ class _Copy:
         host: int | None = None,
         device: int = 0,
         array: int | None = None,
+        room: int | None = None,
     ) -> None:
         setattr(self, f"{side}MemoryType", kind)
         setattr(self, f"{side}Host", host)
         setattr(self, f"{side}Device", device)
         setattr(self, f"{side}Array", array)
         setattr(self, f"_{side}_owner", owner)  # kept alive while the copy may use it
+        setattr(self, f"_{side}_room", room)  # bytes from the origin on, where known
 
     def set_src_host(self, buffer: Any) -> None:
         """Read from host memory.
@@ -223,7 +232,8 @@ class _Copy:
             Any buffer (a NumPy array, bytes ...), strided ones too; its first element is
             the origin. It is kept alive with the copy.
         """
-        self._set("src", memory_type.HOST, buffer, host=_host_address(buffer, False))
+        host, room = _host_place(buffer, False)
+        self._set("src", memory_type.HOST, buffer, host=host, room=room)
 
     def set_src_array(self, array: Any) -> None:
         """Read from a CUDA array.
@@ -242,8 +252,8 @@ class _Copy:
         memory
             A :class:`DeviceAllocation`, an int address, a GPU array ...
         """
-        address, owner = device_address(memory, "set_src_device")
-        self._set("src", memory_type.DEVICE, owner, device=address)
+        pointer = device_address(memory, "set_src_device")
+        self._set("src", memory_type.DEVICE, pointer.owner, device=pointer.address, room=pointer.nbytes)
 
     def set_src_unified(self, memory: Any) -> None:
         """Read from memory of the unified address space: the driver finds out where it is.
@@ -253,7 +263,8 @@ class _Copy:
         memory
             Device memory, or a host buffer (managed or page-locked memory, say).
         """
-        self._set("src", memory_type.UNIFIED, memory, device=_unified_address(memory, False))
+        address, room = _unified_place(memory, False)
+        self._set("src", memory_type.UNIFIED, memory, device=address, room=room)
 
     def set_dst_host(self, buffer: Any) -> None:
         """Write into host memory.
@@ -263,7 +274,8 @@ class _Copy:
         buffer : buffer
             Writable; its first element is the origin. It is kept alive with the copy.
         """
-        self._set("dst", memory_type.HOST, buffer, host=_host_address(buffer, True))
+        host, room = _host_place(buffer, True)
+        self._set("dst", memory_type.HOST, buffer, host=host, room=room)
 
     def set_dst_array(self, array: Any) -> None:
         """Write into a CUDA array.
@@ -282,8 +294,8 @@ class _Copy:
         memory
             A :class:`DeviceAllocation`, an int address, a GPU array ...
         """
-        address, owner = device_address(memory, "set_dst_device")
-        self._set("dst", memory_type.DEVICE, owner, device=address)
+        pointer = device_address(memory, "set_dst_device")
+        self._set("dst", memory_type.DEVICE, pointer.owner, device=pointer.address, room=pointer.nbytes)
 
     def set_dst_unified(self, memory: Any) -> None:
         """Write into memory of the unified address space: the driver finds out where it is.
@@ -293,9 +305,33 @@ class _Copy:
         memory
             Device memory, or a writable host buffer.
         """
-        self._set("dst", memory_type.UNIFIED, memory, device=_unified_address(memory, True))
+        address, room = _unified_place(memory, True)
+        self._set("dst", memory_type.UNIFIED, memory, device=address, room=room)
+
+    def _check_room(self) -> None:
+        """Refuse a copy that would read or write past the end of a side whose size is known
+        (a host buffer, an allocation, a GPU array), before the driver does it."""
+        width, rows, depth = (getattr(self, field, 1) for field in ("WidthInBytes", "Height", "Depth"))
+        if not (width and rows and depth):  # nothing to copy
+            return
+        for side in ("src", "dst"):
+            room = getattr(self, f"_{side}_room", None)
+            if room is None:
+                continue
+            # (3-D: slices are {side}Height rows apart; a 2-D copy has no Z, Height or Depth)
+            z, slice_rows = getattr(self, f"{side}Z", 0), getattr(self, f"{side}Height", 0)
+            last_row = (z + depth - 1) * slice_rows + getattr(self, f"{side}Y") + rows - 1
+            end = last_row * getattr(self, f"{side}Pitch") + getattr(self, f"{side}XInBytes") + width
+            if end > room:
+                raise ValueError(
+                    f"{type(self).__name__}: the copy would reach byte {end} of its {side} side, which "
+                    f"has {room} bytes from its origin: check {side}_pitch, {side}_x_in_bytes, "
+                    f"{side}_y, width_in_bytes and height"
+                    + (f", {side}_z, {side}_height and depth" if z or depth > 1 else "")
+                )
 
     def _copy(self, function: str, stream: Any) -> None:
+        self._check_room()
         driver_api.current_context()
         # Every kind of copy is a ctypes Structure too, which a mixin's type cannot say.
         description = byref(self)  # type: ignore[arg-type]
@@ -308,9 +344,10 @@ class _Copy:
         return f"<{type(self).__name__} " + ", ".join(f"{n}={getattr(self, n)}" for n in self.pycuda_names) + ">"
 
 
-def _unified_address(memory: Any, writable: bool) -> int:
+def _unified_place(memory: Any, writable: bool) -> tuple[int, int | None]:
+    """(address, bytes from it on where known) of device memory or a host buffer."""
     pointer = device_pointer(memory)
-    return pointer.address if pointer is not None else _host_address(memory, writable)
+    return (pointer.address, pointer.nbytes) if pointer is not None else _host_place(memory, writable)
 
 
 @pycuda_names(_NAMES, _DOCS)
@@ -444,6 +481,7 @@ class Memcpy3DPeer(_Copy, ctypes.Structure):
 
     def __call__(self, stream: Any = None) -> None:
         """Copy now, or enqueue the copy on ``stream`` and return at once."""
+        self._check_room()  # (the copy made below has the fields, not what they were set from)
         current = driver_api.current_context()
         copy = Memcpy3DPeer.from_buffer_copy(self)  # this one keeps "not set" for later calls
         copy.srcContext, copy.dstContext = self.srcContext or current, self.dstContext or current
@@ -457,9 +495,19 @@ class Memcpy3DPeer(_Copy, ctypes.Structure):
 def _memset_2d(
     bits: int, dest: Any, pitch: int, data: int, width: int, height: int, stream: Any, asynchronous: bool
 ) -> None:
-    address, _ = device_address(dest, f"memset_d2d{bits}")
+    what = f"memset_d2d{bits}"
+    pitch, width, height = (
+        byte_count(n, f"{what}: {name}") for n, name in ((pitch, "pitch"), (width, "width"), (height, "height"))
+    )
+    pointer = device_address(dest, what)
+    end = (height - 1) * pitch + width * bits // 8 if width and height else 0
+    if pointer.nbytes is not None and end > pointer.nbytes:
+        raise ValueError(
+            f"{what}: {height} rows of {width} {bits}-bit words, {pitch} bytes apart, end at byte {end} "
+            f"of this {type(dest).__name__}'s {pointer.nbytes}: check pitch, width and height"
+        )
     value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
-    arguments = (address, int(pitch), value, int(width), int(height))
+    arguments = (pointer.address, pitch, value, width, height)
     driver_api.current_context()
     if asynchronous:
         driver_api.call(f"cuMemsetD2D{bits}Async", *arguments, streams.handle(stream))

@@ -14,6 +14,7 @@ PyCUDA's ``get_pointer()`` (``PointerHolderBase``), or any GPU array (``pyctk.De
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import os
@@ -23,6 +24,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from ..._arrays import interop
+from ..._arrays.arguments import integer
 from ..._arrays.layout import is_c_contiguous
 from ..._arrays.memory import Allocation, allocate
 from ..._cuda import constants as cu
@@ -232,6 +234,7 @@ class DevicePointer(NamedTuple):
     device: int | None  # None: an int address, whose device pyctk cannot know
     owner: Any  # keep alive while the address is in use
     contiguous: bool  # whether the bytes from the address on are the array, in order
+    nbytes: int | None  # how many bytes from the address on are its own; None: unknown (an address)
 
 
 def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
@@ -241,7 +244,7 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
     Interface: ``stream`` waits for it; DLPack: the producer orders it).
     """
     if isinstance(x, DeviceAllocation):
-        return DevicePointer(int(x), x.device, x, True)
+        return DevicePointer(int(x), x.device, x, True, x.nbytes)
     if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
         return _at_address(int(x), x)
     get_pointer = getattr(x, "get_pointer", None)
@@ -254,37 +257,52 @@ def device_pointer(x: Any, stream: int = 0) -> DevicePointer | None:
         with cudart.on_device(operand.device):
             streams.wait(stream, operand.stream)
     contiguous = is_c_contiguous(operand.shape, operand.strides, operand.dtype.itemsize)
-    return DevicePointer(operand.pointer, operand.device, operand.owner, contiguous)
+    nbytes = math.prod(operand.shape) * operand.dtype.itemsize if contiguous else None
+    return DevicePointer(operand.pointer, operand.device, operand.owner, contiguous, nbytes)
 
 
 def _at_address(address: int, owner: Any) -> DevicePointer:
     """Device memory given as an address, on whichever device has it."""
     if address < 0:
         raise ValueError(f"device address {address} is negative")
-    return DevicePointer(address, None, owner, True)
+    return DevicePointer(address, None, owner, True, None)
 
 
-def _contiguous_device(x: Any, stream: int) -> int:
+def _contiguous_device(x: Any, stream: int, needed: int = 0, what: str = "") -> int:
+    """The address of contiguous device memory ``x``, which must hold ``needed`` bytes where
+    its size is known (an allocation's, a GPU array's; not a bare address's): ValueError
+    naming ``what`` (the function) otherwise, before the driver reads or writes past it."""
     pointer = device_pointer(x, stream)
+    caller = f"{what}: " if what else ""
     if pointer is None:
         raise TypeError(
-            f"{type(x).__name__} is not device memory: pass a DeviceAllocation, an int "
+            f"{caller}{type(x).__name__} is not device memory: pass a DeviceAllocation, an int "
             f"address, or a GPU array (DeviceArray, CuPy, PyTorch ...)"
         )
     if not pointer.contiguous:
-        raise ValueError(f"this {type(x).__name__} is not C-contiguous: copies need contiguous memory")
+        raise ValueError(f"{caller}this {type(x).__name__} is not C-contiguous: copies need contiguous memory")
+    if pointer.nbytes is not None and needed > pointer.nbytes:
+        raise ValueError(
+            f"{caller}{needed} bytes do not fit in this {type(x).__name__}'s {pointer.nbytes} bytes: "
+            f"copy or set as many as the smaller side holds"
+        )
     return pointer.address
 
 
 def host_buffer(x: Any, writable: bool) -> np.ndarray:
-    """``x`` as a contiguous NumPy array sharing its memory (to take the address of)."""
+    """``x`` as a contiguous NumPy array sharing its memory (to take the address of).
+
+    As PyCUDA's copies (which ask for ``PyBUF_ANY_CONTIGUOUS``): any buffer whose bytes are
+    one block, in C or Fortran order; a strided one is refused, never copied partly.
+    """
     if isinstance(x, np.ndarray):
         array = x
     else:
         view = memoryview(x)  # TypeError for what is not a buffer
-        if not view.c_contiguous:
-            raise ValueError(f"host memory must be contiguous; this {type(x).__name__} is not")
-        array = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, np.uint8)
+        if not view.contiguous:
+            raise ValueError(f"host memory must be C- or Fortran-contiguous; this {type(x).__name__} is not")
+        # (a cast to bytes needs C order: a Fortran-ordered view is its transpose's bytes)
+        array = np.frombuffer(view.cast("B") if view.c_contiguous else np.asarray(view).T, np.uint8)
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         raise ValueError("host arrays must be C- or Fortran-contiguous for a copy (numpy.ascontiguousarray makes one)")
     if writable and not array.flags.writeable:
@@ -448,24 +466,27 @@ def memcpy_dtod_async(dest: Any, src: Any, size: int, stream: Any = None) -> Non
 def _htod(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
     handle = streams.handle(stream)
     host = host_buffer(src, writable=False)
-    _enqueue("cuMemcpyHtoD", synchronous, handle, _contiguous_device(dest, handle), host.ctypes.data, host.nbytes)
+    address = _contiguous_device(dest, handle, host.nbytes, "memcpy_htod")
+    _enqueue("cuMemcpyHtoD", synchronous, handle, address, host.ctypes.data, host.nbytes)
 
 
 def _dtoh(dest: Any, src: Any, stream: Any, synchronous: bool) -> None:
     handle = streams.handle(stream)
     host = host_buffer(dest, writable=True)
-    _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, _contiguous_device(src, handle), host.nbytes)
+    address = _contiguous_device(src, handle, host.nbytes, "memcpy_dtoh")
+    _enqueue("cuMemcpyDtoH", synchronous, handle, host.ctypes.data, address, host.nbytes)
 
 
 def _dtod(dest: Any, src: Any, size: int, stream: Any, synchronous: bool) -> None:
+    size = byte_count(size, "memcpy_dtod: size")
     handle = streams.handle(stream)
     _enqueue(
         "cuMemcpyDtoD",
         synchronous,
         handle,
-        _contiguous_device(dest, handle),
-        _contiguous_device(src, handle),
-        int(size),
+        _contiguous_device(dest, handle, size, "memcpy_dtod"),
+        _contiguous_device(src, handle, size, "memcpy_dtod"),
+        size,
     )
 
 
@@ -479,10 +500,13 @@ def _enqueue(name: str, synchronous: bool, stream: int, *args: Any) -> None:
 
 
 def _memset(bits: int, dest: Any, data: Any, count: int, stream: Any, asynchronous: bool) -> None:
+    count = integer(count, f"memset_d{bits}: count must be an int number of {bits}-bit words")
+    if count < 0:
+        raise ValueError(f"memset_d{bits}: count is {count}: it must be 0 or more")
     handle = streams.handle(stream)
-    pointer = _contiguous_device(dest, handle)
+    pointer = _contiguous_device(dest, handle, count * bits // 8, f"memset_d{bits}")
     value = operator.index(data) & ((1 << bits) - 1)  # -1 is all ones, as in C
-    _enqueue(f"cuMemsetD{bits}", not asynchronous, handle, pointer, value, int(count))
+    _enqueue(f"cuMemsetD{bits}", not asynchronous, handle, pointer, value, count)
 
 
 def memset_d8(dest: Any, data: int, count: int) -> None:

@@ -365,9 +365,7 @@ def _copy_peer(
     stream: Any,
     synchronous: bool,
 ) -> None:
-    size = operator.index(size)
-    if size < 0:
-        raise ValueError(f"memcpy_peer: size={size} bytes must not be negative")
+    size = byte_count(size, "memcpy_peer: size")
     for context, name in ((dest_context, "dest_context"), (src_context, "src_context")):
         if context is not None and not isinstance(context, Context):
             raise TypeError(
@@ -376,14 +374,16 @@ def _copy_peer(
                 f"context, not {type(context).__name__}"
             )
     handle = streams.handle(stream)
+    dest_address = _contiguous_device(dest, handle, size, "memcpy_peer")
+    src_address = _contiguous_device(src, handle, size, "memcpy_peer")
     current = driver_api.current_context()
     _enqueue(
         "cuMemcpyPeer",
         synchronous,
         handle,
-        _contiguous_device(dest, handle),
+        dest_address,
         current if dest_context is None else dest_context.handle,
-        _contiguous_device(src, handle),
+        src_address,
         current if src_context is None else src_context.handle,
         size,
     )

@@ -62,7 +62,7 @@ class Holder(cuda.PointerHolderBase):
         (lambda: cuda.mem_alloc_pitch(-1, 4, 4), ValueError, "width is -1 bytes: it must be 0 or more"),
         (lambda: cuda.mem_alloc_pitch(64, 4, 4.0), TypeError, "float"),
         (lambda: cuda.mem_alloc_ipc(0), ValueError, "nbytes is 0 bytes: it must be 1 or more"),
-        (lambda: cuda.memcpy_peer(0, 0, -1), ValueError, "negative"),
+        (lambda: cuda.memcpy_peer(0, 0, -1), ValueError, "size is -1 bytes: it must be 0 or more"),
         (lambda: cuda.memcpy_peer(0, 0, 8, dest_context="ctx"), TypeError, "dest_context must be a Context"),
         (lambda: cuda.memcpy_peer_async(0, 0, 8, src_context=0), TypeError, "src_context must be a Context"),
         (lambda: cuda.memcpy_peer_async(0, 0, 8, stream="s"), TypeError, "stream must be"),

@@ -112,6 +112,28 @@ def test_mem_alloc_pitch_access_sizes(access_size):
     assert cuda.mem_get_address_range(int(a_gpu) + pitch)[0] == int(a_gpu)
 
 
+def test_an_allocations_size_bounds_every_copy_into_and_out_of_it():
+    """mem_alloc's memory and a DeviceArray know their sizes: a copy or fill past them is
+    refused before the driver (which would write past them), and a fitting one runs."""
+    small, large = cuda.mem_alloc(16), cuda.mem_alloc(32)
+    array = pyctk.zeros(4, np.float32)
+    for copy in (
+        lambda: cuda.memcpy_htod(small, np.zeros(4)),
+        lambda: cuda.memcpy_dtoh(np.zeros(4), small),
+        lambda: cuda.memcpy_dtod(small, large, 32),
+        lambda: cuda.memcpy_dtod(large, array, 32),
+        lambda: cuda.memcpy_peer(large, small, 17),
+        lambda: cuda.memset_d32(array, 1, 5),
+    ):
+        with pytest.raises(ValueError, match="do not fit"):
+            copy()
+    cuda.memcpy_htod(large, np.arange(4.0))
+    cuda.memcpy_dtod(small, large, 16)
+    back = np.zeros(2)
+    cuda.memcpy_dtoh(back, small)
+    assert back.tolist() == [0.0, 1.0]
+
+
 def test_mem_get_address_range():
     a_gpu = cuda.mem_alloc_ipc(1000)  # cuMemAlloc's: the range is the allocation
     base, size = cuda.mem_get_address_range(int(a_gpu) + 100)
