@@ -32,6 +32,7 @@ from ._pycuda.contexts.default_context import (
     clear_context_caches,
     context_dependent_memoize,
     get_default_device,
+    init_cuda_context_fixture,
     make_default_context,
     mark_cuda_test,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "context_dependent_memoize",
     "clear_context_caches",
     "mark_cuda_test",
+    "init_cuda_context_fixture",
     "bitlog2",
     "DeviceData",
     "OccupancyRecord",

@@ -1,7 +1,7 @@
 """Which device a PyCUDA program gets by default, and caches kept per context
 (``pycuda.tools``' ``make_default_context``, ``get_default_device``,
-``context_dependent_memoize``, ``clear_context_caches`` and ``mark_cuda_test``), and what importing
-``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does (``start_primary_context``).
+``context_dependent_memoize``, ``clear_context_caches``, ``mark_cuda_test`` and
+``init_cuda_context_fixture``), and what importing ``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does (``start_primary_context``).
 
 The default device, in order: ``$CUDA_DEVICE``, the number in ``~/.cuda_device``, then the
 first device whose context can be made.
@@ -14,6 +14,7 @@ import functools
 import gc
 import os
 import warnings
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from ..._cuda import driver_api
@@ -177,15 +178,43 @@ def mark_cuda_test(test: Callable) -> Callable:
         try:
             return test(*args, **kwargs)
         finally:
-            context.pop()
-            clear_context_caches()
-            gc.collect()
+            _end_test_context(context)
 
     try:
         import pytest
     except ImportError:
         return in_context
     return pytest.mark.cuda(in_context)
+
+
+def init_cuda_context_fixture() -> Iterator[None]:
+    """The body of a pytest fixture that runs each test in a CUDA context of its own, as
+    PyCUDA's ``pycuda.tools`` one: :func:`mark_cuda_test`'s context, for a fixture.
+
+    Yields once, with a context :func:`make_default_context` made current; then pops it,
+    clears the per-context caches and collects garbage.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> from pyctk.tools import init_cuda_context_fixture
+    >>> @pytest.fixture(autouse=True)
+    ... def init_cuda_context():
+    ...     yield from init_cuda_context_fixture()
+    """
+    context = make_default_context()
+    try:
+        yield
+    finally:
+        _end_test_context(context)
+
+
+def _end_test_context(context: Context) -> None:
+    """After a test: its context popped, the caches of its results cleared, and its memory,
+    now garbage, freed before the next test's context."""
+    context.pop()
+    clear_context_caches()
+    gc.collect()
 
 
 def _retain_and_push(device: Device) -> Context:

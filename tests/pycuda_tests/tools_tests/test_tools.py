@@ -195,6 +195,29 @@ def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(monkeypa
     assert events == ["made", "popped", "cleared"]  # popped all the same
 
 
+def test_init_cuda_context_fixture_yields_in_a_default_context_popped_after(monkeypatch):
+    events = []
+
+    class Context:
+        def pop(self):
+            events.append("popped")
+
+    monkeypatch.setattr(_default_context, "make_default_context", lambda: events.append("made") or Context())
+    monkeypatch.setattr(_default_context, "clear_context_caches", lambda: events.append("cleared"))
+    fixture = tools.init_cuda_context_fixture()  # as PyCUDA's test files use it: yield from it
+    assert events == []
+    next(fixture)
+    assert events == ["made"]
+    with pytest.raises(StopIteration):
+        next(fixture)
+    assert events == ["made", "popped", "cleared"]
+    fixture = tools.init_cuda_context_fixture()
+    next(fixture)
+    with pytest.raises(AssertionError, match="failed"):  # the test failed: popped all the same
+        fixture.throw(AssertionError("failed"))
+    assert events[-2:] == ["popped", "cleared"]
+
+
 def test_context_dependent_memoize(monkeypatch):
     current = {"context": 0x10}
     monkeypatch.setattr(_driver_api, "current_context", lambda: current["context"])
