@@ -1,7 +1,8 @@
 """Which device a PyCUDA program gets by default, and caches kept per context
 (``pycuda.tools``' ``make_default_context``, ``get_default_device``,
 ``context_dependent_memoize``, ``clear_context_caches``, ``mark_cuda_test`` and
-``init_cuda_context_fixture``), and what importing ``pyctk.autoinit`` or ``pyctk.autoprimaryctx`` does (``start_primary_context``).
+``init_cuda_context_fixture``), and what importing ``pyctk.autoinit`` or
+``pyctk.autoprimaryctx`` does (``start_primary_context``).
 
 The default device, in order: ``$CUDA_DEVICE``, the number in ``~/.cuda_device``, then the
 first device whose context can be made.
