@@ -14,7 +14,9 @@ itself, and has no ``uint32_t``, ``INT_MAX``, ``FLT_MAX`` or ``M_PI``. pyctk shi
 ``stdint.h``, ``limits.h`` and ``float.h``, and C++'s ``<cstdio>`` ... ``<cmath>``, which add
 the names to ``std`` (``LIBC_HEADERS``), that let such includes compile and define those,
 with glibc's types and values on LP64 Linux; NVRTC searches them last, so
-a header of the kernel's own ``include_dirs`` or of NVIDIA's wheels wins.
+a header of the kernel's own ``include_dirs`` or of NVIDIA's wheels wins. Every source is
+compiled after ``HOST_TYPES``, the ``uint``, ``ushort`` and ``ulong`` that nvcc's implicit
+host headers define.
 
 Each folder's *distribution* (its wheel's name and version, from its ``.dist-info``)
 stands for the contents of every header in it: pip changes those files only with the
@@ -32,6 +34,7 @@ from ..._build_config import CUDA_MAJOR
 from ..._cuda import loader
 
 LIBC_HEADERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libc")
+HOST_TYPES = "pyctk-host-types.h"  # in LIBC_HEADERS: nvcc's implicit uint, ushort, ulong (see it)
 
 # major -> the folders NVRTC searches, in order: (folder in site-packages, a header that
 # proves it is there, the pip distribution that ships it).

@@ -77,6 +77,12 @@ def _with_c_linkage(source: str) -> str:
     )
 
 
+def _with_host_types(text: str) -> str:
+    """``text`` after the types nvcc's implicit host headers define (``headers.HOST_TYPES``);
+    ``#line`` keeps NVRTC's line numbers those of ``text``."""
+    return f'#include <{headers.HOST_TYPES}>\n#line 1 "{nvrtc.PROGRAM_NAME}"\n{text}'
+
+
 # ---------------------------------------------------------------------------
 # Architectures.
 
@@ -229,7 +235,7 @@ def _build(
             "name_expressions need the source compiled as C++ (templates cannot have C "
             "linkage): pass no_extern_c=True as well"
         )
-    text = source if no_extern_c else _with_c_linkage(source)
+    text = _with_host_types(source if no_extern_c else _with_c_linkage(source))
     header_folders = headers.header_folders()
     # Only these folders are searched (never the working directory: see nvrtc._PROGRAM_PATH).
     wheel_dirs = [h.path for h in header_folders]

@@ -186,6 +186,20 @@ def test_c_library_headers_kernels_include_compile(header, use):
     assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
 
 
+def test_nvccs_implicit_host_types_need_no_include():
+    """nvcc's host headers define uint, ushort and ulong for every kernel (PyCUDA's
+    matrixmul_tiled.py uses uint); NVRTC's compile gets them too, at glibc's widths, and the
+    error lines stay the source's own."""
+    source = "__global__ void k(uint *a, ushort *b, ulong *c) { a[0] = sizeof(uint); b[0] = 2; c[0] = 3; }\n"
+    assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
+    sizes = "static_assert(sizeof(uint) == 4 && sizeof(ushort) == 2 && sizeof(ulong) == 8, \"widths\");\n"
+    assert compiler.compile(sizes + "__global__ void k() {}\n", arch="sm_80")[:4] == b"\x7fELF"
+    with pytest.raises(compiler.CompileError, match=r"kernel.cu\(2\): error"):
+        compiler.compile("__global__ void k(uint *a)\n{ a[0] = missing; }\n", arch="sm_80")
+    with pytest.raises(compiler.CompileError, match=r"kernel.cu\(2\): error"):
+        compiler.compile("__global__ void k(uint *a)\n{ a[0] = missing; }\n", arch="sm_80", no_extern_c=True)
+
+
 def test_c_library_values_are_glibcs_on_lp64_linux():
     defined = {}
     for name in os.listdir(headers.LIBC_HEADERS):

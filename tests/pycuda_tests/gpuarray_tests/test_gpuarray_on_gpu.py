@@ -350,9 +350,9 @@ def test_elementwise_more_than_four_billion_elements_in_range_form():
 
 @pytest.mark.whole_gpu  # it reads the whole GPU's free memory
 def test_too_large_an_array_raises_pycudas_memory_error_and_holds_no_memory():
-    free, _ = cuda.mem_get_info()
-    with pytest.raises(cuda.MemoryError, match="out of memory"):
-        gpuarray.empty((free // 4 + (1 << 30),), np.float32)
+    free, total = cuda.mem_get_info()
+    with pytest.raises(cuda.MemoryError, match="out of memory"):  # more than the whole GPU
+        gpuarray.empty((total // 4 + (1 << 30),), np.float32)
     # the pool gave back what it mapped while trying (it had kept the whole GPU, so that
     # other processes could not even start CUDA)
     assert cuda.mem_get_info()[0] >= free - (256 << 20)
