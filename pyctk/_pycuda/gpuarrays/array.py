@@ -29,6 +29,7 @@ from ..._arrays import interop
 from ..._arrays.arguments import shape_tuple
 from ..._arrays.layout import contiguous_strides, is_c_contiguous
 from ..._cuda import driver_api, streams
+from ..kernels import textures
 from ..kernels.c_types import dtype_to_ctype
 from ..memory.device import device_memory, mem_alloc
 from ..memory.host import pagelocked_empty
@@ -990,6 +991,63 @@ class GPUArray(GPUArrayBase):
         return arithmetic.conj(self, out)
 
     conjugate = conj
+
+    def bind_to_texref(self, texref: Any, allow_offset: bool = False) -> int:
+        """Point a kernel getter's stand-in of a texture reference at this array (PyCUDA's ``bind_to_texref``).
+
+        CUDA 12 removed texture references: the texrefs of
+        :func:`pyctk.elementwise.get_take_kernel` and
+        :func:`pyctk.elementwise.get_linear_combination_kernel` are pointers of their kernel's
+        module, which this sets; any other object raises.
+
+        Parameters
+        ----------
+        texref : object
+            A stand-in the getters return (its ``set_address``).
+        allow_offset : bool, optional
+            PyCUDA's.
+
+        Returns
+        -------
+        int
+            0: the kernel reads from the array's first element.
+
+        Raises
+        ------
+        pyctk.driver.TextureReferenceError
+            ``texref`` is not a getter's stand-in: bind a :class:`pyctk.driver.TextureObject` instead.
+        """
+        set_address = getattr(texref, "set_address", None)
+        if set_address is None:
+            raise textures.references_removed("GPUArray.bind_to_texref")
+        return int(set_address(self.gpudata, self.nbytes, allow_offset=allow_offset))
+
+    def bind_to_texref_ext(
+        self,
+        texref: Any,
+        channels: int = 1,
+        allow_double_hack: bool = False,
+        allow_complex_hack: bool = False,
+        allow_offset: bool = False,
+    ) -> int:
+        """:meth:`bind_to_texref`, with PyCUDA's texture format options (a pointer needs none).
+
+        Parameters
+        ----------
+        texref : object
+            A stand-in a kernel getter returns.
+        channels, allow_double_hack, allow_complex_hack : optional
+            PyCUDA's: how a texture would read doubles and complex numbers (a pointer reads
+            them as they are).
+        allow_offset : bool, optional
+            PyCUDA's.
+
+        Returns
+        -------
+        int
+            0.
+        """
+        return self.bind_to_texref(texref, allow_offset)
 
     def reverse(self, stream: Any = None) -> GPUArray:
         """A new array with the elements in reverse memory order, as PyCUDA's ``reverse``.

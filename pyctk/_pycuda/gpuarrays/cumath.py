@@ -28,7 +28,7 @@ import numpy as np
 
 from .array import GPUArray
 from .engine import apply
-from .operations import Operation, ufunc_rule
+from .operations import FMOD, FREXP, LDEXP, MODF, Operation, ufunc_rule
 
 # PyCUDA's names, which are C's, and NumPy's ufuncs (their dtypes, their TypeErrors).
 FUNCTIONS = {
@@ -159,27 +159,6 @@ sinh = _function("sinh")
 cosh = _function("cosh")
 tanh = _function("tanh")
 
-_FMOD = Operation(
-    "fmod",
-    ufunc_rule(np.fmod),
-    {"f": "fmod{f}({0}, {1})", "u": "({1} ? {0} % {1} : 0)", "i": "({1} == 0 || {1} == -1 ? 0 : {0} % {1})"},
-)
-_FREXP = Operation("frexp", ufunc_rule(np.frexp), "{o0} = frexp{f}({0}, &{o1})")
-_NUMPYS_LDEXP = ufunc_rule(np.ldexp)
-
-
-def _ldexp_rule(dtypes: tuple) -> tuple:
-    """NumPy's loop; for an array of float exponents, C's ``ldexp`` (and PyCUDA's), which
-    takes each truncated to an integer, where NumPy's ufunc has no loop."""
-    exponent = dtypes[1]
-    if isinstance(exponent, np.dtype) and exponent.kind == "f":
-        return _NUMPYS_LDEXP((dtypes[0], np.dtype(np.int64)))
-    return _NUMPYS_LDEXP(dtypes)
-
-
-_LDEXP = Operation("ldexp", _ldexp_rule, "ldexp{f}({0}, pyctk_exponent({1}))")
-_MODF = Operation("modf", ufunc_rule(np.modf), "{o0} = modf{f}({0}, &{o1})")
-
 
 def fmod(arg: GPUArray, mod: Any, stream: Any = None) -> GPUArray:
     """The remainder of ``arg / mod`` with ``arg``'s sign: C's ``fmod``, NumPy's ``fmod`` (PyCUDA's ``cumath.fmod``).
@@ -204,7 +183,7 @@ def fmod(arg: GPUArray, mod: Any, stream: Any = None) -> GPUArray:
     >>> cumath.fmod(gpuarray.to_gpu(np.array([-3.5, 3.5])), 2).get()
     array([-1.5,  1.5])
     """
-    return apply(_FMOD, (arg, mod), stream=stream)
+    return apply(FMOD, (arg, mod), stream=stream)
 
 
 def frexp(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
@@ -234,7 +213,7 @@ def frexp(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
     >>> cumath.ldexp(significands, exponents).get()
     array([0. , 0.5, 1. ])
     """
-    return apply(_FREXP, (arg,), stream=stream)
+    return apply(FREXP, (arg,), stream=stream)
 
 
 def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
@@ -263,7 +242,7 @@ def ldexp(significand: GPUArray, exponent: Any, stream: Any = None) -> GPUArray:
     >>> cumath.ldexp(gpuarray.to_gpu(np.array([0.5, 0.75])), 2).get()
     array([2., 3.])
     """
-    return apply(_LDEXP, (significand, exponent), stream=stream)
+    return apply(LDEXP, (significand, exponent), stream=stream)
 
 
 def modf(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
@@ -289,4 +268,4 @@ def modf(arg: GPUArray, stream: Any = None) -> tuple[GPUArray, GPUArray]:
     >>> fractions.get(), integers.get()
     (array([-0.5 ,  0.25]), array([-1.,  2.]))
     """
-    return apply(_MODF, (arg,), stream=stream)
+    return apply(MODF, (arg,), stream=stream)

@@ -409,10 +409,25 @@ def get_elwise_module(
     preamble: str = "",
     loop_prep: str = "",
     after_loop: str = "",
+    use_range: bool = False,
 ) -> SourceModule:
     """PyCUDA's ``get_elwise_module``: the module of one element-wise kernel, ``name``, over
     ``i`` from 0 to ``n``, which ``arguments`` must declare (``ScalarArg(np.uintp, "n")``).
 
+    Parameters
+    ----------
+    arguments, operation, name, keep, options, preamble, loop_prep, after_loop
+        As for :class:`ElementwiseKernel`.
+    use_range : bool, optional
+        pyctk's: the loop over ``i`` from ``start`` to ``stop`` by ``step`` (any sign), which
+        ``arguments`` must declare (``intp``), as :func:`get_elwise_range_module`'s.
+
+    Returns
+    -------
+    pyctk.compiler.SourceModule
+
+    Examples
+    --------
     >>> import numpy as np                                              # doctest: +GPU
     >>> from pyctk import gpuarray
     >>> from pyctk.elementwise import ScalarArg, VectorArg, get_elwise_module
@@ -423,7 +438,9 @@ def get_elwise_module(
     >>> x.get()
     array([0., 2., 4., 6.], dtype=float32)
     """
-    code = source(parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, loop_arguments=False)
+    code = source(
+        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, use_range, loop_arguments=False
+    )
     return SourceModule(code, options=None if options is None else list(options), keep=keep, no_extern_c=True)
 
 
@@ -437,12 +454,10 @@ def get_elwise_range_module(
     loop_prep: str = "",
     after_loop: str = "",
 ) -> SourceModule:
-    """PyCUDA's ``get_elwise_range_module``: as :func:`get_elwise_module`, over ``i`` from
-    ``start`` to ``stop`` by ``step`` (any sign), which ``arguments`` must declare (``intp``)."""
-    code = source(
-        parse_arguments(arguments), operation, name, preamble, loop_prep, after_loop, True, loop_arguments=False
-    )
-    return SourceModule(code, options=None if options is None else list(options), keep=keep, no_extern_c=True)
+    """PyCUDA's ``get_elwise_range_module``: :func:`get_elwise_module` with ``use_range=True``,
+    over ``i`` from ``start`` to ``stop`` by ``step`` (any sign), which ``arguments`` must
+    declare (``intp``)."""
+    return get_elwise_module(arguments, operation, name, keep, options, preamble, loop_prep, after_loop, True)
 
 
 def get_elwise_kernel_and_types(
@@ -463,8 +478,7 @@ def get_elwise_kernel_and_types(
         declared += [ScalarArg(np.intp, "start"), ScalarArg(np.intp, "stop"), ScalarArg(np.intp, "step")]
     else:
         declared.append(ScalarArg(np.uintp, "n"))
-    build = get_elwise_range_module if use_range else get_elwise_module
-    module = build(declared, operation, name, keep, options, **kwargs)
+    module = get_elwise_module(declared, operation, name, keep, options, use_range=use_range, **kwargs)
     function = module.get_function(name)
     function.prepare("".join(argument.struct_char for argument in declared))
     return module, function, declared

@@ -135,3 +135,25 @@ CONJ = _ufunc(np.conjugate, "conj({0})")
 WHERE = Operation("where", promoting_rule(1), "pyctk_nonzero({0}) ? {1} : {2}")
 IF_POSITIVE = Operation("if_positive", promoting_rule(1), "pyctk_positive({0}) ? {1} : {2}")
 MUL_ADD = Operation("mul_add", promoting_rule(0), "{0} * {1} + {2} * {3}")  # (a, x, b, y): a*x + b*y
+
+# C math.h's functions of several results or operands (cumath's, and pycuda.elementwise's getters).
+FMOD = Operation(
+    "fmod",
+    ufunc_rule(np.fmod),
+    {"f": "fmod{f}({0}, {1})", "u": "({1} ? {0} % {1} : 0)", "i": "({1} == 0 || {1} == -1 ? 0 : {0} % {1})"},
+)
+FREXP = Operation("frexp", ufunc_rule(np.frexp), "{o0} = frexp{f}({0}, &{o1})")
+_NUMPYS_LDEXP = ufunc_rule(np.ldexp)
+
+
+def _ldexp_rule(dtypes: tuple) -> tuple:
+    """NumPy's loop; for an array of float exponents, C's ``ldexp`` (and PyCUDA's), which
+    takes each truncated to an integer, where NumPy's ufunc has no loop."""
+    exponent = dtypes[1]
+    if isinstance(exponent, np.dtype) and exponent.kind == "f":
+        return _NUMPYS_LDEXP((dtypes[0], np.dtype(np.int64)))
+    return _NUMPYS_LDEXP(dtypes)
+
+
+LDEXP = Operation("ldexp", _ldexp_rule, "ldexp{f}({0}, pyctk_exponent({1}))")
+MODF = Operation("modf", ufunc_rule(np.modf), "{o0} = modf{f}({0}, &{o1})")

@@ -7,34 +7,13 @@ import numpy as np
 import pytest
 
 from pyctk import elementwise
-from pyctk._pycuda.gpuarrays import elementwise as _elementwise
-from pyctk.compiler import compile
+from support import elementwise_modules
 
 
 @pytest.fixture
 def built(monkeypatch):
     """The sources the builders hand SourceModule, compiled to PTX here instead of loaded."""
-    sources = []
-
-    class Compiled:
-        def __init__(self, source, options=None, keep=False, no_extern_c=False):
-            assert no_extern_c
-            self.ptx = compile(source, options=options, no_extern_c=True, arch="sm_80", target="ptx")
-            sources.append(source)
-
-        def get_function(self, name):
-            assert f".entry {name}".encode() in self.ptx
-            return Prepared(name)
-
-    class Prepared:
-        def __init__(self, name):
-            self.name = name
-
-        def prepare(self, codes):
-            self.codes = codes
-
-    monkeypatch.setattr(_elementwise, "SourceModule", Compiled)
-    return sources
+    return elementwise_modules.install(monkeypatch)
 
 
 def test_get_elwise_module_takes_n_from_the_arguments(built):
@@ -48,9 +27,11 @@ def test_get_elwise_module_takes_n_from_the_arguments(built):
 def test_get_elwise_range_module_loops_from_start_to_stop_by_step(built):
     arguments = "float *x, long start, long stop, long step"
     elementwise.get_elwise_range_module(arguments, "x[i] = i", "fill")
-    (source,) = built
-    assert "void fill(float *x, long start, long stop, long step)" in source
-    assert "step < 0 ? i > stop : i < stop" in source
+    elementwise.get_elwise_module(arguments, "x[i] = i", "fill", use_range=True)
+    range_source, module_source = built
+    assert "void fill(float *x, long start, long stop, long step)" in range_source
+    assert "step < 0 ? i > stop : i < stop" in range_source
+    assert module_source == range_source  # one builder: get_elwise_range_module is use_range=True
 
 
 @pytest.mark.parametrize(
