@@ -192,7 +192,7 @@ def test_nvccs_implicit_host_types_need_no_include():
     error lines stay the source's own."""
     source = "__global__ void k(uint *a, ushort *b, ulong *c) { a[0] = sizeof(uint); b[0] = 2; c[0] = 3; }\n"
     assert compiler.compile(source, arch="sm_80")[:4] == b"\x7fELF"
-    sizes = "static_assert(sizeof(uint) == 4 && sizeof(ushort) == 2 && sizeof(ulong) == 8, \"widths\");\n"
+    sizes = 'static_assert(sizeof(uint) == 4 && sizeof(ushort) == 2 && sizeof(ulong) == 8, "widths");\n'
     assert compiler.compile(sizes + "__global__ void k() {}\n", arch="sm_80")[:4] == b"\x7fELF"
     with pytest.raises(compiler.CompileError, match=r"kernel.cu\(2\): error"):
         compiler.compile("__global__ void k(uint *a)\n{ a[0] = missing; }\n", arch="sm_80")
