@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import _thread  # its lock is threading.Lock; importing threading would cost `import pyctk` ~0.6 ms
 import ctypes
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from ctypes import c_void_p
 from typing import Any
@@ -51,8 +52,24 @@ _made: dict[int, _Made] = {}
 
 def register_made(handle: int, device: int) -> None:
     """Context ``handle`` on ``device`` was made by pyctk.driver: work on ``device`` while it is
-    current goes to a libgpumatmul context of its own."""
+    current goes to a libgpumatmul context of its own, and ``cudart.on_device`` puts it back
+    after work on another device."""
     _made[handle] = _Made(device)
+    cudart.context_keeper = _keep_made_context
+
+
+def _keep_made_context() -> Callable[[], None] | None:
+    """What makes the calling thread's current context current again, if pyctk.driver made it
+    (``cudart.context_keeper``)."""
+    if not _made:  # (all destroyed since)
+        return None
+    from . import driver_api  # (imported here, as in _in_made_context)
+
+    current = c_void_p()
+    driver_api.call("cuCtxGetCurrent", ctypes.byref(current))
+    if (current.value or 0) not in _made:
+        return None
+    return functools.partial(driver_api.call, "cuCtxSetCurrent", current)
 
 
 def forget_made(handle: int, quiet: bool = False) -> None:

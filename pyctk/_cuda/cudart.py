@@ -175,7 +175,9 @@ def on_device(index: int) -> Iterator[None]:
     pyctk never leaves the calling thread on another device. When ``index`` is already
     current nothing is changed. Restoring calls ``cudaSetDevice``, which (CUDA 12 and
     later) creates the primary context of the caller's device if it had none yet: a
-    thread that never touched its current device gets that context too.
+    thread that never touched its current device gets that context too. Where the caller's
+    context was not its device's primary one (pyctk.driver's ``Device.make_context`` made
+    it), ``context_keeper`` puts it back after that.
 
     >>> before = get_device()                    # doctest: +GPU
     >>> with on_device(device_count() - 1):      # the last GPU: its legacy stream
@@ -187,11 +189,20 @@ def on_device(index: int) -> Iterator[None]:
     if previous == index:
         yield
         return
+    restore = context_keeper() if context_keeper is not None else None
     check(runtime().cudaSetDevice(index), f"cudaSetDevice({index})")
     try:
         yield
     finally:
         call("cudaSetDevice", previous)
+        if restore is not None:
+            restore()
+
+
+# Set by pyctk._cuda.contexts once pyctk.driver made a context (None until then: no cost):
+# called before on_device switches, it gives what makes the caller's current context current
+# again after cudaSetDevice back, or None where that context is its device's primary one.
+context_keeper: Callable[[], Callable[[], None] | None] | None = None
 
 
 def initialise_in_background(device: int) -> Callable[[], None]:

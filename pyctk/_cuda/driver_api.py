@@ -72,6 +72,7 @@ _PROTOTYPES: dict[str, list[Any]] = {
     "cuDevicePrimaryCtxRelease": [c_int],
     "cuCtxGetCurrent": [POINTER(c_void_p)],
     "cuCtxPushCurrent": [c_void_p],
+    "cuCtxSetCurrent": [c_void_p],
     "cuCtxPopCurrent": [POINTER(c_void_p)],
     "cuCtxGetDevice": [POINTER(c_int)],
     "cuCtxSynchronize": [],

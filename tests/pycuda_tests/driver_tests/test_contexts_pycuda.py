@@ -155,6 +155,12 @@ class FakeDriver:
     def cuCtxPopCurrent(self, context):
         context._obj.value = self.stack.pop()
 
+    def cuCtxSetCurrent(self, handle):
+        if self.stack:
+            self.stack[-1] = handle.value
+        else:
+            self.stack.append(handle.value)
+
     def cuCtxDestroy(self, handle):
         assert handle not in self.destroyed
         self.destroyed.append(handle)
@@ -364,6 +370,28 @@ def test_the_library_works_in_a_made_context_while_it_is_current(driver, library
     made.detach()  # destroyed: the library's context in it first (FakeLibrary checks the order)
     assert library.destroyed == [own.value] and driver.destroyed == [made.handle]
     assert not _contexts.alive(0, own) and not _contexts.is_made(made.handle)
+
+
+def test_work_on_another_device_gives_the_made_context_back(driver, monkeypatch):
+    def set_device(index):  # as cudaSetDevice: the device's primary context becomes current
+        driver.stack[-1:] = [PRIMARY[index]]
+        return 0
+
+    runtime = SimpleNamespace(cudaSetDevice=set_device)
+    monkeypatch.setattr(_contexts.cudart, "runtime", lambda: runtime)
+    monkeypatch.setattr(_contexts.cudart, "get_device", driver.current_device)
+    monkeypatch.setattr(_contexts.cudart, "context_keeper", None)
+    with _contexts.cudart.on_device(1):  # nothing made yet: the runtime's switch alone
+        assert driver.stack == [PRIMARY[1]]
+    assert driver.stack == [PRIMARY[0]]
+    made = cuda.Device(0).make_context()
+    with _contexts.cudart.on_device(1):
+        assert driver.stack[-1] == PRIMARY[1]
+    assert driver.stack[-1] == made.handle and cuda.Context.get_current() is made
+    with _contexts.cudart.on_device(0):  # its own device: no switch at all
+        assert driver.stack[-1] == made.handle
+    cuda.Context.pop()
+    made.detach()
 
 
 def test_a_made_context_the_library_never_worked_in_is_destroyed_alone(driver, library):
