@@ -32,31 +32,9 @@ from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import streams as _streams
 from support.paths import EXPORTS
 from support.stages import STAGES, stage_route
+from support.strategies import SUPPORTED, bfloat16
 
-try:
-    from ml_dtypes import bfloat16
-except ImportError:  # CPython wheels only
-    bfloat16 = None
-
-DTYPES = [
-    np.dtype(d)
-    for d in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float16,
-        np.float32,
-        np.float64,
-        np.complex64,
-        np.complex128,
-    )
-] + ([np.dtype(bfloat16)] if bfloat16 else [])
+DTYPES = SUPPORTED  # every dtype pyctk computes, bfloat16 where ml_dtypes is there
 NUMPY_VERSIONED = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 
 needs_pythonapi = pytest.mark.skipif(

@@ -17,33 +17,11 @@ from pyctk._arrays.device_array import asarray, empty, from_dlpack, zeros
 from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import streams as _streams
 from support.gpu_memory import process_device_bytes
+from support.strategies import SUPPORTED, bfloat16
 
 pytestmark = pytest.mark.gpu
 
-try:
-    from ml_dtypes import bfloat16
-except ImportError:  # CPython wheels only; the GPU machine has it
-    bfloat16 = None
-
-DTYPES = [
-    np.dtype(d)
-    for d in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float16,
-        np.float32,
-        np.float64,
-        np.complex64,
-        np.complex128,
-    )
-] + ([np.dtype(bfloat16)] if bfloat16 else [])
+DTYPES = SUPPORTED  # every dtype pyctk computes, bfloat16 where ml_dtypes is there
 MiB = 1 << 20
 
 
