@@ -22,6 +22,7 @@ from pyctk._pycuda.gpuarrays import copying, launching
 from pyctk._pycuda.gpuarrays.array import compact_strides
 from pyctk._pycuda.gpuarrays.elementwise import apart
 from pyctk._pycuda.kernels import source_modules
+from support.gpuarray_cases import DTYPES
 
 BASE = 1 << 20  # a made-up device address: views are checked by their offsets from it
 
@@ -267,28 +268,11 @@ def test_copy_and_fill_kernels_compile(itemsize):
     assert compile_for_sm90(copying._fill_kernel(itemsize))[:4] == b"\x7fELF"
 
 
-CAST_DTYPES = [
-    np.bool_,
-    np.int8,
-    np.uint8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
-
-
 def test_every_cast_compiles():
     source = "\n".join(
         copying._cast_kernel(np.dtype(to), np.dtype(frm)).source.replace("#include <pycuda-complex.hpp>\n", "")
-        for to in CAST_DTYPES
-        for frm in CAST_DTYPES
+        for to in DTYPES
+        for frm in DTYPES
         if to != frm
     )
     image = source_modules.compile(

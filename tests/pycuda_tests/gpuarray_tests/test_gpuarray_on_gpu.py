@@ -18,27 +18,9 @@ import pyctk.driver as cuda
 from pyctk import gpuarray
 from pyctk.elementwise import ElementwiseKernel
 from pyctk.tools import DeviceMemoryPool
+from support.gpuarray_cases import DTYPES
 
 pytestmark = pytest.mark.gpu
-
-DTYPES = [
-    np.dtype(d)
-    for d in (
-        np.bool_,
-        np.int8,
-        np.uint8,
-        np.int16,
-        np.uint16,
-        np.int32,
-        np.uint32,
-        np.int64,
-        np.uint64,
-        np.float32,
-        np.float64,
-        np.complex64,
-        np.complex128,
-    )
-]
 
 
 def values(dtype, shape=(5, 6)):
