@@ -50,11 +50,12 @@
  *   built against this header runs with any later library of the same CUDA
  *   major. `gpumatmul_version()` says which library a program got.
  * - CUDA state: no function changes the calling thread's current CUDA
- *   device. One that works on another device switches to it (`cudaSetDevice`)
- *   and back before returning, failures included; on the current device it
- *   switches nothing. A thread that never chose a device is on device 0 (as
- *   `cudaGetDevice` says) and is returned there, which (CUDA 12 and later)
- *   initialises device 0's primary context if it had none.
+ *   context, and so its current device. A context works in one CUDA context
+ *   (its device's primary one, or the caller's: `gpumatmul_create_in_context()`):
+ *   a call on it pushes that CUDA context where another (or none) is current,
+ *   and pops it before returning, failures included; where it is current
+ *   already it switches nothing. `gpumatmul_device_memory()`, which takes a
+ *   device, switches the runtime's way (`cudaSetDevice`) and back.
  * - Building: `cc app.c $(python -m pyctk --cflags --libs)` with pyctk
  *   installed from pip, or `pkg-config --cflags --libs gpumatmul` (the
  *   gpumatmul.pc installed with the library; `python -m pyctk
@@ -395,8 +396,7 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
  * every other user of the CUDA runtime in the process (PyTorch, CuPy, ...),
  * and retains it until `gpumatmul_destroy()`. Every call on the context runs
  * in that primary context, whichever context is current on the calling
- * thread; the calling thread's current context (and so its current device) is
- * the same after each call as before it.
+ * thread (see Conventions).
  */
 GPUMATMUL_API gpumatmul_status gpumatmul_create(gpumatmul_context **context, int device);
 
