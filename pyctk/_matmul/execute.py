@@ -99,10 +99,11 @@ def _on_host(operands: Operands, problem: Problem, plan: Plan) -> np.ndarray:
             shapes.as_matrices(x, position, problem.shapes) for position, x in enumerate((operands.a, operands.b))
         )
         return host_run(problem, plan).write(*matrices)
-    a, b = (
+    # (a list, not a generator: PyPy 3.9 turns an error raised while unpacking one into its own TypeError)
+    a, b = [
         _host_read(x, read, position, problem)
         for position, (x, read) in enumerate(zip((operands.a, operands.b), plan.reads))
-    )
+    ]
     c = (
         operands.out
         if plan.write == OUT

@@ -174,10 +174,11 @@ def core_axes(
             "axes should be a list with an entry for all 3 inputs and outputs; entries "
             "for outputs can only be omitted if none of them has core axes."
         )
-    a, b, result = (
+    # (a list, not a generator: PyPy 3.9 turns an error raised while unpacking one into its own TypeError)
+    a, b, result = [
         _item(item, position, count, ndim)
         for position, (item, count, ndim) in enumerate(zip(axes, counts, (a_ndim, b_ndim, out_ndim)))
-    )
+    ]
     return a, b, result
 
 

@@ -496,9 +496,10 @@ def _memset_2d(
     bits: int, dest: Any, pitch: int, data: int, width: int, height: int, stream: Any, asynchronous: bool
 ) -> None:
     what = f"memset_d2d{bits}"
-    pitch, width, height = (
+    # (a list, not a generator: PyPy 3.9 turns an error raised while unpacking one into its own TypeError)
+    pitch, width, height = [
         byte_count(n, f"{what}: {name}") for n, name in ((pitch, "pitch"), (width, "width"), (height, "height"))
-    )
+    ]
     pointer = device_address(dest, what)
     end = (height - 1) * pitch + width * bits // 8 if width and height else 0
     if pointer.nbytes is not None and end > pointer.nbytes:
