@@ -82,12 +82,17 @@ def make_default_context(ctx_maker: Callable[[Device], Context] | None = None) -
     count = Device.count()
     if count == 0:
         raise RuntimeError("make_default_context: CUDA sees no device")
+    failures = []
     for number in range(count):
         try:
             return make(Device(number))
-        except Error:
-            continue
-    raise RuntimeError(f"make_default_context: no context could be made on any of the {count} devices")
+        except Error as error:
+            failures.append(f"device {number}: {error}")
+    raise RuntimeError(
+        f"make_default_context: no context could be made on any of the {count} devices ("
+        + "; ".join(failures)
+        + "); free the devices' memory or choose one with $CUDA_DEVICE"
+    )
 
 
 def get_default_device(default: int = 0) -> Device:

@@ -153,8 +153,10 @@ def test_make_default_context_takes_the_chosen_or_the_first_device_that_works(de
 def test_make_default_context_errors(devices, monkeypatch):
     make, _ = devices
     FakeDevice.failing = {0, 1, 2}
-    with pytest.raises(RuntimeError, match="no context could be made on any of the 3 devices"):
+    with pytest.raises(RuntimeError, match="no context could be made on any of the 3 devices") as raised:
         tools.make_default_context(make)
+    assert str(raised.value).count(": cannot") == 3  # each device's own error
+    assert "device 2: " in str(raised.value) and "$CUDA_DEVICE" in str(raised.value)
     FakeDevice.count_value = 0
     with pytest.raises(RuntimeError, match="sees no device"):
         tools.make_default_context(make)
@@ -163,8 +165,9 @@ def test_make_default_context_errors(devices, monkeypatch):
         tools.make_default_context(make)
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # "cuda", PyCUDA's mark
-def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(monkeypatch):
+@pytest.fixture
+def default_context_events(monkeypatch):
+    """What making, popping and forgetting a default context did, in order (no CUDA)."""
     events = []
 
     class Context:
@@ -173,6 +176,12 @@ def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(monkeypa
 
     monkeypatch.setattr(_default_context, "make_default_context", lambda: events.append("made") or Context())
     monkeypatch.setattr(_default_context, "clear_context_caches", lambda: events.append("cleared"))
+    return events
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # "cuda", PyCUDA's mark
+def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(default_context_events):
+    events = default_context_events
 
     @tools.mark_cuda_test
     def test_kernel(x, y=1):
@@ -195,15 +204,8 @@ def test_mark_cuda_test_runs_the_test_in_a_default_context_popped_after(monkeypa
     assert events == ["made", "popped", "cleared"]  # popped all the same
 
 
-def test_init_cuda_context_fixture_yields_in_a_default_context_popped_after(monkeypatch):
-    events = []
-
-    class Context:
-        def pop(self):
-            events.append("popped")
-
-    monkeypatch.setattr(_default_context, "make_default_context", lambda: events.append("made") or Context())
-    monkeypatch.setattr(_default_context, "clear_context_caches", lambda: events.append("cleared"))
+def test_init_cuda_context_fixture_yields_in_a_default_context_popped_after(default_context_events):
+    events = default_context_events
     fixture = tools.init_cuda_context_fixture()  # as PyCUDA's test files use it: yield from it
     assert events == []
     next(fixture)
