@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import _info, matmul
-from ._arrays.dtypes import DTYPES
+from ._arrays.dtypes import DTYPES, PRODUCT_DTYPES
 from ._build_config import CUDA_MAJOR
 from ._cuda import c_build, library, nvrtc
 from ._cuda.errors import PyctkError, UnsupportedError
@@ -107,7 +107,7 @@ def check(a: np.ndarray, b: np.ndarray, backend: Backend, repeats: int) -> tuple
 
 
 def dtypes_to_check() -> list[np.dtype]:
-    names = list(DTYPES)
+    names = list(PRODUCT_DTYPES)
     if importlib.util.find_spec("ml_dtypes") is None:
         print("  (bfloat16 not checked: it needs ml_dtypes, pip install ml_dtypes)")
         names.remove("bfloat16")

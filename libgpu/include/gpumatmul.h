@@ -137,7 +137,11 @@ typedef enum gpumatmul_status {
  * as in NumPy; `GPUMATMUL_BOOL` computes the logical OR of ANDs (element values
  * must be 0 or 1, as NumPy's are); FLOAT16 and BFLOAT16 accumulate in float32
  * unless the precision says otherwise; complex types are pairs (real,
- * imaginary) of float32 or float64.
+ * imaginary) of float32 or float64. The two FP8 types are stored and copied
+ * (gpumatmul_copy_device converts them to and from every other type) but not
+ * multiplied in: NumPy with ml_dtypes multiplies them in float32, so a product
+ * of FP8 operands is one of float32 copies (the multiplication functions
+ * return NOT_SUPPORTED for them, saying so).
  */
 typedef enum gpumatmul_dtype {
     /** float32: 4 bytes. */
@@ -169,7 +173,14 @@ typedef enum gpumatmul_dtype {
     /** uint64: 8 bytes. */
     GPUMATMUL_UINT64 = 13,
     /** bool: 1 byte, 0 or 1. */
-    GPUMATMUL_BOOL = 14
+    GPUMATMUL_BOOL = 14,
+    /** float8_e4m3fn (as ml_dtypes names it): 1 byte, 4 exponent bits (bias 7)
+     * and 3 mantissa bits; no infinities, one NaN per sign (0x7f, 0xff); largest
+     * 448. Added in ABI 0.3. */
+    GPUMATMUL_FLOAT8_E4M3FN = 15,
+    /** float8_e5m2: 1 byte, 5 exponent bits (bias 15) and 2 mantissa bits, with
+     * IEEE infinities and NaNs; largest 57344. Added in ABI 0.3. */
+    GPUMATMUL_FLOAT8_E5M2 = 16
 } gpumatmul_dtype;
 
 /** Which implementation multiplies. The values are part of the ABI. */
@@ -743,8 +754,10 @@ typedef struct gpumatmul_array_desc {
  * (`numpy.copyto` with `casting="unsafe"`; the caller decides which casts to
  * allow): floats round to nearest even, complex to real drops the imaginary
  * part, integers wrap around, nonzero is true; float16 comes from float64 in
- * one rounding, bfloat16 from a float32 made first (as ml_dtypes makes it);
- * a float out of an integer type's range gives what NumPy's C casts give on
+ * one rounding, bfloat16 from a float32 made first (as ml_dtypes makes it),
+ * the FP8 types from float64 in one rounding, a value past the largest after
+ * rounding becoming NaN (float8_e4m3fn) or infinity (float8_e5m2), as
+ * ml_dtypes casts; a float out of an integer type's range gives what NumPy's C casts give on
  * x86-64. Both arrays are on the context's device; their shapes are the same
  * (a zero stride in src broadcasts an element); every element is aligned to
  * its size (a complex one to that of its parts); dst must not overlap src

@@ -7,7 +7,8 @@
 // An element is read exactly into a `number` (every float type fits a double, every
 // integer an int64 or a uint64), then written in the destination type. Where NumPy's
 // cast rounds twice, so does this one: ml_dtypes makes bfloat16 from a float32 made
-// first (from float64 and from integers); NumPy makes float16 from float64 directly.
+// first (from float64 and from integers); NumPy makes float16 from float64 directly, and
+// ml_dtypes the FP8 types.
 // A float out of an integer type's range has no defined cast (NumPy warns "invalid value
 // encountered in cast" and gives what its CPU's loop gives, which differs between CPUs);
 // here it converts as x86-64's scalar C casts do: through a 32-bit conversion for types
@@ -53,6 +54,52 @@ __device__ unsigned short to_bfloat16(float f) {  // to nearest even; NaN stays 
     return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+// The two FP8 formats, as ml_dtypes defines them: exponent bits, mantissa bits, the largest
+// finite value, and what a value past it becomes (float8_e4m3fn has no infinity: NaN).
+struct float8_format {
+    int exponent_bits, mantissa_bits;
+    double largest;
+    unsigned char overflow, nan;  // magnitudes: the sign bit is added
+};
+__device__ const float8_format E4M3FN = {4, 3, 448.0, 0x7f, 0x7f};
+__device__ const float8_format E5M2 = {5, 2, 57344.0, 0x7c, 0x7e};
+
+__device__ double from_float8(unsigned char bits, const float8_format &f) {
+    const int bias = (1 << (f.exponent_bits - 1)) - 1, mantissa = bits & ((1 << f.mantissa_bits) - 1);
+    const int exponent = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
+    const long long sign = bits & 0x80 ? 1ll << 63 : 0;
+    const bool has_infinity = f.overflow != f.nan;
+    if ((bits & 0x7f) == f.nan || (has_infinity && exponent == (1 << f.exponent_bits) - 1))
+        return __longlong_as_double(sign | (mantissa == 0 && has_infinity ? 0x7ff0000000000000ll
+                                                                          : 0x7ff8000000000000ll));
+    const double magnitude = exponent == 0  // a subnormal
+                                 ? ldexp((double)mantissa, 1 - bias - f.mantissa_bits)
+                                 : ldexp((double)(mantissa | 1 << f.mantissa_bits),
+                                         exponent - bias - f.mantissa_bits);
+    return sign ? -magnitude : magnitude;
+}
+
+// d rounded once to nearest even, as ml_dtypes casts a float64: the quantum is the spacing
+// of d's binade (of the subnormals below the smallest normal), and the rounded magnitude is
+// then encoded exactly; what rounds past the largest finite value overflows.
+__device__ unsigned char to_float8(double d, const float8_format &f) {
+    const unsigned char sign = __double_as_longlong(d) < 0 ? 0x80 : 0;
+    const int bias = (1 << (f.exponent_bits - 1)) - 1, smallest_binade = 1 - bias;
+    const double magnitude = fabs(d);
+    if (magnitude != magnitude) return sign | f.nan;
+    if (magnitude > f.largest * 2) return sign | f.overflow;  // infinities too; keeps ilogb small
+    if (magnitude == 0.0) return sign;
+    const int binade = max(ilogb(magnitude), smallest_binade);
+    const double rounded = ldexp(rint(ldexp(magnitude, f.mantissa_bits - binade)), binade - f.mantissa_bits);
+    if (rounded > f.largest) return sign | f.overflow;
+    if (rounded == 0.0) return sign;
+    const int exponent = ilogb(rounded);  // rounding may carry into the next binade
+    if (exponent < smallest_binade)       // a subnormal: its mantissa counts the smallest quantum
+        return sign | (unsigned char)ldexp(rounded, f.mantissa_bits - smallest_binade);
+    const int mantissa = (int)ldexp(rounded, f.mantissa_bits - exponent) - (1 << f.mantissa_bits);
+    return sign | (unsigned char)((exponent + bias) << f.mantissa_bits | mantissa);
+}
+
 template <typename T>
 __device__ T at(const void *p) { return *static_cast<const T *>(p); }
 
@@ -72,6 +119,8 @@ __device__ number load(int dtype, const void *p) {
     case CONVERT_UINT16: return unsigned_number(at<unsigned short>(p));
     case CONVERT_UINT32: return unsigned_number(at<unsigned>(p));
     case CONVERT_UINT64: return unsigned_number(at<unsigned long long>(p));
+    case CONVERT_FLOAT8_E4M3FN: return real_number(from_float8(at<unsigned char>(p), E4M3FN));
+    case CONVERT_FLOAT8_E5M2: return real_number(from_float8(at<unsigned char>(p), E5M2));
     default: return unsigned_number(at<unsigned char>(p) != 0);  // CONVERT_BOOL
     }
 }
@@ -124,6 +173,8 @@ __device__ void store(int dtype, void *p, const number &x) {
     case CONVERT_INT16: case CONVERT_UINT16: put(p, (unsigned short)integer_bits(x, 2, dtype == CONVERT_UINT16)); break;
     case CONVERT_INT32: case CONVERT_UINT32: put(p, (unsigned)integer_bits(x, 4, dtype == CONVERT_UINT32)); break;
     case CONVERT_INT64: case CONVERT_UINT64: put(p, integer_bits(x, 8, dtype == CONVERT_UINT64)); break;
+    case CONVERT_FLOAT8_E4M3FN: put(p, to_float8(to_double(x), E4M3FN)); break;
+    case CONVERT_FLOAT8_E5M2: put(p, to_float8(to_double(x), E5M2)); break;
     default:  // CONVERT_BOOL: nonzero (NaN too) is true
         put(p, (unsigned char)(x.kind == SIGNED ? x.s != 0 : x.kind == UNSIGNED ? x.u != 0
                                                                                 : x.re != 0.0 || im != 0.0));

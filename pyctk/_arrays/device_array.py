@@ -65,7 +65,8 @@ class DeviceArray(StridedArray):
     step), ``...`` and ``None`` gives views of the same memory; ``get()`` or
     ``numpy.asarray(x)`` copies the data to the host. The dtypes are those
     ``pyctk.matmul`` computes: bool, the integers of 8 to 64 bits, float16, bfloat16,
-    float32, float64, complex64 and complex128.
+    float32, float64, complex64 and complex128; and ml_dtypes' float8_e4m3fn and
+    float8_e5m2, which products compute in float32, as ``numpy.matmul`` does.
 
     Parameters
     ----------

@@ -114,7 +114,7 @@ def dl_dtype(dtype: Any) -> DLDataType:
 
 
 def numpy_dtype(dl: DLDataType) -> np.dtype:
-    """The NumPy dtype of a DLDataType; bfloat16 imports ml_dtypes, which registers it.
+    """The NumPy dtype of a DLDataType; ml_dtypes' types import it, which registers them.
 
     >>> numpy_dtype(DLDataType(2, 16, 1))  # kDLFloat, 16 bits
     dtype('float16')
@@ -125,11 +125,11 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
             f"DLPack tensor 'dtype' is code {dl.code}, {dl.bits} bits, {dl.lanes} lanes, for which pyctk "
             f"has no dtype (it reads one lane of {', '.join(DTYPES)})"
         )
-    if name == "bfloat16":
+    if DTYPES[name].ml_dtypes:
         try:
-            import ml_dtypes  # noqa: F401  (registers "bfloat16" with NumPy)
+            import ml_dtypes  # noqa: F401  (registers "bfloat16", "float8_e4m3fn", ... with NumPy)
         except ImportError:
-            raise TypeError("bfloat16 data needs the ml_dtypes package: pip install ml_dtypes") from None
+            raise TypeError(f"{name} data needs the ml_dtypes package: pip install ml_dtypes") from None
     return np.dtype(name)
 
 

@@ -10,8 +10,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-# DLPack's type codes (DLDataTypeCode in dlpack.h), for the table below.
+# DLPack's type codes (DLDataTypeCode in dlpack.h, 1.1), for the table below.
 kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
+kDLFloat8_e4m3fn, kDLFloat8_e5m2 = 10, 12
 
 
 class Dtype(NamedTuple):
@@ -19,16 +20,19 @@ class Dtype(NamedTuple):
 
     code: int  # gpumatmul_dtype (libgpu/include/gpumatmul.h)
     dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
+    ml_dtypes: bool = False  # ml_dtypes' type, which NumPy knows only once ml_dtypes is imported
+    product: bool = True  # products compute in it; False: stored and converted only (NumPy
+    # with ml_dtypes multiplies the FP8 types in float32, and so does pyctk)
 
 
 # Every dtype pyctk computes in and stores, one row each, by NumPy name. Names rather than
-# dtype objects because bfloat16 is ml_dtypes', not NumPy's, and ml_dtypes is not a
-# dependency: it is never imported here, only recognised on arrays that already have it.
+# dtype objects because bfloat16 and the FP8 types are ml_dtypes', not NumPy's, and ml_dtypes
+# is not a dependency: it is never imported here, only recognised on arrays that have it.
 DTYPES = {
     "float32": Dtype(0, (kDLFloat, 32)),
     "float64": Dtype(1, (kDLFloat, 64)),
     "float16": Dtype(2, (kDLFloat, 16)),
-    "bfloat16": Dtype(3, (kDLBfloat, 16)),
+    "bfloat16": Dtype(3, (kDLBfloat, 16), ml_dtypes=True),
     "complex64": Dtype(4, (kDLComplex, 64)),
     "complex128": Dtype(5, (kDLComplex, 128)),
     "int8": Dtype(6, (kDLInt, 8)),
@@ -40,13 +44,17 @@ DTYPES = {
     "uint32": Dtype(12, (kDLUInt, 32)),
     "uint64": Dtype(13, (kDLUInt, 64)),
     "bool": Dtype(14, (kDLBool, 8)),
+    "float8_e4m3fn": Dtype(15, (kDLFloat8_e4m3fn, 8), ml_dtypes=True, product=False),
+    "float8_e5m2": Dtype(16, (kDLFloat8_e5m2, 8), ml_dtypes=True, product=False),
 }
+PRODUCT_DTYPES = [name for name, row in DTYPES.items() if row.product]  # what products compute in
 
 
 def supported_dtype(dtype: Any) -> np.dtype:
     """``dtype`` as a NumPy dtype, or TypeError for a dtype pyctk has no use for.
 
-    bfloat16 (ml_dtypes' dtype) is recognised by name, so ml_dtypes is not imported.
+    ml_dtypes' dtypes (bfloat16, the FP8 types) are recognised by name, so ml_dtypes is not
+    imported.
 
     >>> supported_dtype("float32")
     dtype('float32')
@@ -67,6 +75,12 @@ def supported_dtype(dtype: Any) -> np.dtype:
 
 
 _supported: dict[Any, np.dtype] = {}  # dtype-like -> its checked dtype
+
+
+def from_ml_dtypes(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is one of ml_dtypes' in the table (known by name: it is not imported)."""
+    row = DTYPES.get(dtype.name)  # by name alone: float8_e5m2's kind is "f", as float32's
+    return row is not None and row.ml_dtypes
 
 
 def is_bfloat16(dtype: np.dtype) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 from .._cuda import cudart, streams
 from . import dlpack
 from .dlpack import kDLCPU, kDLCUDA
+from .dtypes import from_ml_dtypes
 from .layout import broadcast_shapes, broadcast_strides, index_view, is_c_contiguous, permutation
 
 _Array = TypeVar("_Array", bound="StridedArray")
@@ -151,9 +152,9 @@ class StridedArray:
 
         A dict of the shape, type string, data pointer and read-only flag, strides, and the
         stream pyctk's pending work is on (1, the legacy default stream, unless the array
-        was made on another; a GPUArray's says None there, as PyCUDA's). bfloat16 has no
-        type string in the interface, so such arrays have no attribute (AttributeError) and
-        consumers fall back to DLPack.
+        was made on another; a GPUArray's says None there, as PyCUDA's). bfloat16 and the FP8
+        types have no type string in the interface, so such arrays have no attribute
+        (AttributeError) and consumers fall back to DLPack.
 
         Examples
         --------
@@ -168,8 +169,8 @@ class StridedArray:
         >>> gpuarray.zeros((2, 3), np.float32).__cuda_array_interface__["strides"]   # as PyCUDA's
         (12, 4)
         """
-        if self.dtype.name == "bfloat16":
-            raise AttributeError("the CUDA Array Interface cannot describe bfloat16; use DLPack (__dlpack__)")
+        if from_ml_dtypes(self.dtype):
+            raise AttributeError(f"the CUDA Array Interface cannot describe {self.dtype.name}; use DLPack (__dlpack__)")
         described = self._interface_strides_always or not self._c_contiguous()
         return {
             "shape": self.shape,

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .._arrays.dtypes import DTYPES, is_bfloat16
+from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, is_bfloat16
 
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
 
@@ -102,7 +102,7 @@ def code(dtype: np.dtype) -> int:
     if number is None:
         raise TypeError(
             f"pyctk.matmul cannot compute in {dtype}, the dtype NumPy's matmul uses for these "
-            f"operands: the GPU computes in {', '.join(DTYPES)}. Use numpy.matmul for these "
+            f"operands: the GPU computes in {', '.join(PRODUCT_DTYPES)}. Use numpy.matmul for these "
             "arrays, or convert them first (e.g. a.astype(np.float64))."
         )
     return number
@@ -111,4 +111,4 @@ def code(dtype: np.dtype) -> int:
 @functools.cache  # dtype.name takes microseconds, and every call needs a code
 def _code(dtype: np.dtype) -> int | None:
     row = DTYPES.get(dtype.name) if dtype.isnative else None
-    return None if row is None else row.code
+    return None if row is None or not row.product else row.code

@@ -32,9 +32,10 @@ from pyctk._cuda import cudart as _cudart
 from pyctk._cuda import streams as _streams
 from support.paths import EXPORTS
 from support.stages import STAGES, stage_route
-from support.strategies import SUPPORTED, bfloat16
+from support.strategies import STORED
 
-DTYPES = SUPPORTED  # every dtype pyctk computes, bfloat16 where ml_dtypes is there
+DTYPES = STORED  # every dtype pyctk stores, ml_dtypes' (bfloat16, FP8) where it is there
+ML_DTYPES = {"bfloat16": 4, "float8_e4m3fn": 10, "float8_e5m2": 12}  # with their DLPack codes
 NUMPY_VERSIONED = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
 
 needs_pythonapi = pytest.mark.skipif(
@@ -144,8 +145,7 @@ def test_without_a_driver_zeros_raises_no_driver_error(needs_no_driver):
 def test_dtype_round_trips_through_dldatatype(dtype):
     dl = _dlpack.dl_dtype(dtype)
     assert (dl.bits, dl.lanes) == (8 * dtype.itemsize, 1)
-    kind = "bfloat16" if dtype.name == "bfloat16" else dtype.kind
-    expected_code = {"b": 6, "i": 0, "u": 1, "f": 2, "bfloat16": 4, "c": 5}[kind]
+    expected_code = ML_DTYPES.get(dtype.name) or {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}[dtype.kind]
     assert dl.code == expected_code
     assert _dlpack.numpy_dtype(dl) == dtype
 
@@ -419,7 +419,7 @@ def test_attributes_and_transpose():
         len(array[0, 0, 0])
 
 
-@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.name != "bfloat16"], ids=str)
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.name not in ML_DTYPES], ids=str)
 def test_cuda_array_interface(dtype):
     host = values(dtype, (4, 6))
     array = host_view(host)
@@ -438,10 +438,11 @@ def test_cuda_array_interface(dtype):
     assert view.__cuda_array_interface__["data"][0] == host[:, 1::2].ctypes.data
 
 
-def test_bfloat16_has_no_cuda_array_interface():
-    if bfloat16 is None:
-        pytest.skip("needs ml_dtypes")
-    assert not hasattr(host_view(values(bfloat16)), "__cuda_array_interface__")
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.name in ML_DTYPES], ids=str)
+def test_ml_dtypes_have_no_cuda_array_interface(dtype):
+    """The interface has no type string for them (NumPy's own says '<V2', '<V1', '<f1'): DLPack has."""
+    with pytest.raises(AttributeError, match=f"cannot describe {dtype.name}; use DLPack"):
+        _ = host_view(values(dtype)).__cuda_array_interface__
 
 
 @needs_pythonapi

@@ -1,5 +1,5 @@
 """The copy kernel on a GPU (libgpu/kernels/convert.cu, gpumatmul_copy_device): every pair of
-dtypes against NumPy's own casts (ml_dtypes' for bfloat16), bit for bit, on the values where
+dtypes against NumPy's own casts (ml_dtypes' for bfloat16 and the FP8 types), bit for bit, on the values where
 casts differ (roundings at midpoints, signed zeros, infinities, NaN, integer extremes); gathers
 of any strides; and an array past 2^31 elements, which takes several launches.
 
@@ -18,7 +18,7 @@ import pytest
 
 import pyctk
 from support.gpu_arrays import device_array
-from support.strategies import SUPPORTED
+from support.strategies import FLOAT8, STORED
 
 pytestmark = pytest.mark.gpu
 
@@ -62,6 +62,8 @@ def special_values(dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
         info = np.iinfo(dtype)
         extremes = [v for v in INTEGER_EXTREMES + [0, 1, -1, 2049, 16777217, 2**53 + 1] if info.min <= v <= info.max]
         return np.concatenate([np.array(extremes, dtype), rng.integers(info.min, info.max, 512, dtype, endpoint=True)])
+    if dtype in FLOAT8:  # every value, NaNs and signed zeros included
+        return np.arange(256, dtype=np.uint8).view(dtype)
     real = np.concatenate(
         [np.array(FLOATS), rng.standard_normal(256) * 10.0 ** rng.integers(-8, 9, 256), _midpoints(rng)]
     )
@@ -70,14 +72,21 @@ def special_values(dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
 
 
 def _midpoints(rng: np.random.Generator) -> np.ndarray:
-    """float64 values at and next to the rounding midpoints of float32, float16 and bfloat16."""
+    """float64 values at and next to the rounding midpoints of float32, float16, bfloat16 and the
+    FP8 types (all of theirs, and past their largest values)."""
     f32 = rng.standard_normal(64).astype(np.float32)
     bits = f32.view(np.uint32)
     halfway = [
         ((bits & ~np.uint32(mask)) | np.uint32((mask + 1) >> 1)).view(np.float32) for mask in (0xFFFF, 0x1FFF)
     ]  # bfloat16's and float16's last bits
     f64_mid = (f32.astype(np.float64) + np.nextafter(f32, np.inf).astype(np.float64)) / 2
-    return np.concatenate([*halfway, f64_mid, np.nextafter(f64_mid, np.inf), np.nextafter(f64_mid, -np.inf)])
+    float8_values = [np.sort(np.arange(128, dtype=np.uint8).view(t).astype(np.float64)) for t in FLOAT8]
+    float8_values = [v[np.isfinite(v)] for v in float8_values]
+    float8_mid = np.concatenate(
+        [(v[1:] + v[:-1]) / 2 for v in float8_values] + [v[-1:] * 1.0625 for v in float8_values]
+    )
+    mids = np.concatenate([f64_mid, float8_mid, -float8_mid])
+    return np.concatenate([*halfway, mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf)])
 
 
 def same_bits(result: np.ndarray, expected: np.ndarray) -> bool:
@@ -85,7 +94,7 @@ def same_bits(result: np.ndarray, expected: np.ndarray) -> bool:
     parts = {"complex64": np.float32, "complex128": np.float64}.get(result.dtype.name, result.dtype)
     r, e = result.view(parts), expected.view(parts)  # a complex number's two parts side by side
     same = r.view(f"u{r.dtype.itemsize}") == e.view(f"u{e.dtype.itemsize}")
-    if r.dtype.kind == "f" or r.dtype.name == "bfloat16":
+    if r.dtype.kind in "fV":  # NumPy's floats, ml_dtypes' (bfloat16, the FP8 types)
         same |= np.isnan(r.astype(np.float64)) & np.isnan(e.astype(np.float64))
     return bool(np.all(same))
 
@@ -103,7 +112,7 @@ def defined_casts(host: np.ndarray, target: np.dtype) -> np.ndarray:
         return np.isfinite(whole) & (whole >= float(info.min)) & (whole < float(info.max) + 1)
 
 
-@pytest.mark.parametrize("source, target", list(itertools.product(SUPPORTED, SUPPORTED)), ids=lambda d: d.name)
+@pytest.mark.parametrize("source, target", list(itertools.product(STORED, STORED)), ids=lambda d: d.name)
 def test_every_cast_is_numpys_bit_for_bit(source, target):
     host = special_values(source, np.random.default_rng(source.num * 31 + target.num))
     with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 try:
-    from ml_dtypes import bfloat16
+    from ml_dtypes import bfloat16, float8_e4m3fn, float8_e5m2
 except ImportError:  # CPython wheels only
-    bfloat16 = None
+    bfloat16 = float8_e4m3fn = float8_e5m2 = None
 
 SUPPORTED = [
     np.dtype(name)
@@ -51,6 +51,9 @@ SUPPORTED = [
         "bool",
     )
 ] + ([np.dtype(bfloat16)] if bfloat16 else [])
+# ml_dtypes' FP8 types: stored and converted, their products computed in float32 (NumPy's loop).
+FLOAT8 = [np.dtype(float8_e4m3fn), np.dtype(float8_e5m2)] if float8_e4m3fn else []
+STORED = SUPPORTED + FLOAT8  # every dtype a DeviceArray holds
 REJECTED = [np.dtype(name) for name in ("datetime64[s]", "timedelta64[s]", "U3", "S3")]
 OBJECT = np.dtype(object)  # NumPy multiplies it; pyctk cannot, and says so (TypeError)
 CASTINGS = ["no", "equiv", "safe", "same_kind", "unsafe"]

@@ -19,7 +19,8 @@
 typedef char convert_dtypes_are_gpumatmul_dtypes
     [SAME(FLOAT32) && SAME(FLOAT64) && SAME(FLOAT16) && SAME(BFLOAT16) && SAME(COMPLEX64) &&
              SAME(COMPLEX128) && SAME(INT8) && SAME(INT16) && SAME(INT32) && SAME(INT64) &&
-             SAME(UINT8) && SAME(UINT16) && SAME(UINT32) && SAME(UINT64) && SAME(BOOL)
+             SAME(UINT8) && SAME(UINT16) && SAME(UINT32) && SAME(UINT64) && SAME(BOOL) &&
+             SAME(FLOAT8_E4M3FN) && SAME(FLOAT8_E5M2)
          ? 1
          : -1];
 #undef SAME

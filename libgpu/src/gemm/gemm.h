@@ -16,7 +16,10 @@
 #include "gemm_wgmma.h" /* struct gemm_c_update */
 
 /* The enums are dense from 0, so their last value bounds the tables. */
-#define DTYPE_COUNT (GPUMATMUL_BOOL + 1)
+#define DTYPE_COUNT (GPUMATMUL_FLOAT8_E5M2 + 1)
+/* The dtypes products are computed in: all but the FP8 ones, which are only
+ * stored and copied (gpumatmul.h). */
+#define PRODUCT_DTYPE_COUNT (GPUMATMUL_BOOL + 1)
 #define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
 #define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
 

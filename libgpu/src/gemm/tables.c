@@ -51,9 +51,12 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_UINT32] = {"uint32", 4, NOT_CUBLAS, "u32"},
     [GPUMATMUL_UINT64] = {"uint64", 8, NOT_CUBLAS, "u64"},
     [GPUMATMUL_BOOL] = {"bool", 1, NOT_CUBLAS, "bool"},
+    /* Stored and copied only: no kernel multiplies in them (PRODUCT_DTYPE_COUNT). */
+    [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, NOT_CUBLAS, NULL},
+    [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, NOT_CUBLAS, NULL},
 };
 
-#define ALL_DTYPES ((1u << DTYPE_COUNT) - 1)
+#define ALL_DTYPES ((1u << PRODUCT_DTYPE_COUNT) - 1)
 #define ONLY(x) (1u << (x))
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
@@ -279,6 +282,11 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     if ((unsigned)precision >= PRECISION_COUNT)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "precision %d is not a gpumatmul_precision", (int)precision);
+    if (dtype >= PRODUCT_DTYPE_COUNT)
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "%s is stored, not multiplied in: NumPy multiplies it in float32; copy "
+                         "the operands to float32 (gpumatmul_copy_device) and multiply those",
+                         dtype_infos[dtype].name);
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];
