@@ -141,7 +141,10 @@ typedef enum gpumatmul_status {
  * (gpumatmul_copy_device converts them to and from every other type) but not
  * multiplied in: NumPy with ml_dtypes multiplies them in float32, so a product
  * of FP8 operands is one of float32 copies (the multiplication functions
- * return NOT_SUPPORTED for them, saying so).
+ * return NOT_SUPPORTED for them, saying so). float8_e4m3fn has 4 exponent bits
+ * (bias 7) and 3 mantissa bits, no infinities and one NaN a sign (0x7f, 0xff),
+ * its largest value 448; float8_e5m2 has 5 exponent bits (bias 15) and 2
+ * mantissa bits, with IEEE infinities and NaNs, its largest value 57344.
  */
 typedef enum gpumatmul_dtype {
     /** float32: 4 bytes. */
@@ -174,12 +177,9 @@ typedef enum gpumatmul_dtype {
     GPUMATMUL_UINT64 = 13,
     /** bool: 1 byte, 0 or 1. */
     GPUMATMUL_BOOL = 14,
-    /** float8_e4m3fn (as ml_dtypes names it): 1 byte, 4 exponent bits (bias 7)
-     * and 3 mantissa bits; no infinities, one NaN per sign (0x7f, 0xff); largest
-     * 448. Added in ABI 0.3. */
+    /** float8_e4m3fn (as ml_dtypes names it): 1 byte; since ABI 0.3. */
     GPUMATMUL_FLOAT8_E4M3FN = 15,
-    /** float8_e5m2: 1 byte, 5 exponent bits (bias 15) and 2 mantissa bits, with
-     * IEEE infinities and NaNs; largest 57344. Added in ABI 0.3. */
+    /** float8_e5m2 (as ml_dtypes names it): 1 byte; since ABI 0.3. */
     GPUMATMUL_FLOAT8_E5M2 = 16
 } gpumatmul_dtype;
 
