@@ -55,49 +55,54 @@ __device__ unsigned short to_bfloat16(float f) {  // to nearest even; NaN stays 
 }
 
 // The two FP8 formats, as ml_dtypes defines them: exponent bits, mantissa bits, the largest
-// finite value, and what a value past it becomes (float8_e4m3fn has no infinity: NaN).
+// finite value's bits, and what a value past it becomes (float8_e4m3fn has no infinity: NaN).
+// Both conversions work on the float64's bits, in integers.
 struct float8_format {
     int exponent_bits, mantissa_bits;
-    double largest;
-    unsigned char overflow, nan;  // magnitudes: the sign bit is added
+    unsigned char largest, overflow, nan;  // magnitudes: the sign bit is added
 };
-__device__ const float8_format E4M3FN = {4, 3, 448.0, 0x7f, 0x7f};
-__device__ const float8_format E5M2 = {5, 2, 57344.0, 0x7c, 0x7e};
+__device__ const float8_format E4M3FN = {4, 3, 0x7e, 0x7f, 0x7f};
+__device__ const float8_format E5M2 = {5, 2, 0x7b, 0x7c, 0x7e};
 
 __device__ double from_float8(unsigned char bits, const float8_format &f) {
-    const int bias = (1 << (f.exponent_bits - 1)) - 1, mantissa = bits & ((1 << f.mantissa_bits) - 1);
-    const int exponent = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
-    const long long sign = bits & 0x80 ? 1ll << 63 : 0;
-    const bool has_infinity = f.overflow != f.nan;
-    if ((bits & 0x7f) == f.nan || (has_infinity && exponent == (1 << f.exponent_bits) - 1))
-        return __longlong_as_double(sign | (mantissa == 0 && has_infinity ? 0x7ff0000000000000ll
-                                                                          : 0x7ff8000000000000ll));
-    const double magnitude = exponent == 0  // a subnormal
-                                 ? ldexp((double)mantissa, 1 - bias - f.mantissa_bits)
-                                 : ldexp((double)(mantissa | 1 << f.mantissa_bits),
-                                         exponent - bias - f.mantissa_bits);
-    return sign ? -magnitude : magnitude;
+    const int bias = (1 << (f.exponent_bits - 1)) - 1, magnitude = bits & 0x7f;
+    const unsigned long long sign = (unsigned long long)(bits & 0x80) << 56;
+    const int exponent = magnitude >> f.mantissa_bits, mantissa = magnitude & ((1 << f.mantissa_bits) - 1);
+    if (magnitude > f.largest)  // past the largest: e5m2's infinities, and the NaNs
+        return __longlong_as_double((long long)(sign | (magnitude == f.overflow && f.overflow != f.nan
+                                                            ? 0x7ff0000000000000ull
+                                                            : 0x7ff8000000000000ull)));
+    if (exponent == 0) {  // a subnormal (or zero): mantissa units of 2^(1 - bias - mantissa_bits)
+        const double unit = __longlong_as_double((long long)(1023 + 1 - bias - f.mantissa_bits) << 52);
+        return __longlong_as_double(__double_as_longlong(mantissa * unit) | (long long)sign);
+    }
+    return __longlong_as_double((long long)(sign | (unsigned long long)(exponent - bias + 1023) << 52 |
+                                            (unsigned long long)mantissa << (52 - f.mantissa_bits)));
 }
 
-// d rounded once to nearest even, as ml_dtypes casts a float64: the quantum is the spacing
-// of d's binade (of the subnormals below the smallest normal), and the rounded magnitude is
-// then encoded exactly; what rounds past the largest finite value overflows.
+// d rounded once to nearest even, as ml_dtypes casts a float64: its 53-bit significand is
+// cut to the quantum of its binade (of the subnormals below the smallest normal), and what
+// rounds past the largest finite value overflows.
 __device__ unsigned char to_float8(double d, const float8_format &f) {
-    const unsigned char sign = __double_as_longlong(d) < 0 ? 0x80 : 0;
-    const int bias = (1 << (f.exponent_bits - 1)) - 1, smallest_binade = 1 - bias;
-    const double magnitude = fabs(d);
-    if (magnitude != magnitude) return sign | f.nan;
-    if (magnitude > f.largest * 2) return sign | f.overflow;  // infinities too; keeps ilogb small
-    if (magnitude == 0.0) return sign;
-    const int binade = max(ilogb(magnitude), smallest_binade);
-    const double rounded = ldexp(rint(ldexp(magnitude, f.mantissa_bits - binade)), binade - f.mantissa_bits);
-    if (rounded > f.largest) return sign | f.overflow;
-    if (rounded == 0.0) return sign;
-    const int exponent = ilogb(rounded);  // rounding may carry into the next binade
-    if (exponent < smallest_binade)       // a subnormal: its mantissa counts the smallest quantum
-        return sign | (unsigned char)ldexp(rounded, f.mantissa_bits - smallest_binade);
-    const int mantissa = (int)ldexp(rounded, f.mantissa_bits - exponent) - (1 << f.mantissa_bits);
-    return sign | (unsigned char)((exponent + bias) << f.mantissa_bits | mantissa);
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(d);
+    const unsigned char sign = (unsigned char)(bits >> 56) & 0x80;
+    const unsigned long long magnitude = bits & 0x7fffffffffffffffull;
+    const int bias = (1 << (f.exponent_bits - 1)) - 1, exponent = (int)(magnitude >> 52) - 1023;
+    if (magnitude > 0x7ff0000000000000ull) return sign | f.nan;
+    if (exponent > bias + 1) return sign | f.overflow;  // twice the largest and more, infinity too
+    // Bits dropped: those below the quantum; float64 subnormals drop all (they round to zero).
+    const int dropped = 52 - f.mantissa_bits + max(1 - bias - exponent, 0);
+    if (dropped >= 64 || magnitude == 0) return sign;
+    const unsigned long long significand = (magnitude & ((1ull << 52) - 1)) | 1ull << 52;
+    const unsigned long long kept = significand >> dropped, rest = significand & ((1ull << dropped) - 1);
+    const unsigned long long half = 1ull << (dropped - 1);
+    const unsigned long long quanta = kept + (rest > half || (rest == half && (kept & 1)));
+    // A normal's quanta include its leading 1 (2^mantissa_bits), which the exponent field
+    // stands for; a carry out of the mantissa moves into the exponent field by the same sum.
+    const unsigned long long base =
+        exponent >= 1 - bias ? (unsigned long long)(exponent + bias - 1) << f.mantissa_bits : 0;
+    const unsigned long long encoded = base + quanta;
+    return sign | (encoded > f.largest ? f.overflow : (unsigned char)encoded);
 }
 
 template <typename T>
