@@ -82,11 +82,14 @@ static void check_tables(void) {
           "auto multiplies float32 in tf32 (with cuBLAS)");
     check(gpumatmul_backend_supports((gpumatmul_backend)3, GPUMATMUL_FLOAT32,
                                      GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
-              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, (gpumatmul_dtype)15,
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, (gpumatmul_dtype)17,
                                          GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
               gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
                                          (gpumatmul_precision)-1) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
           "values outside the enums are invalid arguments");
+    check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT8_E4M3FN,
+                                     GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_NOT_SUPPORTED,
+          "FP8 is stored, not multiplied in");
 }
 
 static void check_images(void) {
