@@ -116,10 +116,10 @@ def shared_bytes(spec, constants) -> int:
 
 def build(out: Path, arch: int) -> None:
     sys.path.insert(0, str(ROOT / "libgpu" / "tools"))
-    from cuda_wheels import nvrtc_path
+    from cuda_wheels import library_path
     from embed_kernels import Nvrtc
 
-    nvrtc = Nvrtc(nvrtc_path(13))
+    nvrtc = Nvrtc(library_path("nvrtc", 13))
     kernels = sorted(KERNELS.glob("*.cu"))
     source = "".join(f'#line 1 "{k.name}"\n{k.read_text()}\n' for k in kernels)
     source += '#line 1 "lab_variants.cu"\n'

@@ -24,7 +24,8 @@ CU13 = {
     '"nvidia-cublas-cu12>=12.0,<13"': '"nvidia-cublas>=13.0,<14"',
     '"nvidia-cuda-nvcc-cu12>=12.0,<13"': '"nvidia-cuda-crt>=13.0,<14"',
     '"nvidia-cuda-cccl-cu12>=12.0,<13"': '"nvidia-cuda-cccl>=13.0,<14"',
-    '"nvidia-cuda-nvrtc-cu12>=12.9,<13"': '"nvidia-cuda-nvrtc>=13.0,<14"',
+    # The build's NVRTC, and nvFatbin to compress its images (libgpu/tools/embed_kernels.py).
+    '"nvidia-cuda-nvrtc-cu12>=12.9,<13"': '"nvidia-cuda-nvrtc>=13.0,<14", "nvidia-nvfatbin>=13.0,<14"',
     '"nvidia-cuda-nvrtc-cu12>=12.0,<13"': '"nvidia-cuda-nvrtc>=13.0,<14"',  # the nvrtc extra
     '"nvidia-cuda-cccl-cu12>=12.3,<13"': '"nvidia-cuda-cccl>=13.0,<14"',  # the nvrtc extra
     '"nvidia-nvjitlink-cu12>=12.0,<13"': '"nvidia-nvjitlink>=13.0,<14"',  # the nvjitlink extra

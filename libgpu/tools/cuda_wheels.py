@@ -5,7 +5,7 @@ lines: the include folders and the library folders of cudart and cuBLAS, each
 ';'-separated, then the RUNPATH that finds cudart and cuBLAS in the nvidia wheels
 next to the installed pyctk package. They come from the nvidia pip wheels of the
 build environment, or from the CUDA toolkit rooted at DIR (meson's -Dtoolkit).
-Imported by embed_kernels.py for NVRTC.
+Imported by embed_kernels.py for NVRTC and nvFatbin.
 """
 
 import argparse
@@ -94,9 +94,10 @@ def package_rpath(major: int) -> str:
     return ":".join(dict.fromkeys(f"$ORIGIN/../{folder}" for folder in folders))
 
 
-def nvrtc_path(major: int, toolkit: str = None) -> str:
-    folder = library_dirs(("nvrtc",), major, toolkit)["nvrtc"]
-    return str(Path(folder) / loader.library_spec("nvrtc", major).file_name)
+def library_path(name: str, major: int, toolkit: str = None) -> str:
+    """The file of library ``name`` ("nvrtc", "nvfatbin"), from the wheels or the toolkit."""
+    folder = library_dirs((name,), major, toolkit)[name]
+    return str(Path(folder) / loader.library_spec(name, major).file_name)
 
 
 if __name__ == "__main__":

@@ -100,6 +100,9 @@ _LIBRARIES = {
         # NVRTC's and nvJitLink's DLLs also carry the minor: nvrtc64_120_0.dll.
         _Library("nvrtc", "cuda_nvrtc", "nvidia-cuda-nvrtc", dll="nvrtc64_{major}0_0.dll"),
         _Library("nvJitLink", "nvjitlink", "nvidia-nvjitlink", dll="nvJitLink_{major}0_0.dll"),
+        # Only the build loads nvFatbin (libgpu/tools/embed_kernels.py compresses the kernel
+        # images with it), and only on Linux.
+        _Library("nvfatbin", "nvfatbin", "nvidia-nvfatbin"),
         # cuRAND 10 ships with CUDA 12 and 13 (libcurand.so.10, curand64_10.dll), its wheels
         # versioned 10.3.x (CUDA 12) and 10.4.x (CUDA 13).
         _Library("curand", "curand", "nvidia-curand", own_major=10, own_versions={12: ">=10.3,<11", 13: ">=10.4,<11"}),
@@ -142,7 +145,7 @@ def current_os() -> str:
 
 
 def library_spec(name: str, major: int, os_name: str | None = None) -> LibrarySpec:
-    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand") of CUDA
+    """What library ``name`` ("cudart", "cublasLt", "cublas", "nvrtc", "nvJitLink", "curand", "nvfatbin") of CUDA
     ``major`` is called and where it lives."""
     os_name = os_name or current_os()
     library = _LIBRARIES.get(name)
