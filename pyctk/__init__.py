@@ -6,11 +6,15 @@ array([[3., 3., 3., 3.],
        [3., 3., 3., 3.]])
 
 Importing pyctk loads no CUDA library; the first call that needs the GPU does
-(see pyctk._cuda.loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it).
+(see pyctk._cuda.loader for the search order, PYCTK_DEBUG_LOAD=1 to watch it). Nor does it
+import the modules behind the public names: each is imported on the first use of a name it
+defines (PEP 562's module ``__getattr__``), so that ``import pyctk`` costs a program that does
+not multiply, or not yet, a fraction of a millisecond (benchmarks/startup.py measures it).
 """
 
 import os as _os
 import sys as _sys
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 
 def _hand_over_to_installed_copy():
@@ -61,7 +65,59 @@ except ImportError:  # handed over below, outside this handler: its error stands
     __version__ = None  # type: ignore[assignment]  # (a str wherever the import works)
 if __version__ is None:
     _hand_over_to_installed_copy()
-else:
+
+# Public name -> the module that defines it, relative to this package, imported on the name's
+# first use. matmul's module imports nearly all of pyctk._arrays and pyctk._matmul, 36 modules
+# that were nearly all of `import pyctk`'s time, and that a program which imports pyctk but
+# does not multiply (or not yet: a command line tool, a worker process) never needs.
+_DEFINED_IN = {
+    "matmul": "._matmul.api",
+    "info": "._info",
+    "DeviceArray": "._arrays.device_array",
+    "asarray": "._arrays.device_array",
+    "empty": "._arrays.device_array",
+    "zeros": "._arrays.device_array",
+    "from_dlpack": "._arrays.device_array",
+    "get_include": "._cuda.c_build",
+    "get_library": "._cuda.c_build",
+    "PyctkError": "._cuda.errors",
+    "LibraryNotFoundError": "._cuda.errors",
+    "CudaError": "._cuda.errors",
+    "NoDriverError": "._cuda.errors",
+    "NoDeviceError": "._cuda.errors",
+    "NoKernelImageError": "._cuda.errors",
+    "OutOfMemoryError": "._cuda.errors",
+    "ContextLostError": "._cuda.errors",
+    "ForkedAfterCudaError": "._cuda.errors",
+    "UnsupportedError": "._cuda.errors",
+    "DeviceMismatchError": "._cuda.errors",
+}
+
+__all__ = [  # _DEFINED_IN's names, written out for the linters (tests/pyctk_tests/test_import.py)
+    "matmul",
+    "info",
+    "DeviceArray",
+    "asarray",
+    "empty",
+    "zeros",
+    "from_dlpack",
+    "get_include",
+    "get_library",
+    "PyctkError",
+    "LibraryNotFoundError",
+    "CudaError",
+    "NoDriverError",
+    "NoDeviceError",
+    "NoKernelImageError",
+    "OutOfMemoryError",
+    "ContextLostError",
+    "ForkedAfterCudaError",
+    "UnsupportedError",
+    "DeviceMismatchError",
+    "__version__",
+]
+
+if _TYPE_CHECKING:  # what type checkers and import-linter read; at run time, __getattr__ below
     from ._arrays.device_array import DeviceArray, asarray, empty, from_dlpack, zeros
     from ._cuda.c_build import get_include, get_library
     from ._cuda.errors import (
@@ -80,26 +136,26 @@ else:
     from ._info import info
     from ._matmul.api import matmul
 
-    __all__ = [
-        "matmul",
-        "info",
-        "DeviceArray",
-        "asarray",
-        "empty",
-        "zeros",
-        "from_dlpack",
-        "get_include",
-        "get_library",
-        "PyctkError",
-        "LibraryNotFoundError",
-        "CudaError",
-        "NoDriverError",
-        "NoDeviceError",
-        "NoKernelImageError",
-        "OutOfMemoryError",
-        "ContextLostError",
-        "ForkedAfterCudaError",
-        "UnsupportedError",
-        "DeviceMismatchError",
-        "__version__",
-    ]
+
+def _public_name(name: str) -> object:
+    """The public name ``name``, from its module, imported now if it was not yet: this
+    module's ``__getattr__`` (PEP 562), called only for names it does not have yet. Each is
+    kept here once found, so that later uses are plain attribute lookups.
+    """
+    module = _DEFINED_IN.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+if not _TYPE_CHECKING:  # (so that type checkers still flag a misspelt pyctk.name)
+    __getattr__ = _public_name
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included (tab completion, help)."""
+    return sorted({*globals(), *_DEFINED_IN})

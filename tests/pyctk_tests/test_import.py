@@ -1,40 +1,95 @@
 """``import pyctk`` stays cheap: it loads no CUDA library and defers what only later calls need.
 
-Checked by what a fresh interpreter has imported and mapped, never by timing (which is flaky).
+Checked by what a fresh interpreter has imported and mapped, never by timing (which is flaky);
+benchmarks/startup.py measures the time.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 
+import pytest
+
+import pyctk
+
 # Left to the calls that need them: importlib.metadata (which pyctk distributions are installed),
-# pyctk._cuda.loader (loading the libraries; it imports dataclasses and pathlib); and threading, whose
-# Lock pyctk takes from _thread.
-DEFERRED = ["importlib.metadata", "pyctk._cuda.loader", "dataclasses", "pathlib", "threading"]
+# pyctk._cuda.loader (loading the libraries; it imports dataclasses and pathlib), importlib.resources
+# (where the installed files are), numpy.typing (annotations only), and threading, whose Lock pyctk
+# takes from _thread. Nor does pyctk.matmul's first use import them, nor the other public modules.
+DEFERRED = [
+    "importlib.metadata",
+    "importlib.resources",
+    "numpy.typing",
+    "pyctk._cuda.loader",
+    "dataclasses",
+    "pathlib",
+    "threading",
+    "pyctk._info",
+    "pyctk._pycuda",
+    "pyctk._dask",
+    "pyctk.gpuarray",
+    "pyctk.driver",
+    "pyctk.dask",
+]
+CUDA_LIBRARIES = ("libcudart", "libcublas", "libgpumatmul", "libcuda.", "libnvrtc", "libnvJitLink")
 
 CHILD = """
 import json, sys
 import numpy  # already imported in the programs that use pyctk: its imports are not pyctk's
 before = set(sys.modules)
 import pyctk
+unlisted = sorted(set(pyctk.__all__) - set(dir(pyctk)))  # before any name's first use
+{then}
 with open("/proc/self/maps") as maps:
     mapped = [line.split()[-1] for line in maps if "/" in line]
-print(json.dumps({"imported": sorted(set(sys.modules) - before), "mapped": mapped}))
+print(json.dumps({{"imported": sorted(set(sys.modules) - before), "mapped": mapped, "unlisted": unlisted}}))
 """
 
 
-def test_import_defers_heavy_modules_and_loads_no_cuda_library(tmp_path):
+def fresh_import(tmp_path, then: str = "") -> dict:
+    """What a fresh Python imported and mapped for ``import pyctk`` (after NumPy) and ``then``."""
     run = subprocess.run(
-        [sys.executable, "-c", CHILD], capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path
-    )  # not the checkout: its pyctk is unbuilt
-    child = json.loads(run.stdout)
-    assert "pyctk" in child["imported"]
+        [sys.executable, "-c", CHILD.format(then=then)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,  # not the checkout: its pyctk is unbuilt
+    )
+    return json.loads(run.stdout)
+
+
+def cuda_mapped(child: dict) -> list[str]:
+    return [path for path in child["mapped"] if path.rsplit("/", 1)[-1].startswith(CUDA_LIBRARIES)]
+
+
+def test_import_imports_only_the_package_and_loads_no_cuda_library(tmp_path):
+    child = fresh_import(tmp_path)
+    assert [name for name in child["imported"] if name.startswith("pyctk")] == ["pyctk", "pyctk._build_config"]
     assert [name for name in DEFERRED if name in child["imported"]] == []
-    cuda = [
-        path
-        for path in child["mapped"]
-        if path.rsplit("/", 1)[-1].startswith(("libcudart", "libcublas", "libgpumatmul"))
-    ]
-    assert cuda == []
+    assert cuda_mapped(child) == []
+    assert child["unlisted"] == []  # dir(pyctk) lists the names not imported yet
+
+
+def test_the_first_use_of_the_products_names_imports_their_modules_alone(tmp_path):
+    child = fresh_import(tmp_path, "pyctk.matmul, pyctk.DeviceArray, pyctk.asarray, pyctk.PyctkError")
+    assert {"pyctk._matmul.api", "pyctk._arrays.device_array", "pyctk._cuda.errors"} <= set(child["imported"])
+    assert [name for name in DEFERRED if name in child["imported"]] == []
+    assert cuda_mapped(child) == []
+
+
+def test_every_public_name_is_the_object_its_module_defines():
+    assert pyctk.__all__ == [*pyctk._DEFINED_IN, "__version__"]  # one list, written out twice
+    for name, module in pyctk._DEFINED_IN.items():
+        assert getattr(pyctk, name) is getattr(importlib.import_module(module, "pyctk"), name), name
+    assert set(pyctk.__all__) <= set(dir(pyctk))
+
+
+def test_a_name_pyctk_does_not_have_raises_attribute_error():
+    with pytest.raises(AttributeError, match="module 'pyctk' has no attribute 'matmull'"):
+        pyctk.matmull  # noqa: B018
+    assert not hasattr(pyctk, "gpuarray") or "pyctk.gpuarray" in sys.modules  # submodules: imported, not looked up
+    assert "matmull" not in dir(pyctk)
