@@ -62,7 +62,9 @@ below.
   the process is started to the result; median of --startup-runs after one unrecorded run
   (which warms the disk cache). pyctk, and CuPy and torch when installed. "runs" says how many.
 - "import": `import pyctk` in a fresh Python that has imported NumPy already (the cost pyctk
-  adds), median of --import-runs after one unrecorded run.
+  adds), median of --import-runs after one unrecorded run; "import-matmul": the same with
+  `pyctk.matmul` after it, which imports the modules a first product needs (pyctk imports
+  those on a name's first use). benchmarks/fresh.py holds the fresh processes' code.
 
 The floor of a host product of n x n by n x n (the JSON's "floor" says it too):
 
@@ -88,13 +90,13 @@ import importlib.util
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_void_p
 
 import numpy as np
 
-import measured  # benchmarks/measured.py and per_call.py: this folder is first on sys.path
+import fresh  # benchmarks/fresh.py, measured.py and per_call.py: this folder is first on sys.path
+import measured
 import per_call
 import pyctk
 from pyctk._cuda import contexts as _contexts
@@ -636,43 +638,11 @@ def devices_rows(shape: list[int], repeats: int) -> list[dict]:
 # ---------------------------------------------------------------------------
 # Fresh processes.
 
-# library -> code that imports it and multiplies NumPy's a and b into a NumPy array
-STARTUP = {
-    "pyctk": "import pyctk\nc = pyctk.matmul(a, b)",
-    "cupy": "import cupy\nc = cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b))",
-    "torch": "import torch\nc = (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda()).cpu().numpy()",
-}
-STARTUP_BEFORE = f"import numpy as np\na = b = np.ones(({TINY}, {TINY}), np.float32)\n"
-STARTUP_AFTER = "\nimport time\nprint(time.time())"
-IMPORT_PYCTK = (
-    "import time\nimport numpy\nstart = time.perf_counter()\nimport pyctk\nprint(time.perf_counter() - start)"
-)
-
-
-def child_output(code: str) -> float:
-    """The number a fresh Python running ``code`` prints last. It runs in an empty folder, so
-    that a checkout's unbuilt pyctk/ in the working directory is not what it imports."""
-    with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, check=True)
-    return float(done.stdout.split()[-1])
-
-
-def startup_seconds(library: str) -> float:
-    """Wall clock from just before a fresh Python starts to its first product in NumPy."""
-    start = time.time()
-    return child_output(STARTUP_BEFORE + STARTUP[library] + STARTUP_AFTER) - start
-
-
-def median_of_runs(measure, runs: int) -> float:
-    """Median of ``runs`` measurements after one unrecorded (disk cache warm-up)."""
-    measure()
-    return statistics.median([measure() for _ in range(runs)])
-
 
 def process_row(kind: str, backend: str, measure, runs: int) -> list[dict]:
     """[the row of median_of_runs(measure, runs)], or [] and a note if the child fails."""
     try:
-        seconds = median_of_runs(measure, runs)
+        seconds = fresh.median_of_runs(measure, runs)
     except subprocess.CalledProcessError as error:
         note(f"{kind} {backend}: the fresh process failed: {error.stderr.strip()[-300:]}")
         return []
@@ -682,14 +652,16 @@ def process_row(kind: str, backend: str, measure, runs: int) -> list[dict]:
 
 
 def process_rows(startup_runs: int, import_runs: int) -> list[dict]:
-    """The "startup" row of each installed library of STARTUP, and the "import" row."""
+    """The "startup" row of each installed library of fresh.FIRST_RESULT, and the import rows."""
     rows = []
-    for library in STARTUP:
+    for library in fresh.FIRST_RESULT:
         if importlib.util.find_spec(library) is None:
             note(f"{library} not installed: no startup row for it")
             continue
-        rows += process_row("startup", library, functools.partial(startup_seconds, library), startup_runs)
-    return rows + process_row("import", "pyctk", functools.partial(child_output, IMPORT_PYCTK), import_runs)
+        rows += process_row("startup", library, functools.partial(fresh.first_result_seconds, library), startup_runs)
+    for kind in fresh.IMPORTS:
+        rows += process_row(kind, "pyctk", functools.partial(fresh.import_seconds, kind), import_runs)
+    return rows
 
 
 # ---------------------------------------------------------------------------

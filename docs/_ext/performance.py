@@ -229,7 +229,7 @@ def host_large_tables(data: dict, rows: list[dict]) -> list[Table]:
 def process_tables(data: dict, rows: list[dict]) -> list[Table]:
     body = []
     for r in rows:
-        what = "fresh process to first result" if r["kind"] == "startup" else "import pyctk, after NumPy"
+        what = script("fresh").WHAT[r["kind"]]  # benchmarks/fresh.py names what each kind measured
         body.append([LIBRARIES.get(r["backend"], r["backend"]), what, duration(r["seconds"]), str(r.get("runs", ""))])
     return [
         (
@@ -482,7 +482,7 @@ RENDERERS: dict[tuple[str, ...], Callable[[dict, list[dict]], list[Table]]] = {
     ("host",): host_tables,
     ("host-tiny",): host_tiny_tables,
     ("host-large",): host_large_tables,
-    ("startup", "import"): process_tables,
+    ("startup", "import", "import-matmul"): process_tables,
     ("device-call-tiny",): call_tables,
     ("device-call",): device_call_tables,
     ("host-devices",): devices_tables,
