@@ -21,9 +21,10 @@ Then the steps: two kinds of run, alternated, --runs of each:
 - "first product": what a user sees: import NumPy, import pyctk, then one 16 x 16 product of
   NumPy arrays (pyctk's own kernel: no cuBLAS call), then one 512 x 512 (cuBLAS);
 - "one step at a time": the same work cut into its steps, each finished before the next
-  starts, so that each can be timed: loading cudart, cuBLASLt, cuBLAS and libgpumatmul,
-  initialising the driver and device 0's primary context (cudaFree(0)), creating the cuBLAS
-  handle and the context, then the two products. The first kind overlaps the driver's
+  starts, so that each can be timed: importing pyctk.matmul's modules, loading cudart,
+  cuBLASLt, cuBLAS and libgpumatmul, the check that one pyctk distribution is installed
+  (importlib.metadata), initialising the driver and device 0's primary context (cudaFree(0)),
+  creating a cuBLAS handle and the context, then the two products. The first kind overlaps the driver's
   initialisation with the loading (pyctk._cuda.contexts.load_library): the difference is that.
 
 Whether there is a GPU is asked first, in a fresh process (pyctk.info()), so that this one
@@ -69,8 +70,10 @@ if sys.argv[1] == "steps":
     for name in ("cudart", "cublasLt", "cublas"):
         loaded[name] = _loader.load_library(_loader.library_spec(name, CUDA_MAJOR)).path
         marks.append((f"load {name}", time.time()))
-    _library.library()
+    _loader.load_gpumatmul(CUDA_MAJOR)
     marks.append(("load libgpumatmul", time.time()))
+    _library.library()  # the rest of its first use: are pyctk-cu12 and -cu13 both installed?
+    marks.append(("importlib.metadata's check", time.time()))
     assert ctypes.CDLL(loaded["cudart"]).cudaFree(None) == 0
     marks.append(("driver + primary context", time.time()))
     handle = ctypes.c_void_p()
