@@ -8,14 +8,12 @@ bfloat16 (see ``loop_dtype``).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, is_bfloat16
-
-if TYPE_CHECKING:  # numpy.typing, for the annotations alone: ~0.4 ms of a first product's imports
-    from numpy.typing import DTypeLike
 
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
 

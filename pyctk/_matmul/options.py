@@ -14,14 +14,13 @@ import ctypes
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Union
+from typing import Any, NamedTuple, Union
+
+from numpy.typing import DTypeLike
 
 from .._arrays.arguments import device_index
 from .._cuda import contexts, streams
 from . import dtypes
-
-if TYPE_CHECKING:  # numpy.typing, for the annotations alone: ~0.4 ms of a first product's imports
-    from numpy.typing import DTypeLike
 
 Devices = Union[None, str, Sequence[int]]
 

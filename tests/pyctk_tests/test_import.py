@@ -10,19 +10,20 @@ import importlib
 import json
 import subprocess
 import sys
+import typing
 
+import numpy.typing
 import pytest
 
 import pyctk
 
 # Left to the calls that need them: importlib.metadata (which pyctk distributions are installed),
 # pyctk._cuda.loader (loading the libraries; it imports dataclasses and pathlib), importlib.resources
-# (where the installed files are), numpy.typing (annotations only), and threading, whose Lock pyctk
-# takes from _thread. Nor does pyctk.matmul's first use import them, nor the other public modules.
+# (where the installed files are), and threading, whose Lock pyctk takes from _thread. Nor does
+# pyctk.matmul's first use import them, nor the other public modules.
 DEFERRED = [
     "importlib.metadata",
     "importlib.resources",
-    "numpy.typing",
     "pyctk._cuda.loader",
     "dataclasses",
     "pathlib",
@@ -70,6 +71,7 @@ def test_import_imports_only_the_package_and_loads_no_cuda_library(tmp_path):
     child = fresh_import(tmp_path)
     assert [name for name in child["imported"] if name.startswith("pyctk")] == ["pyctk", "pyctk._build_config"]
     assert [name for name in DEFERRED if name in child["imported"]] == []
+    assert "numpy.typing" not in child["imported"]  # the product's annotations import it, on first use
     assert cuda_mapped(child) == []
     assert child["unlisted"] == []  # dir(pyctk) lists the names not imported yet
 
@@ -86,6 +88,13 @@ def test_every_public_name_is_the_object_its_module_defines():
     for name, module in pyctk._DEFINED_IN.items():
         assert getattr(pyctk, name) is getattr(importlib.import_module(module, "pyctk"), name), name
     assert set(pyctk.__all__) <= set(dir(pyctk))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="the annotations' `X | None` needs Python 3.10 to evaluate")
+def test_the_products_annotations_resolve_at_run_time():
+    # (for the tools that read them: typeguard, beartype, pydantic's validate_call)
+    hints = typing.get_type_hints(pyctk.matmul)
+    assert hints["x1"] is numpy.typing.ArrayLike and hints["dtype"] == typing.Optional[numpy.typing.DTypeLike]
 
 
 def test_a_name_pyctk_does_not_have_raises_attribute_error():
