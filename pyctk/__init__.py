@@ -67,8 +67,8 @@ if __version__ is None:
     _hand_over_to_installed_copy()
 
 # Public name -> the module that defines it, relative to this package, imported on the name's
-# first use. matmul's module imports nearly all of pyctk._arrays and pyctk._matmul, 36 modules
-# that were nearly all of `import pyctk`'s time, and that a program which imports pyctk but
+# first use. matmul's module imports nearly all of pyctk._arrays and pyctk._matmul, about thirty
+# modules that were nearly all of `import pyctk`'s time, and that a program which imports pyctk but
 # does not multiply (or not yet: a command line tool, a worker process) never needs.
 _DEFINED_IN = {
     "matmul": "._matmul.api",
