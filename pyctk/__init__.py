@@ -66,6 +66,11 @@ except ImportError:  # handed over below, outside this handler: its error stands
 if __version__ is None:
     _hand_over_to_installed_copy()
 
+# NumPy, which every public name needs, stays imported here (free after the program's own
+# import of it): the names' first uses may come from several threads at once, and NumPy's
+# own import, run in two threads at once, fails (circular imports inside NumPy).
+import numpy as _numpy  # noqa: E402, F401
+
 # Public name -> the module that defines it, relative to this package, imported on the name's
 # first use. matmul's module imports nearly all of pyctk._arrays and pyctk._matmul, about thirty
 # modules that were nearly all of `import pyctk`'s time, and that a program which imports pyctk but

@@ -83,6 +83,25 @@ def test_the_first_use_of_the_products_names_imports_their_modules_alone(tmp_pat
     assert cuda_mapped(child) == []
 
 
+THREADS_CHILD = """
+import threading, pyctk
+names, found, barrier = list(pyctk.__all__) * 4, [], threading.Barrier(16)
+def first_use(part):
+    barrier.wait()  # all at once, while the modules are being imported
+    found.extend((name, id(getattr(pyctk, name))) for name in part)
+threads = [threading.Thread(target=first_use, args=(names[i::16],)) for i in range(16)]
+for thread in threads: thread.start()
+for thread in threads: thread.join()
+assert len(found) == len(names) and all(id(getattr(pyctk, name)) == at for name, at in found), found
+"""
+
+
+def test_threads_that_use_the_names_first_at_once_all_get_the_modules_objects(tmp_path):
+    subprocess.run(
+        [sys.executable, "-c", THREADS_CHILD], capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path
+    )
+
+
 def test_every_public_name_is_the_object_its_module_defines():
     assert pyctk.__all__ == [*pyctk._DEFINED_IN, "__version__"]  # one list, written out twice
     for name, module in pyctk._DEFINED_IN.items():
