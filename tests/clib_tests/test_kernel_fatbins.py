@@ -37,9 +37,10 @@ def test_the_images_are_stored_as_the_major_says():
         assert found == []
         return
     images = pyctk.info()["kernel_images"]
-    assert [[(e.kind, e.arch, e.compressed) for e in entries] for entries in found] == [
+    # the linker lays the images out in an order of its own
+    assert sorted([(e.kind, e.arch, e.compressed) for e in entries] for entries in found) == sorted(
         [(i["kind"], i["arch"], options[1])] for i in images
-    ]
+    )
 
 
 def test_cuda_13_compresses_with_zstd_and_cuda_12_not():
