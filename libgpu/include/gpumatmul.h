@@ -137,11 +137,15 @@ typedef enum gpumatmul_status {
  * as in NumPy; `GPUMATMUL_BOOL` computes the logical OR of ANDs (element values
  * must be 0 or 1, as NumPy's are); FLOAT16 and BFLOAT16 accumulate in float32
  * unless the precision says otherwise; complex types are pairs (real,
- * imaginary) of float32 or float64. The two FP8 types are stored and copied
- * (gpumatmul_copy_device converts them to and from every other type) but not
- * multiplied in: NumPy with ml_dtypes multiplies them in float32, so a product
- * of FP8 operands is one of float32 copies (the multiplication functions
- * return NOT_SUPPORTED for them, saying so). float8_e4m3fn has 4 exponent bits
+ * imaginary) of float32 or float64. The two FP8 types are stored, copied
+ * (gpumatmul_copy_device converts them to and from every other type) and
+ * multiplied from device memory into float32 C, as NumPy with ml_dtypes
+ * returns their products: with `dtype` an FP8 type, A and B are of that type
+ * and C is float32 (ldc, stride_c and C's bytes count float32 elements). On
+ * compute capability 9.0 they multiply on FP8 tensor cores, each 128 terms of
+ * k summed there (whose sums keep about 14 bits) and those sums added in
+ * float32; elsewhere A and B are copied to float32 (exactly) and multiplied
+ * there. The host functions return NOT_SUPPORTED for them. float8_e4m3fn has 4 exponent bits
  * (bias 7) and 3 mantissa bits, no infinities and one NaN a sign (0x7f, 0xff),
  * its largest value 448; float8_e5m2 has 5 exponent bits (bias 15) and 2
  * mantissa bits, with IEEE infinities and NaNs, its largest value 57344.

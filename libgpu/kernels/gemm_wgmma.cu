@@ -1,5 +1,6 @@
 // Hopper GEMM of float16 and bfloat16 with float32 sums, of float32 at
-// precision TF32, and of int8, uint8 and bool with int32 sums: C[z] = op(A[z]) @
+// precision TF32, of int8, uint8 and bool with int32 sums, and of the FP8 types
+// (float8_e4m3fn, float8_e5m2) into float32 C: C[z] = op(A[z]) @
 // op(B[z]), row-major C, any sizes; the operands' layouts must suit TMA (16-byte
 // aligned addresses and pitches), and for TF32 and the 1-byte types both be
 // contiguous along k, the one layout their wgmma reads (the host checks,
@@ -33,8 +34,14 @@
 //   is true, and the product of two is positive), summed with .satfinite,
 //   which stops at INT32_MAX instead of wrapping round to zero, and keeps
 //   min(sum, 1).
+// - The FP8 types multiply on FP8 wgmma, k-major, into float32 C. Hopper's FP8
+//   wgmma keeps only about 14 bits of its running sum (DeepSeek-V3's
+//   measurement), so each slab (128 of k) is summed afresh, in two halves of
+//   128 columns (64 registers each beside the 128 of the tile's sums), and added
+//   into the tile's float32 sums: cuBLAS's and DeepGEMM's promotion, which
+//   bounds the short sums to 128 terms each.
 // - C leaves through shared memory (the ring, once both consumers are done) as
-//   16-byte stores (store_tile).
+//   16-byte stores (store_tile); FP8's float32 C straight from the registers.
 
 #include "gemm_tiled.h"
 
@@ -64,9 +71,12 @@ constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 static_assert(ROWS_PER_CONSUMER == 64 && BN == 256, "one consumer: wgmma m64n256");
 static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * ROW_BYTES, "gemm_wgmma.h's stage");
 
-// The 1-byte element types, as their bits: int8 and uint8 (wrapping), bool.
+// The 1-byte element types, as their bits: int8 and uint8 (wrapping), bool,
+// and the two FP8 formats.
 struct u8_bits { unsigned char bits; };
 struct bool_bits { unsigned char bits; };
+struct e4m3_bits { unsigned char bits; };
+struct e5m2_bits { unsigned char bits; };
 
 // What each element type sums in, and how a sum becomes an element of C.
 template <typename S>
@@ -78,9 +88,27 @@ struct sum_of<bool_bits> { typedef int type; };
 template <typename S>
 using sum_t = typename sum_of<S>::type;
 
+// The element type of C: S's own, but float32 for FP8 (NumPy's product type).
 template <typename S>
-__device__ __forceinline__ S element(S, float sum) {
-    return rounded<S>(sum);
+struct c_of { typedef S type; };
+template <>
+struct c_of<e4m3_bits> { typedef float type; };
+template <>
+struct c_of<e5m2_bits> { typedef float type; };
+template <typename S>
+using c_t = typename c_of<S>::type;
+
+// Whether S's sums are promoted slab by slab (the FP8 types: see the top).
+template <typename S>
+constexpr bool PROMOTES = false;
+template <>
+constexpr bool PROMOTES<e4m3_bits> = true;
+template <>
+constexpr bool PROMOTES<e5m2_bits> = true;
+
+template <typename S>
+__device__ __forceinline__ c_t<S> element(S, float sum) {
+    return rounded<c_t<S>>(sum);
 }
 __device__ __forceinline__ u8_bits element(u8_bits, int sum) { return {(unsigned char)sum}; }
 __device__ __forceinline__ bool_bits element(bool_bits, int sum) {
@@ -139,13 +167,15 @@ __device__ __forceinline__ unsigned long long descriptor(const void *at, unsigne
 
 // Keeps the compiler from moving reads or writes of the sums across the
 // asynchronous wgmma that own them meanwhile.
-__device__ __forceinline__ void hold(float (&d)[128]) {
+template <int N>
+__device__ __forceinline__ void hold(float (&d)[N]) {
 #pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
-__device__ __forceinline__ void hold(int (&d)[128]) {
+template <int N>
+__device__ __forceinline__ void hold(int (&d)[N]) {
 #pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+r"(d[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
 #define WGMMA_D_REGS \
@@ -225,6 +255,38 @@ __device__ __forceinline__ void mma(bool_bits, int (&d)[128], unsigned long long
 }
 #undef WGMMA_64x256x32_S32
 
+// The FP8 types, k-major only: d = (accumulate ? d : 0) + A (64 x 32, descriptor
+// a) @ B (32 x 128, descriptor b), one half of a consumer's columns.
+#define WGMMA_D64_REGS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WGMMA_D64_OPERANDS(d, C) \
+    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
+    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
+    C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
+    C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31]), \
+    C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), \
+    C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
+    C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
+    C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
+#define WGMMA_64x128x32_F8(TYPE)                                                              \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                               \
+                 " wgmma.mma_async.sync.aligned.m64n128k32.f32." TYPE "." TYPE                  \
+                 " {" WGMMA_D64_REGS "}, %64, %65, p, 1, 1;\n}\n"                              \
+                 : WGMMA_D64_OPERANDS(d, "+f")                                                 \
+                 : "l"(a), "l"(b), "r"(accumulate))
+__device__ __forceinline__ void mma_half(e4m3_bits, float (&d)[64], unsigned long long a,
+                                         unsigned long long b, int accumulate) {
+    WGMMA_64x128x32_F8("e4m3");
+}
+__device__ __forceinline__ void mma_half(e5m2_bits, float (&d)[64], unsigned long long a,
+                                         unsigned long long b, int accumulate) {
+    WGMMA_64x128x32_F8("e5m2");
+}
+#undef WGMMA_64x128x32_F8
+
 // Where k-step kk of a slab starts, and its descriptor. K-major: rows of 128
 // bytes of k, so a step is 32 bytes along the row (the swizzle is applied to
 // the whole address, so an offset inside the 1 KiB pattern is allowed); groups
@@ -268,6 +330,31 @@ __device__ __forceinline__ void produce(const gemm_tma_args &args, unsigned char
     }
 }
 
+// One slab of an FP8 product (k-major operands) added into the tile's sums d:
+// each half of the columns summed afresh on the tensor cores into `part`, then
+// added in float32. Half h of n256's registers is d[64 h ..] (four for every 8
+// columns), B's half h its rows from 128 h, 16 KiB into the slab (whole 1 KiB
+// swizzle periods).
+template <typename S>
+__device__ __forceinline__ void sum_slab(S, float (&d)[128], const unsigned char *a_slab,
+                                         const unsigned char *b_slab) {
+    constexpr int HALF = BN / 2;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float part[64];
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < ROW_BYTES / MMA_K_BYTES; ++kk)
+            mma_half(S(), part, step<true>(a_slab, kk),
+                     step<true>(b_slab + h * HALF * ROW_BYTES, kk), kk > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        hold(part);
+#pragma unroll
+        for (int i = 0; i < 64; ++i) d[64 * h + i] += part[i];
+    }
+}
+
 // A consumer warpgroup: its 64 x 256 part of the tile, summed over every slab.
 template <typename S, bool A_K_MAJOR, bool B_K_MAJOR>
 __device__ __forceinline__ void consume(sum_t<S> (&d)[128], const unsigned char *ring,
@@ -283,19 +370,23 @@ __device__ __forceinline__ void consume(sum_t<S> (&d)[128], const unsigned char 
         const unsigned char *a_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES + a_offset;
         const unsigned char *b_slab = ring + stage * GEMM_WGMMA_STAGE_BYTES + A_SLAB_BYTES;
         barrier_wait(&full[stage], (unsigned)((s / STAGES) & 1));
-        hold(d);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        if constexpr (PROMOTES<S>) {
+            sum_slab(S(), d, a_slab, b_slab);
+        } else {
+            hold(d);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int kk = 0; kk < ROW_BYTES / MMA_K_BYTES; ++kk)
-            mma<!A_K_MAJOR, !B_K_MAJOR>(S(), d, step<A_K_MAJOR>(a_slab, kk),
-                                        step<B_K_MAJOR>(b_slab, kk));
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // Waiting for this slab's wgmma before issuing the next: keeping one
-        // group in flight (wait_group 1) makes ptxas serialise every wgmma
-        // (its warning C7514), and the other consumer keeps the tensor cores
-        // busy meanwhile.
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        hold(d);
+            for (int kk = 0; kk < ROW_BYTES / MMA_K_BYTES; ++kk)
+                mma<!A_K_MAJOR, !B_K_MAJOR>(S(), d, step<A_K_MAJOR>(a_slab, kk),
+                                            step<B_K_MAJOR>(b_slab, kk));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            // Waiting for this slab's wgmma before issuing the next: keeping
+            // one group in flight (wait_group 1) makes ptxas serialise every
+            // wgmma (its warning C7514), and the other consumer keeps the
+            // tensor cores busy meanwhile.
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            hold(d);
+        }
         if (warp_leader) barrier_arrive(&empty[stage]);
     }
 }
@@ -381,12 +472,40 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
 
     // Lane (group, quad) of warp w holds, for each 8 columns j, C(16 w + group
     // (+ 8), 8 j + 2 quad + {0, 1}) of its consumer's 64 rows.
+    typedef c_t<S> C;
     constexpr int C_PITCH = BN + 8;  // elements: a warp's pairs hit distinct banks
-    static_assert(BM * C_PITCH * sizeof(S) <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
-    struct pair { S x, y; };
-    S *const c_tile = (S *)ring;
+    static_assert(BM * C_PITCH * sizeof(C) <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
+    struct pair { C x, y; };
+    C *const c_tile = (C *)ring;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % GROUP_THREADS) / 32;
     const int row = warpgroup * ROWS_PER_CONSUMER + warp * 16 + lane / 4, col = 2 * (lane % 4);
+    if constexpr (PROMOTES<S>) {
+        // FP8's float32 C straight from the registers, a lane's pairs of columns as
+        // 8-byte stores (a warp's fill whole 32-byte sectors): C is 4 bytes an
+        // element where the operands are 1, and its trip through shared memory and
+        // the barriers around it cost 6% at n = 8192 (H200, docs/kernel-log.md).
+        C *const c = (C *)p.c + z * p.c_batch_stride;
+        const bool pairs = p.ldc % 2 == 0 && ((unsigned long long)c & 7) == 0;
+        const index_t r0 = row0 + row;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            const index_t cc = col0 + 8 * j + col;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const index_t r = r0 + 8 * half;
+                const float x = d[4 * j + 2 * half], y = d[4 * j + 2 * half + 1];
+                if (r >= p.m || cc >= p.n) continue;
+                C *const e = c + r * p.ldc + cc;
+                if (pairs && cc + 1 < p.n) {
+                    *(float2 *)e = make_float2(x, y);
+                } else {
+                    e[0] = x;
+                    if (cc + 1 < p.n) e[1] = y;
+                }
+            }
+        }
+        return;
+    }
     consumers_sync();  // both consumers are done reading the ring
     if constexpr (WRITES_WIDE_C<S>) {
         if (args.c_update.size > 1) {
@@ -410,8 +529,8 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
                                                                element(S(), d[4 * j + 3])};
     }
     consumers_sync();
-    store_tile<S, BM, BN, C_PITCH, CONSUMER_THREADS>(
-        threadIdx.x, c_tile, (S *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0, p.ldc,
+    store_tile<C, BM, BN, C_PITCH, CONSUMER_THREADS>(
+        threadIdx.x, c_tile, (C *)p.c + z * p.c_batch_stride + row0 * p.ldc + col0, p.ldc,
         p.m - row0, p.n - col0);
 }
 
@@ -480,4 +599,12 @@ extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
     gemm_wgmma_bool(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(wgmma::bool_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_e4m3(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::e4m3_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_e5m2(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::e5m2_bits);
 }

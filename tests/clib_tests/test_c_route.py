@@ -33,6 +33,7 @@ ROUTE_SOURCES = [
     "gemm/repack.c",
     "gemm/split_k.c",
     "gemm/launch.c",
+    "gemm/widened.c",
 ]
 
 # Reads one product a line, prints its route: runner, family prefix ("-": none), splits.
@@ -44,7 +45,8 @@ PROGRAM = r"""
 
 static const char *const runner_names[RUNNER_COUNT] = {
     [RUNNER_ZERO_FILL] = "zero_fill", [RUNNER_BYTE_SPLIT] = "byte_split",
-    [RUNNER_COMPLEX_AS_REAL] = "complex_as_real", [RUNNER_REPACKED] = "repacked",
+    [RUNNER_COMPLEX_AS_REAL] = "complex_as_real", [RUNNER_WIDENED] = "widened",
+    [RUNNER_REPACKED] = "repacked",
     [RUNNER_SPLIT_K] = "split_k", [RUNNER_KERNEL] = "kernel", [RUNNER_CUBLAS] = "cublas",
 };
 static const char *const precision_names[PRECISION_COUNT] = {
@@ -346,6 +348,23 @@ CASES = [
     Case("int8 on sm_80, k-major: imma", "int8", 80, BIG, BIG, BIG, ("kernel", "gemm_imma_", 1), trans_b=1),
     Case("int8 on sm_120, B along n: transposed for imma", "uint8", 120, BIG, BIG, BIG, ("repacked", "gemm_imma_", 1)),
     Case("bool tiny: imma leaves it to the generic kernel", "bool", 80, 16, 16, 16, ("kernel", "gemm_tiled_", 1)),
+    Case(
+        "FP8 on Hopper, k-major: FP8 wgmma", "float8_e4m3fn", 90, BIG, BIG, BIG, ("kernel", "gemm_wgmma_", 1), trans_b=1
+    ),
+    Case("FP8 on Hopper, tiny: FP8 wgmma all the same", "float8_e5m2", 90, 16, 16, 16, ("repacked", "gemm_wgmma_", 1)),
+    Case(
+        "FP8 on Hopper, B along n: transposed for FP8 wgmma",
+        "float8_e5m2",
+        90,
+        BIG,
+        BIG,
+        BIG,
+        ("repacked", "gemm_wgmma_", 1),
+    ),
+    Case(
+        "FP8 on sm_80, no FP8 tensor cores: widened to float32", "float8_e4m3fn", 80, BIG, BIG, BIG, ("widened", "-", 1)
+    ),
+    Case("FP8 on sm_120: widened to float32", "float8_e5m2", 120, 16, 16, 16, ("widened", "-", 1), trans_b=1),
 ]
 
 
@@ -398,7 +417,7 @@ def test_each_product_takes_the_route_the_tables_give(route_program):
 
 def test_every_runner_is_some_case_s_route():
     assert {case.expected[0] for case in CASES} == {
-        "zero_fill", "byte_split", "complex_as_real", "repacked", "split_k", "kernel", "cublas",
+        "zero_fill", "byte_split", "complex_as_real", "widened", "repacked", "split_k", "kernel", "cublas",
     }  # fmt: skip
 
 

@@ -215,9 +215,8 @@ def test_installed_files_are_the_package_exactly():
 FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
 HEADER_CONSTANTS = [line.split()[1:] for line in abi.constants(abi.header_code(ROOT / "libgpu" / "include"))]
 DTYPE_NAMES = [name[len("GPUMATMUL_") :].lower() for enum, name, _ in HEADER_CONSTANTS if enum == "gpumatmul_dtype"]
-STORED_ONLY = {"float8_e4m3fn", "float8_e5m2"}  # copied, not multiplied in (NumPy multiplies them in float32)
 COMPUTES = {
-    "highest": {"tiled": set(DTYPE_NAMES) - STORED_ONLY, "cublas": FLOATS},
+    "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
     "tf32": {"tiled": {"float32", "complex64"}, "cublas": {"float32", "complex64"}},
     "fp16_accumulate": {"tiled": set(), "cublas": {"float16"}},
 }
@@ -238,8 +237,6 @@ def test_backend_supports_table(backend, precision):
         if not expected:  # the message says what would do
             message = lib.gpumatmul_last_error_message().decode()
             says_what_would_do = "use backend" in message or "applies to" in message
-            if name in STORED_ONLY:
-                says_what_would_do = "NumPy multiplies it in float32" in message
             assert name in message and says_what_would_do, message
 
 

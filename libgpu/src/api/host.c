@@ -29,6 +29,12 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
         limit = options->device_memory_limit;
     /* prepare checks the first context last, after the problem. */
     if ((status = prepare(&g, contexts[0], desc, a, b, c, 0))) return status;
+    if (WRITES_OTHER_DTYPE(g.dtype))
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "%s products are computed from device memory only: copy the operands "
+                         "to the GPU (gpumatmul_gemm_device writes their float32 product) or to "
+                         "float32 here",
+                         dtype_infos[g.dtype].name);
     for (d = 1; d < count; ++d) {
         if (!contexts[d])
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);

@@ -47,7 +47,7 @@ static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context
     }
     if (g->family < 0) return GPUMATMUL_SUCCESS;
     g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes);
-    if (g->family < 0)
+    if (g->family < 0 && !widens(g, arch))
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
                          "no kernel computes %s at this precision on compute capability %d.%d",
                          dtype_infos[g->dtype].name, arch / 10, arch % 10);
@@ -95,7 +95,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                              "ld%s=%lld is too small: %s is stored with %lld columns, and ld%s "
                              "must be at least max(1, columns)",
                              name, (long long)l->ld, matrix, (long long)l->cols, name);
-        if (!span_fits(l, batch, dtype_infos[g->dtype].size, &span))
+        if (!span_fits(l, batch, i == 2 ? C_SIZE(g->dtype) : dtype_infos[g->dtype].size, &span))
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                              "%s spans more bytes than a pointer can address (batch_count=%lld, "
                              "stride_%s=%lld, ld%s=%lld)",

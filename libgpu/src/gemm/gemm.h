@@ -17,9 +17,6 @@
 
 /* The enums are dense from 0, so their last value bounds the tables. */
 #define DTYPE_COUNT (GPUMATMUL_FLOAT8_E5M2 + 1)
-/* The dtypes products are computed in: all but the FP8 ones, which are only
- * stored and copied (gpumatmul.h). */
-#define PRODUCT_DTYPE_COUNT (GPUMATMUL_BOOL + 1)
 #define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
 #define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
 
@@ -48,11 +45,20 @@ struct cublas_compute {
 struct dtype_info {
     const char *name;         /* NumPy's name, for messages */
     size_t size;              /* bytes per element */
+    /* The dtype of C in its products: its own, but float32 for the FP8 types
+     * (NumPy's matmul returns float32); and what widened.c widens A and B to
+     * where no kernel multiplies the dtype itself. */
+    gpumatmul_dtype c_dtype;
     cudaDataType cuda_type;   /* of A, B and C for cuBLAS; NO_CUDA_TYPE if cuBLAS has none */
     struct cublas_compute cublas[PRECISION_COUNT];
+    const char *cublas_lacks; /* why cuBLAS does not multiply it, for messages; "" if it does */
     const char *kernel_suffix; /* kernel symbols are a family's prefix + this, e.g. "f32" */
 };
 extern const struct dtype_info dtype_infos[DTYPE_COUNT];
+
+/* Bytes per element of g's C, and whether its dtype's products write another dtype. */
+#define C_SIZE(dtype) (dtype_infos[dtype_infos[dtype].c_dtype].size)
+#define WRITES_OTHER_DTYPE(dtype) (dtype_infos[dtype].c_dtype != (dtype))
 
 /* cuBLAS has no NumPy-exact product for these dtypes (integers and bool). */
 #define NO_CUDA_TYPE ((cudaDataType)-1)
@@ -129,7 +135,7 @@ struct kernel_family {
      * the tiny products, which gemm_simt's large blocks finish later). */
     unsigned shapes;
 };
-#define KERNEL_FAMILY_COUNT 12
+#define KERNEL_FAMILY_COUNT 13
 extern const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT];
 
 /* The registry row that computes dtype at precision for `backend` on an image
@@ -271,6 +277,7 @@ enum runner {
     RUNNER_ZERO_FILL,       /* k == 0: C is zeros */
     RUNNER_BYTE_SPLIT,      /* products of the operands' bytes on `family` (byte_split.c) */
     RUNNER_COMPLEX_AS_REAL, /* one real product, with a route of its own (complex_real.c) */
+    RUNNER_WIDENED,         /* the product of A and B widened to C's dtype (widened.c) */
     RUNNER_REPACKED,        /* `family` on copies of the operands (repack.c) */
     RUNNER_SPLIT_K,         /* `family` over `splits` pieces of k (split_k.c) */
     RUNNER_KERNEL,          /* `family`'s launches (launch.c) */
@@ -287,8 +294,9 @@ struct route {
 
 /* How g (checked: api/prepare.c) runs on a device of these facts. Reads g and
  * the tables only: the same answer for the same arguments, with or without a
- * GPU. In order of preference: k == 0, a byte split, cuBLAS when g's backend
- * is cuBLAS, a complex product as a real one, then kernel_route. */
+ * GPU. In order of preference: k == 0, a byte split, operands widened, cuBLAS
+ * when g's backend is cuBLAS, a complex product as a real one, then
+ * kernel_route. */
 struct route route_of(const struct gemm *g, const struct device_facts *device);
 
 /* The route among the kernels alone, for g's operands as they are: repacked
@@ -383,6 +391,21 @@ int complex_as_real(const struct gemm *g, int arch);
 gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker,
                                    const struct gemm *g, const struct device_facts *device,
                                    cudaStream_t stream);
+
+/* ---- Products of operands widened to C's dtype (widened.c) ---- */
+
+/* Whether widened_gemm runs g: a dtype whose C is another dtype (FP8: float32)
+ * for which no family has code in an image of architecture `arch` (FP8 tensor
+ * cores are Hopper's), the wider dtype's product on g's backend. */
+int widens(const struct gemm *g, int arch);
+
+/* g (k > 0; widens) as the product of A and B copied into a workspace from
+ * the context's pool in C's dtype (exactly: every FP8 value is a float32), by
+ * that product's kernel_route, the workspace freed after, all on `stream`.
+ * OUT_OF_MEMORY if the pool cannot give the workspace. */
+gpumatmul_status widened_gemm(gpumatmul_context *ctx, struct worker *worker,
+                              const struct gemm *g, const struct device_facts *device,
+                              cudaStream_t stream);
 
 /* ---- Wider integers as products of their bytes (byte_split.c) ---- */
 

@@ -72,7 +72,7 @@ gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f
     const struct kernel_family *family = &kernel_families[f];
     const int tensor_maps = params_read_tma(family->params); /* struct gemm_tma_args */
     const size_t size = dtype_infos[g->dtype].size;
-    const size_t c_size = g->c_update.size ? (size_t)g->c_update.size : size;
+    const size_t c_size = g->c_update.size ? (size_t)g->c_update.size : C_SIZE(g->dtype);
     const int64_t rows_per_launch = MAX_GRID_X * family->tile_m;
     const int64_t cols_per_launch = MAX_GRID_Y * family->tile_n;
     /* op(X)(i, j) = X[i * row_stride + j * col_stride]: a transpose swaps them. */

@@ -12,7 +12,7 @@ static int contiguous(const struct layout *l, int64_t batch) {
 static gpumatmul_status zero_fill(gpumatmul_context *ctx, struct worker *worker,
                                   const struct gemm *g, const struct route *route,
                                   const struct device_facts *device, cudaStream_t stream) {
-    const size_t size = dtype_infos[g->dtype].size;
+    const size_t size = C_SIZE(g->dtype);
     const int one_call = contiguous(&g->lc, g->batch);
     const int64_t calls = one_call ? 1 : g->batch, rows = one_call ? g->batch * g->m : g->m;
     int64_t z;
@@ -40,6 +40,13 @@ static gpumatmul_status complex_as_real_product(gpumatmul_context *ctx, struct w
                                                 cudaStream_t stream) {
     (void)route;
     return complex_real_gemm(ctx, worker, g, device, stream);
+}
+
+static gpumatmul_status widened(gpumatmul_context *ctx, struct worker *worker,
+                                const struct gemm *g, const struct route *route,
+                                const struct device_facts *device, cudaStream_t stream) {
+    (void)route;
+    return widened_gemm(ctx, worker, g, device, stream);
 }
 
 static gpumatmul_status repacked(gpumatmul_context *ctx, struct worker *worker,
@@ -86,6 +93,7 @@ static runner_fn *const runners[RUNNER_COUNT] = {
     [RUNNER_ZERO_FILL] = zero_fill,
     [RUNNER_BYTE_SPLIT] = byte_split,
     [RUNNER_COMPLEX_AS_REAL] = complex_as_real_product,
+    [RUNNER_WIDENED] = widened,
     [RUNNER_REPACKED] = repacked,
     [RUNNER_SPLIT_K] = split_k,
     [RUNNER_KERNEL] = kernel,

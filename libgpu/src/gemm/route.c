@@ -59,6 +59,7 @@ struct route route_of(const struct gemm *g, const struct device_facts *device) {
     if (g->k == 0) return route(RUNNER_ZERO_FILL, -1, 1);
     if (byte_split_runs(g, device->arch))
         return route(RUNNER_BYTE_SPLIT, byte_planes_family(g, device->arch), 1);
+    if (widens(g, device->arch)) return route(RUNNER_WIDENED, -1, 1);
     if (g->backend == GPUMATMUL_BACKEND_CUBLAS) return route(RUNNER_CUBLAS, -1, 1);
     if (complex_as_real(g, device->arch) && takes(g, operand_family(g, device->arch)))
         return route(RUNNER_COMPLEX_AS_REAL, -1, 1);

@@ -28,35 +28,44 @@ static const double one_double[2] = {1.0, 0.0};
 #define C32_TF32 BY_CUBLAS(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_C_32F, one_float)
 #define C64 BY_CUBLAS(CUBLAS_COMPUTE_64F, CUDA_C_64F, one_double)
 #define NO BY_CUBLAS((cublasComputeType_t)0, CUDA_R_32F, NULL)
-/* Integers and bool: NumPy's integer matmul wraps around and its boolean one
- * is an OR of ANDs; cuBLAS computes neither, so only the kernels do. */
-#define NOT_CUBLAS NO_CUDA_TYPE, {NO, NO, NO}
+#define CUBLAS(type, highest, tf32, fp16_accumulate) type, {highest, tf32, fp16_accumulate}, ""
+/* The dtypes cuBLAS does not multiply as NumPy does, and why. */
+#define NOT_CUBLAS(why) NO_CUDA_TYPE, {NO, NO, NO}, why
+#define INTEGER " (NumPy's integer matmul wraps around, which cuBLAS does not compute)"
+#define BOOLEAN " (NumPy's boolean matmul is an OR of ANDs, which cuBLAS does not compute)"
+#define FLOAT8 " (cuBLAS multiplies FP8 only through cuBLASLt, which pyctk does not call)"
 
-/* Columns: NumPy name, element size, cuBLAS data type, cuBLAS compute at
- * precision {HIGHEST, TF32, FP16_ACCUMULATE}, kernel suffix. Signed integers
- * use the unsigned kernel of their width: wraparound gives the same bits. */
+/* Columns: NumPy name, element size, C's dtype, cuBLAS data type, cuBLAS compute
+ * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, why cuBLAS lacks it, kernel
+ * suffix. Signed integers use the unsigned kernel of their width: wraparound
+ * gives the same bits. */
 const struct dtype_info dtype_infos[DTYPE_COUNT] = {
-    [GPUMATMUL_FLOAT32] = {"float32", 4, CUDA_R_32F, {F32, TF32, NO}, "f32"},
-    [GPUMATMUL_FLOAT64] = {"float64", 8, CUDA_R_64F, {F64, NO, NO}, "f64"},
-    [GPUMATMUL_FLOAT16] = {"float16", 2, CUDA_R_16F, {F32, NO, F16}, "f16"},
-    [GPUMATMUL_BFLOAT16] = {"bfloat16", 2, CUDA_R_16BF, {F32, NO, NO}, "bf16"},
-    [GPUMATMUL_COMPLEX64] = {"complex64", 8, CUDA_C_32F, {C32, C32_TF32, NO}, "c64"},
-    [GPUMATMUL_COMPLEX128] = {"complex128", 16, CUDA_C_64F, {C64, NO, NO}, "c128"},
-    [GPUMATMUL_INT8] = {"int8", 1, NOT_CUBLAS, "u8"},
-    [GPUMATMUL_INT16] = {"int16", 2, NOT_CUBLAS, "u16"},
-    [GPUMATMUL_INT32] = {"int32", 4, NOT_CUBLAS, "u32"},
-    [GPUMATMUL_INT64] = {"int64", 8, NOT_CUBLAS, "u64"},
-    [GPUMATMUL_UINT8] = {"uint8", 1, NOT_CUBLAS, "u8"},
-    [GPUMATMUL_UINT16] = {"uint16", 2, NOT_CUBLAS, "u16"},
-    [GPUMATMUL_UINT32] = {"uint32", 4, NOT_CUBLAS, "u32"},
-    [GPUMATMUL_UINT64] = {"uint64", 8, NOT_CUBLAS, "u64"},
-    [GPUMATMUL_BOOL] = {"bool", 1, NOT_CUBLAS, "bool"},
-    /* Stored and copied only: no kernel multiplies in them (PRODUCT_DTYPE_COUNT). */
-    [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, NOT_CUBLAS, NULL},
-    [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, NOT_CUBLAS, NULL},
+    [GPUMATMUL_FLOAT32] = {"float32", 4, GPUMATMUL_FLOAT32, CUBLAS(CUDA_R_32F, F32, TF32, NO), "f32"},
+    [GPUMATMUL_FLOAT64] = {"float64", 8, GPUMATMUL_FLOAT64, CUBLAS(CUDA_R_64F, F64, NO, NO), "f64"},
+    [GPUMATMUL_FLOAT16] = {"float16", 2, GPUMATMUL_FLOAT16, CUBLAS(CUDA_R_16F, F32, NO, F16), "f16"},
+    [GPUMATMUL_BFLOAT16] = {"bfloat16", 2, GPUMATMUL_BFLOAT16, CUBLAS(CUDA_R_16BF, F32, NO, NO),
+                            "bf16"},
+    [GPUMATMUL_COMPLEX64] = {"complex64", 8, GPUMATMUL_COMPLEX64,
+                             CUBLAS(CUDA_C_32F, C32, C32_TF32, NO), "c64"},
+    [GPUMATMUL_COMPLEX128] = {"complex128", 16, GPUMATMUL_COMPLEX128,
+                              CUBLAS(CUDA_C_64F, C64, NO, NO), "c128"},
+    [GPUMATMUL_INT8] = {"int8", 1, GPUMATMUL_INT8, NOT_CUBLAS(INTEGER), "u8"},
+    [GPUMATMUL_INT16] = {"int16", 2, GPUMATMUL_INT16, NOT_CUBLAS(INTEGER), "u16"},
+    [GPUMATMUL_INT32] = {"int32", 4, GPUMATMUL_INT32, NOT_CUBLAS(INTEGER), "u32"},
+    [GPUMATMUL_INT64] = {"int64", 8, GPUMATMUL_INT64, NOT_CUBLAS(INTEGER), "u64"},
+    [GPUMATMUL_UINT8] = {"uint8", 1, GPUMATMUL_UINT8, NOT_CUBLAS(INTEGER), "u8"},
+    [GPUMATMUL_UINT16] = {"uint16", 2, GPUMATMUL_UINT16, NOT_CUBLAS(INTEGER), "u16"},
+    [GPUMATMUL_UINT32] = {"uint32", 4, GPUMATMUL_UINT32, NOT_CUBLAS(INTEGER), "u32"},
+    [GPUMATMUL_UINT64] = {"uint64", 8, GPUMATMUL_UINT64, NOT_CUBLAS(INTEGER), "u64"},
+    [GPUMATMUL_BOOL] = {"bool", 1, GPUMATMUL_BOOL, NOT_CUBLAS(BOOLEAN), "bool"},
+    [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(FLOAT8), "e4m3"},
+    [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(FLOAT8), "e5m2"},
 };
 
-#define ALL_DTYPES ((1u << PRODUCT_DTYPE_COUNT) - 1)
+/* The dtypes whose C is their own: the plain tiled kernels' (FP8 multiplies on
+ * FP8 tensor cores, or widened.c widens it to its C's dtype). */
+#define ALL_DTYPES ((1u << (GPUMATMUL_BOOL + 1)) - 1)
+#define FP8_DTYPES (ONLY(GPUMATMUL_FLOAT8_E4M3FN) | ONLY(GPUMATMUL_FLOAT8_E5M2))
 #define ONLY(x) (1u << (x))
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
@@ -79,6 +88,10 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
      GEMM_WGMMA_SHARED_BYTES, 90, 90,
      ONLY(GPUMATMUL_INT8) | ONLY(GPUMATMUL_UINT8) | ONLY(GPUMATMUL_BOOL), HIGHEST,
      PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES & ~ONLY(SHAPE_TINY)},
+    /* ... and the FP8 types into float32 C, for operands contiguous along k
+     * (repack.c transposes the others). */
+    {TILED, "gemm_wgmma_", GEMM_WGMMA_M, GEMM_WGMMA_N, GEMM_WGMMA_THREADS,
+     GEMM_WGMMA_SHARED_BYTES, 90, 90, FP8_DTYPES, HIGHEST, PARAMS_TMA_K_MAJOR, 0, ALL_SHAPES},
     /* gemm_hmma.cu: float16 and bfloat16 on tensor cores, sums in float32, on
      * every GPU from sm_80 but Hopper, whose image leaves its code out for
      * gemm_wgmma's (which repack.c gives every operand). */
@@ -128,14 +141,11 @@ const struct kernel_family kernel_families[KERNEL_FAMILY_COUNT] = {
      ALL_DTYPES, HIGHEST, PARAMS_GEMM_ARGS, 0, ALL_SHAPES},
 };
 
-/* Per backend: its name in messages, and why it lacks the dtypes it lacks. */
-static const struct {
-    const char *name, *lacks;
-} backends[BACKEND_COUNT] = {
-    [GPUMATMUL_BACKEND_AUTO] = {"auto", ""},
-    [GPUMATMUL_BACKEND_TILED] = {"tiled", ""},
-    [GPUMATMUL_BACKEND_CUBLAS] = {"cublas", " (NumPy's integer matmul wraps around and its boolean "
-                                            "matmul is an OR of ANDs; cuBLAS computes neither)"},
+/* Each backend's name in messages. */
+static const char *const backend_names[BACKEND_COUNT] = {
+    [GPUMATMUL_BACKEND_AUTO] = "auto",
+    [GPUMATMUL_BACKEND_TILED] = "tiled",
+    [GPUMATMUL_BACKEND_CUBLAS] = "cublas",
 };
 static const char *const precision_names[PRECISION_COUNT] = {
     [GPUMATMUL_PRECISION_HIGHEST] = "highest",
@@ -237,11 +247,12 @@ static gpumatmul_status not_supported(gpumatmul_backend backend, gpumatmul_dtype
     /* Backends that would do: suggest them if the asked one lacks the dtype itself. */
     for (b = 0; b < BACKEND_COUNT; ++b)
         if (b != GPUMATMUL_BACKEND_AUTO && computes((gpumatmul_backend)b, dtype, precision))
-            names[count++] = backends[b].name;
+            names[count++] = backend_names[b];
     if (backend != GPUMATMUL_BACKEND_AUTO && !computes_dtype(backend, dtype) && count > 0) {
         append(message, sizeof message, "the %s backend does not multiply %s%s; use backend ",
-               backends[backend].name, dtype_infos[dtype].name, backends[backend].lacks);
-        names[count++] = backends[GPUMATMUL_BACKEND_AUTO].name;
+               backend_names[backend], dtype_infos[dtype].name,
+               backend == GPUMATMUL_BACKEND_CUBLAS ? dtype_infos[dtype].cublas_lacks : "");
+        names[count++] = backend_names[GPUMATMUL_BACKEND_AUTO];
         append_list(message, sizeof message, names, count, " or ");
         return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED, "%s", message);
     }
@@ -251,7 +262,7 @@ static gpumatmul_status not_supported(gpumatmul_backend backend, gpumatmul_dtype
                dtype_infos[dtype].name, precision_names[precision]);
     else
         append(message, sizeof message, "the %s backend does not compute %s at precision %s: ",
-               backends[backend].name, dtype_infos[dtype].name, precision_names[precision]);
+               backend_names[backend], dtype_infos[dtype].name, precision_names[precision]);
     append(message, sizeof message, "precision %s applies to ", precision_names[precision]);
     for (groups = 0, b = 0; b < BACKEND_COUNT; ++b) {
         if (b == GPUMATMUL_BACKEND_AUTO) continue;
@@ -261,7 +272,7 @@ static gpumatmul_status not_supported(gpumatmul_backend backend, gpumatmul_dtype
         if (count == 0) continue;
         append(message, sizeof message, "%s", groups++ ? "; " : "");
         append_list(message, sizeof message, names, count, " and ");
-        append(message, sizeof message, " with the %s backend", backends[b].name);
+        append(message, sizeof message, " with the %s backend", backend_names[b]);
     }
     return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED, "%s", message);
 }
@@ -282,11 +293,6 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
     if ((unsigned)precision >= PRECISION_COUNT)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "precision %d is not a gpumatmul_precision", (int)precision);
-    if (dtype >= PRODUCT_DTYPE_COUNT)
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "%s is stored, not multiplied in: NumPy multiplies it in float32; copy "
-                         "the operands to float32 (gpumatmul_copy_device) and multiply those",
-                         dtype_infos[dtype].name);
     for (i = 0; i < candidate_count; ++i)
         if (computes(candidates[i], dtype, precision)) {
             *chosen = candidates[i];

@@ -88,8 +88,11 @@ static void check_tables(void) {
                                          (gpumatmul_precision)-1) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
           "values outside the enums are invalid arguments");
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT8_E4M3FN,
-                                     GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_NOT_SUPPORTED,
-          "FP8 is stored, not multiplied in");
+                                     GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT8_E5M2,
+                                         GPUMATMUL_PRECISION_HIGHEST) ==
+                  GPUMATMUL_ERROR_NOT_SUPPORTED,
+          "FP8 multiplies with the kernels, not cuBLAS");
 }
 
 static void check_images(void) {
