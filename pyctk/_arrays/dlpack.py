@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._cuda.errors import UnsupportedError
-from .dtypes import DTYPES, supported_dtype
+from .dtypes import DTYPES, named, supported_dtype
 from .layout import checked_ndim, foreign_layout
 
 # ---------------------------------------------------------------------------
@@ -125,12 +125,7 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
             f"DLPack tensor 'dtype' is code {dl.code}, {dl.bits} bits, {dl.lanes} lanes, for which pyctk "
             f"has no dtype (it reads one lane of {', '.join(DTYPES)})"
         )
-    if DTYPES[name].ml_dtypes:
-        try:
-            import ml_dtypes  # noqa: F401  (registers "bfloat16", "float8_e4m3fn", ... with NumPy)
-        except ImportError:
-            raise TypeError(f"{name} data needs the ml_dtypes package: pip install ml_dtypes") from None
-    return np.dtype(name)
+    return named(name)
 
 
 # ---------------------------------------------------------------------------

@@ -21,8 +21,10 @@ class Dtype(NamedTuple):
     code: int  # gpumatmul_dtype (libgpu/include/gpumatmul.h)
     dlpack: tuple[int, int]  # DLPack's (type code, bits); lanes are always 1
     ml_dtypes: bool = False  # ml_dtypes' type, which NumPy knows only once ml_dtypes is imported
-    product: bool = True  # products compute in it; False: stored and converted only (NumPy
-    # with ml_dtypes multiplies the FP8 types in float32, and so does pyctk)
+    product: bool = True  # NumPy's matmul computes in it (a loop dtype); False for the FP8 types,
+    # which NumPy with ml_dtypes multiplies in float32
+    writes: str = ""  # the dtype libgpumatmul writes its products of it in, where another
+    # than itself (float32 for the FP8 types, read as they are on the GPU)
 
 
 # Every dtype pyctk computes in and stores, one row each, by NumPy name. Names rather than
@@ -44,8 +46,8 @@ DTYPES = {
     "uint32": Dtype(12, (kDLUInt, 32)),
     "uint64": Dtype(13, (kDLUInt, 64)),
     "bool": Dtype(14, (kDLBool, 8)),
-    "float8_e4m3fn": Dtype(15, (kDLFloat8_e4m3fn, 8), ml_dtypes=True, product=False),
-    "float8_e5m2": Dtype(16, (kDLFloat8_e5m2, 8), ml_dtypes=True, product=False),
+    "float8_e4m3fn": Dtype(15, (kDLFloat8_e4m3fn, 8), ml_dtypes=True, product=False, writes="float32"),
+    "float8_e5m2": Dtype(16, (kDLFloat8_e5m2, 8), ml_dtypes=True, product=False, writes="float32"),
 }
 PRODUCT_DTYPES = [name for name, row in DTYPES.items() if row.product]  # what products compute in
 
@@ -75,6 +77,21 @@ def supported_dtype(dtype: Any) -> np.dtype:
 
 
 _supported: dict[Any, np.dtype] = {}  # dtype-like -> its checked dtype
+
+
+def named(name: str) -> np.dtype:
+    """The dtype of a row's name; ml_dtypes' types import ml_dtypes, which registers them with
+    NumPy (TypeError, saying how to install it, where it is missing).
+
+    >>> named("float16")
+    dtype('float16')
+    """
+    if DTYPES[name].ml_dtypes:
+        try:
+            import ml_dtypes  # noqa: F401  (registers "bfloat16", "float8_e4m3fn", ... with NumPy)
+        except ImportError:
+            raise TypeError(f"{name} data needs the ml_dtypes package: pip install ml_dtypes") from None
+    return np.dtype(name)
 
 
 def from_ml_dtypes(dtype: np.dtype) -> bool:

@@ -27,7 +27,7 @@ import numpy as np
 from .._cuda import cudart, streams
 from . import dlpack
 from .arguments import device_index, integer
-from .dtypes import supported_dtype
+from .dtypes import DTYPES, named, supported_dtype
 from .layout import foreign_layout
 
 # DLPack device types: those whose memory kernels use directly, and host memory.
@@ -94,7 +94,12 @@ def device_operand(x: Any, stream: int = 0) -> DeviceOperand | None:
         operand = reader(x)
         if operand is not UNREAD:
             return cast("DeviceOperand | None", operand)  # (what a reader returns, but UNREAD)
-    interface = getattr(x, "__cuda_array_interface__", None)  # CPU tensors raise AttributeError
+    try:
+        interface = x.__cuda_array_interface__
+    except AttributeError:  # CPU tensors, and whatever has none
+        interface = None
+    except (KeyError, TypeError, ValueError):  # a dtype it cannot name (torch's FP8: KeyError)
+        interface = None
     if interface is not None:
         return _interface_operand(x, interface)
     if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
@@ -161,7 +166,13 @@ def _torch_dtype(x: Any) -> np.dtype | None:
     """The NumPy dtype of a strided tensor's dtype ("torch.float32" -> float32), or None."""
     if str(x.layout) != "torch.strided":
         return None
-    return _supported_or_none(str(x.dtype).removeprefix("torch."))
+    name = str(x.dtype).removeprefix("torch.")
+    if name in DTYPES:
+        try:
+            return named(name)  # ml_dtypes' types (torch.float8_e4m3fn) import it
+        except TypeError:  # ml_dtypes missing: the protocols answer (DLPack says why)
+            return None
+    return None
 
 
 def _cupy_operand(x: Any) -> DeviceOperand | object:

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, is_bfloat16
+from .._cuda import library
 
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
 
@@ -72,6 +73,33 @@ def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike 
         if out is None or out == promoted:
             return promoted
     return loop
+
+
+def operand_code(
+    a: np.dtype, b: np.dtype, loop: np.dtype, on_gpu: bool, backend: int, precision: int
+) -> tuple[np.dtype, int]:
+    """The dtype the C call reads both operands in and its gpumatmul_dtype: the loop dtype,
+    which they are cast to, unless libgpumatmul multiplies them as they are into the loop
+    dtype (``Dtype.writes``).
+
+    That is two GPU operands of one FP8 type, whose float32 product (NumPy's loop) the
+    library computes on FP8 tensor cores where the GPU has them, without float32 copies,
+    where ``backend`` computes it at ``precision`` (cuBLAS does not: it keeps the float32
+    route).
+
+    >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), True, 0, 0)
+    (dtype('int8'), 6)
+    """
+    row = DTYPES.get(a.name) if a == b and on_gpu else None
+    if row is not None and row.writes == loop.name and _computes(backend, row.code, precision):
+        return a, row.code
+    return loop, code(loop)
+
+
+@functools.cache  # the library's answer for a backend, dtype and precision never changes
+def _computes(backend: int, code: int, precision: int) -> bool:
+    status: int = library.library().gpumatmul_backend_supports(backend, code, precision)
+    return status == 0
 
 
 def check_keyword(dtype: DTypeLike | None) -> None:

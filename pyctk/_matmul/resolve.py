@@ -21,9 +21,10 @@ from .options import NOT_GIVEN, Options
 class Problem(NamedTuple):
     """What a product computes, whatever the memory its operands are in."""
 
-    loop: np.dtype  # the dtype it computes in (inputs are cast to it)
-    code: int  # gpumatmul_dtype of ``loop``
+    loop: np.dtype  # the dtype it computes in and returns
+    code: int  # gpumatmul_dtype of ``operand``
     shapes: shapes.Shapes
+    operand: np.dtype  # the dtype the C call reads A and B in (they are cast to it)
 
 
 def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tuple[Operands, Problem]:
@@ -34,7 +35,9 @@ def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tupl
         operands = _with_axes(operands, axes)
         a, b, out = operands.a, operands.b, operands.out
     problem_shapes = shapes.matmul_shapes(a.shape, b.shape, None if out is None else out.shape)
-    return operands, Problem(loop, dtypes.code(loop), problem_shapes)
+    on_gpu = operands.device is not None
+    operand, code = dtypes.operand_code(a.dtype, b.dtype, loop, on_gpu, options.backend, options.precision)
+    return operands, Problem(loop, code, problem_shapes, operand)
 
 
 def _with_axes(operands: Operands, axes: Any) -> Operands:

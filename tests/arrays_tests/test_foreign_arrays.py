@@ -6,6 +6,7 @@ foreign_layout, through interop and dlpack). No GPU is needed: every check comes
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 import pytest
@@ -208,3 +209,25 @@ def test_one_integer_rule_for_device_indices_sizes_and_descriptions():
         with pytest.raises(TypeError, match="must be an int, not"):
             integer(value, "x must be an int")
     assert integer(np.uint8(7), "x") == 7 and type(integer(np.uint8(7), "x")) is int
+
+
+def test_an_interface_that_cannot_name_its_dtype_is_passed_over():
+    """torch's FP8 tensors raise KeyError from __cuda_array_interface__ (it has no type string
+    for them): the array is then read by DLPack where it has it, and is not a GPU array
+    otherwise, rather than the KeyError reaching the caller."""
+
+    class NoTypeString:
+        @property
+        def __cuda_array_interface__(self):
+            raise KeyError("float8_e4m3fn")
+
+    assert _interop.device_operand(NoTypeString()) is None
+
+
+def test_ml_dtypes_names_say_how_to_install_it(monkeypatch):
+    from pyctk._arrays import dtypes as _dtypes
+
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import ml_dtypes raises ImportError
+    with pytest.raises(TypeError, match="pip install ml_dtypes"):
+        _dtypes.named("float8_e5m2")
+    assert _dtypes.named("float16") == np.float16

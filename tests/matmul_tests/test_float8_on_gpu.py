@@ -5,6 +5,7 @@ as float32, every shape and stride rule as for the other dtypes."""
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 
 import numpy as np
@@ -59,11 +60,14 @@ def test_random_values_within_float32_rounding(dtype):
     a = (rng.standard_normal((257, 1000)) * 8).astype(dtype)
     b = (rng.standard_normal((1000, 129)) * 8).astype(dtype)
     wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
-    bound = 1e-5 * (np.abs(wide_a) @ np.abs(wide_b))  # float32's rounding of 1000 terms, amply
+    magnitude = np.abs(wide_a) @ np.abs(wide_b)
     host, gpu = pyctk.matmul(a, b), pyctk.matmul(device_array(a), device_array(b)).get()
-    for result in (host, gpu):
-        assert result.dtype == np.float32
-        assert np.all(np.abs(result - wide_a @ wide_b) <= bound)
+    assert host.dtype == gpu.dtype == np.float32
+    # float32's rounding of 1000 terms, amply (NumPy's loop, and the host route's)
+    assert np.all(np.abs(host - wide_a @ wide_b) <= 1e-5 * magnitude)
+    # On FP8 tensor cores each 128 terms are summed keeping about 14 bits: 4e-5 at most was
+    # measured on an H200, by pyctk and by cuBLASLt (torch._scaled_mm) alike
+    assert np.all(np.abs(gpu - wide_a @ wide_b) <= 2.0**-12 * magnitude)
 
 
 @pytest.mark.parametrize("dtype", FLOAT8, ids=str)
@@ -109,3 +113,105 @@ def test_dlpack_hands_float8_to_torch_and_back():
     assert back.get().view(np.uint8).tobytes() == host.view(np.uint8).tobytes()
     e5m2 = torch.ones(3, 5, device="cuda", dtype=torch.float8_e5m2)
     assert pyctk.from_dlpack(e5m2).dtype == FLOAT8[1]
+
+
+# Products of two GPU arrays of one FP8 type read them as they are (FP8 wgmma on Hopper, which
+# tiles C by 128 x 256 and k by 128, each slab's sums promoted to float32; elsewhere float32
+# copies made by the library): sizes off every tile, each transpose (B along n and A along m
+# are transposed for the k-major kernel), offsets off TMA's 16 bytes, odd pitches, batches.
+SHAPES = [(1, 1, 1), (5, 3, 1), (129, 257, 17), (128, 256, 128), (255, 130, 300), (2, 600, 7), (257, 513, 129)]
+
+
+@pytest.mark.parametrize("transposed", [(False, False), (False, True), (True, False), (True, True)], ids=str)
+@pytest.mark.parametrize("m, n, k", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_sizes_off_the_tiles_and_every_transpose(dtype, m, n, k, transposed):
+    rng = np.random.default_rng(m * n + k)
+    a, b = small_integers(rng, (m, k), dtype), small_integers(rng, (k, n), dtype)
+    gpu_a = device_array(np.ascontiguousarray(a.T)).T if transposed[0] else device_array(a)
+    gpu_b = device_array(np.ascontiguousarray(b.T)).T if transposed[1] else device_array(b)
+    result = pyctk.matmul(gpu_a, gpu_b)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result.get(), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("offset", [1, 3, 16])
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_offsets_and_odd_pitches(dtype, offset):
+    rng = np.random.default_rng(offset)
+    a, b = small_integers(rng, (130, 300 + offset), dtype), small_integers(rng, (260, 301 + offset), dtype)
+    # k = 300, pitches 300 + offset and 301 + offset, addresses offset and offset + 1 bytes in
+    gpu_a, gpu_b = device_array(a)[:, offset:], device_array(b)[:, offset + 1 :].T
+    np.testing.assert_array_equal(pyctk.matmul(gpu_a, gpu_b).get(), np.matmul(a[:, offset:], b[:, offset + 1 :].T))
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_strided_and_broadcast_batches(dtype, broadcast_b):
+    rng = np.random.default_rng(7)
+    a = small_integers(rng, (3, 140, 260), dtype)
+    b = small_integers(rng, (260, 270) if broadcast_b else (3, 260, 270), dtype)
+    np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b)).get(), np.matmul(a, b))
+
+
+def test_gpu_products_of_one_fp8_type_make_no_float32_copies(monkeypatch):
+    rng = np.random.default_rng(8)
+    a, b = small_integers(rng, (64, 96), FLOAT8[0]), small_integers(rng, (96, 32), FLOAT8[0])
+    gpu_a, gpu_b = device_array(a), device_array(b)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the product cast an FP8 operand")
+
+    monkeypatch.setattr(pyctk.DeviceArray, "astype", refuse)
+    np.testing.assert_array_equal(pyctk.matmul(gpu_a, gpu_b).get(), np.matmul(a, b))
+
+
+def test_sums_of_long_k_stay_float32_sums():
+    """Each 128 terms of k are summed on the tensor cores, then added in float32: a sum that the
+    tensor cores' own running sum (about 14 bits) would lose stays within float32's rounding
+    of 128-term partial sums. Every term of row 0 is 1 but 1/64 where k is odd: exact in
+    float32, and in each 128-term sum, but not past 2^14 of a running sum."""
+    dtype = FLOAT8[0]
+    k = 65536
+    a = np.ones((1, k), dtype)
+    b = np.ones((k, 1), np.float32)
+    b[1::2] = 1 / 64
+    b = b.astype(dtype)
+    result = pyctk.matmul(device_array(a), device_array(b)).get()
+    assert float(result[0, 0]) == k / 2 + k / 2 / 64
+
+
+def test_random_values_long_k():
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal((256, 8192)) * 8).astype(FLOAT8[0])
+    b = (rng.standard_normal((8192, 512)) * 8).astype(FLOAT8[0])
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    exact, magnitude = wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b)
+    error = np.abs(pyctk.matmul(device_array(a), device_array(b)).get() - exact) / magnitude
+    assert error.max() <= 2.0**-12  # 1.1e-5 measured on an H200, as cuBLASLt's
+
+
+def test_the_host_entry_points_refuse_fp8_saying_where_it_multiplies():
+    from pyctk._cuda import contexts as _contexts
+    from pyctk._cuda import library as _library
+
+    lib = _library.library()
+    desc = _library.GemmDesc(0, 15, 0, 0, 0, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0)
+    a, b, c = np.ones((2, 2), FLOAT8[0]), np.ones((2, 2), FLOAT8[0]), np.zeros((2, 2), np.float32)
+    context = _contexts.context(0)
+    status = lib.gpumatmul_gemm_host(context, ctypes.byref(desc), a.ctypes.data, b.ctypes.data, c.ctypes.data)
+    assert status == 2  # NOT_SUPPORTED
+    assert "device memory only" in lib.gpumatmul_last_error_message().decode()
+
+
+def test_torch_fp8_tensors_multiply_as_they_are():
+    """torch's FP8 tensors have no CUDA Array Interface (its property raises KeyError): pyctk
+    reads them itself, as it reads torch's other tensors."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    a, b = small_integers(rng, (64, 128), FLOAT8[0]), small_integers(rng, (128, 32), FLOAT8[0])
+    ta = torch.from_numpy(a.view(np.uint8)).cuda().view(torch.float8_e4m3fn)
+    tb = torch.from_numpy(b.view(np.uint8)).cuda().view(torch.float8_e4m3fn)
+    result = pyctk.matmul(ta, tb)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result.get(), np.matmul(a, b))
