@@ -7,7 +7,7 @@
 The JSON goes to benchmarks/results/<machine>/<suite>.json (measured.py: e.g.
 results/h200-cu13/matmul.json), replacing that suite's last run; --out writes elsewhere. The
 suite is named after what was run (--suite to choose): "device-call" (--only device-call),
-"devices" (--only host-devices), for --only device "integers" (integer and bool dtypes),
+"devices" (--only host-devices), for --only device "integers" (integer and bool dtypes), "float8",
 "complex" (any complex dtype) or "matmul", otherwise "host". Its "measured" object says where
 and how it was measured (measured.measured).
 
@@ -24,6 +24,10 @@ below.
   tiled backend alone, beside "cupy" (cupy.matmul on the same memory, NumPy's product, where
   CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not NumPy's
   product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per product.
+  The FP8 types (--dtypes float8_e4m3fn float8_e5m2, and e4m3-abt e5m2-abt for a @ b.T, the
+  layout FP8 wgmma reads as it is; normal values) have the tiled backend alone, float32 C,
+  beside torch._scaled_mm (cuBLASLt, unit scales, float32 out, B handed over column-major;
+  "torch-scaled_mm-fast" with use_fast_accum).
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
   "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
   10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
@@ -115,11 +119,16 @@ DTYPE_CODES = {
     "int64": 9,
     "uint8": 10,
     "bool": 14,
+    "float8_e4m3fn": 15,
+    "float8_e5m2": 16,
 }
 # Device-row dtypes with no NumPy-exact product in cuBLAS or torch.matmul: the tiled backend
 # alone (the integer tensor-core kernels, and byte_split.c for 2-8 bytes), beside the peers
 # of integer_peers.
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
+# FP8 device rows: the tiled backend alone (cuBLAS multiplies FP8 only through cuBLASLt),
+# float32 C, beside torch._scaled_mm (cuBLASLt).
+FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
@@ -278,7 +287,14 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 # transposed). TF32 twice: a @ b, and a @ b.T, the layout the tiled backend's TF32 kernel
 # reads as it is (a @ b it reads after transposing B); complex64 at TF32 (the tiled backend:
 # one float32 product at TF32, B expanded into the layout that kernel reads).
-MODES = {"tf32": ("float32", 1, 0), "tf32-abt": ("float32", 1, 1), "c64-tf32": ("complex64", 1, 0)}
+# FP8 twice too: a @ b.T is the layout FP8 wgmma and cuBLASLt read as it is.
+MODES = {
+    "tf32": ("float32", 1, 0),
+    "tf32-abt": ("float32", 1, 1),
+    "c64-tf32": ("complex64", 1, 0),
+    "e4m3-abt": ("float8_e4m3fn", 0, 1),
+    "e5m2-abt": ("float8_e5m2", 0, 1),
+}
 
 
 def device_operand(torch, n: int, dtype: str):
@@ -286,6 +302,8 @@ def device_operand(torch, n: int, dtype: str):
     range, or bools half true."""
     if dtype == "bool":
         return torch.rand(n, n, device="cuda") < 0.5
+    if dtype in FLOAT8:
+        return torch.randn(n, n, device="cuda").to(getattr(torch, dtype))
     if dtype in INTEGERS:
         info = torch.iinfo(getattr(torch, dtype))
         high = min(info.max + 1, 2**63 - 1)  # randint's bounds are int64 (exclusive high)
@@ -309,6 +327,24 @@ def integer_peers(torch, dtype: str, a, b, c) -> dict:
     return peers
 
 
+def float8_peers(torch, dtype: str, a, b, c, trans_b: int) -> dict:
+    """The peers of an FP8 device row: torch.matmul has no FP8 product; torch._scaled_mm
+    (cuBLASLt) multiplies e4m3 (and e4m3 by e5m2) into float32 with unit scales, B
+    column-major (a @ b.T of row-major b: the "-abt" rows' product), with cuBLASLt's
+    promotion of the sums ("torch-scaled_mm") and without ("torch-scaled_mm-fast", fast
+    accumulation: the tensor cores' own running sums)."""
+    if not hasattr(torch, "_scaled_mm"):
+        return {}
+    one = torch.ones((), device="cuda")
+    b_columns = b.t() if trans_b else b.t().contiguous().t()
+    return {
+        name: functools.partial(
+            torch._scaled_mm, a, b_columns, one, one, out_dtype=torch.float32, use_fast_accum=fast, out=c
+        )
+        for name, fast in (("torch-scaled_mm", False), ("torch-scaled_mm-fast", True))
+    }
+
+
 def device_rows(sizes, dtypes, repeats):
     """The GEMM alone: gpumatmul_matmul_strided_batched_device per backend and torch.matmul on
     torch's tensors (integer_peers for int8, uint8 and bool)."""
@@ -322,10 +358,11 @@ def device_rows(sizes, dtypes, repeats):
     for dtype in dtypes:
         operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
         torch.backends.cuda.matmul.allow_tf32 = precision == 1
-        backends = {"tiled": BACKEND_CODES["tiled"]} if operand in INTEGERS else BACKEND_CODES
+        tiled_only = operand in INTEGERS or operand in FLOAT8
+        backends = {"tiled": BACKEND_CODES["tiled"]} if tiled_only else BACKEND_CODES
         for n in sizes:
             a, b = (device_operand(torch, n, operand) for _ in range(2))
-            c = torch.empty_like(a)
+            c = torch.empty(n, n, device="cuda") if operand in FLOAT8 else torch.empty_like(a)
             runs = {
                 backend: (
                     functools.partial(
@@ -357,6 +394,8 @@ def device_rows(sizes, dtypes, repeats):
             }
             if operand in INTEGERS:
                 runs.update(integer_peers(torch, operand, a, b, c))
+            elif operand in FLOAT8:
+                runs.update(float8_peers(torch, operand, a, b, c, trans_b))
             else:
                 runs["torch"] = functools.partial(torch.matmul, a, b.t() if trans_b else b, out=c)
             for name, run in runs.items():
@@ -718,6 +757,8 @@ def suite_of(config: dict) -> str:
         operands = {MODES.get(dtype, (dtype,))[0] for dtype in config["dtypes"]}
         if operands <= set(INTEGERS):
             return "integers"
+        if operands <= set(FLOAT8):
+            return "float8"
         return "complex" if any(o.startswith("complex") for o in operands) else "matmul"
     return "host"
 

@@ -9,6 +9,7 @@ and suite, each one run of one script on one machine. ``<machine>`` is the GPU's
 matmul       matmul.py --only device, floating-point dtypes: pyctk's kernels beside cuBLAS
 complex      the same for complex64 and complex128
 integers     the same for integers and bool, beside CuPy (and torch._int_mm)
+float8       the same for the FP8 types, beside torch._scaled_mm (cuBLASLt)
 host         matmul.py's NumPy-in, NumPy-out rows (host, host-tiny, host-large, startup)
 device-call  matmul.py --only device-call: products of GPU arrays called from Python
 devices      matmul.py --only host-devices: one GPU against all of them
@@ -45,6 +46,7 @@ SUITES = (
     "matmul",
     "complex",
     "integers",
+    "float8",
     "host",
     "device-call",
     "devices",

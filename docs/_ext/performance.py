@@ -80,8 +80,17 @@ def times(ratio: float) -> str:
     return f"{number(ratio)}x"
 
 
-DTYPES = {"tf32": "float32 at TF32, a @ b", "tf32-abt": "float32 at TF32, a @ b.T", "c64-tf32": "complex64 at TF32"}
+DTYPES = {
+    "tf32": "float32 at TF32, a @ b",
+    "tf32-abt": "float32 at TF32, a @ b.T",
+    "c64-tf32": "complex64 at TF32",
+    "float8_e4m3fn": "float8_e4m3fn, a @ b",
+    "e4m3-abt": "float8_e4m3fn, a @ b.T",
+    "float8_e5m2": "float8_e5m2, a @ b",
+    "e5m2-abt": "float8_e5m2, a @ b.T",
+}
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
+FLOAT8 = ("float8_e4m3fn", "e4m3-abt", "float8_e5m2", "e5m2-abt")
 # the names of matmul.py's backends, by the kind of row (a name not here reads as itself)
 BACKENDS = {
     "device": {
@@ -91,6 +100,8 @@ BACKENDS = {
         "torch": "torch",
         "cupy": "CuPy",
         "torch-int_mm": "torch._int_mm",
+        "torch-scaled_mm": "torch._scaled_mm (cuBLASLt)",
+        "torch-scaled_mm-fast": "torch._scaled_mm, fast accumulation",
     },
     "host": {
         "tiled": "pyctk, kernels",
@@ -129,11 +140,16 @@ Table = tuple[str, list[str], list[list[str]]]
 
 def device_tables(data: dict, rows: list[dict]) -> list[Table]:
     """matmul.py's "device" rows: TFLOP/s per backend, and the kernels against the reference
-    (cuBLAS, or CuPy for the integers)."""
+    (cuBLAS, CuPy for the integers, cuBLASLt's torch._scaled_mm for FP8)."""
     tables = []
     integer = [r for r in rows if r["dtype"] in INTEGERS]
-    floating = [r for r in rows if r["dtype"] not in INTEGERS]
-    for chosen, unit, reference in ((floating, "TFLOP/s", "cublas"), (integer, "TOP/s", "cupy")):
+    float8 = [r for r in rows if r["dtype"] in FLOAT8]
+    floating = [r for r in rows if r["dtype"] not in INTEGERS + FLOAT8]
+    for chosen, unit, reference in (
+        (floating, "TFLOP/s", "cublas"),
+        (float8, "TFLOP/s", "torch-scaled_mm"),
+        (integer, "TOP/s", "cupy"),
+    ):
         if not chosen:
             continue
         names = in_order(chosen, "backend")
@@ -146,7 +162,7 @@ def device_tables(data: dict, rows: list[dict]) -> list[Table]:
                 cells += [number(found[b]["tflops"]) if b in found else "" for b in names]
                 if "tiled" in found and reference in found:
                     share = found["tiled"]["tflops"] / found[reference]["tflops"]
-                    cells.append(percent(share) if reference == "cublas" and share < 1.5 else times(share))
+                    cells.append(percent(share) if reference != "cupy" and share < 1.5 else times(share))
                 else:
                     cells.append("")
                 body.append(cells)
