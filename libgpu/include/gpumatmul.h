@@ -144,8 +144,9 @@ typedef enum gpumatmul_status {
  * and C is float32 (ldc, stride_c and C's bytes count float32 elements). On
  * compute capability 9.0 they multiply on FP8 tensor cores, each 128 terms of
  * k summed there (whose sums keep about 14 bits) and those sums added in
- * float32; elsewhere A and B are copied to float32 (exactly) and multiplied
- * there. The host functions return NOT_SUPPORTED for them. float8_e4m3fn has 4 exponent bits
+ * float32; elsewhere, and at precision TF32 everywhere, A and B are copied to
+ * float32 (exactly) and multiplied there (at TF32, exact for FP8 values). The
+ * host functions return NOT_SUPPORTED for them. float8_e4m3fn has 4 exponent bits
  * (bias 7) and 3 mantissa bits, no infinities and one NaN a sign (0x7f, 0xff),
  * its largest value 448; float8_e5m2 has 5 exponent bits (bias 15) and 2
  * mantissa bits, with IEEE infinities and NaNs, its largest value 57344.

@@ -365,6 +365,16 @@ CASES = [
         "FP8 on sm_80, no FP8 tensor cores: widened to float32", "float8_e4m3fn", 80, BIG, BIG, BIG, ("widened", "-", 1)
     ),
     Case("FP8 on sm_120: widened to float32", "float8_e5m2", 120, 16, 16, 16, ("widened", "-", 1), trans_b=1),
+    Case(
+        "FP8 at TF32 on Hopper: float32 copies at TF32",
+        "float8_e4m3fn",
+        90,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "-", 1),
+        precision="tf32",
+    ),
 ]
 
 

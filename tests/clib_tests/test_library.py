@@ -217,7 +217,8 @@ HEADER_CONSTANTS = [line.split()[1:] for line in abi.constants(abi.header_code(R
 DTYPE_NAMES = [name[len("GPUMATMUL_") :].lower() for enum, name, _ in HEADER_CONSTANTS if enum == "gpumatmul_dtype"]
 COMPUTES = {
     "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
-    "tf32": {"tiled": {"float32", "complex64"}, "cublas": {"float32", "complex64"}},
+    # FP8 at TF32: float32 copies at TF32 (widened.c)
+    "tf32": {"tiled": {"float32", "complex64", "float8_e4m3fn", "float8_e5m2"}, "cublas": {"float32", "complex64"}},
     "fp16_accumulate": {"tiled": set(), "cublas": {"float16"}},
 }
 

@@ -215,3 +215,19 @@ def test_torch_fp8_tensors_multiply_as_they_are():
     result = pyctk.matmul(ta, tb)
     assert result.dtype == np.float32
     np.testing.assert_array_equal(result.get(), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("m, n, k, batch", [(3, 5, 7, 1), (257, 129, 1000, 1), (70, 300, 260, 3)], ids=str)
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_precision_tf32_multiplies_float32_copies(dtype, m, n, k, batch):
+    """At precision "tf32" the library copies both operands to float32 (exactly: widened.c, the
+    route of GPUs without FP8 tensor cores) and multiplies at TF32, which holds every FP8
+    value exactly: float32's rounding of the sums alone, tighter than the FP8 tensor cores'."""
+    rng = np.random.default_rng(m + n + k)
+    a = (rng.standard_normal((batch, m, k)) * 8).astype(dtype)
+    b = (rng.standard_normal((k, n)) * 8).astype(dtype)
+    gpu_b = device_array(np.ascontiguousarray(b.T)).T  # B along k, and A along k: both layouts
+    result = pyctk.matmul(device_array(a), gpu_b, precision="tf32").get()
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    assert result.dtype == np.float32
+    assert np.all(np.abs(result - wide_a @ wide_b) <= 1e-5 * (np.abs(wide_a) @ np.abs(wide_b)))

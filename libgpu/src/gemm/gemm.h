@@ -56,7 +56,7 @@ struct dtype_info {
 };
 extern const struct dtype_info dtype_infos[DTYPE_COUNT];
 
-/* Bytes per element of g's C, and whether its dtype's products write another dtype. */
+/* Bytes per element of C in products of `dtype`, and whether they write another dtype. */
 #define C_SIZE(dtype) (dtype_infos[dtype_infos[dtype].c_dtype].size)
 #define WRITES_OTHER_DTYPE(dtype) (dtype_infos[dtype].c_dtype != (dtype))
 
@@ -395,8 +395,9 @@ gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker
 /* ---- Products of operands widened to C's dtype (widened.c) ---- */
 
 /* Whether widened_gemm runs g: a dtype whose C is another dtype (FP8: float32)
- * for which no family has code in an image of architecture `arch` (FP8 tensor
- * cores are Hopper's), the wider dtype's product on g's backend. */
+ * for which no family has code in an image of architecture `arch` at g's
+ * precision (FP8 tensor cores are Hopper's, and multiply at HIGHEST alone), the
+ * wider dtype's product on g's backend. */
 int widens(const struct gemm *g, int arch);
 
 /* g (k > 0; widens) as the product of A and B copied into a workspace from

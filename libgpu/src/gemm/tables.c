@@ -201,11 +201,16 @@ int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision prec
     return 0;
 }
 
-/* Whether `backend` (not AUTO) computes dtype at precision. */
+/* Whether `backend` (not AUTO) computes dtype at precision: cuBLAS as its column says, the
+ * kernels in the dtype itself or, for a dtype whose C is another, as the product of copies
+ * in C's dtype (widened.c: FP8 at precision TF32 is float32 copies at TF32). */
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
     if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT, ALL_SHAPES) >= 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT, ALL_SHAPES) >= 0 ||
+           (WRITES_OTHER_DTYPE(dtype) &&
+            kernel_family_for(backend, dtype_infos[dtype].c_dtype, precision, ANY_ARCH,
+                              ANY_LAYOUT, ALL_SHAPES) >= 0);
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */
