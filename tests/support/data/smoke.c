@@ -74,7 +74,8 @@ static void check_tables(void) {
     check(fails_with(gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_COMPLEX128,
                                                 GPUMATMUL_PRECISION_TF32),
                      GPUMATMUL_ERROR_NOT_SUPPORTED,
-                     "precision tf32 applies to float32 and complex64 with the tiled backend; "
+                     "precision tf32 applies to float32, complex64, float8_e4m3fn and "
+                     "float8_e5m2 with the tiled backend; "
                      "float32 and complex64 with the cublas backend"),
           "tiled has no complex128 tf32, and the message says where tf32 applies");
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
