@@ -6,7 +6,9 @@ For every dtype and precision both backends compute, times
 gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
 products of device operands (PyTorch's), two sizes per shape class (libgpu/src/gemm/gemm.h:
 shape_class): 16 and 32 (tiny), 48 and 64 (very small), 128 and 512 (small), 1024 and 2048
-(medium), 4096 and 8192 (large). Each time is a burst of calls between CUDA events divided by the calls, so the host's
+(medium), 4096 and 8192 (large). int8 and float8_e4m3fn, which cuBLAS multiplies through
+cuBLASLt, are measured on a @ b.T too, the layout cuBLASLt's kernels read (others it takes
+from copies). Each time is a burst of calls between CUDA events divided by the calls, so the host's
 cost of a call counts where it dominates (tiny products), then the median of the bursts. The
 kernels win a class where they are faster at both of its sizes. TF32 is measured on a @ b.T,
 the layout the tiled backend's TF32 kernel takes (others fall back to cuBLAS under AUTO).
@@ -53,6 +55,8 @@ CASES = [
     ("complex64", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_HIGHEST", 0),
     ("complex64 tf32", "GPUMATMUL_COMPLEX64", "complex64", "GPUMATMUL_PRECISION_TF32", 0),
     ("complex128", "GPUMATMUL_COMPLEX128", "complex128", "GPUMATMUL_PRECISION_HIGHEST", 0),
+    ("int8", "GPUMATMUL_INT8", "int8", "GPUMATMUL_PRECISION_HIGHEST", 1),
+    ("float8_e4m3fn", "GPUMATMUL_FLOAT8_E4M3FN", "float8_e4m3fn", "GPUMATMUL_PRECISION_HIGHEST", 1),
 ]
 CODES = {
     "GPUMATMUL_FLOAT32": 0,
@@ -61,6 +65,8 @@ CODES = {
     "GPUMATMUL_BFLOAT16": 3,
     "GPUMATMUL_COMPLEX64": 4,
     "GPUMATMUL_COMPLEX128": 5,
+    "GPUMATMUL_INT8": 6,
+    "GPUMATMUL_FLOAT8_E4M3FN": 15,
     "GPUMATMUL_PRECISION_HIGHEST": 0,
     "GPUMATMUL_PRECISION_TF32": 1,
 }
@@ -88,6 +94,20 @@ def seconds_per_call(run) -> float:
     return statistics.median(burst(calls) for _ in range(BURSTS))
 
 
+def operands(torch, n: int, torch_dtype: str) -> tuple:
+    """A, B and C of an n x n x n product: standard normal values (int8 over its whole range);
+    C float32 for FP8, whose products NumPy gives in float32."""
+    dtype = getattr(torch, torch_dtype)
+    if torch_dtype == "int8":
+        a, b = (torch.randint(-128, 128, (n, n), device="cuda", dtype=dtype) for _ in range(2))
+        return a, b, torch.empty_like(a)
+    if dtype.itemsize == 1:  # FP8: torch makes no random FP8 values itself
+        a, b = (torch.randn(n, n, device="cuda").to(dtype) for _ in range(2))
+        return a, b, torch.empty(n, n, device="cuda")
+    a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+    return a, b, torch.empty_like(a)
+
+
 def measure(cases: list[str] | None = None) -> list[dict]:
     """Both backends' times for each of CASES (those named in ``cases``, if given)."""
     import torch  # the operands: PyTorch's device tensors
@@ -99,8 +119,7 @@ def measure(cases: list[str] | None = None) -> list[dict]:
             continue
         for shape_class, sizes in CLASSES.items():
             for n in sizes:
-                a, b = (torch.randn(n, n, device="cuda", dtype=getattr(torch, torch_dtype)) for _ in range(2))
-                c = torch.empty_like(a)
+                a, b, c = operands(torch, n, torch_dtype)
                 row = {"case": name, "dtype": dtype, "precision": precision, "class": shape_class, "n": n}
                 for backend, code in BACKENDS.items():
                     row[backend] = seconds_per_call(

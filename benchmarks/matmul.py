@@ -122,12 +122,12 @@ DTYPE_CODES = {
     "float8_e4m3fn": 15,
     "float8_e5m2": 16,
 }
-# Device-row dtypes with no NumPy-exact product in cuBLAS or torch.matmul: the tiled backend
-# alone (the integer tensor-core kernels, and byte_split.c for 2-8 bytes), beside the peers
+# Integer and bool device rows: the backends that compute them (the tiled one's integer
+# tensor-core kernels and byte_split.c for 2-8 bytes; cuBLASLt for int8), beside the peers
 # of integer_peers.
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
-# FP8 device rows: the tiled backend alone (cuBLAS multiplies FP8 only through cuBLASLt),
-# float32 C, beside torch._scaled_mm (cuBLASLt).
+# FP8 device rows, float32 C: the tiled backend's FP8 kernels and cuBLAS's (cuBLASLt's for
+# e4m3, float32 copies for e5m2), beside torch._scaled_mm (cuBLASLt).
 FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
@@ -358,8 +358,11 @@ def device_rows(sizes, dtypes, repeats):
     for dtype in dtypes:
         operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
         torch.backends.cuda.matmul.allow_tf32 = precision == 1
-        tiled_only = operand in INTEGERS or operand in FLOAT8
-        backends = {"tiled": BACKEND_CODES["tiled"]} if tiled_only else BACKEND_CODES
+        backends = {
+            name: code
+            for name, code in BACKEND_CODES.items()
+            if _library.library().gpumatmul_backend_supports(code, DTYPE_CODES[operand], precision) == 0
+        }
         for n in sizes:
             a, b = (device_operand(torch, n, operand) for _ in range(2))
             c = torch.empty(n, n, device="cuda") if operand in FLOAT8 else torch.empty_like(a)

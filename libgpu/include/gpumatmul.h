@@ -1,7 +1,7 @@
 /**
  * gpumatmul.h: matrix multiplication on NVIDIA GPUs through a plain C ABI.
  *
- * libgpumatmul.so needs libcudart and libcublas of one CUDA major version
+ * libgpumatmul.so needs libcudart, libcublas and libcublasLt of one CUDA major version
  * (12 or 13, fixed when the library is built) and an NVIDIA driver at run
  * time. It does not link the driver library (libcuda.so.1): it loads and
  * reports its status on a machine with no driver or no GPU.
@@ -145,7 +145,10 @@ typedef enum gpumatmul_status {
  * compute capability 9.0 they multiply on FP8 tensor cores, each 128 terms of
  * k summed there (whose sums keep about 14 bits) and those sums added in
  * float32; elsewhere, and at precision TF32 everywhere, A and B are copied to
- * float32 (exactly) and multiplied there (at TF32, exact for FP8 values). The
+ * float32 (exactly) and multiplied there (at TF32, exact for FP8 values).
+ * CUBLAS multiplies float8_e4m3fn by cuBLASLt's FP8 kernels (promoted as
+ * above) where n is a multiple of 4 and k of 16, and every other FP8 product
+ * as float32 copies (cuBLASLt has no float8_e5m2 product of its own). The
  * host functions return NOT_SUPPORTED for them. float8_e4m3fn has 4 exponent bits
  * (bias 7) and 3 mantissa bits, no infinities and one NaN a sign (0x7f, 0xff),
  * its largest value 448; float8_e5m2 has 5 exponent bits (bias 15) and 2
@@ -194,7 +197,10 @@ typedef enum gpumatmul_backend {
     GPUMATMUL_BACKEND_AUTO = 0,
     /** pyctk's own kernels: every dtype. */
     GPUMATMUL_BACKEND_TILED = 1,
-    /** NVIDIA cuBLAS: floating-point and complex dtypes. */
+    /** NVIDIA cuBLAS: floating-point and complex dtypes; int8 (summed in int32,
+     * its low byte kept, as NumPy wraps around) and float8_e4m3fn by cuBLASLt,
+     * since ABI 0.3 (copying A and B where they are not contiguous along k at
+     * 16-byte addresses, as its kernels read them). */
     GPUMATMUL_BACKEND_CUBLAS = 2
 } gpumatmul_backend;
 
@@ -526,7 +532,9 @@ GPUMATMUL_API gpumatmul_status gpumatmul_matmul_strided_batched_host(
  * (a `cudaStream_t` of that device; NULL is the legacy default stream); returns
  * without waiting, so a failure while the product runs shows up later, as the
  * stream's error. C must not overlap A or B. libgpumatmul allocates nothing
- * (cuBLAS uses its handle's workspace), except workspaces for two tiled
+ * (cuBLAS uses its handle's workspace), except cuBLASLt's workspace and the
+ * copies its int8 and FP8 products take (see GPUMATMUL_BACKEND_CUBLAS; int8's
+ * int32 C), and workspaces for two tiled
  * products: one whose grid leaves the GPU's multiprocessors idle (float32,
  * compute capability 7.0 and newer: its k is cut into pieces summed in a fixed
  * order, their partial products in the workspace), and a TF32 one on compute

@@ -39,8 +39,8 @@ EXTRA_HEADERS = {
         ("nvidia/cu13/include", "nv/target", "nvidia-cuda-cccl"),
     ],
 }
-# The libraries libgpumatmul links (cuBLAS finds its cuBLASLt through its own RUNPATH).
-LINKED = ("cudart", "cublas")
+# The libraries libgpumatmul links.
+LINKED = ("cudart", "cublas", "cublasLt")
 # A toolkit's header folders: CUDA 13 moved CCCL (nv/target) into include/cccl.
 TOOLKIT_INCLUDES = ("include", "include/cccl")
 

@@ -142,7 +142,7 @@ def runpath_misses() -> list[RunpathMiss]:
     misses = []
     for name in loader.CUDA_LIBRARIES:
         spec = loader.library_spec(name, CUDA_MAJOR)
-        if spec.file_name not in needed:  # cuBLASLt: cuBLAS finds it next to itself
+        if spec.file_name not in needed:
             continue
         if any(os.path.isfile(os.path.join(folder, spec.file_name)) for folder in runpath):
             continue

@@ -72,7 +72,8 @@ def matmul(
         The dtype to compute in and return, as in NumPy (the inputs are cast
         to it under ``casting``).
     backend : {"auto", "tiled", "cublas"}, optional
-        ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes),
+        ``"cublas"`` uses NVIDIA cuBLAS (floating-point and complex dtypes;
+        int8 and FP8 through cuBLASLt),
         ``"tiled"`` pyctk's own kernels (every dtype), ``"auto"`` whichever
         of the two was measured faster for the GPU, dtype, precision and size
         (pyctk's own kernels for small products on the GPUs measured), else

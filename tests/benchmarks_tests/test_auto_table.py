@@ -48,8 +48,9 @@ def test_writing_replaces_this_architectures_rows_and_keeps_the_others(tmp_path)
 
 
 # Every measurement the table holds, in the order they were written: the whole table on an
-# H200 (sm_90, the H100's kernel image), with the very small class.
-MEASUREMENTS = ["h200-cu13/auto-table.json"]
+# H200 (sm_90, the H100's kernel image), with the very small class; then int8 and FP8, which
+# cuBLAS multiplies through cuBLASLt (--cases int8 float8_e4m3fn).
+MEASUREMENTS = ["h200-cu13/auto-table.json", "h200-cu13/auto-table-cublaslt.json"]
 
 
 def test_the_librarys_table_is_what_the_measurements_give(tmp_path):

@@ -18,7 +18,7 @@ def cuda_wheels(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True, timeout=60)
 
 
-def fake_toolkit(root: Path, major: int, libraries=("cudart", "cublas", "nvrtc")) -> Path:
+def fake_toolkit(root: Path, major: int, libraries=("cudart", "cublas", "cublasLt", "nvrtc")) -> Path:
     """A toolkit's layout, with empty files: headers in include/ (CCCL in include/cccl, as
     CUDA 13 has it), libraries in lib64/."""
     (root / "include" / "cccl" / "nv").mkdir(parents=True)

@@ -22,7 +22,7 @@ from support.paths import ROOT
 SOURCES = ROOT / "libgpu" / "src"
 
 # route.c and what it reads: the tables, and the files whose rules it asks (byte split,
-# complex as real, repacking, split k, TMA's limits). Those files hold their runners too,
+# complex as real, repacking, split k, TMA's limits, cuBLASLt's sizes). Those files hold their runners too,
 # whose GPU calls the linker drops (--gc-sections): the program calls none of them, so it
 # needs neither cudart nor cuBLAS, only their headers.
 ROUTE_SOURCES = [
@@ -34,6 +34,7 @@ ROUTE_SOURCES = [
     "gemm/split_k.c",
     "gemm/launch.c",
     "gemm/widened.c",
+    "gemm/cublas_lt.c",
 ]
 
 # Reads one product a line, prints its route: runner, family prefix ("-": none), splits.
@@ -146,6 +147,13 @@ CASES = [
     Case("k == 0 before cuBLAS too", "complex64", 90, 64, 64, 0, ("zero_fill", "-", 1), backend="cublas"),
     Case("cuBLAS asked: cuBLAS", "float32", 90, BIG, BIG, BIG, ("cublas", "-", 1), backend="cublas"),
     Case("cuBLAS asked: not as a real product", "complex128", 80, BIG, BIG, BIG, ("cublas", "-", 1), backend="cublas"),
+    # cuBLASLt's kernels: int8 of any size, float8_e4m3fn of n a multiple of 4 and k of 16;
+    # float32 copies by cuBLAS for the others, and for float8_e5m2, which cuBLASLt lacks.
+    Case("cuBLAS asked: int8 by cuBLASLt", "int8", 90, 3, 5, 7, ("cublas", "-", 1), backend="cublas"),
+    Case("cuBLAS asked: FP8 by cuBLASLt", "float8_e4m3fn", 90, 3, 4, 16, ("cublas", "-", 1), backend="cublas"),
+    Case("cuBLAS asked: FP8, k not of 16", "float8_e4m3fn", 90, 4, 4, 24, ("widened", "-", 1), backend="cublas"),
+    Case("cuBLAS asked: FP8, n not of 4", "float8_e4m3fn", 90, 4, 6, 16, ("widened", "-", 1), backend="cublas"),
+    Case("cuBLAS asked: e5m2 as float32", "float8_e5m2", 90, 64, 64, 64, ("widened", "-", 1), backend="cublas"),
     Case(
         "int16 from SHAPE_MEDIUM on Hopper: bytes on 1-byte wgmma",
         "int16",

@@ -24,7 +24,11 @@ from support.released_abi import abi, released_constants
 LIBRARY = _loader.gpumatmul_path()
 HEADER_DIR = LIBRARY.parent / "include"
 # The oldest versions pyproject.toml admits (nvidia-cuda-runtime(-cu12)>=N.0, nvidia-cublas(-cu12)>=N.0).
-MINIMUM = {"libcudart": f"cudart-{CUDA_MAJOR}.0.txt", "libcublas": f"cublas-{CUDA_MAJOR}.0.txt"}
+MINIMUM = {
+    "libcudart": f"cudart-{CUDA_MAJOR}.0.txt",
+    "libcublas": f"cublas-{CUDA_MAJOR}.0.txt",
+    "libcublasLt": f"cublasLt-{CUDA_MAJOR}.0.txt",
+}
 
 
 def tool(name: str) -> str:
@@ -40,7 +44,7 @@ def readelf_dynamic() -> str:
 
 def test_needs_runtime_and_cublas_of_its_major_and_not_the_driver():
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", readelf_dynamic())
-    assert f"libcudart.so.{CUDA_MAJOR}" in needed and f"libcublas.so.{CUDA_MAJOR}" in needed
+    assert {f"lib{name}.so.{CUDA_MAJOR}" for name in ("cudart", "cublas", "cublasLt")} <= set(needed)
     assert not [n for n in needed if n.startswith(("libcuda.so", "libpython", "libstdc++"))], needed
 
 
@@ -215,10 +219,12 @@ def test_installed_files_are_the_package_exactly():
 FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
 HEADER_CONSTANTS = [line.split()[1:] for line in abi.constants(abi.header_code(ROOT / "libgpu" / "include"))]
 DTYPE_NAMES = [name[len("GPUMATMUL_") :].lower() for enum, name, _ in HEADER_CONSTANTS if enum == "gpumatmul_dtype"]
+FLOAT8 = {"float8_e4m3fn", "float8_e5m2"}
 COMPUTES = {
-    "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS},
+    # cuBLAS: int8 and float8_e4m3fn through cuBLASLt, float8_e5m2 as float32 copies (widened.c)
+    "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS | {"int8"} | FLOAT8},
     # FP8 at TF32: float32 copies at TF32 (widened.c)
-    "tf32": {"tiled": {"float32", "complex64", "float8_e4m3fn", "float8_e5m2"}, "cublas": {"float32", "complex64"}},
+    "tf32": {"tiled": {"float32", "complex64"} | FLOAT8, "cublas": {"float32", "complex64"} | FLOAT8},
     "fp16_accumulate": {"tiled": set(), "cublas": {"float16"}},
 }
 

@@ -30,7 +30,7 @@ FIRST_PRODUCT = textwrap.dedent(r"""
     seen = {"unsupported": None}
     if backend == "cublas":  # a first call that fails its last check: no harm to the next
         try:
-            pyctk.matmul(a.astype(np.int8), b.astype(np.int8), backend="cublas", device=device)
+            pyctk.matmul(a.astype(np.int16), b.astype(np.int16), backend="cublas", device=device)
         except pyctk.UnsupportedError as error:
             seen["unsupported"] = "tiled" in str(error)
     c = pyctk.matmul(a, b, backend=backend, device=device)

@@ -33,8 +33,9 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
  * with code in the context's image (the plain tiled family has it for every
  * architecture, unless a registry row offers what no row for every
  * architecture does), and for AUTO from cuBLAS to that family where it
- * measured faster (auto_prefers_tiled). The launch may still pass on to a
- * later row whose params suit the operands (multiply). */
+ * measured faster (auto_prefers_tiled) or where cuBLAS would multiply copies
+ * (cuBLASLt's kernels do not take the sizes, or lack the dtype). The launch
+ * may still pass on to a later row whose params suit the operands (multiply). */
 static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx,
                                          gpumatmul_backend asked) {
     const int arch = kernels_arch(ctx);
@@ -42,7 +43,9 @@ static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context
     if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
         const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
                                         ANY_LAYOUT, shapes);
-        if (f >= 0 && auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k, g->batch))
+        if (f >= 0 && (!backend_multiplies(g, g->dtype, arch) ||
+                       auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k,
+                                          g->batch)))
             g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
     }
     if (g->family < 0) return GPUMATMUL_SUCCESS;

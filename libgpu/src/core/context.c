@@ -71,6 +71,8 @@ static gpumatmul_status destroy_worker(struct worker *w) {
     if (w->stream)
         keep_first(&status, check_cuda(cudaStreamDestroy(w->stream), "cudaStreamDestroy"));
     if (w->cublas) keep_first(&status, check_cublas(cublasDestroy(w->cublas), "cublasDestroy"));
+    if (w->cublaslt)
+        keep_first(&status, check_cublas(cublasLtDestroy(w->cublaslt), "cublasLtDestroy"));
     free(w);
     return status;
 }
@@ -95,6 +97,14 @@ gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle) {
     gpumatmul_status status = GPUMATMUL_SUCCESS;
     if (!worker->cublas) status = check_cublas(cublasCreate(&worker->cublas), "cublasCreate");
     *handle = worker->cublas;
+    return status;
+}
+
+gpumatmul_status worker_cublaslt(struct worker *worker, cublasLtHandle_t *handle) {
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
+    if (!worker->cublaslt)
+        status = check_cublas(cublasLtCreate(&worker->cublaslt), "cublasLtCreate");
+    *handle = worker->cublaslt;
     return status;
 }
 

@@ -25,6 +25,7 @@ __asm__(".symver pthread_join, pthread_join@GLIBC_2.17");
 #endif
 #endif
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -72,6 +73,7 @@ struct worker {
      * kernels (its first tiny product, say) never needs to pay. */
     cublasHandle_t cublas;
     cudaStream_t cublas_stream; /* the one cublas is on (cublasSetStream costs 1 us a call) */
+    cublasLtHandle_t cublaslt;  /* made by its first cuBLASLt product (worker_cublaslt) */
     cudaStream_t stream;  /* non-blocking: a host call's copies, allocations, product */
     /* The host path's own streams and buffers (host/pipeline.c), made by the
      * worker's first host product and freed by host_release before the context
@@ -129,6 +131,8 @@ void give_back_worker(gpumatmul_context *ctx, struct worker *worker);
 /* The worker's cuBLAS handle, created on the current device (the worker's) if it
  * has none yet. */
 gpumatmul_status worker_cublas(struct worker *worker, cublasHandle_t *handle);
+/* The worker's cuBLASLt handle, created if it has none yet. */
+gpumatmul_status worker_cublaslt(struct worker *worker, cublasLtHandle_t *handle);
 
 /* ---- Workspaces from the context's pool (memory.c) ---- */
 

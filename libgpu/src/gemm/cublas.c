@@ -1,11 +1,12 @@
-/* The product by cuBLAS: one strided-batched call for the whole batch. */
+/* The product by cuBLAS: one strided-batched call for the whole batch (or
+ * cuBLASLt's, cublas_lt.c, for the dtypes the table sends there). */
 #include "gemm/gemm.h"
 
 static int fits_int(int64_t x) { return x <= INT32_MAX; }
 
 /* `worker` is the calling call's own: no other call uses its handle meanwhile. */
-gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g,
-                                    cudaStream_t stream) {
+gpumatmul_status cublas_gemm(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                             cudaStream_t stream) {
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a
      * row-major matrix read as column-major is its transpose: so swap the
      * operands and keep the flags. */
@@ -17,6 +18,7 @@ gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g,
     const void *beta = g->accumulate ? compute->one : zero;
     cublasHandle_t cublas;
     gpumatmul_status status;
+    if (t->cublaslt.used) return cublaslt_gemm(ctx, worker, g, stream);
     if ((status = worker_cublas(worker, &cublas))) return status;
     if (worker->cublas_stream != stream) {
         if ((status = check_cublas(cublasSetStream(cublas, stream), "cublasSetStream")))

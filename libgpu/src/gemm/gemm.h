@@ -2,7 +2,8 @@
  * kernel registry (tables.c, auto_table.c), the kernel image and its kernels
  * (images.c), and the product itself: its route among cuBLAS and the kernels,
  * a pure function of the product and the device (route.c), run by a table of
- * runners (multiply.c): a kernel's launches (launch.c), cuBLAS (cublas.c),
+ * runners (multiply.c): a kernel's launches (launch.c), cuBLAS (cublas.c,
+ * cublas_lt.c),
  * split k (split_k.c), operands repacked for k-major kernels (repack.c),
  * complex products as real ones (complex_real.c), wider integers' products as
  * products of their bytes (byte_split.c); and copies with casts of any arrays
@@ -42,6 +43,18 @@ struct cublas_compute {
     const void *one;          /* alpha = 1 in scale_type; beta = 0 is all-zero bits in any */
 };
 
+/* How cuBLAS multiplies a dtype its GEMM entry points lack, through cuBLASLt
+ * (cublas_lt.c): its IMMA kernels sum int8 in int32, its FP8 kernels write
+ * float32. */
+struct by_cublaslt {
+    int used;                /* 1: cuBLAS multiplies the dtype through cuBLASLt alone */
+    gpumatmul_dtype c_dtype; /* the dtype cuBLASLt writes C in ... */
+    cudaDataType c_type;     /* ... by its CUDA name */
+    /* The sizes its kernels take: n a multiple of n_multiple, k of k_multiple
+     * (measured, cuBLASLt 13.1 on an H200: docs/kernel-log.md, step 19). */
+    int n_multiple, k_multiple;
+};
+
 struct dtype_info {
     const char *name;         /* NumPy's name, for messages */
     size_t size;              /* bytes per element */
@@ -51,6 +64,7 @@ struct dtype_info {
     gpumatmul_dtype c_dtype;
     cudaDataType cuda_type;   /* of A, B and C for cuBLAS; NO_CUDA_TYPE if cuBLAS has none */
     struct cublas_compute cublas[PRECISION_COUNT];
+    struct by_cublaslt cublaslt;
     const char *cublas_lacks; /* why cuBLAS does not multiply it, for messages; "" if it does */
     const char *kernel_suffix; /* kernel symbols are a family's prefix + this, e.g. "f32" */
 };
@@ -281,7 +295,7 @@ enum runner {
     RUNNER_REPACKED,        /* `family` on copies of the operands (repack.c) */
     RUNNER_SPLIT_K,         /* `family` over `splits` pieces of k (split_k.c) */
     RUNNER_KERNEL,          /* `family`'s launches (launch.c) */
-    RUNNER_CUBLAS,          /* cublas.c */
+    RUNNER_CUBLAS,          /* cublas.c (and cublas_lt.c) */
     RUNNER_COUNT
 };
 
@@ -310,8 +324,27 @@ gpumatmul_status run_route(gpumatmul_context *ctx, struct worker *worker, const 
                            const struct route *route, const struct device_facts *device,
                            cudaStream_t stream);
 
-/* The product by cuBLAS, with the worker's handle (cublas.c). */
-gpumatmul_status cublas_gemm(struct worker *worker, const struct gemm *g, cudaStream_t stream);
+/* The product by cuBLAS, with the worker's handle (cublas.c); through cuBLASLt
+ * (cublaslt_gemm) for the dtypes whose table row says so. */
+gpumatmul_status cublas_gemm(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                             cudaStream_t stream);
+
+/* ---- The product by cuBLASLt (cublas_lt.c) ---- */
+
+/* Whether cuBLAS's kernels take g's sizes for `dtype`: any, unless cuBLAS
+ * multiplies it through cuBLASLt, whose kernels take n and k of multiples of
+ * its row's by_cublaslt. */
+int cublaslt_takes(const struct gemm *g, gpumatmul_dtype dtype);
+
+/* g (k > 0; by_cublaslt.used, cublaslt_takes) by cuBLASLt with the worker's
+ * handle: A and B copied k-major with 16-byte rows (repack_operands) where they
+ * are not, as its kernels read them; C written through a workspace in
+ * by_cublaslt.c_dtype, converted into C after, where C is another dtype or
+ * its rows are not of whole 16 bytes; every workspace from the context's pool,
+ * all on `stream`. NOT_SUPPORTED if cuBLASLt finds no kernel for the product,
+ * OUT_OF_MEMORY if the pool cannot give a workspace. */
+gpumatmul_status cublaslt_gemm(gpumatmul_context *ctx, struct worker *worker, const struct gemm *g,
+                               cudaStream_t stream);
 
 /* Kernel family f's launches over the whole problem as it is, k > 0 (launch.c). */
 gpumatmul_status kernel_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
@@ -354,6 +387,14 @@ int takes_repacked(int f);
  * size in transpose_sizes where an operand must be transposed, within the
  * transpose's grid, and the copies within g->workspace_max. */
 int repackable(const struct gemm *g, int f);
+
+/* *packed: g with each operand that kernels of these params cannot read as it
+ * is copied into *workspace, from the context's pool (rows of whole 16 bytes;
+ * transposed for k-major params), on `stream`; *workspace is NULL if none
+ * needed a copy, else the caller frees it (workspace_free) after its product. */
+gpumatmul_status repack_operands(gpumatmul_context *ctx, const struct gemm *g,
+                                 enum kernel_params params, struct gemm *packed,
+                                 void **workspace, cudaStream_t stream);
 
 /* g on family f (takes_repacked) with each operand f cannot read as it is
  * first copied into a workspace from the context's pool (rows of whole 16
@@ -399,6 +440,12 @@ gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker
  * precision (FP8 tensor cores are Hopper's, and multiply at HIGHEST alone), the
  * wider dtype's product on g's backend. */
 int widens(const struct gemm *g, int arch);
+
+/* Whether g's backend multiplies `dtype` itself, not through copies, on an
+ * image of architecture `arch`: cuBLAS where its column has g's precision and
+ * its kernels take g's sizes (cublaslt_takes), the kernels where a family has
+ * code for the dtype. */
+int backend_multiplies(const struct gemm *g, gpumatmul_dtype dtype, int arch);
 
 /* g (k > 0; widens) as the product of A and B copied into a workspace from
  * the context's pool in C's dtype (exactly: every FP8 value is a float32), by

@@ -78,9 +78,9 @@ static gpumatmul_status cublas(gpumatmul_context *ctx, struct worker *worker,
                                const struct device_facts *device, cudaStream_t stream) {
     gpumatmul_status status;
     (void)route, (void)device;
-    if (worker) return cublas_gemm(worker, g, stream);
+    if (worker) return cublas_gemm(ctx, worker, g, stream);
     if ((status = take_worker(ctx, &worker))) return status;
-    status = cublas_gemm(worker, g, stream);
+    status = cublas_gemm(ctx, worker, g, stream);
     give_back_worker(ctx, worker);
     return status;
 }

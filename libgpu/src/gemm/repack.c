@@ -38,48 +38,54 @@ static void operands_of(const struct gemm *g, struct operand x[2]) {
     x[1] = (struct operand){g->b, &g->lb, g->n, g->trans_b};
 }
 
-static int k_major_family(int f) { return params_k_major_only(kernel_families[f].params); }
-static int tma_family(int f) { return params_read_tma(kernel_families[f].params); }
-
-/* Whether family f reads x only from a copy, and whether that copy is x transposed. */
-static int needs_copy(const struct gemm *g, int f, const struct operand *x) {
-    return (k_major_family(f) && !x->k_major) ||
-           (tma_family(f) && !tma_describes(g, x->data, x->l));
+/* Whether operands for kernels of these params are copied, and whether the copy is x
+ * transposed: k-major params take x only contiguous along k, TMA ones only as TMA
+ * describes it. */
+static int needs_copy(const struct gemm *g, enum kernel_params params, const struct operand *x) {
+    return (params_k_major_only(params) && !x->k_major) ||
+           (params_read_tma(params) && !tma_describes(g, x->data, x->l));
 }
-static int transposes(int f, const struct operand *x) { return k_major_family(f) && !x->k_major; }
+static int transposes(enum kernel_params params, const struct operand *x) {
+    return params_k_major_only(params) && !x->k_major;
+}
 
-/* The layout of x's copy for family f: `rows` rows of k (transposed), else as
+/* The layout of x's copy for these params: `rows` rows of k (transposed), else as
  * x is stored; rows of whole 16 bytes. */
-static struct layout copy_layout(const struct gemm *g, int f, const struct operand *x) {
+static struct layout copy_layout(const struct gemm *g, enum kernel_params params,
+                                 const struct operand *x) {
     const size_t size = dtype_infos[g->dtype].size;
-    const int64_t rows = transposes(f, x) ? x->rows : x->l->rows;
-    const int64_t cols = transposes(f, x) ? g->k : x->l->cols, ld = whole_16_bytes(cols, size);
+    const int64_t rows = transposes(params, x) ? x->rows : x->l->rows;
+    const int64_t cols = transposes(params, x) ? g->k : x->l->cols, ld = whole_16_bytes(cols, size);
     return (struct layout){rows, cols, ld, stored_count(x->l, g->batch) == 1 ? 0 : rows * ld};
 }
 
-/* Elements of x's copy for family f (0 if it needs none). */
-static int64_t copy_elements(const struct gemm *g, int f, const struct operand *x) {
-    const struct layout l = copy_layout(g, f, x);
-    return needs_copy(g, f, x) ? stored_count(x->l, g->batch) * l.rows * l.ld : 0;
+/* Elements of x's copy for these params (0 if it needs none). */
+static int64_t copy_elements(const struct gemm *g, enum kernel_params params,
+                             const struct operand *x) {
+    const struct layout l = copy_layout(g, params, x);
+    return needs_copy(g, params, x) ? stored_count(x->l, g->batch) * l.rows * l.ld : 0;
 }
 
-int takes_repacked(int f) { return k_major_family(f) || tma_family(f); }
+int takes_repacked(int f) {
+    return params_k_major_only(kernel_families[f].params) || params_read_tma(kernel_families[f].params);
+}
 
 int repackable(const struct gemm *g, int f) {
     const size_t size = dtype_infos[g->dtype].size;
+    const enum kernel_params params = kernel_families[f].params;
     struct operand x[2];
     int64_t elements = 0;
     int i;
     /* The copies' sizes must fit TMA's coordinates too. */
-    if (tma_family(f) && (g->m > TMA_EXTENT_MAX || g->n > TMA_EXTENT_MAX || g->k > TMA_EXTENT_MAX))
+    if (params_read_tma(params) && (g->m > TMA_EXTENT_MAX || g->n > TMA_EXTENT_MAX || g->k > TMA_EXTENT_MAX))
         return 0;
     operands_of(g, x);
     for (i = 0; i < 2; ++i) {
         /* The transpose's grid has a block row per TILE stored rows (k of them). */
-        if (transposes(f, &x[i]) &&
+        if (transposes(params, &x[i]) &&
             (transpose_index(size) < 0 || g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE))
             return 0;
-        elements += copy_elements(g, f, &x[i]);
+        elements += copy_elements(g, params, &x[i]);
     }
     return elements > 0 && elements <= g->workspace_max / (int64_t)size;
 }
@@ -98,16 +104,16 @@ static gpumatmul_status copy_as_stored(gpumatmul_context *ctx, const struct gemm
     return convert_array(ctx, &dst, copy, &src, x->data, stream);
 }
 
-/* x copied into `copy` for family f (transposed, or as it is), laid out as
+/* x copied into `copy` for these params (transposed, or as it is), laid out as
  * *layout. */
-static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g, int f,
-                               const struct operand *x, void *copy, struct layout *layout,
-                               cudaStream_t stream) {
+static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g,
+                               enum kernel_params params, const struct operand *x, void *copy,
+                               struct layout *layout, cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
     const int64_t stored = stored_count(x->l, g->batch), tile = GEMM_TRANSPOSE_TILE;
     int64_t z;
-    *layout = copy_layout(g, f, x);
-    if (!transposes(f, x)) return copy_as_stored(ctx, g, x, copy, layout, stream);
+    *layout = copy_layout(g, params, x);
+    if (!transposes(params, x)) return copy_as_stored(ctx, g, x, copy, layout, stream);
     /* As stored, x is k rows of `rows` elements: the copy is `rows` rows of k. */
     for (z = 0; z < stored; z += MAX_GRID_Z) {
         const struct transpose_args args = {
@@ -115,37 +121,51 @@ static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g, int
             .ld = x->l->ld, .in_batch_stride = x->l->stride,
             .out = at(copy, z * x->rows * layout->ld, size), .out_ld = layout->ld,
             .out_batch_stride = x->rows * layout->ld};
-        void *params[] = {(void *)&args};
+        void *params_of_launch[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
             ctx->kernels->transpose[transpose_index(size)], (unsigned)((x->rows + tile - 1) / tile),
             (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, MAX_GRID_Z),
-            GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params, NULL);
+            GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params_of_launch,
+            NULL);
         if (result != CUDA_SUCCESS)
             return check_driver(&ctx->driver, result, "cuLaunchKernel (gemm_transpose)");
     }
     return GPUMATMUL_SUCCESS;
 }
 
-gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
-                               cudaStream_t stream) {
+gpumatmul_status repack_operands(gpumatmul_context *ctx, const struct gemm *g,
+                                 enum kernel_params params, struct gemm *packed,
+                                 void **workspace, cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
     struct operand x[2];
-    struct gemm packed = *g;
-    void *workspace, *copy;
+    void *copy;
     int64_t bytes;
     int i;
-    gpumatmul_status status;
+    gpumatmul_status status = GPUMATMUL_SUCCESS;
     operands_of(g, x);
-    bytes = (int64_t)size * (copy_elements(g, f, &x[0]) + copy_elements(g, f, &x[1]));
-    if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "repacked operands", &workspace)))
+    *packed = *g, *workspace = NULL;
+    bytes = (int64_t)size * (copy_elements(g, params, &x[0]) + copy_elements(g, params, &x[1]));
+    if (bytes == 0) return GPUMATMUL_SUCCESS;
+    if ((status = workspace_alloc(ctx, (size_t)bytes, stream, "repacked operands", workspace))) {
+        *workspace = NULL;
         return status;
-    for (copy = workspace, i = 0; i < 2 && !status; ++i) {
-        if (!needs_copy(g, f, &x[i])) continue;
-        status = repack(ctx, g, f, &x[i], copy, i == 0 ? &packed.la : &packed.lb, stream);
-        *(i == 0 ? &packed.a : &packed.b) = copy;
-        copy = at(copy, copy_elements(g, f, &x[i]), size);
     }
-    if (k_major_family(f)) packed.trans_a = 0, packed.trans_b = 1; /* both along k now */
+    for (copy = *workspace, i = 0; i < 2 && !status; ++i) {
+        if (!needs_copy(g, params, &x[i])) continue;
+        status = repack(ctx, g, params, &x[i], copy, i == 0 ? &packed->la : &packed->lb, stream);
+        *(i == 0 ? &packed->a : &packed->b) = copy;
+        copy = at(copy, copy_elements(g, params, &x[i]), size);
+    }
+    if (params_k_major_only(params)) packed->trans_a = 0, packed->trans_b = 1; /* along k now */
+    return status;
+}
+
+gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int f,
+                               cudaStream_t stream) {
+    struct gemm packed;
+    void *workspace;
+    gpumatmul_status status =
+        repack_operands(ctx, g, kernel_families[f].params, &packed, &workspace, stream);
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);
-    return workspace_free(workspace, stream, status);
+    return workspace ? workspace_free(workspace, stream, status) : status;
 }

@@ -17,6 +17,7 @@
 static const unsigned short one_half = 0x3c00; /* 1.0 in IEEE binary16 */
 static const float one_float[2] = {1.0f, 0.0f};
 static const double one_double[2] = {1.0, 0.0};
+static const int32_t one_int32 = 1;
 
 /* The cublas column of the table, one entry per precision. */
 #define BY_CUBLAS(type, scale, one) {type, scale, one}
@@ -27,18 +28,27 @@ static const double one_double[2] = {1.0, 0.0};
 #define C32 BY_CUBLAS(CUBLAS_COMPUTE_32F, CUDA_C_32F, one_float)
 #define C32_TF32 BY_CUBLAS(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_C_32F, one_float)
 #define C64 BY_CUBLAS(CUBLAS_COMPUTE_64F, CUDA_C_64F, one_double)
+#define I32 BY_CUBLAS(CUBLAS_COMPUTE_32I, CUDA_R_32I, &one_int32)
 #define NO BY_CUBLAS((cublasComputeType_t)0, CUDA_R_32F, NULL)
-#define CUBLAS(type, highest, tf32, fp16_accumulate) type, {highest, tf32, fp16_accumulate}, ""
+#define NOT_LT {0, GPUMATMUL_FLOAT32, CUDA_R_32F, 1, 1}
+#define CUBLAS(type, highest, tf32, fp16_accumulate)                                               \
+    type, {highest, tf32, fp16_accumulate}, NOT_LT, ""
+/* The dtypes cuBLAS multiplies through cuBLASLt alone, at precision HIGHEST:
+ * its kernels' C dtype and the multiples of n and k they take. */
+#define CUBLASLT(type, highest, c_dtype, c_type, n_multiple, k_multiple)                           \
+    type, {highest, NO, NO}, {1, c_dtype, c_type, n_multiple, k_multiple}, ""
 /* The dtypes cuBLAS does not multiply as NumPy does, and why. */
-#define NOT_CUBLAS(why) NO_CUDA_TYPE, {NO, NO, NO}, why
-#define INTEGER " (NumPy's integer matmul wraps around, which cuBLAS does not compute)"
+#define NOT_CUBLAS(why) NO_CUDA_TYPE, {NO, NO, NO}, NOT_LT, why
+#define INTEGER " (NumPy's integer matmul wraps around, which cuBLAS computes for int8 alone)"
 #define BOOLEAN " (NumPy's boolean matmul is an OR of ANDs, which cuBLAS does not compute)"
-#define FLOAT8 " (cuBLAS multiplies FP8 only through cuBLASLt, which pyctk does not call)"
+#define E5M2 " (cuBLASLt multiplies float8_e5m2 only by float8_e4m3fn)"
 
 /* Columns: NumPy name, element size, C's dtype, cuBLAS data type, cuBLAS compute
- * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, why cuBLAS lacks it, kernel
- * suffix. Signed integers use the unsigned kernel of their width: wraparound
- * gives the same bits. */
+ * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, cuBLASLt's part, why cuBLAS
+ * lacks it, kernel suffix. Signed integers use the unsigned kernel of their
+ * width: wraparound gives the same bits. cuBLASLt sums int8 exactly in int32
+ * (IMMA), whose low byte is NumPy's int8 product, for any n and k; its FP8
+ * kernels take n of whole 16 bytes of float32 C and k of whole 16 bytes. */
 const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_FLOAT32] = {"float32", 4, GPUMATMUL_FLOAT32, CUBLAS(CUDA_R_32F, F32, TF32, NO), "f32"},
     [GPUMATMUL_FLOAT64] = {"float64", 8, GPUMATMUL_FLOAT64, CUBLAS(CUDA_R_64F, F64, NO, NO), "f64"},
@@ -49,7 +59,8 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
                              CUBLAS(CUDA_C_32F, C32, C32_TF32, NO), "c64"},
     [GPUMATMUL_COMPLEX128] = {"complex128", 16, GPUMATMUL_COMPLEX128,
                               CUBLAS(CUDA_C_64F, C64, NO, NO), "c128"},
-    [GPUMATMUL_INT8] = {"int8", 1, GPUMATMUL_INT8, NOT_CUBLAS(INTEGER), "u8"},
+    [GPUMATMUL_INT8] = {"int8", 1, GPUMATMUL_INT8,
+                        CUBLASLT(CUDA_R_8I, I32, GPUMATMUL_INT32, CUDA_R_32I, 1, 1), "u8"},
     [GPUMATMUL_INT16] = {"int16", 2, GPUMATMUL_INT16, NOT_CUBLAS(INTEGER), "u16"},
     [GPUMATMUL_INT32] = {"int32", 4, GPUMATMUL_INT32, NOT_CUBLAS(INTEGER), "u32"},
     [GPUMATMUL_INT64] = {"int64", 8, GPUMATMUL_INT64, NOT_CUBLAS(INTEGER), "u64"},
@@ -58,8 +69,10 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_UINT32] = {"uint32", 4, GPUMATMUL_UINT32, NOT_CUBLAS(INTEGER), "u32"},
     [GPUMATMUL_UINT64] = {"uint64", 8, GPUMATMUL_UINT64, NOT_CUBLAS(INTEGER), "u64"},
     [GPUMATMUL_BOOL] = {"bool", 1, GPUMATMUL_BOOL, NOT_CUBLAS(BOOLEAN), "bool"},
-    [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(FLOAT8), "e4m3"},
-    [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(FLOAT8), "e5m2"},
+    [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, GPUMATMUL_FLOAT32,
+                                 CUBLASLT(CUDA_R_8F_E4M3, F32, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16),
+                                 "e4m3"},
+    [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(E5M2), "e5m2"},
 };
 
 /* The dtypes whose C is their own: the plain tiled kernels' (FP8 multiplies on
@@ -201,16 +214,22 @@ int auto_prefers_tiled(int arch, gpumatmul_dtype dtype, gpumatmul_precision prec
     return 0;
 }
 
-/* Whether `backend` (not AUTO) computes dtype at precision: cuBLAS as its column says, the
- * kernels in the dtype itself or, for a dtype whose C is another, as the product of copies
- * in C's dtype (widened.c: FP8 at precision TF32 is float32 copies at TF32). */
+/* Whether `backend` (not AUTO) multiplies dtype itself at precision on some GPU: cuBLAS as
+ * its column says, the kernels where a family has the dtype. */
+static int computes_itself(gpumatmul_backend backend, gpumatmul_dtype dtype,
+                           gpumatmul_precision precision) {
+    if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
+    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT, ALL_SHAPES) >= 0;
+}
+
+/* Whether `backend` (not AUTO) computes dtype at precision: itself or, for a dtype whose C is
+ * another, as the product of copies in C's dtype (widened.c: FP8 at precision TF32 is float32
+ * copies at TF32, and float8_e5m2 by cuBLAS float32 copies). */
 static int computes(gpumatmul_backend backend, gpumatmul_dtype dtype,
                     gpumatmul_precision precision) {
-    if (backend == GPUMATMUL_BACKEND_CUBLAS) return dtype_infos[dtype].cublas[precision].type != 0;
-    return kernel_family_for(backend, dtype, precision, ANY_ARCH, ANY_LAYOUT, ALL_SHAPES) >= 0 ||
+    return computes_itself(backend, dtype, precision) ||
            (WRITES_OTHER_DTYPE(dtype) &&
-            kernel_family_for(backend, dtype_infos[dtype].c_dtype, precision, ANY_ARCH,
-                              ANY_LAYOUT, ALL_SHAPES) >= 0);
+            computes_itself(backend, dtype_infos[dtype].c_dtype, precision));
 }
 
 /* Whether `backend` (not AUTO) computes dtype at any precision. */

@@ -1,16 +1,20 @@
-/* Products whose C is another dtype than A and B, on a GPU where no kernel
- * multiplies their dtype itself: the FP8 types' off Hopper, whose FP8 tensor
- * cores gemm_wgmma uses. A and B are copied into C's dtype (float32: every FP8
- * value is one exactly) and multiplied there, which is NumPy's own way: its
- * matmul loop for FP8 operands is float32. */
+/* Products whose C is another dtype than A and B, where g's backend does not
+ * multiply their dtype itself: the FP8 types' off Hopper, whose FP8 tensor
+ * cores gemm_wgmma uses, and by cuBLAS float8_e5m2's, and float8_e4m3fn's of
+ * sizes cuBLASLt's FP8 kernels do not take. A and B are copied into C's dtype
+ * (float32: every FP8 value is one exactly) and multiplied there, which is
+ * NumPy's own way: its matmul loop for FP8 operands is float32. */
 #include "gemm/gemm.h"
 
+int backend_multiplies(const struct gemm *g, gpumatmul_dtype dtype, int arch) {
+    if (g->backend == GPUMATMUL_BACKEND_CUBLAS)
+        return dtype_infos[dtype].cublas[g->precision].type != 0 && cublaslt_takes(g, dtype);
+    return kernel_family_for(g->backend, dtype, g->precision, arch, ANY_LAYOUT, shape_bit(g)) >= 0;
+}
+
 int widens(const struct gemm *g, int arch) {
-    const gpumatmul_dtype wide = dtype_infos[g->dtype].c_dtype;
-    const unsigned shapes = shape_bit(g);
-    return WRITES_OTHER_DTYPE(g->dtype) &&
-           kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes) < 0 &&
-           kernel_family_for(g->backend, wide, g->precision, arch, ANY_LAYOUT, shapes) >= 0;
+    return WRITES_OTHER_DTYPE(g->dtype) && !backend_multiplies(g, g->dtype, arch) &&
+           backend_multiplies(g, dtype_infos[g->dtype].c_dtype, arch);
 }
 
 /* Elements of the copy of an operand stored as l: its stored matrices, each

@@ -1,0 +1,124 @@
+"""backend="cublas" for the dtypes cuBLAS multiplies through cuBLASLt (libgpu/src/gemm/cublas_lt.c):
+int8, summed in int32 by its IMMA kernels and kept to the low byte as NumPy wraps around, and
+float8_e4m3fn into float32 on its FP8 kernels; every layout, which the library copies k-major
+where cuBLASLt cannot read it, and every size, the ones its FP8 kernels do not take (n not a
+multiple of 4, k not of 16) and float8_e5m2 as float32 copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyctk
+from support.gpu_arrays import device_array
+
+ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only; the GPU machine has it
+
+pytestmark = pytest.mark.gpu
+
+E4M3, E5M2 = np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)
+# (m, n, k): odd sizes, sizes off cuBLASLt's FP8 rule, and ones on it
+SHAPES = [(1, 1, 1), (3, 5, 7), (17, 16, 16), (16, 17, 16), (64, 64, 24), (130, 260, 300), (257, 512, 1024)]
+LAYOUTS = [(False, False), (False, True), (True, False), (True, True)]
+
+
+def operand(host: np.ndarray, transposed: bool):
+    """A GPU copy of `host`, stored transposed (its .T a view) or as it is."""
+    return device_array(np.ascontiguousarray(host.T)).T if transposed else device_array(host)
+
+
+def int8_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """int8 over its whole range: the int32 sums pass 127 and must wrap as NumPy's do."""
+    return rng.integers(-128, 128, shape).astype(np.int8)
+
+
+def small_integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """-4 .. 4: exact in FP8, and their sums exact on FP8 tensor cores and in float32 alike."""
+    return rng.integers(-4, 5, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("transposed", LAYOUTS, ids=str)
+@pytest.mark.parametrize("m, n, k", SHAPES, ids=str)
+def test_int8_is_numpys_wrapped_product(m, n, k, transposed):
+    rng = np.random.default_rng(m * n * k)
+    a, b = int8_values(rng, (m, k)), int8_values(rng, (k, n))
+    result = pyctk.matmul(operand(a, transposed[0]), operand(b, transposed[1]), backend="cublas")
+    assert result.dtype == np.int8
+    np.testing.assert_array_equal(result.get(), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+def test_int8_batches_offsets_and_pitches(broadcast_b):
+    rng = np.random.default_rng(5)
+    a = int8_values(rng, (3, 40, 77))
+    b = int8_values(rng, (1 if broadcast_b else 3, 80, 33))
+    # k = 75 from an address 1 byte in, B's rows 80 wide read from 2 bytes in: no 16-byte rows
+    gpu_a, gpu_b = device_array(a)[:, :, 1:76], device_array(b)[:, 2:77, :]
+    out = pyctk.zeros((3, 40, 34), np.int8)[:, :, 1:]  # C's rows of 34 bytes, 1 byte in
+    pyctk.matmul(gpu_a, gpu_b, out=out, backend="cublas")
+    np.testing.assert_array_equal(out.get(), np.matmul(a[:, :, 1:76], b[:, 2:77, :]))
+
+
+def test_int8_host_arrays():
+    rng = np.random.default_rng(6)
+    a, b = int8_values(rng, (300, 500)), int8_values(rng, (500, 200))
+    np.testing.assert_array_equal(pyctk.matmul(a, b, backend="cublas"), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=str)
+@pytest.mark.parametrize("transposed", LAYOUTS, ids=str)
+@pytest.mark.parametrize("m, n, k", SHAPES, ids=str)
+def test_float8_is_numpys_float32_product(dtype, m, n, k, transposed):
+    rng = np.random.default_rng(m + n * k)
+    a, b = small_integers(rng, (m, k), dtype), small_integers(rng, (k, n), dtype)
+    result = pyctk.matmul(operand(a, transposed[0]), operand(b, transposed[1]), backend="cublas")
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result.get(), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("broadcast_b", [False, True])
+def test_float8_batches_and_c_off_16_bytes(broadcast_b):
+    rng = np.random.default_rng(7)
+    a = small_integers(rng, (2, 48, 64), E4M3)
+    b = small_integers(rng, (1 if broadcast_b else 2, 64, 32), E4M3)
+    out = pyctk.zeros((2, 48, 33), np.float32)[:, :, 1:]  # C 4 bytes in, rows of 132 bytes
+    pyctk.matmul(device_array(a), device_array(b), out=out, backend="cublas")
+    np.testing.assert_array_equal(out.get(), np.matmul(a, b))
+
+
+def float8_sum_tensor_cores_round(k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """A 1 x k by k x 4 product whose float32 sum is exact, 1024 + 31/64, but needs 17 bits:
+    FP8 tensor cores, whose sums keep about 14, round it; float32 copies do not."""
+    a = np.zeros((1, k), np.float32)
+    b = np.zeros((k, 4), np.float32)
+    a[0, 0], b[0] = 256, 4
+    a[0, 1:32], b[1:32] = 1 / 8, 1 / 8
+    return a.astype(E4M3), b.astype(E4M3), 1024 + 31 / 64
+
+
+def test_float8_on_cublaslts_kernels_where_they_take_the_sizes():
+    """k = 128, n = 4: cuBLASLt's FP8 kernels, which round the sum as the tensor cores do;
+    k = 136 (not a multiple of 16): float32 copies, exact. The answer tells the routes apart."""
+    a, b, exact = float8_sum_tensor_cores_round(128)
+    on_tensor_cores = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
+    assert np.all(on_tensor_cores != exact) and np.all(np.abs(on_tensor_cores - exact) <= 2.0**-12 * exact)
+    a, b, exact = float8_sum_tensor_cores_round(136)
+    np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b), backend="cublas").get(), exact)
+
+
+def test_float8_random_values_within_the_tensor_cores_rounding():
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal((256, 1024)) * 8).astype(E4M3)
+    b = (rng.standard_normal((1024, 128)) * 8).astype(E4M3)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    result = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
+    assert np.all(np.abs(result - wide_a @ wide_b) <= 2.0**-12 * (np.abs(wide_a) @ np.abs(wide_b)))
+
+
+@pytest.mark.parametrize("k", [24, 128])
+def test_auto_takes_the_fp8_kernels_where_cublas_would_copy(k):
+    """AUTO: pyctk's FP8 kernels where cuBLASLt's do not take the sizes (k = 24), else the
+    faster of the two by the measured table; NumPy's answer either way."""
+    rng = np.random.default_rng(k)
+    a, b = small_integers(rng, (64, k), E4M3), small_integers(rng, (k, 64), E4M3)
+    np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b)).get(), np.matmul(a, b))
