@@ -18,16 +18,18 @@ below.
 - "device": operands already on the GPU (allocated through PyTorch), device time (CUDA
   events) around gpumatmul_matmul_device per backend ("tiled", "cublas") and around
   torch.matmul on the same tensors (TF32 off); warm-up call, median of --repeats. Run for
-  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time. Integers
-  and bool (--dtypes int8 uint8 bool int16 int32 int64: full-range random values, bools half
-  true) have the
-  tiled backend alone, beside "cupy" (cupy.matmul on the same memory, NumPy's product, where
-  CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not NumPy's
-  product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per product.
-  The FP8 types (--dtypes float8_e4m3fn float8_e5m2, and e4m3-abt e5m2-abt for a @ b.T, the
-  layout FP8 wgmma reads as it is; normal values) have the tiled backend alone, float32 C,
-  beside torch._scaled_mm (cuBLASLt, unit scales, float32 out, B handed over column-major;
-  "torch-scaled_mm-fast" with use_fast_accum).
+  every --sizes and --host-sizes n: the host floor below needs the cuBLAS time. Every row
+  of pyctk is a backend that computes the dtype (gpumatmul_backend_supports). Integers and
+  bool (--dtypes int8 uint8 bool int16 int32 int64, and int8-abt for a @ b.T: full-range
+  random values, bools half true) have the tiled backend, and for int8 cuBLAS (cuBLASLt's
+  IMMA kernels) and auto, beside "cupy" (cupy.matmul on the same memory, NumPy's product,
+  where CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not
+  NumPy's product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per
+  product. The FP8 types (--dtypes float8_e4m3fn float8_e5m2, and e4m3-abt e5m2-abt for
+  a @ b.T, the layout FP8 wgmma and cuBLASLt read as it is; normal values), float32 C, have
+  the tiled backend, cuBLAS (cuBLASLt's FP8 kernels for e4m3, float32 copies for e5m2) and
+  auto, beside torch._scaled_mm (cuBLASLt, unit scales, float32 out, B handed over
+  column-major; "torch-scaled_mm-fast" with use_fast_accum).
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
   "pyctk-torch": the torch tensors themselves) and torch.matmul, device time per product over
   10 back-to-back calls; "device-call-tiny": 16, 32 and 64 per call from Python, against
@@ -287,11 +289,13 @@ def with_floors(rows: list[dict], bandwidth: dict) -> list[dict]:
 # transposed). TF32 twice: a @ b, and a @ b.T, the layout the tiled backend's TF32 kernel
 # reads as it is (a @ b it reads after transposing B); complex64 at TF32 (the tiled backend:
 # one float32 product at TF32, B expanded into the layout that kernel reads).
-# FP8 twice too: a @ b.T is the layout FP8 wgmma and cuBLASLt read as it is.
+# FP8 and int8 twice too: a @ b.T is the layout wgmma's 1-byte kernels and cuBLASLt read as
+# it is.
 MODES = {
     "tf32": ("float32", 1, 0),
     "tf32-abt": ("float32", 1, 1),
     "c64-tf32": ("complex64", 1, 0),
+    "int8-abt": ("int8", 0, 1),
     "e4m3-abt": ("float8_e4m3fn", 0, 1),
     "e5m2-abt": ("float8_e5m2", 0, 1),
 }
@@ -311,10 +315,12 @@ def device_operand(torch, n: int, dtype: str):
     return torch.randn(n, n, device="cuda", dtype=getattr(torch, dtype))
 
 
-def integer_peers(torch, dtype: str, a, b, c) -> dict:
-    """The peers of an integer or bool device row: torch.matmul has no integer product on the
-    GPU, torch._int_mm has int8 x int8 -> int32; cupy.matmul computes NumPy's product."""
+def integer_peers(torch, dtype: str, a, b, c, trans_b: int) -> dict:
+    """The peers of an integer or bool device row (a @ b, or a @ b.T): torch.matmul has no
+    integer product on the GPU, torch._int_mm has int8 x int8 -> int32; cupy.matmul computes
+    NumPy's product."""
     peers = {}
+    b = b.t() if trans_b else b
     if dtype == "int8" and hasattr(torch, "_int_mm"):
         peers["torch-int_mm"] = lambda: torch._int_mm(a, b)
     try:
@@ -396,7 +402,7 @@ def device_rows(sizes, dtypes, repeats):
                 for backend, code in backends.items()
             }
             if operand in INTEGERS:
-                runs.update(integer_peers(torch, operand, a, b, c))
+                runs.update(integer_peers(torch, operand, a, b, c, trans_b))
             elif operand in FLOAT8:
                 runs.update(float8_peers(torch, operand, a, b, c, trans_b))
             else:

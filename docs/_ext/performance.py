@@ -84,12 +84,13 @@ DTYPES = {
     "tf32": "float32 at TF32, a @ b",
     "tf32-abt": "float32 at TF32, a @ b.T",
     "c64-tf32": "complex64 at TF32",
+    "int8-abt": "int8, a @ b.T",
     "float8_e4m3fn": "float8_e4m3fn, a @ b",
     "e4m3-abt": "float8_e4m3fn, a @ b.T",
     "float8_e5m2": "float8_e5m2, a @ b",
     "e5m2-abt": "float8_e5m2, a @ b.T",
 }
-INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
+INTEGERS = ("int8", "int8-abt", "uint8", "bool", "int16", "int32", "int64")
 FLOAT8 = ("float8_e4m3fn", "e4m3-abt", "float8_e5m2", "e5m2-abt")
 # the names of matmul.py's backends, by the kind of row (a name not here reads as itself)
 BACKENDS = {
