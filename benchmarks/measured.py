@@ -55,6 +55,8 @@ SUITES = (
     "dask",
     "startup",
     "auto-table",
+    # auto_table.py --cases int8 float8_e4m3fn: the dtypes cuBLAS multiplies through cuBLASLt
+    "auto-table-cublaslt",
 )
 
 

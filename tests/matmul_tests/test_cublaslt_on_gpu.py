@@ -47,14 +47,16 @@ def test_int8_is_numpys_wrapped_product(m, n, k, transposed):
     np.testing.assert_array_equal(result.get(), np.matmul(a, b))
 
 
-@pytest.mark.parametrize("broadcast_b", [False, True])
-def test_int8_batches_offsets_and_pitches(broadcast_b):
+@pytest.mark.parametrize("batch, broadcast_b", [(1, False), (3, False), (3, True)])
+def test_int8_batches_offsets_and_pitches(batch, broadcast_b):
+    """cuBLASLt's batched int8 kernels refuse these sizes (m=40 n=33 k=75 on an H200); the
+    library then multiplies the matrices one by one."""
     rng = np.random.default_rng(5)
-    a = int8_values(rng, (3, 40, 77))
-    b = int8_values(rng, (1 if broadcast_b else 3, 80, 33))
+    a = int8_values(rng, (batch, 40, 77))
+    b = int8_values(rng, (1 if broadcast_b else batch, 80, 33))
     # k = 75 from an address 1 byte in, B's rows 80 wide read from 2 bytes in: no 16-byte rows
     gpu_a, gpu_b = device_array(a)[:, :, 1:76], device_array(b)[:, 2:77, :]
-    out = pyctk.zeros((3, 40, 34), np.int8)[:, :, 1:]  # C's rows of 34 bytes, 1 byte in
+    out = pyctk.zeros((batch, 40, 34), np.int8)[:, :, 1:]  # C's rows of 34 bytes, 1 byte in
     pyctk.matmul(gpu_a, gpu_b, out=out, backend="cublas")
     np.testing.assert_array_equal(out.get(), np.matmul(a[:, :, 1:76], b[:, 2:77, :]))
 
@@ -97,11 +99,12 @@ def float8_sum_tensor_cores_round(k: int) -> tuple[np.ndarray, np.ndarray, float
 
 
 def test_float8_on_cublaslts_kernels_where_they_take_the_sizes():
-    """k = 128, n = 4: cuBLASLt's FP8 kernels, which round the sum as the tensor cores do;
-    k = 136 (not a multiple of 16): float32 copies, exact. The answer tells the routes apart."""
+    """k = 128, n = 4: cuBLASLt's FP8 kernels, which round the sum as the tensor cores do (on an
+    H200 they gave 1024: the 31/64 lost); k = 136 (not a multiple of 16): float32 copies,
+    exact. The answer tells the routes apart."""
     a, b, exact = float8_sum_tensor_cores_round(128)
     on_tensor_cores = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
-    assert np.all(on_tensor_cores != exact) and np.all(np.abs(on_tensor_cores - exact) <= 2.0**-12 * exact)
+    assert np.all(on_tensor_cores != exact) and np.all(np.abs(on_tensor_cores - exact) <= 2.0**-10 * exact)
     a, b, exact = float8_sum_tensor_cores_round(136)
     np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b), backend="cublas").get(), exact)
 

@@ -22,7 +22,8 @@ except ImportError:  # CPython wheels only; the GPU machine has it
 FLOATS = [np.float16, np.float32, np.float64, np.complex64, np.complex128] + ([bfloat16] if bfloat16 else [])
 INTEGERS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
 DTYPES = [np.dtype(d) for d in FLOATS + INTEGERS]
-BACKENDS = {"tiled": DTYPES, "cublas": [np.dtype(d) for d in FLOATS], "auto": DTYPES}
+# cuBLAS: the floating-point dtypes, and int8 through cuBLASLt (its int32 sums' low byte)
+BACKENDS = {"tiled": DTYPES, "cublas": [np.dtype(d) for d in FLOATS + [np.int8]], "auto": DTYPES}
 # Relative Frobenius error against a float64 / complex128 product of the same (cast) inputs.
 TOLERANCE = {
     "float16": 2e-3,
