@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, is_bfloat16
+from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, Dtype, is_bfloat16
 from .._cuda import library
 
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
@@ -90,10 +90,15 @@ def operand_code(
     >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), True, 0, 0)
     (dtype('int8'), 6)
     """
-    row = DTYPES.get(a.name) if a == b and on_gpu else None
+    row = _row(a) if a == b and on_gpu else None
     if row is not None and row.writes == loop.name and _computes(backend, row.code, precision):
         return a, row.code
     return loop, code(loop)
+
+
+@functools.cache  # dtype.name takes microseconds, and every GPU product asks
+def _row(dtype: np.dtype) -> Dtype | None:
+    return DTYPES.get(dtype.name)
 
 
 @functools.cache  # the library's answer for a backend, dtype and precision never changes
