@@ -469,14 +469,9 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
     sum_t<S> d[128];
     consume<S, A_K_MAJOR, B_K_MAJOR>(d, ring, full, empty, slabs, warpgroup);
 
-
     // Lane (group, quad) of warp w holds, for each 8 columns j, C(16 w + group
     // (+ 8), 8 j + 2 quad + {0, 1}) of its consumer's 64 rows.
     typedef c_t<S> C;
-    constexpr int C_PITCH = BN + 8;  // elements: a warp's pairs hit distinct banks
-    static_assert(BM * C_PITCH * sizeof(C) <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
-    struct pair { C x, y; };
-    C *const c_tile = (C *)ring;
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % GROUP_THREADS) / 32;
     const int row = warpgroup * ROWS_PER_CONSUMER + warp * 16 + lane / 4, col = 2 * (lane % 4);
     if constexpr (PROMOTES<S>) {
@@ -506,6 +501,10 @@ __device__ __forceinline__ void tile(const gemm_tma_args &args, unsigned char *r
         }
         return;
     }
+    constexpr int C_PITCH = BN + 8;  // elements: a warp's pairs hit distinct banks
+    static_assert(BM * C_PITCH * sizeof(C) <= STAGES * GEMM_WGMMA_STAGE_BYTES, "C fits the ring");
+    struct pair { C x, y; };
+    C *const c_tile = (C *)ring;
     consumers_sync();  // both consumers are done reading the ring
     if constexpr (WRITES_WIDE_C<S>) {
         if (args.c_update.size > 1) {
