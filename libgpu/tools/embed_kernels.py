@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fatbin
+from cuda_library import CudaLibrary
 
 from cuda_wheels import library_path
 
@@ -49,14 +50,8 @@ FATBIN_OPTIONS = {
 }
 
 
-class Nvrtc:
-    def __init__(self, path: str):
-        self.lib = ctypes.CDLL(path)
-        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
-
-    def check(self, result: int, what: str) -> None:
-        if result != 0:
-            raise RuntimeError(f"{what}: {self.lib.nvrtcGetErrorString(result).decode()}")
+class Nvrtc(CudaLibrary):
+    ERROR_STRING = "nvrtcGetErrorString"
 
     def version(self) -> tuple[int, int]:
         major, minor = ctypes.c_int(), ctypes.c_int()

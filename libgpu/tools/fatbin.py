@@ -11,6 +11,8 @@ import ctypes
 import struct
 from dataclasses import dataclass
 
+from cuda_library import CudaLibrary
+
 MAGIC = 0xBA55ED50
 # A fatbin: its header (magic, version, header size, size of the entries that follow), then
 # each entry's header and payload. Of an entry's header only these fields are read.
@@ -73,16 +75,10 @@ def find_all(data: bytes) -> list[list[Entry]]:
     return found
 
 
-class NvFatbin:
+class NvFatbin(CudaLibrary):
     """nvFatbin (libnvfatbin.so.N) through ctypes."""
 
-    def __init__(self, path: str):
-        self.lib = ctypes.CDLL(path)
-        self.lib.nvFatbinGetErrorString.restype = ctypes.c_char_p
-
-    def check(self, result: int, what: str) -> None:
-        if result != 0:
-            raise RuntimeError(f"{what}: {self.lib.nvFatbinGetErrorString(result).decode()}")
+    ERROR_STRING = "nvFatbinGetErrorString"
 
     def wrap(self, image: bytes, arch: str, kind: str, options: tuple[str, ...]) -> bytes:
         """A fatbin holding ``image``, a CUBIN (kind "SASS") or NUL-terminated PTX for ``arch``
