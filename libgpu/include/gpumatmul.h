@@ -198,7 +198,8 @@ typedef enum gpumatmul_backend {
     /** pyctk's own kernels: every dtype. */
     GPUMATMUL_BACKEND_TILED = 1,
     /** NVIDIA cuBLAS: floating-point and complex dtypes; int8 (summed in int32,
-     * its low byte kept, as NumPy wraps around) and float8_e4m3fn by cuBLASLt,
+     * its low byte kept, as NumPy wraps around; n and k multiples of 4, else
+     * NOT_SUPPORTED) and float8_e4m3fn by cuBLASLt,
      * since ABI 0.3 (copying A and B where they are not contiguous along k at
      * 16-byte addresses, as its kernels read them). */
     GPUMATMUL_BACKEND_CUBLAS = 2

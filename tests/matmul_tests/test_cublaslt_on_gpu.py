@@ -1,8 +1,9 @@
 """backend="cublas" for the dtypes cuBLAS multiplies through cuBLASLt (libgpu/src/gemm/cublas_lt.c):
-int8, summed in int32 by its IMMA kernels and kept to the low byte as NumPy wraps around, and
+int8, summed in int32 by its IMMA kernels and kept to the low byte as NumPy wraps around, for n
+and k multiples of 4 (UnsupportedError, naming the tiled backend, for the others), and
 float8_e4m3fn into float32 on its FP8 kernels; every layout, which the library copies k-major
-where cuBLASLt cannot read it, and every size, the ones its FP8 kernels do not take (n not a
-multiple of 4, k not of 16) and float8_e5m2 as float32 copies."""
+where cuBLASLt cannot read it; the FP8 sizes its kernels do not take (n not a multiple of 4, k
+not of 16) and float8_e5m2 as float32 copies."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def small_integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.d
 def test_int8_is_numpys_wrapped_product(m, n, k, transposed):
     rng = np.random.default_rng(m * n * k)
     a, b = int8_values(rng, (m, k)), int8_values(rng, (k, n))
+    if n % 4 or k % 4:  # cuBLASLt's IMMA rule
+        with pytest.raises(pyctk.UnsupportedError, match="multiple of 4.*use backend tiled"):
+            pyctk.matmul(operand(a, transposed[0]), operand(b, transposed[1]), backend="cublas")
+        return
     result = pyctk.matmul(operand(a, transposed[0]), operand(b, transposed[1]), backend="cublas")
     assert result.dtype == np.int8
     np.testing.assert_array_equal(result.get(), np.matmul(a, b))
@@ -49,16 +54,22 @@ def test_int8_is_numpys_wrapped_product(m, n, k, transposed):
 
 @pytest.mark.parametrize("batch, broadcast_b", [(1, False), (3, False), (3, True)])
 def test_int8_batches_offsets_and_pitches(batch, broadcast_b):
-    """cuBLASLt's batched int8 kernels refuse these sizes (m=40 n=33 k=75 on an H200); the
-    library then multiplies the matrices one by one."""
     rng = np.random.default_rng(5)
-    a = int8_values(rng, (batch, 40, 77))
-    b = int8_values(rng, (1 if broadcast_b else batch, 80, 33))
-    # k = 75 from an address 1 byte in, B's rows 80 wide read from 2 bytes in: no 16-byte rows
-    gpu_a, gpu_b = device_array(a)[:, :, 1:76], device_array(b)[:, 2:77, :]
-    out = pyctk.zeros((batch, 40, 34), np.int8)[:, :, 1:]  # C's rows of 34 bytes, 1 byte in
+    a = int8_values(rng, (batch, 40, 78))
+    b = int8_values(rng, (1 if broadcast_b else batch, 80, 36))
+    # k = 76 from an address 1 byte in, B's 32 columns of rows 36 wide, 2 bytes in: A is copied
+    # to 16-byte rows, B transposed; C's rows of 33 bytes, 1 byte in
+    gpu_a, gpu_b = device_array(a)[:, :, 1:77], device_array(b)[:, 2:78, 2:34]
+    out = pyctk.zeros((batch, 40, 33), np.int8)[:, :, 1:]
     pyctk.matmul(gpu_a, gpu_b, out=out, backend="cublas")
-    np.testing.assert_array_equal(out.get(), np.matmul(a[:, :, 1:76], b[:, 2:77, :]))
+    np.testing.assert_array_equal(out.get(), np.matmul(a[:, :, 1:77], b[:, 2:78, 2:34]))
+
+
+def test_int8_sizes_off_the_rule_are_refused_before_any_work():
+    a, b = np.ones((4, 6), np.int8), np.ones((6, 4), np.int8)
+    with pytest.raises(pyctk.UnsupportedError, match="n=4 k=6"):
+        pyctk.matmul(device_array(a), device_array(b), backend="cublas")
+    np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b)).get(), a @ b)  # auto
 
 
 def test_int8_host_arrays():

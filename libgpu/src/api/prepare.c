@@ -48,6 +48,13 @@ static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context
                                           g->batch)))
             g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
     }
+    if (g->backend == GPUMATMUL_BACKEND_CUBLAS && !cublaslt_takes(g, g->dtype) && !widens(g, arch))
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "cuBLASLt multiplies %s only where n is a multiple of %d and k of %d, not "
+                         "n=%lld k=%lld; use backend tiled or auto",
+                         dtype_infos[g->dtype].name, dtype_infos[g->dtype].cublaslt.n_multiple,
+                         dtype_infos[g->dtype].cublaslt.k_multiple, (long long)g->n,
+                         (long long)g->k);
     if (g->family < 0) return GPUMATMUL_SUCCESS;
     g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes);
     if (g->family < 0 && !widens(g, arch))

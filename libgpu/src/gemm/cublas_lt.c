@@ -114,9 +114,8 @@ static gpumatmul_status choose(cublasLtHandle_t handle, const struct lt_call *ca
     return check_cublas(error, "cublasLtMatmulAlgoGetHeuristic");
 }
 
-/* `batch` matrices of p (operands k-major) from matrix z on, into c laid out as lc, in one
- * call. */
-static gpumatmul_status matmul_batch(gpumatmul_context *ctx, cublasLtHandle_t handle,
+/* `batch` matrices of p (operands k-major) from matrix z on, into c laid out as lc. */
+static gpumatmul_status matmul(gpumatmul_context *ctx, cublasLtHandle_t handle,
                                const struct gemm *p, int64_t z, int32_t batch, void *c,
                                const struct layout *lc, cudaStream_t stream) {
     const struct dtype_info *t = &dtype_infos[p->dtype];
@@ -141,20 +140,6 @@ static gpumatmul_status matmul_batch(gpumatmul_context *ctx, cublasLtHandle_t ha
             "cublasLtMatmul");
     release(&call);
     return workspace ? workspace_free(workspace, stream, status) : status;
-}
-
-/* The same, one call for the batch, or one per matrix where cuBLASLt has no batched kernel
- * for the sizes (int8's batched kernels refuse sizes its single-matrix ones take: m = 40,
- * n = 33, k = 75 on an H200, cuBLASLt 13.1). */
-static gpumatmul_status matmul(gpumatmul_context *ctx, cublasLtHandle_t handle,
-                               const struct gemm *p, int64_t z, int32_t batch, void *c,
-                               const struct layout *lc, cudaStream_t stream) {
-    int32_t i;
-    gpumatmul_status status = matmul_batch(ctx, handle, p, z, batch, c, lc, stream);
-    if (status != GPUMATMUL_ERROR_NOT_SUPPORTED || batch == 1) return status;
-    for (status = GPUMATMUL_SUCCESS, i = 0; i < batch && !status; ++i)
-        status = matmul_batch(ctx, handle, p, z + i, 1, c, lc, stream);
-    return status;
 }
 
 /* Converts the product, written into `written` laid out as `from` in cuBLASLt's

@@ -47,8 +47,10 @@ static const int32_t one_int32 = 1;
  * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, cuBLASLt's part, why cuBLAS
  * lacks it, kernel suffix. Signed integers use the unsigned kernel of their
  * width: wraparound gives the same bits. cuBLASLt sums int8 exactly in int32
- * (IMMA), whose low byte is NumPy's int8 product, for any n and k; its FP8
- * kernels take n of whole 16 bytes of float32 C and k of whole 16 bytes. */
+ * (IMMA), whose low byte is NumPy's int8 product, for n and k multiples of 4
+ * (its documented rule; an H200 refused n = 33, k = 75 and n = 63, k = 129);
+ * its FP8 kernels take n of whole 16 bytes of float32 C and k of whole 16
+ * bytes. */
 const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_FLOAT32] = {"float32", 4, GPUMATMUL_FLOAT32, CUBLAS(CUDA_R_32F, F32, TF32, NO), "f32"},
     [GPUMATMUL_FLOAT64] = {"float64", 8, GPUMATMUL_FLOAT64, CUBLAS(CUDA_R_64F, F64, NO, NO), "f64"},
@@ -60,7 +62,7 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_COMPLEX128] = {"complex128", 16, GPUMATMUL_COMPLEX128,
                               CUBLAS(CUDA_C_64F, C64, NO, NO), "c128"},
     [GPUMATMUL_INT8] = {"int8", 1, GPUMATMUL_INT8,
-                        CUBLASLT(CUDA_R_8I, I32, GPUMATMUL_INT32, CUDA_R_32I, 1, 1), "u8"},
+                        CUBLASLT(CUDA_R_8I, I32, GPUMATMUL_INT32, CUDA_R_32I, 4, 4), "u8"},
     [GPUMATMUL_INT16] = {"int16", 2, GPUMATMUL_INT16, NOT_CUBLAS(INTEGER), "u16"},
     [GPUMATMUL_INT32] = {"int32", 4, GPUMATMUL_INT32, NOT_CUBLAS(INTEGER), "u32"},
     [GPUMATMUL_INT64] = {"int64", 8, GPUMATMUL_INT64, NOT_CUBLAS(INTEGER), "u64"},
