@@ -197,11 +197,12 @@ typedef enum gpumatmul_backend {
     GPUMATMUL_BACKEND_AUTO = 0,
     /** pyctk's own kernels: every dtype. */
     GPUMATMUL_BACKEND_TILED = 1,
-    /** NVIDIA cuBLAS: floating-point and complex dtypes; int8 (summed in int32,
-     * its low byte kept, as NumPy wraps around; n and k multiples of 4, else
-     * NOT_SUPPORTED) and float8_e4m3fn by cuBLASLt,
-     * since ABI 0.3 (copying A and B where they are not contiguous along k at
-     * 16-byte addresses, as its kernels read them). */
+    /** NVIDIA cuBLAS: floating-point and complex dtypes; since ABI 0.3, int8
+     * and float8_e4m3fn by cuBLASLt. int8 is summed in int32 and its low byte
+     * kept, as NumPy wraps around, for n and k multiples of 4 (else
+     * NOT_SUPPORTED). A and B are copied where they are not contiguous along k
+     * at 16-byte addresses, as its kernels read them.
+     */
     GPUMATMUL_BACKEND_CUBLAS = 2
 } gpumatmul_backend;
 
