@@ -178,32 +178,32 @@ __device__ __forceinline__ void hold(int (&d)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
+// wgmma's sums as inline asm's operands: "%0, %1, ..." in the text and "+f"(d[0]),
+// ... in the operand list, written once here for the 128 registers of a 64 x 256
+// tile (WGMMA_D_*) and the 64 of a 64 x 128 one (WGMMA_D64_*), ten at a time:
+// TEN(t) is operands t0 to t9.
+#define WGMMA_TEN_REGS(t) \
+    "%" #t "0, %" #t "1, %" #t "2, %" #t "3, %" #t "4, %" #t "5, %" #t "6, %" #t "7, %" #t "8, %" #t "9, "
+#define WGMMA_TEN_OPERANDS(d, C, t) \
+    C(d[t##0]), C(d[t##1]), C(d[t##2]), C(d[t##3]), C(d[t##4]), C(d[t##5]), C(d[t##6]), \
+    C(d[t##7]), C(d[t##8]), C(d[t##9])
+#define WGMMA_SIXTY_REGS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, " WGMMA_TEN_REGS(1) WGMMA_TEN_REGS(2) \
+    WGMMA_TEN_REGS(3) WGMMA_TEN_REGS(4) WGMMA_TEN_REGS(5)
+#define WGMMA_SIXTY_OPERANDS(d, C) \
+    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]), \
+    WGMMA_TEN_OPERANDS(d, C, 1), WGMMA_TEN_OPERANDS(d, C, 2), WGMMA_TEN_OPERANDS(d, C, 3), \
+    WGMMA_TEN_OPERANDS(d, C, 4), WGMMA_TEN_OPERANDS(d, C, 5)
 #define WGMMA_D_REGS \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+    WGMMA_SIXTY_REGS WGMMA_TEN_REGS(6) WGMMA_TEN_REGS(7) WGMMA_TEN_REGS(8) WGMMA_TEN_REGS(9) \
+    WGMMA_TEN_REGS(10) WGMMA_TEN_REGS(11) "%120, %121, %122, %123, %124, %125, %126, %127"
 #define WGMMA_D_OPERANDS(d, C) \
-    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
-    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
-    C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
-    C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31]), \
-    C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), \
-    C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
-    C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
-    C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63]), \
-    C(d[64]), C(d[65]), C(d[66]), C(d[67]), C(d[68]), C(d[69]), C(d[70]), C(d[71]), \
-    C(d[72]), C(d[73]), C(d[74]), C(d[75]), C(d[76]), C(d[77]), C(d[78]), C(d[79]), \
-    C(d[80]), C(d[81]), C(d[82]), C(d[83]), C(d[84]), C(d[85]), C(d[86]), C(d[87]), \
-    C(d[88]), C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95]), \
-    C(d[96]), C(d[97]), C(d[98]), C(d[99]), C(d[100]), C(d[101]), C(d[102]), C(d[103]), \
-    C(d[104]), C(d[105]), C(d[106]), C(d[107]), C(d[108]), C(d[109]), C(d[110]), C(d[111]), \
-    C(d[112]), C(d[113]), C(d[114]), C(d[115]), C(d[116]), C(d[117]), C(d[118]), C(d[119]), \
-    C(d[120]), C(d[121]), C(d[122]), C(d[123]), C(d[124]), C(d[125]), C(d[126]), C(d[127])
+    WGMMA_SIXTY_OPERANDS(d, C), WGMMA_TEN_OPERANDS(d, C, 6), WGMMA_TEN_OPERANDS(d, C, 7), \
+    WGMMA_TEN_OPERANDS(d, C, 8), WGMMA_TEN_OPERANDS(d, C, 9), WGMMA_TEN_OPERANDS(d, C, 10), \
+    WGMMA_TEN_OPERANDS(d, C, 11), C(d[120]), C(d[121]), C(d[122]), C(d[123]), C(d[124]), \
+    C(d[125]), C(d[126]), C(d[127])
+#define WGMMA_D64_REGS WGMMA_SIXTY_REGS "%60, %61, %62, %63"
+#define WGMMA_D64_OPERANDS(d, C) WGMMA_SIXTY_OPERANDS(d, C), C(d[60]), C(d[61]), C(d[62]), C(d[63])
 // d += A (64 x 16, descriptor a) @ B (16 x 256, descriptor b); TRANS_*: the
 // operand is MN-major.
 #define WGMMA_64x256x16(TYPE)                                                                   \
@@ -257,20 +257,6 @@ __device__ __forceinline__ void mma(bool_bits, int (&d)[128], unsigned long long
 
 // The FP8 types, k-major only: d = (accumulate ? d : 0) + A (64 x 32, descriptor
 // a) @ B (32 x 128, descriptor b), one half of a consumer's columns.
-#define WGMMA_D64_REGS \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define WGMMA_D64_OPERANDS(d, C) \
-    C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
-    C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
-    C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
-    C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31]), \
-    C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), \
-    C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
-    C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
-    C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
 #define WGMMA_64x128x32_F8(TYPE)                                                              \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                               \
                  " wgmma.mma_async.sync.aligned.m64n128k32.f32." TYPE "." TYPE                  \
