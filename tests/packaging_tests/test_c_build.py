@@ -84,13 +84,18 @@ def test_pkg_config_file_is_relocatable(tmp_path):
     assert [os.path.realpath(f[2:]) for f in flags if f[:2] in ("-I", "-L")] == [str(moved / "include"), str(moved)]
 
 
+# What libgpumatmul.so links (its DT_NEEDED), in the loader's order.
+LINKED = ("cudart", "cublasLt", "cublas")
+
+
 def split_layout(tmp_path: Path, with_cuda_libraries: bool) -> Path:
-    """A copy of libgpumatmul.so in tmp/site/pyctk, with the nvidia wheels' cudart and cuBLAS
-    in tmp/site (stand-ins: as pip installs them together) or not (installed elsewhere)."""
+    """A copy of libgpumatmul.so in tmp/site/pyctk, with the nvidia wheels' cudart, cuBLASLt
+    and cuBLAS in tmp/site (stand-ins: as pip installs them together) or not (installed
+    elsewhere)."""
     library = tmp_path / "site" / "pyctk" / "libgpumatmul.so"
     library.parent.mkdir(parents=True)
     shutil.copy(pyctk.get_library(), library)
-    for name in ("cudart", "cublas") if with_cuda_libraries else ():
+    for name in LINKED if with_cuda_libraries else ():
         spec = _loader.library_spec(name, CUDA_MAJOR)
         target = tmp_path / "site" / spec.wheel_dir / spec.file_name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -106,9 +111,9 @@ def test_runpath_reaches_the_cuda_libraries_installed_next_to_pyctk(tmp_path, mo
 def test_runpath_misses_name_the_library_and_where_pyctk_finds_it(tmp_path, monkeypatch):
     monkeypatch.setattr(_c_build, "get_library", lambda: str(split_layout(tmp_path, False)))
     misses = _c_build.runpath_misses()
-    names = [_loader.library_spec(name, CUDA_MAJOR).file_name for name in ("cudart", "cublas")]
+    names = [_loader.library_spec(name, CUDA_MAJOR).file_name for name in LINKED]
     assert [miss.file_name for miss in misses] == names
-    for miss, name in zip(misses, ("cudart", "cublas")):
+    for miss, name in zip(misses, LINKED):
         found = [
             f.path for f in _loader.find_library(_loader.library_spec(name, CUDA_MAJOR)) if f.found_via != "system"
         ]

@@ -76,7 +76,7 @@ static void check_tables(void) {
                      GPUMATMUL_ERROR_NOT_SUPPORTED,
                      "precision tf32 applies to float32, complex64, float8_e4m3fn and "
                      "float8_e5m2 with the tiled backend; "
-                     "float32 and complex64 with the cublas backend"),
+                     "float32, complex64, float8_e4m3fn and float8_e5m2 with the cublas backend"),
           "tiled has no complex128 tf32, and the message says where tf32 applies");
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
                                      GPUMATMUL_PRECISION_TF32) == GPUMATMUL_SUCCESS,
@@ -90,10 +90,14 @@ static void check_tables(void) {
           "values outside the enums are invalid arguments");
     check(gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT8_E4M3FN,
                                      GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
-              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT8_E5M2,
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT8_E4M3FN,
+                                         GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_INT8,
+                                         GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_UINT8,
                                          GPUMATMUL_PRECISION_HIGHEST) ==
                   GPUMATMUL_ERROR_NOT_SUPPORTED,
-          "FP8 multiplies with the kernels, not cuBLAS");
+          "FP8 and int8 multiply with the kernels and with cuBLAS (cuBLASLt), uint8 not with cuBLAS");
 }
 
 static void check_images(void) {
