@@ -150,7 +150,8 @@ gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStrea
                                  const char *purpose, void **workspace);
 
 /* Frees `workspace` on `stream`, after what was enqueued there, which may
- * have failed with `status`; returns `status`, or else the free's own. */
+ * have failed with `status`; returns `status`, or else the free's own. A NULL
+ * workspace (none was allocated) is nothing to free, as with free(). */
 gpumatmul_status workspace_free(void *workspace, cudaStream_t stream, gpumatmul_status status);
 
 /* ---- The caller's current device (device.c) ---- */

@@ -57,6 +57,7 @@ gpumatmul_status workspace_alloc(gpumatmul_context *ctx, size_t bytes, cudaStrea
 gpumatmul_status workspace_free(void *workspace, cudaStream_t stream, gpumatmul_status status) {
     /* Also after a failure: the free waits, in the stream, for what was queued. */
     const gpumatmul_status freed =
-        check_cuda(cudaFreeAsync(workspace, stream), "cudaFreeAsync (workspace)");
+        workspace ? check_cuda(cudaFreeAsync(workspace, stream), "cudaFreeAsync (workspace)")
+                  : GPUMATMUL_SUCCESS;
     return status ? status : freed;
 }

@@ -139,7 +139,7 @@ static gpumatmul_status matmul(gpumatmul_context *ctx, cublasLtHandle_t handle,
                            workspace, chosen.workspaceSize, stream),
             "cublasLtMatmul");
     release(&call);
-    return workspace ? workspace_free(workspace, stream, status) : status;
+    return workspace_free(workspace, stream, status);
 }
 
 /* Converts the product, written into `written` laid out as `from` in cuBLASLt's
@@ -177,9 +177,9 @@ gpumatmul_status cublaslt_gemm(gpumatmul_context *ctx, struct worker *worker, co
     for (z = 0; z < g->batch && !status; z += INT32_MAX)
         status = matmul(ctx, handle, &packed, z, (int32_t)min64(g->batch - z, INT32_MAX), c, &lc,
                         stream);
-    if (!in_place && c) {
+    if (!in_place) {
         if (!status) status = convert_into_c(ctx, g, c, &lc, stream);
         status = workspace_free(c, stream, status);
     }
-    return copies ? workspace_free(copies, stream, status) : status;
+    return workspace_free(copies, stream, status);
 }

@@ -167,5 +167,5 @@ gpumatmul_status repacked_gemm(gpumatmul_context *ctx, const struct gemm *g, int
     gpumatmul_status status =
         repack_operands(ctx, g, kernel_families[f].params, &packed, &workspace, stream);
     if (!status) status = kernel_gemm(ctx, &packed, f, stream);
-    return workspace ? workspace_free(workspace, stream, status) : status;
+    return workspace_free(workspace, stream, status);
 }
