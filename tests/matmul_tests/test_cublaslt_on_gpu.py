@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pyctk
+from pyctk._matmul import options as _host_options
 from support.gpu_arrays import device_array
 
 ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only; the GPU machine has it
@@ -75,6 +76,16 @@ def test_int8_sizes_off_the_rule_are_refused_before_any_work():
 def test_int8_host_arrays():
     rng = np.random.default_rng(6)
     a, b = int8_values(rng, (300, 500)), int8_values(rng, (500, 200))
+    np.testing.assert_array_equal(pyctk.matmul(a, b, backend="cublas"), np.matmul(a, b))
+
+
+def test_int8_host_tiles_keep_to_the_rule(monkeypatch):
+    """A GPU memory limit that cuts C into tiles of columns: halving n = 1028 gives 514, then 257
+    columns, which cuBLASLt refuses; the plan rounds tiles of a cuBLASLt product up to the
+    multiple it takes (260 here), so every tile is multiplied and the product is NumPy's."""
+    monkeypatch.setenv(_host_options.LIMIT_VARIABLE, "900K")
+    rng = np.random.default_rng(7)
+    a, b = int8_values(rng, (300, 500)), int8_values(rng, (500, 1028))
     np.testing.assert_array_equal(pyctk.matmul(a, b, backend="cublas"), np.matmul(a, b))
 
 

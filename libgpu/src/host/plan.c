@@ -54,6 +54,17 @@ double plan_device_bytes(const struct gemm *g, const struct plan *p) {
             p->c_slots * (double)p->zc * tm * tn);
 }
 
+/* The columns of a tile after halving `columns`, down to no fewer than `least`:
+ * a multiple of what cuBLASLt takes for n where the tile goes to it, so that
+ * every tile's product keeps to the rule the whole product was checked against
+ * (prepare.c); n itself then is one, so the last, narrower tile is too. */
+static int64_t halved_columns(const struct gemm *g, int64_t columns, int64_t least) {
+    const struct by_cublaslt *lt = &dtype_infos[g->dtype].cublaslt;
+    const int64_t multiple =
+        g->backend == GPUMATMUL_BACKEND_CUBLAS && lt->used ? lt->n_multiple : 1;
+    return min64(columns, ceil_div(max64(least, ceil_div(columns, 2)), multiple) * multiple);
+}
+
 gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whole, struct plan *p) {
     const double c_matrix = (double)g->m * (double)g->n * (double)dtype_infos[g->dtype].size;
     *p = (struct plan){1, g->m, g->n, 1, 1, 1, 1};
@@ -78,9 +89,9 @@ gpumatmul_status make_plan(const struct gemm *g, int64_t budget, int whole, stru
                              plan_device_bytes(g, p), (long long)budget);
         if (p->zc > 1) p->zc = ceil_div(p->zc, 2);
         else if (p->tm > efficient_dim) p->tm = max64(efficient_dim, ceil_div(p->tm, 2));
-        else if (p->tn > efficient_dim) p->tn = max64(efficient_dim, ceil_div(p->tn, 2));
+        else if (p->tn > efficient_dim) p->tn = halved_columns(g, p->tn, efficient_dim);
         else if (p->tm > 1) p->tm = ceil_div(p->tm, 2);
-        else if (p->tn > 1) p->tn = ceil_div(p->tn, 2);
+        else if (p->tn > halved_columns(g, p->tn, 1)) p->tn = halved_columns(g, p->tn, 1);
         else
             return set_error(GPUMATMUL_ERROR_OUT_OF_MEMORY,
                              "one row of A, one column of B and their product need %.0f bytes "
