@@ -614,6 +614,17 @@ def test_integers_strided_and_broadcast_batches(dtype, broadcast_b):
     check_exact(dtype, 16, 16, 16, 0, 0, batch=9, pad=3, broadcast_b=broadcast_b, seed=7)
 
 
+@pytest.mark.parametrize("trans_a", [0, 1])
+@pytest.mark.parametrize("dtype", list(INTEGER), ids=lambda d: np.dtype(d).name)
+def test_integers_transposed_from_word_aligned_rows_ending_in_part_of_a_word(dtype, trans_a):
+    """The 1-byte transpose moves aligned rows as 4-byte words and the rest byte by byte: here
+    B (and A when transposed) has rows of 304 (132) bytes at aligned addresses but 301 (129)
+    elements, so each row ends in part of a word; k = 257 leaves the last tile of rows mostly
+    empty. A's second matrix starts 3 bytes past a word (stride_a is its size + 3), so with A
+    transposed one launch takes both paths."""
+    check_exact(dtype, 129, 301, 257, trans_a, 0, batch=2, pad=3, seed=9)
+
+
 def constant(value, dtype):
     return lambda rng, count: np.full(count, value, dtype)
 

@@ -201,9 +201,14 @@ gpumatmul_status choose_backend(gpumatmul_backend backend, gpumatmul_dtype dtype
 
 /* ---- The loaded kernels (images.c) ---- */
 
-/* The element sizes repack.c transposes (defined there), gemm_transpose_b<8 x size> each. */
-#define TRANSPOSE_SIZE_COUNT 2
-extern const size_t transpose_sizes[TRANSPOSE_SIZE_COUNT];
+/* The transposes repack.c launches (defined there): gemm_transpose_b<8 x size>
+ * for elements of `size` bytes, a block a square of `tile` elements a side. */
+struct transpose_kernel {
+    size_t size;
+    int64_t tile;
+};
+#define TRANSPOSE_KERNEL_COUNT 2
+extern const struct transpose_kernel transpose_kernels[TRANSPOSE_KERNEL_COUNT];
 
 /* What gpumatmul_create loads for a context's device: the image that fits it
  * and every registered kernel of that image. Only read after that: shared by
@@ -216,7 +221,7 @@ struct kernels {
     /* reduce[d]: gemm_reduce_<suffix> for each dtype some family may split
      * (split_dtypes), NULL elsewhere. */
     CUfunction reduce[DTYPE_COUNT];
-    CUfunction transpose[TRANSPOSE_SIZE_COUNT]; /* by transpose_sizes, for repack.c */
+    CUfunction transpose[TRANSPOSE_KERNEL_COUNT]; /* by transpose_kernels, for repack.c */
     CUfunction convert;   /* for convert.c */
     /* expand[d]: complex_expand_<suffix> for each complex dtype of complex_plans
      * (complex_real.c), NULL elsewhere. */
@@ -384,7 +389,7 @@ gpumatmul_status convert_array(gpumatmul_context *ctx, const gpumatmul_array_des
 int takes_repacked(int f);
 
 /* Whether repacked_gemm can run g on family f (takes_repacked): elements of a
- * size in transpose_sizes where an operand must be transposed, within the
+ * size in transpose_kernels where an operand must be transposed, within the
  * transpose's grid, and the copies within g->workspace_max. */
 int repackable(const struct gemm *g, int f);
 

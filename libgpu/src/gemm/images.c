@@ -87,9 +87,9 @@ static gpumatmul_status load_helpers(gpumatmul_context *ctx, struct kernels *k) 
     if ((status = load_per_dtype(ctx, k, k->reduce, "gemm_reduce_", split)) ||
         (status = load_per_dtype(ctx, k, k->expand, "complex_expand_", complex_dtypes)))
         return status;
-    for (i = 0; i < TRANSPOSE_SIZE_COUNT; ++i) {
+    for (i = 0; i < TRANSPOSE_KERNEL_COUNT; ++i) {
         char symbol[32];
-        snprintf(symbol, sizeof symbol, "gemm_transpose_b%d", 8 * (int)transpose_sizes[i]);
+        snprintf(symbol, sizeof symbol, "gemm_transpose_b%d", 8 * (int)transpose_kernels[i].size);
         if ((status = load_kernel(ctx, k, &k->transpose[i], symbol))) return status;
     }
     if ((status = load_kernel(ctx, k, &k->byte_split, "byte_split"))) return status;

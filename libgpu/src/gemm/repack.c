@@ -14,13 +14,16 @@
 #include "gemm/gemm.h"
 #include "gemm_transpose.h"
 
-const size_t transpose_sizes[TRANSPOSE_SIZE_COUNT] = {1, 4};
+const struct transpose_kernel transpose_kernels[TRANSPOSE_KERNEL_COUNT] = {
+    {1, GEMM_TRANSPOSE_TILE_B8},
+    {4, GEMM_TRANSPOSE_TILE_B32},
+};
 
-/* The index in transpose_sizes of `size`; -1 if no transpose moves it. */
+/* The index in transpose_kernels of `size`; -1 if no transpose moves it. */
 static int transpose_index(size_t size) {
     int i;
-    for (i = 0; i < TRANSPOSE_SIZE_COUNT; ++i)
-        if (transpose_sizes[i] == size) return i;
+    for (i = 0; i < TRANSPOSE_KERNEL_COUNT; ++i)
+        if (transpose_kernels[i].size == size) return i;
     return -1;
 }
 
@@ -81,9 +84,10 @@ int repackable(const struct gemm *g, int f) {
         return 0;
     operands_of(g, x);
     for (i = 0; i < 2; ++i) {
-        /* The transpose's grid has a block row per TILE stored rows (k of them). */
+        /* The transpose's grid has a block row per tile of stored rows (k of them). */
         if (transposes(params, &x[i]) &&
-            (transpose_index(size) < 0 || g->k > MAX_GRID_Y * GEMM_TRANSPOSE_TILE))
+            (transpose_index(size) < 0 ||
+             g->k > MAX_GRID_Y * transpose_kernels[transpose_index(size)].tile))
             return 0;
         elements += copy_elements(g, params, &x[i]);
     }
@@ -110,7 +114,9 @@ static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g,
                                enum kernel_params params, const struct operand *x, void *copy,
                                struct layout *layout, cudaStream_t stream) {
     const size_t size = dtype_infos[g->dtype].size;
-    const int64_t stored = stored_count(x->l, g->batch), tile = GEMM_TRANSPOSE_TILE;
+    const int64_t stored = stored_count(x->l, g->batch);
+    const int kernel = transpose_index(size);
+    const int64_t tile = transpose_kernels[kernel].tile;
     int64_t z;
     *layout = copy_layout(g, params, x);
     if (!transposes(params, x)) return copy_as_stored(ctx, g, x, copy, layout, stream);
@@ -123,10 +129,9 @@ static gpumatmul_status repack(gpumatmul_context *ctx, const struct gemm *g,
             .out_batch_stride = x->rows * layout->ld};
         void *params_of_launch[] = {(void *)&args};
         const CUresult result = ctx->driver.launch_kernel(
-            ctx->kernels->transpose[transpose_index(size)], (unsigned)((x->rows + tile - 1) / tile),
-            (unsigned)((g->k + tile - 1) / tile), (unsigned)min64(stored - z, MAX_GRID_Z),
-            GEMM_TRANSPOSE_TILE, GEMM_TRANSPOSE_ROWS, 1, 0, (CUstream)stream, params_of_launch,
-            NULL);
+            ctx->kernels->transpose[kernel], (unsigned)ceil_div(x->rows, tile),
+            (unsigned)ceil_div(g->k, tile), (unsigned)min64(stored - z, MAX_GRID_Z),
+            GEMM_TRANSPOSE_THREADS, 1, 1, 0, (CUstream)stream, params_of_launch, NULL);
         if (result != CUDA_SUCCESS)
             return check_driver(&ctx->driver, result, "cuLaunchKernel (gemm_transpose)");
     }
