@@ -4,8 +4,8 @@ Build it from the checkout's root, after installing pyctk with its docs extra
 (``pip install '.[docs]'``): ``python -m sphinx -W -b html docs docs/_build/html``.
 The API reference is generated from the installed package's docstrings, the C API
 reference from libgpu/include/gpumatmul.h, the performance page from
-benchmarks/results/, and the PyCUDA and environment tables from the code: nothing in them
-is copied by hand.
+benchmarks/results/, and the PyCUDA, environment and cuBLASLt sizes tables from the code:
+nothing in them is copied by hand.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ extensions = [
     "performance",  # tables and plots drawn from benchmarks/results/
     "kernel_images",  # the installed library's kernel images
     "environment_table",  # the environment variables, from pyctk._cuda.environment
+    "cublaslt_sizes",  # the sizes cuBLASLt takes, from libgpu/src/gemm/tables.c
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

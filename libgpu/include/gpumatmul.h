@@ -147,12 +147,14 @@ typedef enum gpumatmul_status {
  * float32; elsewhere, and at precision TF32 everywhere, A and B are copied to
  * float32 (exactly) and multiplied there (at TF32, exact for FP8 values).
  * CUBLAS multiplies float8_e4m3fn by cuBLASLt's FP8 kernels (promoted as
- * above) where n is a multiple of 4 and k of 16, and every other FP8 product
- * as float32 copies (cuBLASLt has no float8_e5m2 product of its own). The
- * host functions return NOT_SUPPORTED for them. float8_e4m3fn has 4 exponent bits
- * (bias 7) and 3 mantissa bits, no infinities and one NaN a sign (0x7f, 0xff),
- * its largest value 448; float8_e5m2 has 5 exponent bits (bias 15) and 2
- * mantissa bits, with IEEE infinities and NaNs, its largest value 57344.
+ * above) where n and k are of the sizes they take, and every other FP8
+ * product as float32 copies (cuBLASLt has no float8_e5m2 product of its
+ * own); the sizes are the CUBLASLT rows of libgpu/src/gemm/tables.c, tabled
+ * in docs/guide/numpy.md. The host functions return NOT_SUPPORTED for FP8.
+ * float8_e4m3fn has 4 exponent bits (bias 7) and 3 mantissa bits, no
+ * infinities and one NaN a sign (0x7f, 0xff), its largest value 448;
+ * float8_e5m2 has 5 exponent bits (bias 15) and 2 mantissa bits, with IEEE
+ * infinities and NaNs, its largest value 57344.
  */
 typedef enum gpumatmul_dtype {
     /** float32: 4 bytes. */
@@ -199,9 +201,10 @@ typedef enum gpumatmul_backend {
     GPUMATMUL_BACKEND_TILED = 1,
     /** NVIDIA cuBLAS: floating-point and complex dtypes; since ABI 0.3, int8
      * and float8_e4m3fn by cuBLASLt. int8 is summed in int32 and its low byte
-     * kept, as NumPy wraps around, for n and k multiples of 4 (else
-     * NOT_SUPPORTED). A and B are copied where they are not contiguous along k
-     * at 16-byte addresses, as its kernels read them.
+     * kept, as NumPy wraps around, for the n and k cuBLASLt's kernels take
+     * (else NOT_SUPPORTED): the CUBLASLT rows of libgpu/src/gemm/tables.c,
+     * tabled in docs/guide/numpy.md. A and B are copied where they are not
+     * contiguous along k at 16-byte addresses, as its kernels read them.
      */
     GPUMATMUL_BACKEND_CUBLAS = 2
 } gpumatmul_backend;
