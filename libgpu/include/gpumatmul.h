@@ -407,7 +407,8 @@ GPUMATMUL_API gpumatmul_status gpumatmul_kernel_image_select(int cc_major, int c
  * and looks up every kernel in it, creates a stream-ordered memory pool of its
  * own for the host-memory calls, and one worker: a non-blocking CUDA stream,
  * and a cuBLAS handle that the worker's first cuBLAS product creates (so a
- * process that only runs pyctk's kernels never initialises cuBLAS). A call in
+ * process that only runs pyctk's kernels never initialises cuBLAS), likewise a
+ * cuBLASLt handle. A call in
  * flight uses a worker alone; a call that finds every worker busy (other
  * threads are multiplying) creates another, which the context keeps until
  * `gpumatmul_destroy()`. On success `*context` is the
