@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import threading
 
 import pytest
@@ -55,6 +56,27 @@ def pytest_runtest_protocol(item, nextitem):
         return
     with gpu_turns.turn(whole_gpu=item.get_closest_marker("whole_gpu") is not None):
         yield
+
+
+def _pushed_contexts() -> list:
+    """This thread's stack of pushed PyCUDA-face contexts; empty if pyctk.driver never loaded."""
+    devices = sys.modules.get("pyctk._pycuda.contexts.devices")
+    return list(devices._stack()) if devices is not None else []
+
+
+@pytest.fixture(autouse=True)
+def no_context_left_pushed(request):
+    """A GPU test leaves this thread's context stack as it found it. A context left pushed
+    moves every later test of the process into it, and surfaced only far away, as errors of
+    test_contexts_on_gpu.py's empty-stack check (H200, pytest -n 12): here the test that
+    left it fails, named."""
+    if request.node.get_closest_marker("gpu") is None:
+        yield
+        return
+    before = _pushed_contexts()
+    yield
+    left = _pushed_contexts()
+    assert left == before, f"the test left contexts pushed on its thread: {left[len(before) :]}"
 
 
 def pytest_terminal_summary(terminalreporter):
