@@ -1,14 +1,16 @@
 """The sizes cuBLASLt's kernels take, read from the library's dtype table when the docs are built.
 
 ``backend="cublas"`` multiplies some dtypes through cuBLASLt alone, whose kernels take only
-some n and k. The rule is written once, in libgpu/src/gemm/tables.c: the rows of
-``dtype_infos`` whose cuBLAS column is ``CUBLASLT(cuda_type, highest, c_dtype, c_type,
-n_multiple, k_multiple)``. ```` ```{cublaslt-sizes} ```` renders them as a table, so that the
-pages and gpumatmul.h point to it instead of restating the numbers.
+some n and k, and only on GPUs from some compute capability on. The rule is written once, in
+libgpu/src/gemm/tables.c: the rows of ``dtype_infos`` whose cuBLAS column is
+``CUBLASLT(cuda_type, highest, min_arch, c_dtype, c_type, n_multiple, k_multiple)``.
+```` ```{cublaslt-sizes} ```` renders them as a table, so that the pages and gpumatmul.h
+point to it instead of restating the numbers.
 
-What cuBLAS does with the other sizes follows from the row's own C dtype (its third field),
-as libgpu/src/api/prepare.c decides: a dtype whose C is another (float8_e4m3fn's float32) is
-multiplied as copies in that dtype (libgpu/src/gemm/widened.c), which cuBLAS's GEMM takes at
+What cuBLAS does with the other sizes and GPUs follows from the row's own C dtype (its
+fourth field), as libgpu/src/gemm/route.c decides: a dtype whose C is another
+(float8_e4m3fn's float32) is multiplied as copies in the first dtype of widened.c's
+``widenings`` that is for cuBLAS at precision HIGHEST (float16), which cuBLAS's GEMM takes at
 every size; a dtype whose C is its own is refused (NOT_SUPPORTED, pyctk.UnsupportedError).
 
 A row that uses CUBLASLT but cannot be read, a cuBLAS column of a kind not known here, or a
@@ -26,15 +28,24 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "libgpu" / "src" / "gemm" / "tables.c"
+WIDENED = ROOT / "libgpu" / "src" / "gemm" / "widened.c"
 
 # The macros of tables.c that fill a row's cuBLAS column, and whether cuBLAS's GEMM takes
 # the dtype at every size: a column of another kind stops the build until it is added here.
 COLUMNS = {"CUBLAS": True, "CUBLASLT": False, "NOT_CUBLAS": False}
 REFUSED = 'refused (`pyctk.UnsupportedError`); backend `"auto"` or `"tiled"` takes them'
-HEADER = ["dtype", "cuBLASLt's C type", "n a multiple of", "k a multiple of", "other sizes"]
+HEADER = [
+    "dtype",
+    "compute capability",
+    "cuBLASLt's C type",
+    "n a multiple of",
+    "k a multiple of",
+    "other sizes and GPUs",
+]
 CAPTION = (
-    "The dtypes cuBLAS multiplies through cuBLASLt (backend cublas), whose kernels take only n "
-    "(C's columns) and k of these multiples; read from libgpu/src/gemm/tables.c"
+    "The dtypes cuBLAS multiplies through cuBLASLt (backend cublas), whose kernels run from "
+    "this compute capability on and take only n (C's columns) and k of these multiples; read "
+    "from libgpu/src/gemm/tables.c and widened.c"
 )
 
 
@@ -53,10 +64,11 @@ class LtRow:
     """A dtype cuBLAS multiplies through cuBLASLt, and the sizes its kernels take."""
 
     dtype: str  # NumPy's name
+    min_arch: int  # the oldest architecture with cuBLASLt's kernels, 10 * major + minor
     c_type: str  # the dtype cuBLASLt writes C in, e.g. int32
     n_multiple: int
     k_multiple: int
-    widened_to: str | None  # the dtype of the copies cuBLAS multiplies at other sizes; None: refused
+    widened_to: str | None  # the dtype of the copies cuBLAS multiplies elsewhere; None: refused
 
 
 def _without_comments(source: str) -> str:
@@ -90,16 +102,33 @@ def entries(source: str) -> dict[str, Entry]:
     return found
 
 
+def cublas_widening(source: str) -> str:
+    """The enum name (e.g. FLOAT16) of the first of widened.c's ``widenings`` for cuBLAS at
+    precision HIGHEST: what backend="cublas" copies FP8 operands into where cuBLASLt does not
+    multiply them."""
+    block = re.search(r"widenings\[\]\s*=\s*\{(.*?)\n\};", _without_comments(source), re.S)
+    if not block:
+        raise ValueError("widened.c: the widenings table not found")
+    rows = re.findall(r"\{\s*GPUMATMUL_(\w+),\s*([^,{}]+),\s*([^,{}]+)\}", block.group(1))
+    for to, backends, precisions in rows:
+        if ("~0u" in backends or "BACKEND_CUBLAS" in backends) and (
+            "~0u" in precisions or "PRECISION_HIGHEST" in precisions
+        ):
+            return to
+    raise ValueError(f"widened.c: no row of widenings is for cuBLAS at HIGHEST (rows read: {rows})")
+
+
 def _multiple(entry: Entry, argument: str, value: str) -> int:
     if not re.fullmatch(r"[1-9]\d*", value):
         raise ValueError(f"tables.c: {entry.name}'s CUBLASLT {argument} is {value!r}, not a positive whole number")
     return int(value)
 
 
-def lt_rows(source: str) -> list[LtRow]:
-    """The ``CUBLASLT(...)`` rows of tables.c's ``dtype_infos``, in the table's order."""
+def lt_rows(source: str, widened: str | None = None) -> list[LtRow]:
+    """The ``CUBLASLT(...)`` rows of tables.c's ``dtype_infos`` (``source``), in the table's
+    order; ``widened``: widened.c's text (read from WIDENED if not given)."""
     parameters = macro_parameters(source, "CUBLASLT")
-    for needed in ("c_dtype", "n_multiple", "k_multiple"):
+    for needed in ("min_arch", "c_dtype", "n_multiple", "k_multiple"):
         if needed not in parameters:
             raise ValueError(f"tables.c: CUBLASLT({', '.join(parameters)}) has no parameter {needed}")
     table = entries(source)
@@ -122,17 +151,20 @@ def lt_rows(source: str) -> list[LtRow]:
         if not c_type or c_type.group(1) not in table:
             raise ValueError(f"tables.c: {entry.name}'s CUBLASLT c_dtype {given['c_dtype']} is no row of dtype_infos")
         widened_to = None
-        if entry.c_dtype != enum:  # prepare.c: copies in C's dtype (widened.c), else refused
-            wide = table.get(entry.c_dtype)
+        if entry.c_dtype != enum:  # route.c: copies as widened.c widens them, else refused
+            to = cublas_widening(WIDENED.read_text() if widened is None else widened)
+            wide = table.get(to)
             if wide is None or not COLUMNS.get(wide.column):
                 raise ValueError(
-                    f"tables.c: {entry.name}'s other sizes are multiplied as GPUMATMUL_{entry.c_dtype} "
+                    f"tables.c: {entry.name}'s other sizes are multiplied as GPUMATMUL_{to} "
                     "copies, whose row is not CUBLAS(...): who multiplies them is not known here"
                 )
             widened_to = wide.name
+        min_arch = _multiple(entry, "min_arch", given["min_arch"])
         rows.append(
             LtRow(
                 entry.name,
+                min_arch,
                 table[c_type.group(1)].name,
                 _multiple(entry, "n_multiple", given["n_multiple"]),
                 _multiple(entry, "k_multiple", given["k_multiple"]),
@@ -145,12 +177,13 @@ def lt_rows(source: str) -> list[LtRow]:
 
 
 def other_sizes(row: LtRow) -> str:
-    """What backend="cublas" does with the sizes cuBLASLt's kernels do not take."""
+    """What backend="cublas" does with the sizes and GPUs cuBLASLt's kernels do not take."""
     return REFUSED if row.widened_to is None else f"multiplied as {row.widened_to} copies by cuBLAS"
 
 
 def cells(row: LtRow) -> list[str]:
-    return [row.dtype, row.c_type, str(row.n_multiple), str(row.k_multiple), other_sizes(row)]
+    capability = f"{row.min_arch // 10}.{row.min_arch % 10} and newer"
+    return [row.dtype, capability, row.c_type, str(row.n_multiple), str(row.k_multiple), other_sizes(row)]
 
 
 def setup(app: Any) -> dict[str, Any]:
@@ -167,6 +200,7 @@ def setup(app: Any) -> dict[str, Any]:
 
         def run(self) -> list[nodes.Node]:
             self.env.note_dependency(str(TABLES))
+            self.env.note_dependency(str(WIDENED))
             try:
                 rows = lt_rows(TABLES.read_text())
             except (OSError, ValueError) as error:

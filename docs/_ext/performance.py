@@ -499,7 +499,7 @@ RENDERERS: dict[tuple[str, ...], Callable[[dict, list[dict]], list[Table]]] = {
     ("host",): host_tables,
     ("host-tiny",): host_tiny_tables,
     ("host-large",): host_large_tables,
-    ("startup", "import", "import-matmul"): process_tables,
+    ("startup", "startup-floor", "import", "import-matmul"): process_tables,
     ("device-call-tiny",): call_tables,
     ("device-call",): device_call_tables,
     ("host-devices",): devices_tables,

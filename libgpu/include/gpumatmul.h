@@ -144,13 +144,16 @@ typedef enum gpumatmul_status {
  * and C is float32 (ldc, stride_c and C's bytes count float32 elements). On
  * compute capability 9.0 they multiply on FP8 tensor cores, each 128 terms of
  * k summed there (whose sums keep about 14 bits) and those sums added in
- * float32; elsewhere, and at precision TF32 everywhere, A and B are copied to
- * float32 (exactly) and multiplied there (at TF32, exact for FP8 values).
- * CUBLAS multiplies float8_e4m3fn by cuBLASLt's FP8 kernels (promoted as
- * above) where n and k are of the sizes they take, and every other FP8
- * product as float32 copies (cuBLASLt has no float8_e5m2 product of its
- * own); the sizes are the CUBLASLT rows of libgpu/src/gemm/tables.c, tabled
- * in docs/guide/numpy.md. The host functions return NOT_SUPPORTED for FP8.
+ * float32; elsewhere, and at precision TF32 everywhere, A and B are copied
+ * exactly into a wider type and multiplied there: float16 on cuBLAS's tensor
+ * cores into float32 C for CUBLAS (and AUTO, which takes CUBLAS where no
+ * kernel multiplies FP8) at HIGHEST, float32 otherwise (at TF32, exact for
+ * FP8 values). CUBLAS multiplies float8_e4m3fn by cuBLASLt's FP8 kernels
+ * (promoted as above) on compute capability 8.9 and newer where n and k are of
+ * the sizes they take, and every other FP8 product as those copies (cuBLASLt
+ * has no float8_e5m2 product of its own); the sizes are the CUBLASLT rows of
+ * libgpu/src/gemm/tables.c, tabled in docs/guide/numpy.md. The host functions
+ * return NOT_SUPPORTED for FP8.
  * float8_e4m3fn has 4 exponent bits (bias 7) and 3 mantissa bits, no
  * infinities and one NaN a sign (0x7f, 0xff), its largest value 448;
  * float8_e5m2 has 5 exponent bits (bias 15) and 2 mantissa bits, with IEEE

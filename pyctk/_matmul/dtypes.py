@@ -85,7 +85,7 @@ def operand_code(
     That is two GPU operands of one FP8 type, whose float32 product (NumPy's loop) the
     library computes on FP8 tensor cores where the GPU has them, without float32 copies,
     where ``backend`` computes it at ``precision`` (cuBLAS does, through cuBLASLt's FP8
-    kernels or float32 copies of its own).
+    kernels or float16 copies of its own).
 
     >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), True, 0, 0)
     (dtype('int8'), 6)

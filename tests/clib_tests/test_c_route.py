@@ -35,6 +35,8 @@ ROUTE_SOURCES = [
     "gemm/launch.c",
     "gemm/widened.c",
     "gemm/cublas_lt.c",
+    "gemm/auto_table.c",
+    "core/status.c",
 ]
 
 # Reads one product a line, prints its route: runner, family prefix ("-": none), splits.
@@ -81,14 +83,16 @@ int main(void) {
         const struct device_facts device = {arch, multiprocessors};
         struct gemm g;
         struct route r;
+        gpumatmul_backend asked;
         size_t size;
         memset(&g, 0, sizeof g);
         g.dtype = (gpumatmul_dtype)index_of(dtype, dtype_names, DTYPE_COUNT);
         g.precision = (gpumatmul_precision)index_of(precision, precision_names, PRECISION_COUNT);
-        g.backend = strcmp(backend, "cublas") == 0 ? GPUMATMUL_BACKEND_CUBLAS
-                                                   : GPUMATMUL_BACKEND_TILED;
+        asked = strcmp(backend, "auto") == 0     ? GPUMATMUL_BACKEND_AUTO
+                : strcmp(backend, "cublas") == 0 ? GPUMATMUL_BACKEND_CUBLAS
+                                                 : GPUMATMUL_BACKEND_TILED;
         size = dtype_infos[g.dtype].size;
-        g.automatic = automatic, g.trans_a = trans_a, g.trans_b = trans_b;
+        g.trans_a = trans_a, g.trans_b = trans_b;
         g.m = m, g.n = n, g.k = k, g.batch = batch, g.workspace_max = workspace_max;
         g.la = trans_a ? packed(k, m) : packed(m, k);
         g.lb = trans_b ? packed(n, k) : packed(k, n);
@@ -96,14 +100,22 @@ int main(void) {
         /* Never read: the route looks at the pointers' alignment alone. */
         g.a = memory + 256 - (uintptr_t)memory % 256 + (misaligned ? size : 0);
         g.b = g.c = memory + 256 - (uintptr_t)memory % 256;
-        /* As api/prepare.c sets it: the backend's first row for the image, for any layout. */
-        g.family = g.backend == GPUMATMUL_BACKEND_CUBLAS
-                       ? -1
-                       : kernel_family_for(g.backend, g.dtype, g.precision, arch, ANY_LAYOUT,
-                                           shape_bit(&g));
+        g.c_dtype = dtype_infos[g.dtype].c_dtype;
+        /* As api/prepare.c settles them: the backend and its first row for the image. */
+        if (choose_backend(asked, g.dtype, g.precision, &g.backend, &g.family) ||
+            settle_backend(&g, arch, asked)) {
+            printf("refused - 0\n");
+            continue;
+        }
+        /* A case of AUTO's table measured for the kernels (auto_table.c), given as such. */
+        if (automatic) g.automatic = 1;
         r = route_of(&g, &device);
+        /* A widened product names the dtype its operands are copied into. */
         printf("%s %s %lld\n", runner_names[r.runner],
-               r.family < 0 ? "-" : kernel_families[r.family].prefix, (long long)r.splits);
+               r.runner == RUNNER_WIDENED ? dtype_infos[widened_dtype(&g, arch)].name
+               : r.family < 0             ? "-"
+                                          : kernel_families[r.family].prefix,
+               (long long)r.splits);
     }
     return 0;
 }
@@ -147,13 +159,72 @@ CASES = [
     Case("k == 0 before cuBLAS too", "complex64", 90, 64, 64, 0, ("zero_fill", "-", 1), backend="cublas"),
     Case("cuBLAS asked: cuBLAS", "float32", 90, BIG, BIG, BIG, ("cublas", "-", 1), backend="cublas"),
     Case("cuBLAS asked: not as a real product", "complex128", 80, BIG, BIG, BIG, ("cublas", "-", 1), backend="cublas"),
-    # cuBLASLt's kernels: int8 of any size, float8_e4m3fn of n a multiple of 4 and k of 16;
-    # float32 copies by cuBLAS for the others, and for float8_e5m2, which cuBLASLt lacks.
+    # cuBLASLt's kernels: int8 of n and k multiples of 4 from sm_75 on, float8_e4m3fn of n a
+    # multiple of 4 and k of 16 from sm_89 on; float16 copies on cuBLAS's tensor cores for the
+    # other FP8 products (float8_e5m2's, which cuBLASLt lacks, too), float32 ones at TF32.
     Case("cuBLAS asked: int8 by cuBLASLt", "int8", 90, 3, 4, 8, ("cublas", "-", 1), backend="cublas"),
+    Case("cuBLAS asked: int8, k not of 4", "int8", 90, 4, 4, 6, ("refused", "-", 0), backend="cublas"),
+    Case("cuBLAS asked: int8 on sm_70, before IMMA", "int8", 70, 64, 64, 64, ("refused", "-", 0), backend="cublas"),
+    Case("AUTO: int8 on sm_70 by the kernels", "int8", 70, 64, 64, 64, ("kernel", "gemm_tiled_", 1), backend="auto"),
     Case("cuBLAS asked: FP8 by cuBLASLt", "float8_e4m3fn", 90, 3, 4, 16, ("cublas", "-", 1), backend="cublas"),
-    Case("cuBLAS asked: FP8, k not of 16", "float8_e4m3fn", 90, 4, 4, 24, ("widened", "-", 1), backend="cublas"),
-    Case("cuBLAS asked: FP8, n not of 4", "float8_e4m3fn", 90, 4, 6, 16, ("widened", "-", 1), backend="cublas"),
-    Case("cuBLAS asked: e5m2 as float32", "float8_e5m2", 90, 64, 64, 64, ("widened", "-", 1), backend="cublas"),
+    Case(
+        "cuBLAS asked: FP8 by cuBLASLt on sm_89", "float8_e4m3fn", 89, 64, 64, 64, ("cublas", "-", 1), backend="cublas"
+    ),
+    Case("cuBLAS asked: FP8, k not of 16", "float8_e4m3fn", 90, 4, 4, 24, ("widened", "float16", 1), backend="cublas"),
+    Case("cuBLAS asked: FP8, n not of 4", "float8_e4m3fn", 90, 4, 6, 16, ("widened", "float16", 1), backend="cublas"),
+    Case("cuBLAS asked: e5m2 as float16", "float8_e5m2", 90, 64, 64, 64, ("widened", "float16", 1), backend="cublas"),
+    Case(
+        "cuBLAS asked: FP8 on sm_80, before FP8 tensor cores: float16 copies",
+        "float8_e4m3fn",
+        80,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "float16", 1),
+        backend="cublas",
+    ),
+    Case(
+        "AUTO: FP8 on sm_86 by cuBLAS on float16 copies",
+        "float8_e4m3fn",
+        86,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "float16", 1),
+        backend="auto",
+    ),  # fmt: skip
+    Case(
+        "AUTO: FP8 at TF32 on sm_80, float32 copies",
+        "float8_e5m2",
+        80,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "float32", 1),
+        backend="auto",
+        precision="tf32",
+    ),  # fmt: skip
+    Case(
+        "AUTO: FP8 on Hopper by FP8 wgmma",
+        "float8_e5m2",
+        90,
+        BIG,
+        BIG,
+        BIG,
+        ("repacked", "gemm_wgmma_", 1),
+        backend="auto",
+    ),
+    Case(
+        "FP8 at fp16_accumulate: refused",
+        "float8_e4m3fn",
+        90,
+        64,
+        64,
+        64,
+        ("refused", "-", 0),
+        precision="fp16_accumulate",
+        backend="auto",
+    ),
     Case(
         "int16 from SHAPE_MEDIUM on Hopper: bytes on 1-byte wgmma",
         "int16",
@@ -370,9 +441,15 @@ CASES = [
         ("repacked", "gemm_wgmma_", 1),
     ),
     Case(
-        "FP8 on sm_80, no FP8 tensor cores: widened to float32", "float8_e4m3fn", 80, BIG, BIG, BIG, ("widened", "-", 1)
-    ),
-    Case("FP8 on sm_120: widened to float32", "float8_e5m2", 120, 16, 16, 16, ("widened", "-", 1), trans_b=1),
+        "FP8 on sm_80, no FP8 tensor cores: widened to float32",
+        "float8_e4m3fn",
+        80,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "float32", 1),
+    ),  # fmt: skip
+    Case("FP8 on sm_120: widened to float32", "float8_e5m2", 120, 16, 16, 16, ("widened", "float32", 1), trans_b=1),
     Case(
         "FP8 at TF32 on Hopper: float32 copies at TF32",
         "float8_e4m3fn",
@@ -380,7 +457,7 @@ CASES = [
         BIG,
         BIG,
         BIG,
-        ("widened", "-", 1),
+        ("widened", "float32", 1),
         precision="tf32",
     ),
 ]
@@ -436,6 +513,7 @@ def test_each_product_takes_the_route_the_tables_give(route_program):
 def test_every_runner_is_some_case_s_route():
     assert {case.expected[0] for case in CASES} == {
         "zero_fill", "byte_split", "complex_as_real", "widened", "repacked", "split_k", "kernel", "cublas",
+        "refused",
     }  # fmt: skip
 
 

@@ -21,22 +21,33 @@ sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import cublaslt_sizes  # noqa: E402
 
 SOURCE = cublaslt_sizes.TABLES.read_text()
-INT8_ROW = "CUBLASLT(CUDA_R_8I, I32, GPUMATMUL_INT32, CUDA_R_32I, 4, 4)"
-E4M3_ROW = "CUBLASLT(CUDA_R_8F_E4M3, F32, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16)"
+WIDENED = cublaslt_sizes.WIDENED.read_text()
+INT8_ROW = "CUBLASLT(CUDA_R_8I, I32, 75, GPUMATMUL_INT32, CUDA_R_32I, 4, 4)"
+E4M3_ROW = "CUBLASLT(CUDA_R_8F_E4M3, F32, 89, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16)"
+FLOAT16_ROW = "{GPUMATMUL_FLOAT16, 1u << GPUMATMUL_BACKEND_CUBLAS, 1u << GPUMATMUL_PRECISION_HIGHEST}"
 
 
 def test_the_rows_are_int8s_and_float8_e4m3fns():
     rows = cublaslt_sizes.lt_rows(SOURCE)
-    assert [(r.dtype, r.n_multiple, r.k_multiple, r.c_type) for r in rows] == [
-        ("int8", 4, 4, "int32"),
-        ("float8_e4m3fn", 4, 16, "float32"),
+    assert [(r.dtype, r.min_arch, r.n_multiple, r.k_multiple, r.c_type) for r in rows] == [
+        ("int8", 75, 4, 4, "int32"),
+        ("float8_e4m3fn", 89, 4, 16, "float32"),
     ]
-    # int8's C is its own: other sizes are refused; float8_e4m3fn's is float32: copies
-    assert [r.widened_to for r in rows] == [None, "float32"]
+    # int8's C is its own: other sizes are refused; float8_e4m3fn's is float32: copies, in
+    # widened.c's first dtype for cuBLAS at HIGHEST
+    assert [r.widened_to for r in rows] == [None, "float16"]
     assert [cublaslt_sizes.other_sizes(r) for r in rows] == [
         cublaslt_sizes.REFUSED,
-        "multiplied as float32 copies by cuBLAS",
+        "multiplied as float16 copies by cuBLAS",
     ]
+
+
+def test_the_copies_are_widened_cs_first_row_for_cublas_at_highest():
+    without_float16 = WIDENED.replace(FLOAT16_ROW, "")
+    assert without_float16 != WIDENED
+    assert [r.widened_to for r in cublaslt_sizes.lt_rows(SOURCE, without_float16)] == [None, "float32"]
+    with pytest.raises(ValueError, match="widenings table not found"):
+        cublaslt_sizes.lt_rows(SOURCE, WIDENED.replace("widenings[] =", "wider[] ="))
 
 
 def test_every_dtype_row_is_read():
@@ -51,8 +62,8 @@ def test_every_dtype_row_is_read():
 def test_the_arguments_are_read_by_the_macros_parameter_names():
     """Reordering CUBLASLT's parameters (and every row's arguments with them) reads the same."""
     swapped = SOURCE.replace(
-        "#define CUBLASLT(type, highest, c_dtype, c_type, n_multiple, k_multiple)",
-        "#define CUBLASLT(type, highest, c_dtype, c_type, k_multiple, n_multiple)",
+        "#define CUBLASLT(type, highest, min_arch, c_dtype, c_type, n_multiple, k_multiple)",
+        "#define CUBLASLT(type, highest, min_arch, c_dtype, c_type, k_multiple, n_multiple)",
     )
     swapped = swapped.replace(E4M3_ROW, E4M3_ROW.replace("4, 16)", "16, 4)"))  # int8's are equal
     assert cublaslt_sizes.lt_rows(swapped) == cublaslt_sizes.lt_rows(SOURCE)
@@ -61,7 +72,7 @@ def test_the_arguments_are_read_by_the_macros_parameter_names():
 BROKEN = {
     "a multiple not a number": (SOURCE.replace(INT8_ROW, INT8_ROW.replace("4, 4)", "4, FOUR)")), "int8's CUBLASLT"),
     "a multiple of zero": (SOURCE.replace(E4M3_ROW, E4M3_ROW.replace("4, 16)", "4, 0)")), "float8_e4m3fn's"),
-    "an argument missing": (SOURCE.replace(INT8_ROW, INT8_ROW.replace(", 4, 4)", ", 4)")), "5 arguments"),
+    "an argument missing": (SOURCE.replace(INT8_ROW, INT8_ROW.replace(", 4, 4)", ", 4)")), "6 arguments"),
     "no CUBLASLT row": (SOURCE.replace(INT8_ROW, 'NOT_CUBLAS("")').replace(E4M3_ROW, 'NOT_CUBLAS("")'), "no row"),
     "a C dtype with no row": (
         SOURCE.replace(INT8_ROW, INT8_ROW.replace("GPUMATMUL_INT32", "GPUMATMUL_INT24")),
@@ -69,7 +80,7 @@ BROKEN = {
     ),
     "a column of a new kind": (SOURCE.replace(E4M3_ROW, E4M3_ROW.replace("CUBLASLT(", "CUBLASLT_SCALED(")), "COLUMNS"),
     "copies cuBLAS does not multiply": (
-        SOURCE.replace('"float32", 4, GPUMATMUL_FLOAT32, CUBLAS(', '"float32", 4, GPUMATMUL_FLOAT32, NOT_CUBLAS(', 1),
+        SOURCE.replace('"float16", 2, GPUMATMUL_FLOAT16, CUBLAS(', '"float16", 2, GPUMATMUL_FLOAT16, NOT_CUBLAS(', 1),
         "copies",
     ),
     "a row not read": (SOURCE.replace('[GPUMATMUL_INT8] = {"int8", 1,', '[GPUMATMUL_INT8] = {"int8", one,'), "INT8"),
@@ -118,8 +129,8 @@ def test_the_directive_renders_the_rows(build):
     assert not warnings
     assert rows == [
         cublaslt_sizes.HEADER,
-        ["int8", "int32", "4", "4", cublaslt_sizes.REFUSED.replace("`", "")],
-        ["float8_e4m3fn", "float32", "4", "16", "multiplied as float32 copies by cuBLAS"],
+        ["int8", "7.5 and newer", "int32", "4", "4", cublaslt_sizes.REFUSED.replace("`", "")],
+        ["float8_e4m3fn", "8.9 and newer", "float32", "4", "16", "multiplied as float16 copies by cuBLAS"],
     ]
 
 

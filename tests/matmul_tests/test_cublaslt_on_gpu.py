@@ -3,7 +3,7 @@ int8, summed in int32 by its IMMA kernels and kept to the low byte as NumPy wrap
 and k multiples of 4 (UnsupportedError, naming the tiled backend, for the others), and
 float8_e4m3fn into float32 on its FP8 kernels; every layout, which the library copies k-major
 where cuBLASLt cannot read it; the FP8 sizes its kernels do not take (n not a multiple of 4, k
-not of 16) and float8_e5m2 as float32 copies."""
+not of 16) and float8_e5m2 as float16 copies on cuBLAS's float16 tensor cores, into float32."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_float8_batches_and_c_off_16_bytes(broadcast_b):
 
 def float8_sum_tensor_cores_round(k: int) -> tuple[np.ndarray, np.ndarray, float]:
     """A 1 x k by k x 4 product whose float32 sum is exact, 1024 + 31/64, but needs 17 bits:
-    FP8 tensor cores, whose sums keep about 14, round it; float32 copies do not."""
+    FP8 tensor cores, whose sums keep about 14, round it; copies summed in float32 do not."""
     a = np.zeros((1, k), np.float32)
     b = np.zeros((k, 4), np.float32)
     a[0, 0], b[0] = 256, 4
@@ -122,8 +122,9 @@ def float8_sum_tensor_cores_round(k: int) -> tuple[np.ndarray, np.ndarray, float
 
 def test_float8_on_cublaslts_kernels_where_they_take_the_sizes():
     """k = 128, n = 4: cuBLASLt's FP8 kernels, which round the sum as the tensor cores do (on an
-    H200 they gave 1024: the 31/64 lost); k = 136 (not a multiple of 16): float32 copies,
-    exact. The answer tells the routes apart."""
+    H200 they gave 1024: the 31/64 lost); k = 136 (not a multiple of 16): float16 copies,
+    whose products float16 tensor cores sum in float32, exact. The answer tells the routes
+    apart."""
     a, b, exact = float8_sum_tensor_cores_round(128)
     on_tensor_cores = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
     assert np.all(on_tensor_cores != exact) and np.all(np.abs(on_tensor_cores - exact) <= 2.0**-10 * exact)
@@ -138,6 +139,20 @@ def test_float8_random_values_within_the_tensor_cores_rounding():
     wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
     result = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
     assert np.all(np.abs(result - wide_a @ wide_b) <= 2.0**-12 * (np.abs(wide_a) @ np.abs(wide_b)))
+
+
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=str)
+def test_float8_copies_on_float16_tensor_cores_keep_float32_sums(dtype):
+    """float8_e5m2, and float8_e4m3fn of a k cuBLASLt does not take (1000), by cuBLAS: float16
+    copies, their sums float32's: within float32's rounding of 1000 terms (the k = 136 case
+    above tells these copies from FP8 tensor cores)."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((192, 1000)) * 8).astype(dtype)
+    b = (rng.standard_normal((1000, 96)) * 8).astype(dtype)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    result = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
+    assert result.dtype == np.float32
+    assert np.all(np.abs(result - wide_a @ wide_b) <= 2.0**-16 * (np.abs(wide_a) @ np.abs(wide_b)))
 
 
 @pytest.mark.parametrize("k", [24, 128])

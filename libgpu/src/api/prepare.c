@@ -1,6 +1,7 @@
 /* The argument checks of every product entry point: a gpumatmul_gemm_desc and
  * its data against the header's contract, into a struct gemm, before any GPU
- * work; and which backend and kernel family compute it on the context's image. */
+ * work; then which backend and kernel family compute it on the context's image
+ * (gemm/route.c: settle_backend). */
 #include <stdint.h>
 
 #include "api/api.h"
@@ -29,41 +30,6 @@ static int span_fits(const struct layout *l, int64_t batch, size_t size, int64_t
            (uint64_t)*bytes <= (uint64_t)PTRDIFF_MAX;
 }
 
-/* Moves g from the registry's first family for its case to the first one
- * with code in the context's image (the plain tiled family has it for every
- * architecture, unless a registry row offers what no row for every
- * architecture does), and for AUTO from cuBLAS to that family where it
- * measured faster (auto_prefers_tiled) or where cuBLAS would multiply copies
- * (cuBLASLt's kernels do not take the sizes, or lack the dtype). The launch
- * may still pass on to a later row whose params suit the operands (multiply). */
-static gpumatmul_status family_for_image(struct gemm *g, const gpumatmul_context *ctx,
-                                         gpumatmul_backend asked) {
-    const int arch = kernels_arch(ctx);
-    const unsigned shapes = shape_bit(g);
-    if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
-        const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
-                                        ANY_LAYOUT, shapes);
-        if (f >= 0 && (!backend_multiplies(g, g->dtype, arch) ||
-                       auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k,
-                                          g->batch)))
-            g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
-    }
-    if (g->backend == GPUMATMUL_BACKEND_CUBLAS && !cublaslt_takes(g, g->dtype) && !widens(g, arch))
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "cuBLASLt multiplies %s only where n is a multiple of %d and k of %d, not "
-                         "n=%lld k=%lld; use backend tiled or auto",
-                         dtype_infos[g->dtype].name, dtype_infos[g->dtype].cublaslt.n_multiple,
-                         dtype_infos[g->dtype].cublaslt.k_multiple, (long long)g->n,
-                         (long long)g->k);
-    if (g->family < 0) return GPUMATMUL_SUCCESS;
-    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes);
-    if (g->family < 0 && !widens(g, arch))
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "no kernel computes %s at this precision on compute capability %d.%d",
-                         dtype_infos[g->dtype].name, arch / 10, arch % 10);
-    return GPUMATMUL_SUCCESS;
-}
-
 /* The context is checked last, so that a program without a GPU (and so without
  * a context) still sees every other check. */
 gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
@@ -90,6 +56,7 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                                  (gpumatmul_precision)p->precision, &g->backend, &g->family)))
         return status;
     g->dtype = (gpumatmul_dtype)p->dtype; /* a valid one: choose_backend checked it */
+    g->c_dtype = dtype_infos[g->dtype].c_dtype;
     if (m < 0 || n < 0 || k < 0 || batch < 0)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
                          "negative size: m=%lld n=%lld k=%lld batch_count=%lld", (long long)m,
@@ -121,5 +88,5 @@ gpumatmul_status prepare(struct gemm *g, const gpumatmul_context *ctx,
                          "the C matrices overlap: stride_c=%lld is less than m * ldc = %lld * %lld",
                          (long long)stride_c, (long long)m, (long long)ldc);
     if (!ctx) return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "context is NULL");
-    return family_for_image(g, ctx, (gpumatmul_backend)p->backend);
+    return settle_backend(g, kernels_arch(ctx), (gpumatmul_backend)p->backend);
 }

@@ -131,7 +131,7 @@ static struct gemm real_product(const struct gemm *g, const struct workspace *w,
                                 void *a_copy, int64_t used, int arch) {
     const struct complex_plan *plan = plan_of(g);
     struct gemm real = *g;
-    real.dtype = plan->real_dtype, real.precision = plan->real_precision;
+    real.dtype = real.c_dtype = plan->real_dtype, real.precision = plan->real_precision;
     real.automatic = 0; /* the complex product was chosen; this is how it runs */
     real.trans_a = 0, real.trans_b = 1;
     real.n = 2 * g->n, real.k = 2 * g->k;

@@ -14,6 +14,8 @@ gpumatmul_status cublas_gemm(gpumatmul_context *ctx, struct worker *worker, cons
     const cublasOperation_t op_b = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const struct dtype_info *t = &dtype_infos[g->dtype];
     const struct cublas_compute *compute = &t->cublas[g->precision];
+    /* C's type is A's and B's but for float16 copies of FP8 operands into float32 C (widened.c). */
+    const cudaDataType c_type = dtype_infos[g->c_dtype].cuda_type;
     static const double zero[2] = {0.0, 0.0}; /* beta: 0 in every scale type, else 1 */
     const void *beta = g->accumulate ? compute->one : zero;
     cublasHandle_t cublas;
@@ -32,14 +34,14 @@ gpumatmul_status cublas_gemm(gpumatmul_context *ctx, struct worker *worker, cons
         return check_cublas(
             cublasGemmEx(cublas, op_b, op_a, (int)g->n, (int)g->m, (int)g->k, compute->one,
                          g->b, t->cuda_type, (int)g->lb.ld, g->a, t->cuda_type, (int)g->la.ld,
-                         beta, g->c, t->cuda_type, (int)g->lc.ld, compute->type,
+                         beta, g->c, c_type, (int)g->lc.ld, compute->type,
                          CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx");
     return check_cublas(
         cublasGemmStridedBatchedEx_64(cublas, op_b, op_a, g->n, g->m, g->k, compute->one,
                                       g->b, t->cuda_type, g->lb.ld, g->lb.stride,
                                       g->a, t->cuda_type, g->la.ld, g->la.stride, beta,
-                                      g->c, t->cuda_type, g->lc.ld, g->lc.stride, g->batch,
+                                      g->c, c_type, g->lc.ld, g->lc.stride, g->batch,
                                       compute->type, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx_64");
 }

@@ -13,9 +13,10 @@
 /* NVIDIA's advice for Hopper: up to 32 MiB lets cuBLASLt choose its fastest kernels. */
 #define LT_WORKSPACE_MAX ((size_t)32 << 20)
 
-int cublaslt_takes(const struct gemm *g, gpumatmul_dtype dtype) {
+int cublaslt_takes(const struct gemm *g, gpumatmul_dtype dtype, int arch) {
     const struct by_cublaslt *lt = &dtype_infos[dtype].cublaslt;
-    return !lt->used || (g->n % lt->n_multiple == 0 && g->k % lt->k_multiple == 0);
+    return !lt->used || (arch >= lt->min_arch && g->n % lt->n_multiple == 0 &&
+                         g->k % lt->k_multiple == 0);
 }
 
 /* Whether cuBLASLt writes C where it is: in C's own dtype, at a 16-byte address,

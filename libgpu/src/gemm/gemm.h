@@ -48,6 +48,7 @@ struct cublas_compute {
  * float32. */
 struct by_cublaslt {
     int used;                /* 1: cuBLAS multiplies the dtype through cuBLASLt alone */
+    int min_arch;            /* the oldest architecture with its kernels (10 * major + minor) */
     gpumatmul_dtype c_dtype; /* the dtype cuBLASLt writes C in ... */
     cudaDataType c_type;     /* ... by its CUDA name */
     /* The sizes its kernels take: n a multiple of n_multiple, k of k_multiple
@@ -257,6 +258,9 @@ struct gemm {
                                 * may take a later one: route_of); -1 for cuBLAS */
     int automatic;             /* AUTO took the family over cuBLAS (auto_prefers_tiled) */
     gpumatmul_dtype dtype;
+    /* C's: the dtype's c_dtype (prepare.c), but float32 for widened.c's
+     * float16 copies of FP8 operands, which cuBLAS multiplies into float32 C. */
+    gpumatmul_dtype c_dtype;
     gpumatmul_precision precision;
     int trans_a, trans_b;
     int64_t m, n, k, batch;
@@ -304,6 +308,17 @@ enum runner {
     RUNNER_COUNT
 };
 
+/* Settles g's backend and first kernel family (g checked and filled by
+ * api/prepare.c, which choose_backend gave both for any architecture) for an
+ * image of architecture `arch`, `asked` being the backend the caller asked
+ * for: g moves from the registry's first family for its case to the first one
+ * with code in the image, and for AUTO from cuBLAS to that family where it
+ * measured faster (auto_prefers_tiled) or where cuBLAS would multiply copies
+ * or not at all (cuBLASLt lacks the dtype, its sizes or the architecture).
+ * NOT_SUPPORTED, saying what would do, where nothing computes g there. Reads g
+ * and the tables only. */
+gpumatmul_status settle_backend(struct gemm *g, int arch, gpumatmul_backend asked);
+
 /* How one product runs. */
 struct route {
     enum runner runner;
@@ -336,10 +351,11 @@ gpumatmul_status cublas_gemm(gpumatmul_context *ctx, struct worker *worker, cons
 
 /* ---- The product by cuBLASLt (cublas_lt.c) ---- */
 
-/* Whether cuBLAS's kernels take g's sizes for `dtype`: any, unless cuBLAS
- * multiplies it through cuBLASLt, whose kernels take n and k of multiples of
- * its row's by_cublaslt. */
-int cublaslt_takes(const struct gemm *g, gpumatmul_dtype dtype);
+/* Whether cuBLAS's kernels take g's sizes for `dtype` on an image of
+ * architecture `arch`: any, unless cuBLAS multiplies it through cuBLASLt,
+ * whose kernels run from its row's by_cublaslt.min_arch on and take n and k
+ * of its multiples. */
+int cublaslt_takes(const struct gemm *g, gpumatmul_dtype dtype, int arch);
 
 /* g (k > 0; by_cublaslt.used, cublaslt_takes) by cuBLASLt with the worker's
  * handle: A and B copied k-major with 16-byte rows (repack_operands) where they
@@ -438,13 +454,18 @@ gpumatmul_status complex_real_gemm(gpumatmul_context *ctx, struct worker *worker
                                    const struct gemm *g, const struct device_facts *device,
                                    cudaStream_t stream);
 
-/* ---- Products of operands widened to C's dtype (widened.c) ---- */
+/* ---- Products of operands widened to a wider dtype (widened.c) ---- */
 
 /* Whether widened_gemm runs g: a dtype whose C is another dtype (FP8: float32)
- * for which no family has code in an image of architecture `arch` at g's
- * precision (FP8 tensor cores are Hopper's, and multiply at HIGHEST alone), the
- * wider dtype's product on g's backend. */
+ * that g's backend does not multiply itself on an image of architecture `arch`
+ * at g's precision (FP8 tensor cores are Hopper's, with sizes of cuBLASLt's
+ * rule, at HIGHEST alone), where one of widened.c's widenings runs on g's
+ * backend. */
 int widens(const struct gemm *g, int arch);
+
+/* The dtype widened_gemm copies g's operands into on an image of `arch`: the
+ * first of widened.c's widenings that g's backend runs; -1 if g does not widen. */
+int widened_dtype(const struct gemm *g, int arch);
 
 /* Whether g's backend multiplies `dtype` itself, not through copies, on an
  * image of architecture `arch`: cuBLAS where its column has g's precision and
@@ -452,10 +473,11 @@ int widens(const struct gemm *g, int arch);
  * code for the dtype. */
 int backend_multiplies(const struct gemm *g, gpumatmul_dtype dtype, int arch);
 
-/* g (k > 0; widens) as the product of A and B copied into a workspace from
- * the context's pool in C's dtype (exactly: every FP8 value is a float32), by
- * that product's kernel_route, the workspace freed after, all on `stream`.
- * OUT_OF_MEMORY if the pool cannot give the workspace. */
+/* g (k > 0; widens) as the product of A and B copied exactly into a wider
+ * dtype (float16 for cuBLAS at HIGHEST: its tensor cores; else float32) in a
+ * workspace from the context's pool, by that product's kernel_route, the
+ * workspace freed after, all on `stream`. OUT_OF_MEMORY if the pool cannot
+ * give the workspace. */
 gpumatmul_status widened_gemm(gpumatmul_context *ctx, struct worker *worker,
                               const struct gemm *g, const struct device_facts *device,
                               cudaStream_t stream);

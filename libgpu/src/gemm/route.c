@@ -1,7 +1,8 @@
-/* A product's route: which runner computes it (multiply.c's table), on which
- * kernel family, in how many pieces of k. A pure function of the product and
- * the device's facts, so that every choice can be checked without a GPU
- * (tests/test_c_route.py); multiply runs what it says. */
+/* A product's backend on the context's image (settle_backend), and its route:
+ * which runner computes it (multiply.c's table), on which kernel family, in how
+ * many pieces of k. Pure functions of the product and the device's facts, so
+ * that every choice can be checked without a GPU (tests/test_c_route.py);
+ * multiply runs what they say. */
 #include "gemm/gemm.h"
 
 /* The kernel_params whose families take g's operands, as bits: every family
@@ -39,6 +40,40 @@ static int repacked_family(const struct gemm *g, int arch, int f) {
                                  shape_bit(g)))
         if (repackable(g, r)) return r;
     return -1;
+}
+
+gpumatmul_status settle_backend(struct gemm *g, int arch, gpumatmul_backend asked) {
+    const unsigned shapes = shape_bit(g);
+    if (asked == GPUMATMUL_BACKEND_AUTO && g->backend == GPUMATMUL_BACKEND_CUBLAS) {
+        const int f = kernel_family_for(GPUMATMUL_BACKEND_TILED, g->dtype, g->precision, arch,
+                                        ANY_LAYOUT, shapes);
+        if (f >= 0 && (!backend_multiplies(g, g->dtype, arch) ||
+                       auto_prefers_tiled(arch, g->dtype, g->precision, g->m, g->n, g->k,
+                                          g->batch)))
+            g->backend = GPUMATMUL_BACKEND_TILED, g->family = f, g->automatic = 1;
+    }
+    if (g->backend == GPUMATMUL_BACKEND_CUBLAS && !cublaslt_takes(g, g->dtype, arch) &&
+        !widens(g, arch) && arch < dtype_infos[g->dtype].cublaslt.min_arch)
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "cuBLASLt multiplies %s on compute capability %d.%d and newer, not on "
+                         "this GPU's %d.%d; use backend tiled or auto",
+                         dtype_infos[g->dtype].name, dtype_infos[g->dtype].cublaslt.min_arch / 10,
+                         dtype_infos[g->dtype].cublaslt.min_arch % 10, arch / 10, arch % 10);
+    if (g->backend == GPUMATMUL_BACKEND_CUBLAS && !cublaslt_takes(g, g->dtype, arch) &&
+        !widens(g, arch))
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "cuBLASLt multiplies %s only where n is a multiple of %d and k of %d, not "
+                         "n=%lld k=%lld; use backend tiled or auto",
+                         dtype_infos[g->dtype].name, dtype_infos[g->dtype].cublaslt.n_multiple,
+                         dtype_infos[g->dtype].cublaslt.k_multiple, (long long)g->n,
+                         (long long)g->k);
+    if (g->family < 0) return GPUMATMUL_SUCCESS;
+    g->family = kernel_family_for(g->backend, g->dtype, g->precision, arch, ANY_LAYOUT, shapes);
+    if (g->family < 0 && !widens(g, arch))
+        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
+                         "no kernel computes %s at this precision on compute capability %d.%d",
+                         dtype_infos[g->dtype].name, arch / 10, arch % 10);
+    return GPUMATMUL_SUCCESS;
 }
 
 static struct route route(enum runner runner, int family, int64_t splits) {

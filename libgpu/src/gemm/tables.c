@@ -30,13 +30,14 @@ static const int32_t one_int32 = 1;
 #define C64 BY_CUBLAS(CUBLAS_COMPUTE_64F, CUDA_C_64F, one_double)
 #define I32 BY_CUBLAS(CUBLAS_COMPUTE_32I, CUDA_R_32I, &one_int32)
 #define NO BY_CUBLAS((cublasComputeType_t)0, CUDA_R_32F, NULL)
-#define NOT_LT {0, GPUMATMUL_FLOAT32, CUDA_R_32F, 1, 1}
+#define NOT_LT {0, 0, GPUMATMUL_FLOAT32, CUDA_R_32F, 1, 1}
 #define CUBLAS(type, highest, tf32, fp16_accumulate)                                               \
     type, {highest, tf32, fp16_accumulate}, NOT_LT, ""
 /* The dtypes cuBLAS multiplies through cuBLASLt alone, at precision HIGHEST:
- * its kernels' C dtype and the multiples of n and k they take. */
-#define CUBLASLT(type, highest, c_dtype, c_type, n_multiple, k_multiple)                           \
-    type, {highest, NO, NO}, {1, c_dtype, c_type, n_multiple, k_multiple}, ""
+ * the oldest architecture with its kernels, their C dtype and the multiples of
+ * n and k they take. */
+#define CUBLASLT(type, highest, min_arch, c_dtype, c_type, n_multiple, k_multiple)                 \
+    type, {highest, NO, NO}, {1, min_arch, c_dtype, c_type, n_multiple, k_multiple}, ""
 /* The dtypes cuBLAS does not multiply as NumPy does, and why. */
 #define NOT_CUBLAS(why) NO_CUDA_TYPE, {NO, NO, NO}, NOT_LT, why
 #define INTEGER " (NumPy's integer matmul wraps around, which cuBLAS computes for int8 alone)"
@@ -47,10 +48,11 @@ static const int32_t one_int32 = 1;
  * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, cuBLASLt's part, why cuBLAS
  * lacks it, kernel suffix. Signed integers use the unsigned kernel of their
  * width: wraparound gives the same bits. cuBLASLt sums int8 exactly in int32
- * (IMMA), whose low byte is NumPy's int8 product, for n and k multiples of 4
+ * (IMMA: integer tensor cores, from Turing's sm_75 on, as cuBLASLt's int8
+ * kernels need), whose low byte is NumPy's int8 product, for n and k multiples of 4
  * (its documented rule; an H200 refused n = 33, k = 75 and n = 63, k = 129);
- * its FP8 kernels take n of whole 16 bytes of float32 C and k of whole 16
- * bytes. */
+ * its FP8 kernels (FP8 tensor cores, from Ada's sm_89 on) take n of whole 16
+ * bytes of float32 C and k of whole 16 bytes. */
 const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_FLOAT32] = {"float32", 4, GPUMATMUL_FLOAT32, CUBLAS(CUDA_R_32F, F32, TF32, NO), "f32"},
     [GPUMATMUL_FLOAT64] = {"float64", 8, GPUMATMUL_FLOAT64, CUBLAS(CUDA_R_64F, F64, NO, NO), "f64"},
@@ -62,7 +64,7 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_COMPLEX128] = {"complex128", 16, GPUMATMUL_COMPLEX128,
                               CUBLAS(CUDA_C_64F, C64, NO, NO), "c128"},
     [GPUMATMUL_INT8] = {"int8", 1, GPUMATMUL_INT8,
-                        CUBLASLT(CUDA_R_8I, I32, GPUMATMUL_INT32, CUDA_R_32I, 4, 4), "u8"},
+                        CUBLASLT(CUDA_R_8I, I32, 75, GPUMATMUL_INT32, CUDA_R_32I, 4, 4), "u8"},
     [GPUMATMUL_INT16] = {"int16", 2, GPUMATMUL_INT16, NOT_CUBLAS(INTEGER), "u16"},
     [GPUMATMUL_INT32] = {"int32", 4, GPUMATMUL_INT32, NOT_CUBLAS(INTEGER), "u32"},
     [GPUMATMUL_INT64] = {"int64", 8, GPUMATMUL_INT64, NOT_CUBLAS(INTEGER), "u64"},
@@ -72,7 +74,7 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
     [GPUMATMUL_UINT64] = {"uint64", 8, GPUMATMUL_UINT64, NOT_CUBLAS(INTEGER), "u64"},
     [GPUMATMUL_BOOL] = {"bool", 1, GPUMATMUL_BOOL, NOT_CUBLAS(BOOLEAN), "bool"},
     [GPUMATMUL_FLOAT8_E4M3FN] = {"float8_e4m3fn", 1, GPUMATMUL_FLOAT32,
-                                 CUBLASLT(CUDA_R_8F_E4M3, F32, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16),
+                                 CUBLASLT(CUDA_R_8F_E4M3, F32, 89, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16),
                                  "e4m3"},
     [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(E5M2), "e5m2"},
 };
