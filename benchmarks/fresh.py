@@ -25,6 +25,13 @@ FIRST_RESULT = {
     "torch": "import torch\nc = (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda()).cpu().numpy()",
 }
 _BEFORE = f"import numpy as np\na = b = np.ones(({N}, {N}), np.float32)\n"
+# The floor under every library's first result: the same Python and NumPy, then only what any
+# CUDA program waits for, the driver's start and device 0's primary context (what cudaFree(0)
+# does in cudart), through libcuda and ctypes alone, with no library of anyone's loaded.
+DRIVER_FLOOR = (
+    "import ctypes\ncuda = ctypes.CDLL('libcuda.so.1')\ncontext = ctypes.c_void_p()\n"
+    "assert cuda.cuInit(0) == 0 and cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), 0) == 0"
+)
 _AFTER = "\nimport time\nprint(time.time())"
 
 # kind of row -> what is timed in a Python that has imported NumPy already (what pyctk adds
@@ -39,6 +46,7 @@ _TIMED = "import time\nimport numpy\nstart = time.perf_counter()\n{code}\nprint(
 # kind of row -> what the performance page and the tables call it
 WHAT = {
     "startup": f"fresh process to first result ({N} x {N} float32)",
+    "startup-floor": "fresh process to the driver's context, no library (the floor)",
     "import": "import pyctk, after NumPy",
     "import-matmul": "import pyctk and pyctk.matmul's modules, after NumPy",
 }
@@ -55,6 +63,12 @@ def first_result_seconds(library: str) -> float:
     """Wall clock from just before a fresh Python starts to its first product in NumPy."""
     start = time.time()
     return child_output(_BEFORE + FIRST_RESULT[library] + _AFTER) - start
+
+
+def floor_seconds() -> float:
+    """Wall clock from just before a fresh Python starts to DRIVER_FLOOR's end."""
+    start = time.time()
+    return child_output(_BEFORE + DRIVER_FLOOR + _AFTER) - start
 
 
 def import_seconds(kind: str) -> float:

@@ -14,7 +14,9 @@ imported; benchmarks/fresh.py), and each row the median of --runs after one unre
 - "startup": wall clock from just before a new Python starts to its first 16 x 16 float32
   product of NumPy arrays back in NumPy (NumPy's import, the library's, the driver's start),
   for pyctk, CuPy and PyTorch; a peer that is not installed has a line saying so in the table
-  and a note in the JSON's "notes".
+  and a note in the JSON's "notes";
+- "startup-floor": the same Python and NumPy, then only the CUDA driver's start and device
+  0's primary context through libcuda (fresh.DRIVER_FLOOR): what no library can take off.
 
 Then the steps: two kinds of run, alternated, --runs of each:
 
@@ -208,6 +210,7 @@ def main() -> None:
     missing = dict.fromkeys(absent, "not installed")
     if present:
         rows += first_result_rows([lib for lib in fresh.FIRST_RESULT if lib not in absent], args.runs, notes)
+        rows += process_row("startup-floor", "cuda driver", fresh.floor_seconds, args.runs, notes)
         data["runs"], data["median"] = steps(args.runs)
     else:
         missing = {library: missing.get(library, "no GPU") for library in fresh.FIRST_RESULT}

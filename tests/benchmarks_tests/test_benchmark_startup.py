@@ -45,4 +45,4 @@ def test_the_table_says_why_a_library_has_no_first_result(capsys):
 
 
 def test_every_kind_of_row_has_its_words_for_the_tables():
-    assert set(fresh.WHAT) == {"startup", *fresh.IMPORTS}
+    assert set(fresh.WHAT) == {"startup", "startup-floor", *fresh.IMPORTS}
