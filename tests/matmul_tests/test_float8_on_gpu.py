@@ -46,8 +46,12 @@ def test_products_are_numpys_float32_products(a_dtype, b_dtype, where):
     a, b = small_integers(rng, (3, 70, 90), a_dtype), small_integers(rng, (90, 50), b_dtype)
     expected = np.matmul(a, b)  # float32 (float64 beside float64)
     if b_dtype.name == "bfloat16":  # pyctk's one departure (docs/guide/numpy.md): np.result_type's
-        # type, bfloat16, the exact float32 sums rounded once
-        expected = expected.astype(np.result_type(a_dtype, b_dtype))
+        # type, bfloat16, the exact float32 sums rounded once, where ml_dtypes promotes the pair
+        # (0.5 did; 0.7 promotes no FP8 type with bfloat16, and NumPy's float32 loop stands)
+        try:
+            expected = expected.astype(np.result_type(a_dtype, b_dtype))
+        except TypeError:  # DTypePromotionError
+            pass
     operands = (a, b) if where == "host" else (device_array(a), device_array(b))
     result = pyctk.matmul(*operands)
     assert result.dtype == expected.dtype
