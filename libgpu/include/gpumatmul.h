@@ -153,7 +153,10 @@ typedef enum gpumatmul_status {
  * the sizes they take, and every other FP8 product as those copies (cuBLASLt
  * has no float8_e5m2 product of its own); the sizes are the CUBLASLT rows of
  * libgpu/src/gemm/tables.c, tabled in docs/guide/numpy.md. The host functions
- * return NOT_SUPPORTED for FP8.
+ * run an FP8 product whole on their first context's GPU: A's, B's and C's spans
+ * copied to device memory (OUT_OF_MEMORY where they do not fit; the other
+ * contexts and options->device_memory_limit are not used), multiplied there as
+ * above, and C's span copied back.
  * float8_e4m3fn has 4 exponent bits (bias 7) and 3 mantissa bits, no
  * infinities and one NaN a sign (0x7f, 0xff), its largest value 448;
  * float8_e5m2 has 5 exponent bits (bias 15) and 2 mantissa bits, with IEEE

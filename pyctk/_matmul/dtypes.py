@@ -75,22 +75,20 @@ def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike 
     return loop
 
 
-def operand_code(
-    a: np.dtype, b: np.dtype, loop: np.dtype, on_gpu: bool, backend: int, precision: int
-) -> tuple[np.dtype, int]:
+def operand_code(a: np.dtype, b: np.dtype, loop: np.dtype, backend: int, precision: int) -> tuple[np.dtype, int]:
     """The dtype the C call reads both operands in and its gpumatmul_dtype: the loop dtype,
     which they are cast to, unless libgpumatmul multiplies them as they are into the loop
     dtype (``Dtype.writes``).
 
-    That is two GPU operands of one FP8 type, whose float32 product (NumPy's loop) the
-    library computes on FP8 tensor cores where the GPU has them, without float32 copies,
+    That is two operands of one FP8 type, host or GPU, whose float32 product (NumPy's loop)
+    the library computes on FP8 tensor cores where the GPU has them, without float32 copies,
     where ``backend`` computes it at ``precision`` (cuBLAS does, through cuBLASLt's FP8
     kernels or float16 copies of its own).
 
-    >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), True, 0, 0)
+    >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), 0, 0)
     (dtype('int8'), 6)
     """
-    row = _row(a) if a == b and on_gpu else None
+    row = _row(a) if a == b else None
     if row is not None and row.writes == loop.name and _computes(backend, row.code, precision):
         return a, row.code
     return loop, code(loop)

@@ -35,8 +35,7 @@ def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tupl
         operands = _with_axes(operands, axes)
         a, b, out = operands.a, operands.b, operands.out
     problem_shapes = shapes.matmul_shapes(a.shape, b.shape, None if out is None else out.shape)
-    on_gpu = operands.device is not None
-    operand, code = dtypes.operand_code(a.dtype, b.dtype, loop, on_gpu, options.backend, options.precision)
+    operand, code = dtypes.operand_code(a.dtype, b.dtype, loop, options.backend, options.precision)
     return operands, Problem(loop, code, problem_shapes, operand)
 
 

@@ -1,7 +1,8 @@
 """ml_dtypes' FP8 types (float8_e4m3fn, float8_e5m2) on the GPU: DeviceArrays hold them bit for
 bit, and products of FP8 operands, host or GPU, alone, mixed with each other or with other
 dtypes, come out as ``numpy.matmul``'s with ml_dtypes installed: computed in float32, returned
-as float32, every shape and stride rule as for the other dtypes."""
+as float32, every shape and stride rule as for the other dtypes. Two operands of one FP8 type,
+host or GPU, multiply as they are, on FP8 tensor cores on Hopper."""
 
 from __future__ import annotations
 
@@ -67,11 +68,11 @@ def test_random_values_within_float32_rounding(dtype):
     magnitude = np.abs(wide_a) @ np.abs(wide_b)
     host, gpu = pyctk.matmul(a, b), pyctk.matmul(device_array(a), device_array(b)).get()
     assert host.dtype == gpu.dtype == np.float32
-    # float32's rounding of 1000 terms, amply (NumPy's loop, and the host route's)
-    assert np.all(np.abs(host - wide_a @ wide_b) <= 1e-5 * magnitude)
-    # On FP8 tensor cores each 128 terms are summed keeping about 14 bits: 4e-5 at most was
-    # measured on an H200, by pyctk and by cuBLASLt (torch._scaled_mm) alike
-    assert np.all(np.abs(gpu - wide_a @ wide_b) <= 2.0**-12 * magnitude)
+    # Host and GPU operands alike: on FP8 tensor cores each 128 terms are summed keeping about
+    # 14 bits: 4e-5 at most was measured on an H200, by pyctk and by cuBLASLt (torch._scaled_mm)
+    # alike; float32 copies (precision="tf32", below) err less than 1e-5
+    for result in (host, gpu):
+        assert np.all(np.abs(result - wide_a @ wide_b) <= 2.0**-12 * magnitude)
 
 
 @pytest.mark.parametrize("dtype", FLOAT8, ids=str)
@@ -195,17 +196,51 @@ def test_random_values_long_k():
     assert error.max() <= 2.0**-12  # 1.1e-5 measured on an H200, as cuBLASLt's
 
 
-def test_the_host_entry_points_refuse_fp8_saying_where_it_multiplies():
+def test_host_products_of_one_fp8_type_make_no_float32_copies(monkeypatch):
+    """Host FP8 operands reach the library as they are (its host functions run the product
+    whole on the GPU): NumPy casts none of them to float32 first."""
+    rng = np.random.default_rng(12)
+    a, b = small_integers(rng, (64, 96), FLOAT8[1]), small_integers(rng, (96, 32), FLOAT8[1])
+    expected = np.matmul(a, b)
+    cast = np.ascontiguousarray
+
+    def refuse_casts(x, dtype=None, **kwargs):
+        assert dtype is None or np.dtype(dtype) == x.dtype, "the product cast an FP8 operand"
+        return cast(x, dtype, **kwargs)
+
+    monkeypatch.setattr(np, "ascontiguousarray", refuse_casts)
+    np.testing.assert_array_equal(pyctk.matmul(a, b), expected)
+
+
+def test_the_host_entry_point_multiplies_fp8_whole_keeping_c_between_its_rows():
+    """gpumatmul_gemm_host with an FP8 dtype: A, B and C (ldc = 3 > n = 2) up to the GPU, the
+    product, C back; what lies between C's rows comes back as it was."""
     from pyctk._cuda import contexts as _contexts
     from pyctk._cuda import library as _library
 
     lib = _library.library()
-    desc = _library.GemmDesc(0, 15, 0, 0, 0, 2, 2, 2, 1, 2, 0, 2, 0, 2, 0)
-    a, b, c = np.ones((2, 2), FLOAT8[0]), np.ones((2, 2), FLOAT8[0]), np.zeros((2, 2), np.float32)
-    context = _contexts.context(0)
-    status = lib.gpumatmul_gemm_host(context, ctypes.byref(desc), a.ctypes.data, b.ctypes.data, c.ctypes.data)
-    assert status == 2  # NOT_SUPPORTED
-    assert "device memory only" in lib.gpumatmul_last_error_message().decode()
+    desc = _library.GemmDesc(0, 15, 0, 0, 0, 2, 2, 3, 1, 3, 0, 2, 0, 3, 0)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3).astype(FLOAT8[0])
+    b = np.arange(-3, 3, dtype=np.float32).reshape(3, 2).astype(FLOAT8[0])
+    c = np.full((2, 3), 7, np.float32)
+    status = lib.gpumatmul_gemm_host(
+        _contexts.context(0), ctypes.byref(desc), a.ctypes.data, b.ctypes.data, c.ctypes.data
+    )
+    assert status == 0, lib.gpumatmul_last_error_message().decode()
+    np.testing.assert_array_equal(c[:, :2], np.matmul(a, b))
+    np.testing.assert_array_equal(c[:, 2], [7, 7])
+
+
+@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
+def test_host_layouts_batches_and_out(dtype):
+    rng = np.random.default_rng(13)
+    a, b = small_integers(rng, (3, 40, 30), dtype), small_integers(rng, (30, 20), dtype)
+    np.testing.assert_array_equal(pyctk.matmul(b.T, a[0].T), np.matmul(b.T, a[0].T))
+    np.testing.assert_array_equal(pyctk.matmul(a[:, ::2], b[:, ::-1]), np.matmul(a[:, ::2], b[:, ::-1]))
+    out = np.zeros((3, 40, 41), np.float32)[:, :, 1::2]  # out's rows 164 bytes apart, 4 bytes in
+    assert pyctk.matmul(a, b, out=out) is out
+    np.testing.assert_array_equal(out, np.matmul(a, b))
+    np.testing.assert_array_equal(pyctk.matmul(a[:, :, :0], b[:0]), np.zeros((3, 40, 20), np.float32))
 
 
 def test_torch_fp8_tensors_multiply_as_they_are():

@@ -1,5 +1,6 @@
 /* The entry points for operands in host memory: checked, then streamed through
- * one GPU or shared among several (host/share.c). */
+ * one GPU or shared among several (host/share.c), or for a C of another dtype
+ * than A and B (FP8's float32) run whole on the first GPU (host/whole.c). */
 #include <stddef.h>
 
 #include "api/api.h"
@@ -29,12 +30,6 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
         limit = options->device_memory_limit;
     /* prepare checks the first context last, after the problem. */
     if ((status = prepare(&g, contexts[0], desc, a, b, c, 0))) return status;
-    if (WRITES_OTHER_DTYPE(g.dtype))
-        return set_error(GPUMATMUL_ERROR_NOT_SUPPORTED,
-                         "%s products are computed from device memory only: copy the operands "
-                         "to the GPU (gpumatmul_gemm_device writes their float32 product) or to "
-                         "float32 here",
-                         dtype_infos[g.dtype].name);
     for (d = 1; d < count; ++d) {
         if (!contexts[d])
             return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "contexts[%d] is NULL", d);
@@ -44,6 +39,8 @@ gpumatmul_status gpumatmul_gemm_host_multi(gpumatmul_context *const *contexts, i
                                  "contexts[%d] and contexts[%d] are both on device %d: give each "
                                  "GPU once", e, d, contexts[d]->device);
     }
+    /* FP8 into float32: whole on the first GPU, where its FP8 tensor cores are. */
+    if (WRITES_OTHER_DTYPE(g.dtype)) return host_gemm_whole(contexts[0], &g);
     return host_gemm(contexts, count, &g, limit);
 }
 

@@ -24,6 +24,14 @@ enum { HOST_MAX_DEVICES = 64 };
 gpumatmul_status host_gemm(gpumatmul_context *const *contexts, int count, const struct gemm *g,
                            size_t limit);
 
+/* The whole product g (checked, m, n and batch may be 0) of host memory on ctx's
+ * GPU at once (whole.c), for dtypes whose C is another (FP8: float32), which
+ * the tiles do not take: A's, B's and C's spans copied to one block of device
+ * memory from the context's pool, g's product there by its route (multiply),
+ * C's span copied back. OUT_OF_MEMORY, saying so, where the spans do not fit.
+ * Returns with nothing left running. */
+gpumatmul_status host_gemm_whole(gpumatmul_context *ctx, const struct gemm *g);
+
 /* ---- Tiles (plan.c) and one GPU's pipeline (pipeline.c, staging.c) ---- */
 
 enum { ring = 2 }; /* device A panels and C tiles: one multiplied while the other fills or drains */
