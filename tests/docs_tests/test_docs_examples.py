@@ -23,6 +23,7 @@ import ast
 import doctest
 import importlib
 import inspect
+import json
 import pkgutil
 import platform
 import re
@@ -228,10 +229,53 @@ def page_params():
     return params
 
 
+# A page whose examples import a module of STARTS_CUDA runs them in a process of its own, as
+# those modules' docstrings do: the context they push stays pushed until the process exits.
+PAGE_IN_A_PROCESS = """
+import doctest, json, sys
+for name in ("GPU", "CPYTHON"):
+    doctest.register_optionflag(name)
+blocks, name = json.loads(sys.argv[1]), sys.argv[2]
+namespace, failed = {"__name__": "__main__"}, 0
+for line, language, code in blocks:
+    if language == "python":
+        exec(compile("\\n" * (line - 1) + code, name, "exec"), namespace)
+    else:
+        test = doctest.DocTestParser().get_doctest(code, namespace, f"{name}:{line}", name, line - 1)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        failed += runner.run(test, clear_globs=False).failed
+        namespace.update(test.globs)
+sys.exit(failed)
+"""
+_IMPORTS_STARTING_CUDA = re.compile(r"^\s*(?:>>> )?import (?:" + "|".join(map(re.escape, STARTS_CUDA)) + r")\b", re.M)
+
+
 @pytest.mark.parametrize("page, with_gpu", page_params())
 def test_page_examples(page: Path, with_gpu: bool, tmp_path, monkeypatch):
     blocks = [block for block in page_blocks(page) if with_gpu or not block[2]]
+    if any(_IMPORTS_STARTING_CUDA.search(code) for _, _, _, code in blocks):
+        given = json.dumps([(line, language, code) for line, language, _, code in blocks])
+        done = subprocess.run(
+            [sys.executable, "-c", PAGE_IN_A_PROCESS, given, str(page.relative_to(ROOT))],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
     run_blocks(page, blocks, tmp_path, monkeypatch)
+
+
+def test_pages_that_start_cuda_are_told_apart():
+    """The pages whose examples import autoinit or autoprimaryctx are found (their examples
+    run in a process of their own), and a page that only names them is not."""
+    found = {
+        str(page.relative_to(ROOT))
+        for page in PAGES
+        if any(_IMPORTS_STARTING_CUDA.search(code) for _, _, _, code in page_blocks(page))
+    }
+    assert {"docs/pycuda.md", "docs/reference/autoprimaryctx.md"} <= found
+    assert "docs/quickstart.md" not in found
 
 
 def test_pages_have_examples_found():
