@@ -351,6 +351,86 @@ def float8_peers(torch, dtype: str, a, b, c, trans_b: int) -> dict:
     }
 
 
+def device_runs(torch, context, dtype: str, n: int) -> tuple[dict, set]:
+    """An n x n x n product of ``dtype`` (a name of DTYPE_CODES or MODES) on fresh operands on
+    the GPU: a call of gpumatmul_matmul_strided_batched_device per backend that computes it
+    and each peer's (integer_peers, float8_peers, torch.matmul), by name; and the names that
+    are pyctk's backends. Leaves torch's TF32 switch as the mode asks."""
+    operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
+    torch.backends.cuda.matmul.allow_tf32 = precision == 1
+    backends = {
+        name: code
+        for name, code in BACKEND_CODES.items()
+        if _library.library().gpumatmul_backend_supports(code, DTYPE_CODES[operand], precision) == 0
+    }
+    a, b = (device_operand(torch, n, operand) for _ in range(2))
+    c = torch.empty(n, n, device="cuda") if operand in FLOAT8 else torch.empty_like(a)
+    runs = {
+        backend: functools.partial(
+            _library.call,
+            "gpumatmul_matmul_strided_batched_device",
+            context,
+            code,
+            DTYPE_CODES[operand],
+            precision,
+            0,
+            trans_b,
+            n,
+            n,
+            n,
+            1,
+            a.data_ptr(),
+            n,
+            0,
+            b.data_ptr(),
+            n,
+            0,
+            c.data_ptr(),
+            n,
+            0,
+            None,
+        )
+        for backend, code in backends.items()
+    }
+    if operand in INTEGERS:
+        runs.update(integer_peers(torch, operand, a, b, c, trans_b))
+    elif operand in FLOAT8:
+        runs.update(float8_peers(torch, operand, a, b, c, trans_b))
+    else:
+        runs["torch"] = functools.partial(torch.matmul, a, b.t() if trans_b else b, out=c)
+    return runs, set(backends)
+
+
+def runnable(runs: dict, backends: set, dtype: str) -> dict:
+    """``runs`` less the peers that refuse ``dtype`` (each named in a note), every run called
+    once (a warm-up); pyctk's own must run."""
+    kept = {}
+    for name, run in runs.items():
+        try:
+            run()
+        except Exception as error:
+            if name in backends:
+                raise
+            note(f"{name} does not multiply {dtype}: {error}")
+            continue
+        kept[name] = run
+    return kept
+
+
+def burst_seconds(torch, run, repeats: int) -> float:
+    """Device time of one call (CUDA events around it), the median of ``repeats`` calls."""
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
 def device_rows(sizes, dtypes, repeats):
     """The GEMM alone: gpumatmul_matmul_strided_batched_device per backend and torch.matmul on
     torch's tensors (integer_peers for int8, uint8 and bool)."""
@@ -362,69 +442,10 @@ def device_rows(sizes, dtypes, repeats):
     rows = []
     context = _contexts.context(0)
     for dtype in dtypes:
-        operand, precision, trans_b = MODES.get(dtype, (dtype, 0, 0))
-        torch.backends.cuda.matmul.allow_tf32 = precision == 1
-        backends = {
-            name: code
-            for name, code in BACKEND_CODES.items()
-            if _library.library().gpumatmul_backend_supports(code, DTYPE_CODES[operand], precision) == 0
-        }
         for n in sizes:
-            a, b = (device_operand(torch, n, operand) for _ in range(2))
-            c = torch.empty(n, n, device="cuda") if operand in FLOAT8 else torch.empty_like(a)
-            runs = {
-                backend: (
-                    functools.partial(
-                        _library.call,
-                        "gpumatmul_matmul_strided_batched_device",
-                        context,
-                        code,
-                        DTYPE_CODES[operand],
-                        precision,
-                        0,
-                        trans_b,
-                        n,
-                        n,
-                        n,
-                        1,
-                        a.data_ptr(),
-                        n,
-                        0,
-                        b.data_ptr(),
-                        n,
-                        0,
-                        c.data_ptr(),
-                        n,
-                        0,
-                        None,
-                    )
-                )
-                for backend, code in backends.items()
-            }
-            if operand in INTEGERS:
-                runs.update(integer_peers(torch, operand, a, b, c, trans_b))
-            elif operand in FLOAT8:
-                runs.update(float8_peers(torch, operand, a, b, c, trans_b))
-            else:
-                runs["torch"] = functools.partial(torch.matmul, a, b.t() if trans_b else b, out=c)
-            for name, run in runs.items():
-                try:
-                    run()
-                except Exception as error:  # a peer without this dtype; pyctk's own must run
-                    if name in backends:
-                        raise
-                    note(f"{name} does not multiply {dtype}: {error}")
-                    continue
-                torch.cuda.synchronize()
-                times = []
-                for _ in range(repeats):
-                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    run()
-                    end.record()
-                    end.synchronize()
-                    times.append(start.elapsed_time(end) / 1e3)
-                rows.append(row("device", name, dtype, n, statistics.median(times)))
+            runs, backends = device_runs(torch, context, dtype, n)
+            for name, run in runnable(runs, backends, dtype).items():
+                rows.append(row("device", name, dtype, n, burst_seconds(torch, run, repeats)))
     torch.backends.cuda.matmul.allow_tf32 = False
     return rows
 

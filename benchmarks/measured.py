@@ -18,6 +18,7 @@ gpuarray     gpuarray.py: pyctk.gpuarray beside CuPy and PyTorch
 dask         dask_matmul.py: pyctk.dask against one process
 startup      startup.py: where a fresh process's time to its first product goes
 auto-table   auto_table.py: the measurements backend="auto"'s table is written from
+clocks       clocks.py: the SM clock and power each product runs at, and its share of the peak there
 ============ =========================================================================
 
 A new run replaces its suite's file (git keeps the old ones). Every file has a "measured"
@@ -55,6 +56,7 @@ SUITES = (
     "dask",
     "startup",
     "auto-table",
+    "clocks",
     # auto_table.py --cases int8 float8_e4m3fn: the dtypes cuBLAS multiplies through cuBLASLt
     "auto-table-cublaslt",
 )

@@ -25,6 +25,8 @@ is drawn into ``<out-dir>/<machine>/<suite>-<plot>.png``; a file given by name g
 - overhead: dask_matmul.py's rows, seconds per row, dashed at 115% of "whole".
 - choices: auto_table.py's rows, cuBLAS's time over the kernels' against n, a line per case
   (above 1: the kernels are faster).
+- clocks: clocks.py's "sustained" rows, each held rate's share of the dense peak at the SM
+  clock it held, as bars.
 
 The docs' performance page draws the same figures at build time (docs/_ext/performance.py
 imports this file), so nothing here needs to be run for the docs.
@@ -326,6 +328,16 @@ def plot_auto_table(data: dict):
     return figure
 
 
+def plot_clocks(data: dict):
+    """clocks.py's rows: each product's held rate as a share of the peak at its clock."""
+    rows = [r for r in matmul_rows(data, "sustained") if r.get("fraction_of_peak_at_clock") is not None]
+    if not rows:
+        return None
+    names = [f"{r['dtype']} {r['backend']} ({r['sm_mhz']:.0f} MHz)" for r in rows]
+    values = [100 * r["fraction_of_peak_at_clock"] for r in rows]
+    return bars(names, values, "% of the dense peak at the SM clock held", title(data, "held rate / peak at its clock"))
+
+
 # name -> function of a results file's contents returning a figure, or None when it has no
 # rows for it
 PLOTS: dict[str, Callable[[dict], Figure | None]] = {
@@ -360,6 +372,7 @@ PLOTS: dict[str, Callable[[dict], Figure | None]] = {
     ),
     "overhead": plot_dask,
     "choices": plot_auto_table,
+    "clocks": plot_clocks,
 }
 
 

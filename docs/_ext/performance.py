@@ -493,6 +493,36 @@ def startup_tables(data: dict, rows: list[dict]) -> list[Table]:
     return tables
 
 
+def clocks_tables(data: dict, rows: list[dict]) -> list[Table]:
+    """clocks.py's rows: each product's rate in a burst and held, the SM clock and power it
+    held, and its share of the peak at that clock."""
+    body = []
+    for r in rows:
+        peak = r.get("peak_tflops_at_clock")
+        body.append(
+            [
+                DTYPES.get(r["dtype"], r["dtype"]),
+                backend("device", r["backend"]),
+                number(r["burst_tflops"]),
+                number(r["tflops"]),
+                f"{r['sm_mhz']:.0f} ({r['least_sm_mhz']:.0f})",
+                f"{r['watts']:.0f} of {r['power_limit_watts']:.0f}",
+                number(peak) if peak else "",
+                percent(r["fraction_of_peak_at_clock"]) if peak else "",
+                ", ".join(r["reasons"]) or "none",
+            ]
+        )
+    n = rows[0]["n"]
+    caption = (
+        f"n = {n}, GPU operands, TFLOP/s (TOP/s for integers): a burst (the median of a few calls) and "
+        f"held (calls back to back for {data['settings']['seconds']:g} s), the SM clock NVML reported "
+        "meanwhile (median, least), the board's power, the dense peak at that clock and the held "
+        "rate's share of it, and why NVML said the clock was held down"
+    )
+    header = ["dtype", "backend", "burst", "held", "SM MHz", "W", "peak at the clock", "share", "held down by"]
+    return [(caption, header, body)]
+
+
 # kind of row -> renderer; the kinds one renderer takes together share its entry
 RENDERERS: dict[tuple[str, ...], Callable[[dict, list[dict]], list[Table]]] = {
     ("device",): device_tables,
@@ -507,6 +537,7 @@ RENDERERS: dict[tuple[str, ...], Callable[[dict, list[dict]], list[Table]]] = {
     ("whole", "dask-persist", "dask-store", "dask-compute"): dask_tables,
     ("auto-table",): auto_table_tables,
     ("startup-steps",): startup_tables,
+    ("sustained",): clocks_tables,
 }
 
 
