@@ -6,8 +6,8 @@ For every dtype and precision both backends compute, times
 gpumatmul_matmul_strided_batched_device with backend "tiled" and backend "cublas" on n x n x n
 products of device operands (PyTorch's), two sizes per shape class (libgpu/src/gemm/gemm.h:
 shape_class): 16 and 32 (tiny), 48 and 64 (very small), 128 and 512 (small), 1024 and 2048
-(medium), 4096 and 8192 (large). int8 and float8_e4m3fn, which cuBLAS multiplies through
-cuBLASLt, are measured on a @ b.T too, the layout cuBLASLt's kernels read (others it takes
+(medium), 4096 and 8192 (large). int8, float8_e4m3fn and the mixed FP8 pairs, which cuBLAS
+multiplies through cuBLASLt, are measured on a @ b.T too, the layout cuBLASLt's kernels read (others it takes
 from copies). Each time is a burst of calls between CUDA events divided by the calls, so the host's
 cost of a call counts where it dominates (tiny products), then the median of the bursts. The
 kernels win a class where they are faster at both of its sizes. TF32 is measured on a @ b.T,
@@ -45,7 +45,7 @@ CLASSES = {
     "SHAPE_MEDIUM": (1024, 2048),
     "SHAPE_LARGE": (4096, 8192),
 }
-# (name, gpumatmul_dtype, torch dtype, gpumatmul_precision, B transposed)
+# (name, gpumatmul_dtype, torch dtype (A's/B's where they differ), gpumatmul_precision, B transposed)
 CASES = [
     ("float32", "GPUMATMUL_FLOAT32", "float32", "GPUMATMUL_PRECISION_HIGHEST", 0),
     ("float32 tf32", "GPUMATMUL_FLOAT32", "float32", "GPUMATMUL_PRECISION_TF32", 1),
@@ -57,6 +57,20 @@ CASES = [
     ("complex128", "GPUMATMUL_COMPLEX128", "complex128", "GPUMATMUL_PRECISION_HIGHEST", 0),
     ("int8", "GPUMATMUL_INT8", "int8", "GPUMATMUL_PRECISION_HIGHEST", 1),
     ("float8_e4m3fn", "GPUMATMUL_FLOAT8_E4M3FN", "float8_e4m3fn", "GPUMATMUL_PRECISION_HIGHEST", 1),
+    (
+        "float8_e4m3fn_e5m2",
+        "GPUMATMUL_FLOAT8_E4M3FN_E5M2",
+        "float8_e4m3fn/float8_e5m2",
+        "GPUMATMUL_PRECISION_HIGHEST",
+        1,
+    ),
+    (
+        "float8_e5m2_e4m3fn",
+        "GPUMATMUL_FLOAT8_E5M2_E4M3FN",
+        "float8_e5m2/float8_e4m3fn",
+        "GPUMATMUL_PRECISION_HIGHEST",
+        1,
+    ),
 ]
 CODES = {
     "GPUMATMUL_FLOAT32": 0,
@@ -67,6 +81,8 @@ CODES = {
     "GPUMATMUL_COMPLEX128": 5,
     "GPUMATMUL_INT8": 6,
     "GPUMATMUL_FLOAT8_E4M3FN": 15,
+    "GPUMATMUL_FLOAT8_E4M3FN_E5M2": 17,
+    "GPUMATMUL_FLOAT8_E5M2_E4M3FN": 18,
     "GPUMATMUL_PRECISION_HIGHEST": 0,
     "GPUMATMUL_PRECISION_TF32": 1,
 }
@@ -96,13 +112,15 @@ def seconds_per_call(run) -> float:
 
 def operands(torch, n: int, torch_dtype: str) -> tuple:
     """A, B and C of an n x n x n product: standard normal values (int8 over its whole range);
-    C float32 for FP8, whose products NumPy gives in float32."""
-    dtype = getattr(torch, torch_dtype)
+    C float32 for FP8, whose products NumPy gives in float32. ``torch_dtype`` "x/y": A of x,
+    B of y (a mixed FP8 pair)."""
+    dtype = getattr(torch, torch_dtype.split("/")[0])
     if torch_dtype == "int8":
         a, b = (torch.randint(-128, 128, (n, n), device="cuda", dtype=dtype) for _ in range(2))
         return a, b, torch.empty_like(a)
     if dtype.itemsize == 1:  # FP8: torch makes no random FP8 values itself
-        a, b = (torch.randn(n, n, device="cuda").to(dtype) for _ in range(2))
+        a_dtype, b_dtype = (getattr(torch, name) for name in (torch_dtype.split("/") * 2)[:2])
+        a, b = (torch.randn(n, n, device="cuda").to(t) for t in (a_dtype, b_dtype))
         return a, b, torch.empty(n, n, device="cuda")
     a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
     return a, b, torch.empty_like(a)

@@ -44,6 +44,8 @@ SAMPLE_S = 0.005
 OPS_PER_CLOCK = {
     "float8_e4m3fn": 8192,
     "float8_e5m2": 8192,
+    "float8_e4m3fn_e5m2": 8192,
+    "float8_e5m2_e4m3fn": 8192,
     "int8": 8192,
     "uint8": 8192,
     "bool": 8192,

@@ -25,9 +25,11 @@ below.
   IMMA kernels) and auto, beside "cupy" (cupy.matmul on the same memory, NumPy's product,
   where CuPy is installed) and for int8 "torch-int_mm" (torch._int_mm: int32 results, not
   NumPy's product, a peer for speed only); their "tflops" are tera-operations, 2 n^3 per
-  product. The FP8 types (--dtypes float8_e4m3fn float8_e5m2, and e4m3-abt e5m2-abt for
-  a @ b.T, the layout FP8 wgmma and cuBLASLt read as it is; normal values), float32 C, have
-  the tiled backend, cuBLAS (cuBLASLt's FP8 kernels for e4m3, float32 copies for e5m2) and
+  product. The FP8 types (--dtypes float8_e4m3fn float8_e5m2, the mixed pairs
+  float8_e4m3fn_e5m2 float8_e5m2_e4m3fn (A of the first type), and e4m3-abt e5m2-abt
+  e4m3-e5m2-abt e5m2-e4m3-abt for a @ b.T, the layout FP8 wgmma and cuBLASLt read as it is;
+  normal values), float32 C, have the tiled backend, cuBLAS (cuBLASLt's FP8 kernels for
+  e4m3 and the pairs, float16 copies for e5m2) and
   auto, beside torch._scaled_mm (cuBLASLt, unit scales, float32 out, B handed over
   column-major; "torch-scaled_mm-fast" with use_fast_accum).
 - "device-call": pyctk.matmul called from Python on GPU data ("pyctk": DeviceArrays;
@@ -123,14 +125,21 @@ DTYPE_CODES = {
     "bool": 14,
     "float8_e4m3fn": 15,
     "float8_e5m2": 16,
+    "float8_e4m3fn_e5m2": 17,  # the mixed FP8 pairs: A of the first type, B of the second
+    "float8_e5m2_e4m3fn": 18,
 }
 # Integer and bool device rows: the backends that compute them (the tiled one's integer
 # tensor-core kernels and byte_split.c for 2-8 bytes; cuBLASLt for int8), beside the peers
 # of integer_peers.
 INTEGERS = ("int8", "uint8", "bool", "int16", "int32", "int64")
 # FP8 device rows, float32 C: the tiled backend's FP8 kernels and cuBLAS's (cuBLASLt's for
-# e4m3, float32 copies for e5m2), beside torch._scaled_mm (cuBLASLt).
-FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
+# e4m3 and the mixed pairs, float16 copies for e5m2), beside torch._scaled_mm (cuBLASLt).
+# A mixed pair's operands are of its two types, A's first.
+FLOAT8_PAIRS = {
+    "float8_e4m3fn_e5m2": ("float8_e4m3fn", "float8_e5m2"),
+    "float8_e5m2_e4m3fn": ("float8_e5m2", "float8_e4m3fn"),
+}
+FLOAT8 = ("float8_e4m3fn", "float8_e5m2", *FLOAT8_PAIRS)
 BATCH = 10  # products per timed stream in the "device-call" rows
 BACKEND_CODES = {"auto": 0, "tiled": 1, "cublas": 2}
 HOST_BUDGET_S = 5.0  # timed seconds per host row, after which its repeats stop
@@ -298,6 +307,8 @@ MODES = {
     "int8-abt": ("int8", 0, 1),
     "e4m3-abt": ("float8_e4m3fn", 0, 1),
     "e5m2-abt": ("float8_e5m2", 0, 1),
+    "e4m3-e5m2-abt": ("float8_e4m3fn_e5m2", 0, 1),
+    "e5m2-e4m3-abt": ("float8_e5m2_e4m3fn", 0, 1),
 }
 
 
@@ -363,7 +374,7 @@ def device_runs(torch, context, dtype: str, n: int) -> tuple[dict, set]:
         for name, code in BACKEND_CODES.items()
         if _library.library().gpumatmul_backend_supports(code, DTYPE_CODES[operand], precision) == 0
     }
-    a, b = (device_operand(torch, n, operand) for _ in range(2))
+    a, b = (device_operand(torch, n, element) for element in FLOAT8_PAIRS.get(operand, (operand, operand)))
     c = torch.empty(n, n, device="cuda") if operand in FLOAT8 else torch.empty_like(a)
     runs = {
         backend: functools.partial(

@@ -57,6 +57,7 @@ class Entry:
     c_dtype: str  # the enum name of the dtype of C in its products, e.g. FLOAT32
     column: str  # the macro that fills its cuBLAS column, e.g. CUBLASLT
     arguments: list[str]  # that macro's arguments
+    pair: tuple[str, str] | None = None  # a mixed pair's A and B enum names; None: one dtype
 
 
 @dataclass(frozen=True)
@@ -92,14 +93,23 @@ def entries(source: str) -> dict[str, Entry]:
     parts = re.split(r"\[GPUMATMUL_(\w+)\]\s*=\s*", block.group(1))
     if parts[0].strip() or len(parts) < 3:
         raise ValueError("tables.c: dtype_infos' rows are not [GPUMATMUL_<dtype>] = {...}")
+    pairs = dict(re.findall(r"gpumatmul_dtype (\w+)\[2\]\s*=\s*\{\s*(GPUMATMUL_\w+\s*,\s*GPUMATMUL_\w+)\s*\};", text))
     found = {}
     for enum, body in zip(parts[1::2], parts[2::2]):
-        row = re.fullmatch(r'\{\s*"(\w+)",\s*\d+,\s*GPUMATMUL_(\w+),\s*(\w+)\(([^()]*)\),\s*"\w*"\s*\},?\s*', body)
-        if not row:
+        row = re.fullmatch(
+            r'\{\s*"(\w+)",\s*\d+,\s*GPUMATMUL_(\w+),\s*(\w+)\(([^()]*)\),\s*"\w*"(?:,\s*(\w+))?\s*\},?\s*', body
+        )
+        if not row or (row.group(5) and row.group(5) not in pairs):
             raise ValueError(f"tables.c: dtype_infos' row [GPUMATMUL_{enum}] is not read: {' '.join(body.split())}")
-        name, c_dtype, column, arguments = row.groups()
-        found[enum] = Entry(name, c_dtype, column, [a.strip() for a in arguments.split(",")])
+        name, c_dtype, column, arguments, pair = row.groups()
+        operands = None if pair is None else tuple(re.findall(r"GPUMATMUL_(\w+)", pairs[pair]))
+        found[enum] = Entry(name, c_dtype, column, [a.strip() for a in arguments.split(",")], operands)  # type: ignore[arg-type]
     return found
+
+
+def shown_name(entry: Entry, table: dict[str, Entry]) -> str:
+    """A row's dtype as the docs show it: NumPy's name, or a mixed pair's as ``A @ B``."""
+    return entry.name if entry.pair is None else " @ ".join(table[operand].name for operand in entry.pair)
 
 
 def cublas_widening(source: str) -> str:
@@ -163,7 +173,7 @@ def lt_rows(source: str, widened: str | None = None) -> list[LtRow]:
         min_arch = _multiple(entry, "min_arch", given["min_arch"])
         rows.append(
             LtRow(
-                entry.name,
+                shown_name(entry, table),
                 min_arch,
                 table[c_type.group(1)].name,
                 _multiple(entry, "n_multiple", given["n_multiple"]),

@@ -133,8 +133,8 @@ typedef enum gpumatmul_status {
 
 /** Element types, as NumPy names them. The values are part of the ABI; more
  * may be appended. A product is computed in the element type of its operands
- * and result (all three are the same type): integers wrap around modulo 2^bits
- * as in NumPy; `GPUMATMUL_BOOL` computes the logical OR of ANDs (element values
+ * and result (all three are the same type, but for the FP8 types below):
+ * integers wrap around modulo 2^bits as in NumPy; `GPUMATMUL_BOOL` computes the logical OR of ANDs (element values
  * must be 0 or 1, as NumPy's are); FLOAT16 and BFLOAT16 accumulate in float32
  * unless the precision says otherwise; complex types are pairs (real,
  * imaginary) of float32 or float64. The two FP8 types are stored, copied
@@ -148,10 +148,10 @@ typedef enum gpumatmul_status {
  * exactly into a wider type and multiplied there: float16 on cuBLAS's tensor
  * cores into float32 C for CUBLAS (and AUTO, which takes CUBLAS where no
  * kernel multiplies FP8) at HIGHEST, float32 otherwise (at TF32, exact for
- * FP8 values). CUBLAS multiplies float8_e4m3fn by cuBLASLt's FP8 kernels
- * (promoted as above) on compute capability 8.9 and newer where n and k are of
- * the sizes they take, and every other FP8 product as those copies (cuBLASLt
- * has no float8_e5m2 product of its own); the sizes are the CUBLASLT rows of
+ * FP8 values). CUBLAS multiplies float8_e4m3fn (and the mixed pairs below) by
+ * cuBLASLt's FP8 kernels (promoted as above) on compute capability 8.9 and
+ * newer where n and k are of the sizes they take, and every other FP8 product
+ * as those copies (cuBLASLt has no float8_e5m2 product of its own); the sizes are the CUBLASLT rows of
  * libgpu/src/gemm/tables.c, tabled in docs/guide/numpy.md. The host functions
  * run an FP8 product whole on their first context's GPU: A's, B's and C's spans
  * copied to device memory (OUT_OF_MEMORY where they do not fit; the other
@@ -161,6 +161,14 @@ typedef enum gpumatmul_status {
  * infinities and one NaN a sign (0x7f, 0xff), its largest value 448;
  * float8_e5m2 has 5 exponent bits (bias 15) and 2 mantissa bits, with IEEE
  * infinities and NaNs, its largest value 57344.
+ * The two mixed FP8 pairs have product types of their own,
+ * GPUMATMUL_FLOAT8_E4M3FN_E5M2 and GPUMATMUL_FLOAT8_E5M2_E4M3FN, named A's type
+ * first: as `dtype` of a product they say A is of the first FP8 type, B of the
+ * second and C float32, and the product is computed as an FP8 product above (on
+ * compute capability 9.0 FP8 tensor cores multiply the pair as it is; CUBLAS
+ * takes cuBLASLt's FP8 kernels, which multiply these pairs, on its sizes, and
+ * float16 copies elsewhere). They are no element type: gpumatmul_copy_device
+ * refuses them (INVALID_ARGUMENT).
  */
 typedef enum gpumatmul_dtype {
     /** float32: 4 bytes. */
@@ -196,7 +204,13 @@ typedef enum gpumatmul_dtype {
     /** float8_e4m3fn (as ml_dtypes names it): 1 byte; since ABI 0.3. */
     GPUMATMUL_FLOAT8_E4M3FN = 15,
     /** float8_e5m2 (as ml_dtypes names it): 1 byte; since ABI 0.3. */
-    GPUMATMUL_FLOAT8_E5M2 = 16
+    GPUMATMUL_FLOAT8_E5M2 = 16,
+    /** A product's type, not an element type: A float8_e4m3fn, B float8_e5m2,
+     * C float32; since ABI 0.3. */
+    GPUMATMUL_FLOAT8_E4M3FN_E5M2 = 17,
+    /** A product's type, not an element type: A float8_e5m2, B float8_e4m3fn,
+     * C float32; since ABI 0.3. */
+    GPUMATMUL_FLOAT8_E5M2_E4M3FN = 18
 } gpumatmul_dtype;
 
 /** Which implementation multiplies. The values are part of the ABI. */
@@ -206,7 +220,7 @@ typedef enum gpumatmul_backend {
     /** pyctk's own kernels: every dtype. */
     GPUMATMUL_BACKEND_TILED = 1,
     /** NVIDIA cuBLAS: floating-point and complex dtypes; since ABI 0.3, int8
-     * and float8_e4m3fn by cuBLASLt. int8 is summed in int32 and its low byte
+     * float8_e4m3fn and the mixed FP8 pairs by cuBLASLt. int8 is summed in int32 and its low byte
      * kept, as NumPy wraps around, for the n and k cuBLASLt's kernels take
      * (else NOT_SUPPORTED): the CUBLASLT rows of libgpu/src/gemm/tables.c,
      * tabled in docs/guide/numpy.md. A and B are copied where they are not

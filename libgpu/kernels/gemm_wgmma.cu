@@ -1,6 +1,6 @@
 // Hopper GEMM of float16 and bfloat16 with float32 sums, of float32 at
 // precision TF32, of int8, uint8 and bool with int32 sums, and of the FP8 types
-// (float8_e4m3fn, float8_e5m2) into float32 C: C[z] = op(A[z]) @
+// (float8_e4m3fn, float8_e5m2, and the two mixed pairs) into float32 C: C[z] = op(A[z]) @
 // op(B[z]), row-major C, any sizes; the operands' layouts must suit TMA (16-byte
 // aligned addresses and pitches), and for TF32 and the 1-byte types both be
 // contiguous along k, the one layout their wgmma reads (the host checks,
@@ -39,7 +39,9 @@
 //   measurement), so each slab (128 of k) is summed afresh, in two halves of
 //   128 columns (64 registers each beside the 128 of the tile's sums), and added
 //   into the tile's float32 sums: cuBLAS's and DeepGEMM's promotion, which
-//   bounds the short sums to 128 terms each.
+//   bounds the short sums to 128 terms each. A mixed pair (A of one FP8 type,
+//   B of the other) is one more type of operands to wgmma, so one more kernel
+//   of the same code.
 // - C leaves through shared memory (the ring, once both consumers are done) as
 //   16-byte stores (store_tile); FP8's float32 C straight from the registers.
 
@@ -72,11 +74,13 @@ static_assert(ROWS_PER_CONSUMER == 64 && BN == 256, "one consumer: wgmma m64n256
 static_assert(GEMM_WGMMA_STAGE_BYTES == A_SLAB_BYTES + BN * ROW_BYTES, "gemm_wgmma.h's stage");
 
 // The 1-byte element types, as their bits: int8 and uint8 (wrapping), bool,
-// and the two FP8 formats.
+// the two FP8 formats, and their mixed pairs (A's format first).
 struct u8_bits { unsigned char bits; };
 struct bool_bits { unsigned char bits; };
 struct e4m3_bits { unsigned char bits; };
 struct e5m2_bits { unsigned char bits; };
+struct e4m3_e5m2_bits { unsigned char bits; };
+struct e5m2_e4m3_bits { unsigned char bits; };
 
 // What each element type sums in, and how a sum becomes an element of C.
 template <typename S>
@@ -95,6 +99,10 @@ template <>
 struct c_of<e4m3_bits> { typedef float type; };
 template <>
 struct c_of<e5m2_bits> { typedef float type; };
+template <>
+struct c_of<e4m3_e5m2_bits> { typedef float type; };
+template <>
+struct c_of<e5m2_e4m3_bits> { typedef float type; };
 template <typename S>
 using c_t = typename c_of<S>::type;
 
@@ -105,6 +113,10 @@ template <>
 constexpr bool PROMOTES<e4m3_bits> = true;
 template <>
 constexpr bool PROMOTES<e5m2_bits> = true;
+template <>
+constexpr bool PROMOTES<e4m3_e5m2_bits> = true;
+template <>
+constexpr bool PROMOTES<e5m2_e4m3_bits> = true;
 
 template <typename S>
 __device__ __forceinline__ c_t<S> element(S, float sum) {
@@ -256,20 +268,29 @@ __device__ __forceinline__ void mma(bool_bits, int (&d)[128], unsigned long long
 #undef WGMMA_64x256x32_S32
 
 // The FP8 types, k-major only: d = (accumulate ? d : 0) + A (64 x 32, descriptor
-// a) @ B (32 x 128, descriptor b), one half of a consumer's columns.
-#define WGMMA_64x128x32_F8(TYPE)                                                              \
+// a) @ B (32 x 128, descriptor b), one half of a consumer's columns; TYPES are
+// A's and B's.
+#define WGMMA_64x128x32_F8(TYPES)                                                             \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                               \
-                 " wgmma.mma_async.sync.aligned.m64n128k32.f32." TYPE "." TYPE                  \
+                 " wgmma.mma_async.sync.aligned.m64n128k32.f32" TYPES                          \
                  " {" WGMMA_D64_REGS "}, %64, %65, p, 1, 1;\n}\n"                              \
                  : WGMMA_D64_OPERANDS(d, "+f")                                                 \
                  : "l"(a), "l"(b), "r"(accumulate))
 __device__ __forceinline__ void mma_half(e4m3_bits, float (&d)[64], unsigned long long a,
                                          unsigned long long b, int accumulate) {
-    WGMMA_64x128x32_F8("e4m3");
+    WGMMA_64x128x32_F8(".e4m3.e4m3");
 }
 __device__ __forceinline__ void mma_half(e5m2_bits, float (&d)[64], unsigned long long a,
                                          unsigned long long b, int accumulate) {
-    WGMMA_64x128x32_F8("e5m2");
+    WGMMA_64x128x32_F8(".e5m2.e5m2");
+}
+__device__ __forceinline__ void mma_half(e4m3_e5m2_bits, float (&d)[64], unsigned long long a,
+                                         unsigned long long b, int accumulate) {
+    WGMMA_64x128x32_F8(".e4m3.e5m2");
+}
+__device__ __forceinline__ void mma_half(e5m2_e4m3_bits, float (&d)[64], unsigned long long a,
+                                         unsigned long long b, int accumulate) {
+    WGMMA_64x128x32_F8(".e5m2.e4m3");
 }
 #undef WGMMA_64x128x32_F8
 
@@ -592,4 +613,12 @@ extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
 extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
     gemm_wgmma_e5m2(const GRID_CONSTANT gemm_tma_args args) {
     WGMMA_BODY(wgmma::e5m2_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_e4m3_e5m2(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::e4m3_e5m2_bits);
+}
+extern "C" __global__ void __launch_bounds__(GEMM_WGMMA_THREADS, 1)
+    gemm_wgmma_e5m2_e4m3(const GRID_CONSTANT gemm_tma_args args) {
+    WGMMA_BODY(wgmma::e5m2_e4m3_bits);
 }

@@ -51,6 +51,10 @@ DTYPES = {
 }
 PRODUCT_DTYPES = [name for name, row in DTYPES.items() if row.product]  # what products compute in
 
+# Products of two dtypes the library multiplies as they are, by (A's name, B's name): their
+# gpumatmul_dtype, a product's type rather than an element type, which writes float32.
+PAIRS = {("float8_e4m3fn", "float8_e5m2"): 17, ("float8_e5m2", "float8_e4m3fn"): 18}
+
 
 def supported_dtype(dtype: Any) -> np.dtype:
     """``dtype`` as a NumPy dtype, or TypeError for a dtype pyctk has no use for.

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .._arrays.dtypes import DTYPES, PRODUCT_DTYPES, Dtype, is_bfloat16
+from .._arrays.dtypes import DTYPES, PAIRS, PRODUCT_DTYPES, Dtype, is_bfloat16
 from .._cuda import library
 
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]  # NumPy's casting rules
@@ -75,28 +75,35 @@ def loop_dtype(a: np.dtype, b: np.dtype, out: np.dtype | None, dtype: DTypeLike 
     return loop
 
 
-def operand_code(a: np.dtype, b: np.dtype, loop: np.dtype, backend: int, precision: int) -> tuple[np.dtype, int]:
-    """The dtype the C call reads both operands in and its gpumatmul_dtype: the loop dtype,
-    which they are cast to, unless libgpumatmul multiplies them as they are into the loop
-    dtype (``Dtype.writes``).
+def operand_code(
+    a: np.dtype, b: np.dtype, loop: np.dtype, backend: int, precision: int
+) -> tuple[np.dtype, np.dtype, int]:
+    """The dtypes the C call reads A and B in, and its gpumatmul_dtype: the loop dtype, which
+    both are cast to, unless libgpumatmul multiplies them as they are into the loop dtype.
 
-    That is two operands of one FP8 type, host or GPU, whose float32 product (NumPy's loop)
-    the library computes on FP8 tensor cores where the GPU has them, without float32 copies,
-    where ``backend`` computes it at ``precision`` (cuBLAS does, through cuBLASLt's FP8
-    kernels or float16 copies of its own).
+    That is two FP8 operands, host or GPU, of one type (``Dtype.writes``) or the two types
+    (``PAIRS``), whose float32 product (NumPy's loop) the library computes on FP8 tensor
+    cores where the GPU has them, without float32 copies, where ``backend`` computes it at
+    ``precision`` (cuBLAS does, through cuBLASLt's FP8 kernels or float16 copies of its own).
 
     >>> operand_code(np.dtype("int8"), np.dtype("int8"), np.dtype("int8"), 0, 0)
-    (dtype('int8'), 6)
+    (dtype('int8'), dtype('int8'), 6)
     """
-    row = _row(a) if a == b else None
-    if row is not None and row.writes == loop.name and _computes(backend, row.code, precision):
-        return a, row.code
-    return loop, code(loop)
+    as_they_are = _as_they_are(a, b)
+    if as_they_are is not None and as_they_are[1] == loop.name and _computes(backend, as_they_are[0], precision):
+        return a, b, as_they_are[0]
+    return loop, loop, code(loop)
 
 
 @functools.cache  # dtype.name takes microseconds, and every GPU product asks
-def _row(dtype: np.dtype) -> Dtype | None:
-    return DTYPES.get(dtype.name)
+def _as_they_are(a: np.dtype, b: np.dtype) -> tuple[int, str] | None:
+    """(gpumatmul_dtype, the dtype it writes) of a product of ``a`` and ``b`` read as they
+    are, where the library has one whose C is another dtype; None elsewhere."""
+    if a == b:
+        row: Dtype | None = DTYPES.get(a.name)
+        return None if row is None or not row.writes else (row.code, row.writes)
+    pair = PAIRS.get((a.name, b.name))
+    return None if pair is None else (pair, "float32")
 
 
 @functools.cache  # the library's answer for a backend, dtype and precision never changes

@@ -120,14 +120,14 @@ def _on_host(operands: Operands, problem: Problem, plan: Plan) -> np.ndarray:
 
 def _host_read(x: np.ndarray, read: Reading, position: int, problem: Problem) -> np.ndarray:
     """What the C call reads of operand ``x``: its matrices (a view), or their copy in
-    problem.operand, as the plan says. The cast follows NumPy, whatever the sizes: an object operand's
+    problem.operands[position], as the plan says. The cast follows NumPy, whatever the sizes: an object operand's
     elements may not fit the loop dtype."""
     matrices = shapes.as_matrices(x, position, problem.shapes)
     if read.copy == IN_PLACE:
         return matrices
     if read.copy == COPY_STACK:
         matrices = np.broadcast_to(matrices, problem.shapes.batch + matrices.shape[-2:])
-    return np.ascontiguousarray(matrices, dtype=problem.operand)
+    return np.ascontiguousarray(matrices, dtype=problem.operands[position])
 
 
 def host_call(plan: Plan, a: int, b: int, c: int) -> None:
@@ -178,7 +178,7 @@ def _on_gpu(operands: Operands, device: int, problem: Problem, plan: Plan, optio
 
 
 def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceArray | None:
-    """The copy of GPU operand ``x`` the C call reads (C-ordered, in problem.operand, made on
+    """The copy of GPU operand ``x`` the C call reads (C-ordered, in problem.operands[position], made on
     the device), or None where it reads ``x`` in place."""
     if read.copy == IN_PLACE:
         return None
@@ -189,7 +189,7 @@ def _gpu_read(x: Any, read: Reading, position: int, problem: Problem) -> DeviceA
             problem.shapes.batch,
         )
         view = device_array.as_strided(view, stack.shape, stack.strides)
-    return view.astype(problem.operand)
+    return view.astype(problem.operands[position])
 
 
 # A product of GPU data into new memory, called with the operands' addresses and the stream's

@@ -83,7 +83,7 @@ def plan(operands: Operands, problem: Problem, options: Options) -> Plan:
 def _reading(x: Any, problem: Problem, position: int) -> Reading:
     """How the C call reads operand ``position`` (0 or 1), ``x``, broadcast to the stack."""
     stack = _stack(x.shape, x.strides, x.dtype.itemsize, problem, position)
-    return layout.reading(stack, problem.shapes.batch, copied=x.dtype != problem.operand)
+    return layout.reading(stack, problem.shapes.batch, copied=x.dtype != problem.operands[position])
 
 
 def _stack(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, problem: Problem, position: int) -> Strided:

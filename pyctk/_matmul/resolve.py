@@ -24,7 +24,7 @@ class Problem(NamedTuple):
     loop: np.dtype  # the dtype it computes in and returns
     code: int  # gpumatmul_dtype of ``operand``
     shapes: shapes.Shapes
-    operand: np.dtype  # the dtype the C call reads A and B in (they are cast to it)
+    operands: tuple[np.dtype, np.dtype]  # the dtypes the C call reads A and B in (cast to them)
 
 
 def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tuple[Operands, Problem]:
@@ -35,8 +35,8 @@ def resolve(operands: Operands, options: Options, axes: Any = NOT_GIVEN) -> tupl
         operands = _with_axes(operands, axes)
         a, b, out = operands.a, operands.b, operands.out
     problem_shapes = shapes.matmul_shapes(a.shape, b.shape, None if out is None else out.shape)
-    operand, code = dtypes.operand_code(a.dtype, b.dtype, loop, options.backend, options.precision)
-    return operands, Problem(loop, code, problem_shapes, operand)
+    a_read, b_read, code = dtypes.operand_code(a.dtype, b.dtype, loop, options.backend, options.precision)
+    return operands, Problem(loop, code, problem_shapes, (a_read, b_read))
 
 
 def _with_axes(operands: Operands, axes: Any) -> Operands:

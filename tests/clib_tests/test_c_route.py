@@ -173,6 +173,31 @@ CASES = [
     Case("cuBLAS asked: FP8, k not of 16", "float8_e4m3fn", 90, 4, 4, 24, ("widened", "float16", 1), backend="cublas"),
     Case("cuBLAS asked: FP8, n not of 4", "float8_e4m3fn", 90, 4, 6, 16, ("widened", "float16", 1), backend="cublas"),
     Case("cuBLAS asked: e5m2 as float16", "float8_e5m2", 90, 64, 64, 64, ("widened", "float16", 1), backend="cublas"),
+    # The mixed FP8 pairs: cuBLASLt's FP8 kernels take them as they take e4m3, float16 copies
+    # (each operand widened from its own type) elsewhere.
+    Case(
+        "cuBLAS asked: FP8 pair by cuBLASLt", "float8_e4m3fn_e5m2", 90, 3, 4, 16, ("cublas", "-", 1), backend="cublas"
+    ),
+    Case(
+        "cuBLAS asked: FP8 pair, k not of 16",
+        "float8_e5m2_e4m3fn",
+        90,
+        4,
+        4,
+        24,
+        ("widened", "float16", 1),
+        backend="cublas",
+    ),
+    Case(
+        "AUTO: FP8 pair on sm_86 as float16 copies",
+        "float8_e5m2_e4m3fn",
+        86,
+        BIG,
+        BIG,
+        BIG,
+        ("widened", "float16", 1),
+        backend="auto",
+    ),
     Case(
         "cuBLAS asked: FP8 on sm_80, before FP8 tensor cores: float16 copies",
         "float8_e4m3fn",
@@ -431,6 +456,26 @@ CASES = [
         "FP8 on Hopper, k-major: FP8 wgmma", "float8_e4m3fn", 90, BIG, BIG, BIG, ("kernel", "gemm_wgmma_", 1), trans_b=1
     ),
     Case("FP8 on Hopper, tiny: FP8 wgmma all the same", "float8_e5m2", 90, 16, 16, 16, ("repacked", "gemm_wgmma_", 1)),
+    Case(
+        "FP8 pair on Hopper, k-major: FP8 wgmma",
+        "float8_e4m3fn_e5m2",
+        90,
+        BIG,
+        BIG,
+        BIG,
+        ("kernel", "gemm_wgmma_", 1),
+        trans_b=1,
+    ),
+    Case(
+        "FP8 pair on Hopper, B along n: transposed",
+        "float8_e5m2_e4m3fn",
+        90,
+        BIG,
+        BIG,
+        BIG,
+        ("repacked", "gemm_wgmma_", 1),
+    ),
+    Case("FP8 pair on sm_120: widened to float32", "float8_e4m3fn_e5m2", 120, 16, 16, 16, ("widened", "float32", 1)),
     Case(
         "FP8 on Hopper, B along n: transposed for FP8 wgmma",
         "float8_e5m2",

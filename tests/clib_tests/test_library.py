@@ -219,9 +219,10 @@ def test_installed_files_are_the_package_exactly():
 FLOATS = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
 HEADER_CONSTANTS = [line.split()[1:] for line in abi.constants(abi.header_code(ROOT / "libgpu" / "include"))]
 DTYPE_NAMES = [name[len("GPUMATMUL_") :].lower() for enum, name, _ in HEADER_CONSTANTS if enum == "gpumatmul_dtype"]
-FLOAT8 = {"float8_e4m3fn", "float8_e5m2"}
+FLOAT8 = {"float8_e4m3fn", "float8_e5m2", "float8_e4m3fn_e5m2", "float8_e5m2_e4m3fn"}  # and the pairs
 COMPUTES = {
-    # cuBLAS: int8 and float8_e4m3fn through cuBLASLt, float8_e5m2 as float32 copies (widened.c)
+    # cuBLAS: int8, float8_e4m3fn and the FP8 pairs through cuBLASLt, float8_e5m2 as float16
+    # copies (widened.c)
     "highest": {"tiled": set(DTYPE_NAMES), "cublas": FLOATS | {"int8"} | FLOAT8},
     # FP8 at TF32: float32 copies at TF32 (widened.c)
     "tf32": {"tiled": {"float32", "complex64"} | FLOAT8, "cublas": {"float32", "complex64"} | FLOAT8},
@@ -298,11 +299,13 @@ def test_c_program_uses_the_header_and_library(tmp_path):
 
 
 def test_the_python_dtype_table_is_the_headers_enum():
-    """pyctk._arrays.dtypes.DTYPES (one row per dtype: its gpumatmul_dtype and DLPack codes) says
-    what gpumatmul.h's enum says, value for value."""
+    """pyctk._arrays.dtypes.DTYPES (one row per dtype: its gpumatmul_dtype and DLPack codes) and
+    PAIRS (the FP8 pairs' product types, GPUMATMUL_<A>_<B's format>) say what gpumatmul.h's enum
+    says, value for value."""
     from pyctk._arrays import dtypes as _dtypes
 
-    assert {name: row.code for name, row in _dtypes.DTYPES.items()} == {
+    pairs = {f"{a}_{b.removeprefix('float8_')}": code for (a, b), code in _dtypes.PAIRS.items()}
+    assert {name: row.code for name, row in _dtypes.DTYPES.items()} | pairs == {
         name: value for value, name in enumerate(DTYPE_NAMES)
     }
 
@@ -320,7 +323,8 @@ F32, C64, F64 = 0, 4, 1  # gpumatmul_dtype values
     "dst, dst_data, src, src_data, message",
     [
         (None, 64, array_desc(F32, (2,), (4,)), 64, "dst is NULL"),
-        (array_desc(F32, (2,), (4,)), 64, array_desc(17, (2,), (4,)), 64, "src->dtype 17 is not a"),
+        (array_desc(F32, (2,), (4,)), 64, array_desc(19, (2,), (4,)), 64, "src->dtype 19 is not a"),
+        (array_desc(17, (2,), (2,)), 64, array_desc(F32, (2,), (4,)), 64, "dst->dtype 17 is a product's type"),
         (array_desc(F32, (2,), (4,)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "dst has 1 dimensions and src 2"),
         (array_desc(F32, (2, 3), (12, 4)), 64, array_desc(F64, (2, 4), (32, 8)), 64, "the shapes differ"),
         (array_desc(F32, (2, -3), (12, 4)), 64, array_desc(F32, (2, 3), (12, 4)), 64, "shape[1] is -3"),

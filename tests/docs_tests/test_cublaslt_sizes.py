@@ -24,28 +24,31 @@ SOURCE = cublaslt_sizes.TABLES.read_text()
 WIDENED = cublaslt_sizes.WIDENED.read_text()
 INT8_ROW = "CUBLASLT(CUDA_R_8I, I32, 75, GPUMATMUL_INT32, CUDA_R_32I, 4, 4)"
 E4M3_ROW = "CUBLASLT(CUDA_R_8F_E4M3, F32, 89, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16)"
+# float8_e4m3fn's and the FP8 pairs' rows (these span lines), as they are and with a change
+FP8_ROWS = re.compile(r"CUBLASLT\((CUDA_R_8F_E\dM\d), F32, 89, GPUMATMUL_FLOAT32,\s*CUDA_R_32F, 4, 16\)")
 FLOAT16_ROW = "{GPUMATMUL_FLOAT16, 1u << GPUMATMUL_BACKEND_CUBLAS, 1u << GPUMATMUL_PRECISION_HIGHEST}"
 
 
-def test_the_rows_are_int8s_and_float8_e4m3fns():
+def test_the_rows_are_int8s_float8_e4m3fns_and_the_mixed_fp8_pairs():
     rows = cublaslt_sizes.lt_rows(SOURCE)
     assert [(r.dtype, r.min_arch, r.n_multiple, r.k_multiple, r.c_type) for r in rows] == [
         ("int8", 75, 4, 4, "int32"),
         ("float8_e4m3fn", 89, 4, 16, "float32"),
+        ("float8_e4m3fn @ float8_e5m2", 89, 4, 16, "float32"),  # a pair shown as A @ B
+        ("float8_e5m2 @ float8_e4m3fn", 89, 4, 16, "float32"),
     ]
-    # int8's C is its own: other sizes are refused; float8_e4m3fn's is float32: copies, in
+    # int8's C is its own: other sizes are refused; the FP8 rows' is float32: copies, in
     # widened.c's first dtype for cuBLAS at HIGHEST
-    assert [r.widened_to for r in rows] == [None, "float16"]
-    assert [cublaslt_sizes.other_sizes(r) for r in rows] == [
-        cublaslt_sizes.REFUSED,
-        "multiplied as float16 copies by cuBLAS",
+    assert [r.widened_to for r in rows] == [None, "float16", "float16", "float16"]
+    assert [cublaslt_sizes.other_sizes(r) for r in rows] == [cublaslt_sizes.REFUSED] + 3 * [
+        "multiplied as float16 copies by cuBLAS"
     ]
 
 
 def test_the_copies_are_widened_cs_first_row_for_cublas_at_highest():
     without_float16 = WIDENED.replace(FLOAT16_ROW, "")
     assert without_float16 != WIDENED
-    assert [r.widened_to for r in cublaslt_sizes.lt_rows(SOURCE, without_float16)] == [None, "float32"]
+    assert [r.widened_to for r in cublaslt_sizes.lt_rows(SOURCE, without_float16)] == [None] + 3 * ["float32"]
     with pytest.raises(ValueError, match="widenings table not found"):
         cublaslt_sizes.lt_rows(SOURCE, WIDENED.replace("widenings[] =", "wider[] ="))
 
@@ -65,7 +68,8 @@ def test_the_arguments_are_read_by_the_macros_parameter_names():
         "#define CUBLASLT(type, highest, min_arch, c_dtype, c_type, n_multiple, k_multiple)",
         "#define CUBLASLT(type, highest, min_arch, c_dtype, c_type, k_multiple, n_multiple)",
     )
-    swapped = swapped.replace(E4M3_ROW, E4M3_ROW.replace("4, 16)", "16, 4)"))  # int8's are equal
+    swapped, swaps = FP8_ROWS.subn(r"CUBLASLT(\1, F32, 89, GPUMATMUL_FLOAT32, CUDA_R_32F, 16, 4)", swapped)
+    assert swaps == 3  # int8's are equal
     assert cublaslt_sizes.lt_rows(swapped) == cublaslt_sizes.lt_rows(SOURCE)
 
 
@@ -73,7 +77,7 @@ BROKEN = {
     "a multiple not a number": (SOURCE.replace(INT8_ROW, INT8_ROW.replace("4, 4)", "4, FOUR)")), "int8's CUBLASLT"),
     "a multiple of zero": (SOURCE.replace(E4M3_ROW, E4M3_ROW.replace("4, 16)", "4, 0)")), "float8_e4m3fn's"),
     "an argument missing": (SOURCE.replace(INT8_ROW, INT8_ROW.replace(", 4, 4)", ", 4)")), "6 arguments"),
-    "no CUBLASLT row": (SOURCE.replace(INT8_ROW, 'NOT_CUBLAS("")').replace(E4M3_ROW, 'NOT_CUBLAS("")'), "no row"),
+    "no CUBLASLT row": (FP8_ROWS.sub('NOT_CUBLAS("")', SOURCE.replace(INT8_ROW, 'NOT_CUBLAS("")')), "no row"),
     "a C dtype with no row": (
         SOURCE.replace(INT8_ROW, INT8_ROW.replace("GPUMATMUL_INT32", "GPUMATMUL_INT24")),
         "INT24",
@@ -84,6 +88,7 @@ BROKEN = {
         "copies",
     ),
     "a row not read": (SOURCE.replace('[GPUMATMUL_INT8] = {"int8", 1,', '[GPUMATMUL_INT8] = {"int8", one,'), "INT8"),
+    "a pair of no array": (SOURCE.replace('"e4m3_e5m2", e4m3_e5m2}', '"e4m3_e5m2", e4m3_by_e5m2}'), "E4M3FN_E5M2"),
     "no macro": (SOURCE.replace("#define CUBLASLT(", "#define CUBLAS_LT("), "#define CUBLASLT"),
     "no table": (SOURCE.replace("dtype_infos[DTYPE_COUNT]", "dtype_table[DTYPE_COUNT]"), "dtype_infos"),
 }
@@ -131,6 +136,22 @@ def test_the_directive_renders_the_rows(build):
         cublaslt_sizes.HEADER,
         ["int8", "7.5 and newer", "int32", "4", "4", cublaslt_sizes.REFUSED.replace("`", "")],
         ["float8_e4m3fn", "8.9 and newer", "float32", "4", "16", "multiplied as float16 copies by cuBLAS"],
+        [
+            "float8_e4m3fn @ float8_e5m2",
+            "8.9 and newer",
+            "float32",
+            "4",
+            "16",
+            "multiplied as float16 copies by cuBLAS",
+        ],
+        [
+            "float8_e5m2 @ float8_e4m3fn",
+            "8.9 and newer",
+            "float32",
+            "4",
+            "16",
+            "multiplied as float16 copies by cuBLAS",
+        ],
     ]
 
 

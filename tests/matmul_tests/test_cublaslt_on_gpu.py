@@ -1,7 +1,7 @@
 """backend="cublas" for the dtypes cuBLAS multiplies through cuBLASLt (libgpu/src/gemm/cublas_lt.c):
 int8, summed in int32 by its IMMA kernels and kept to the low byte as NumPy wraps around, for n
 and k multiples of 4 (UnsupportedError, naming the tiled backend, for the others), and
-float8_e4m3fn into float32 on its FP8 kernels; every layout, which the library copies k-major
+float8_e4m3fn and the mixed FP8 pairs into float32 on its FP8 kernels; every layout, which the library copies k-major
 where cuBLASLt cannot read it; the FP8 sizes its kernels do not take (n not a multiple of 4, k
 not of 16) and float8_e5m2 as float16 copies on cuBLAS's float16 tensor cores, into float32."""
 
@@ -89,12 +89,16 @@ def test_int8_host_tiles_keep_to_the_rule(monkeypatch):
     np.testing.assert_array_equal(pyctk.matmul(a, b, backend="cublas"), np.matmul(a, b))
 
 
-@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=str)
+PAIRS = [(E4M3, E4M3), (E5M2, E5M2), (E4M3, E5M2), (E5M2, E4M3)]  # (A's, B's)
+ON_CUBLASLT = [pair for pair in PAIRS if pair != (E5M2, E5M2)]  # cuBLASLt's FP8 kernels take these
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", PAIRS, ids=str)
 @pytest.mark.parametrize("transposed", LAYOUTS, ids=str)
 @pytest.mark.parametrize("m, n, k", SHAPES, ids=str)
-def test_float8_is_numpys_float32_product(dtype, m, n, k, transposed):
+def test_float8_is_numpys_float32_product(a_dtype, b_dtype, m, n, k, transposed):
     rng = np.random.default_rng(m + n * k)
-    a, b = small_integers(rng, (m, k), dtype), small_integers(rng, (k, n), dtype)
+    a, b = small_integers(rng, (m, k), a_dtype), small_integers(rng, (k, n), b_dtype)
     result = pyctk.matmul(operand(a, transposed[0]), operand(b, transposed[1]), backend="cublas")
     assert result.dtype == np.float32
     np.testing.assert_array_equal(result.get(), np.matmul(a, b))
@@ -110,25 +114,29 @@ def test_float8_batches_and_c_off_16_bytes(broadcast_b):
     np.testing.assert_array_equal(out.get(), np.matmul(a, b))
 
 
-def float8_sum_tensor_cores_round(k: int) -> tuple[np.ndarray, np.ndarray, float]:
+def float8_sum_tensor_cores_round(
+    k: int, a_dtype: np.dtype = E4M3, b_dtype: np.dtype = E4M3
+) -> tuple[np.ndarray, np.ndarray, float]:
     """A 1 x k by k x 4 product whose float32 sum is exact, 1024 + 31/64, but needs 17 bits:
-    FP8 tensor cores, whose sums keep about 14, round it; copies summed in float32 do not."""
+    FP8 tensor cores, whose sums keep about 14, round it; copies summed in float32 do not.
+    Its values (256, 4, 1/8) are exact in both FP8 types."""
     a = np.zeros((1, k), np.float32)
     b = np.zeros((k, 4), np.float32)
     a[0, 0], b[0] = 256, 4
     a[0, 1:32], b[1:32] = 1 / 8, 1 / 8
-    return a.astype(E4M3), b.astype(E4M3), 1024 + 31 / 64
+    return a.astype(a_dtype), b.astype(b_dtype), 1024 + 31 / 64
 
 
-def test_float8_on_cublaslts_kernels_where_they_take_the_sizes():
+@pytest.mark.parametrize("a_dtype, b_dtype", ON_CUBLASLT, ids=str)
+def test_float8_on_cublaslts_kernels_where_they_take_the_sizes(a_dtype, b_dtype):
     """k = 128, n = 4: cuBLASLt's FP8 kernels, which round the sum as the tensor cores do (on an
     H200 they gave 1024: the 31/64 lost); k = 136 (not a multiple of 16): float16 copies,
     whose products float16 tensor cores sum in float32, exact. The answer tells the routes
     apart."""
-    a, b, exact = float8_sum_tensor_cores_round(128)
+    a, b, exact = float8_sum_tensor_cores_round(128, a_dtype, b_dtype)
     on_tensor_cores = pyctk.matmul(device_array(a), device_array(b), backend="cublas").get()
     assert np.all(on_tensor_cores != exact) and np.all(np.abs(on_tensor_cores - exact) <= 2.0**-10 * exact)
-    a, b, exact = float8_sum_tensor_cores_round(136)
+    a, b, exact = float8_sum_tensor_cores_round(136, a_dtype, b_dtype)
     np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b), backend="cublas").get(), exact)
 
 
@@ -162,3 +170,16 @@ def test_auto_takes_the_fp8_kernels_where_cublas_would_copy(k):
     rng = np.random.default_rng(k)
     a, b = small_integers(rng, (64, k), E4M3), small_integers(rng, (k, 64), E4M3)
     np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b)).get(), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", PAIRS, ids=str)
+def test_the_kernels_multiply_every_fp8_pair_on_fp8_tensor_cores_on_hopper(a_dtype, b_dtype):
+    """backend="tiled": on compute capability 9.0 pyctk's FP8 wgmma kernels, whose 128-term
+    sums round as cuBLASLt's do (float8_sum_tensor_cores_round), for one FP8 type and for the
+    mixed pairs alike; elsewhere float32 copies, exact."""
+    a, b, exact = float8_sum_tensor_cores_round(128, a_dtype, b_dtype)
+    result = pyctk.matmul(device_array(a), device_array(b), backend="tiled").get()
+    if pyctk.info()["devices"][0]["compute_capability"] == "9.0":
+        assert np.all(result != exact) and np.all(np.abs(result - exact) <= 2.0**-10 * exact)
+    else:
+        np.testing.assert_array_equal(result, exact)

@@ -1,8 +1,8 @@
 """ml_dtypes' FP8 types (float8_e4m3fn, float8_e5m2) on the GPU: DeviceArrays hold them bit for
 bit, and products of FP8 operands, host or GPU, alone, mixed with each other or with other
 dtypes, come out as ``numpy.matmul``'s with ml_dtypes installed: computed in float32, returned
-as float32, every shape and stride rule as for the other dtypes. Two operands of one FP8 type,
-host or GPU, multiply as they are, on FP8 tensor cores on Hopper."""
+as float32, every shape and stride rule as for the other dtypes. Two FP8 operands, host or GPU,
+of one type or the two, multiply as they are, on FP8 tensor cores on Hopper."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only; the GPU mac
 pytestmark = pytest.mark.gpu
 
 FLOAT8 = [np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)]
+FLOAT8_PAIRS = list(itertools.product(FLOAT8, FLOAT8))  # (A's, B's): one type, or the two mixed
 PARTNERS = (
     FLOAT8 + [np.dtype(d) for d in (np.float32, np.float16, np.int8, np.float64)] + [np.dtype(ml_dtypes.bfloat16)]
 )
@@ -59,11 +60,11 @@ def test_products_are_numpys_float32_products(a_dtype, b_dtype, where):
     np.testing.assert_array_equal(np.asarray(result.get() if where == "gpu" else result), expected)
 
 
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_random_values_within_float32_rounding(dtype):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_random_values_within_float32_rounding(a_dtype, b_dtype):
     rng = np.random.default_rng(3)
-    a = (rng.standard_normal((257, 1000)) * 8).astype(dtype)
-    b = (rng.standard_normal((1000, 129)) * 8).astype(dtype)
+    a = (rng.standard_normal((257, 1000)) * 8).astype(a_dtype)
+    b = (rng.standard_normal((1000, 129)) * 8).astype(b_dtype)
     wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
     magnitude = np.abs(wide_a) @ np.abs(wide_b)
     host, gpu = pyctk.matmul(a, b), pyctk.matmul(device_array(a), device_array(b)).get()
@@ -75,18 +76,19 @@ def test_random_values_within_float32_rounding(dtype):
         assert np.all(np.abs(result - wide_a @ wide_b) <= 2.0**-12 * magnitude)
 
 
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_layouts_vectors_and_out(dtype):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_layouts_vectors_and_out(a_dtype, b_dtype):
     rng = np.random.default_rng(4)
-    a, b = small_integers(rng, (2, 40, 30), dtype), small_integers(rng, (30, 20), dtype)
+    a, b = small_integers(rng, (2, 40, 30), a_dtype), small_integers(rng, (30, 20), b_dtype)
     gpu_a, gpu_b = device_array(a), device_array(b)
     # transposed and strided views, a broadcast stack, 1-D operands
     np.testing.assert_array_equal(pyctk.matmul(gpu_b.T, gpu_a[0].T).get(), np.matmul(b.T, a[0].T))
     np.testing.assert_array_equal(pyctk.matmul(gpu_a[:, ::2], gpu_b[:, ::-1]).get(), np.matmul(a[:, ::2], b[:, ::-1]))
-    vector = small_integers(rng, (30,), dtype)
-    product = pyctk.matmul(device_array(vector), device_array(vector))
+    vector = small_integers(rng, (30,), a_dtype)
+    other = vector.astype(b_dtype)
+    product = pyctk.matmul(device_array(vector), device_array(other))
     assert product.shape == () and product.dtype == np.float32
-    assert float(product.get()) == float(np.matmul(vector, vector))
+    assert float(product.get()) == float(np.matmul(vector, other))
     out = pyctk.empty((2, 40, 20), np.float32)
     assert pyctk.matmul(gpu_a, gpu_b, out=out) is out
     np.testing.assert_array_equal(out.get(), np.matmul(a, b))
@@ -120,7 +122,7 @@ def test_dlpack_hands_float8_to_torch_and_back():
     assert pyctk.from_dlpack(e5m2).dtype == FLOAT8[1]
 
 
-# Products of two GPU arrays of one FP8 type read them as they are (FP8 wgmma on Hopper, which
+# Products of two FP8 GPU arrays (one type, or the two) read them as they are (FP8 wgmma on Hopper, which
 # tiles C by 128 x 256 and k by 128, each slab's sums promoted to float32; elsewhere float32
 # copies made by the library): sizes off every tile, each transpose (B along n and A along m
 # are transposed for the k-major kernel), offsets off TMA's 16 bytes, odd pitches, batches.
@@ -129,10 +131,10 @@ SHAPES = [(1, 1, 1), (5, 3, 1), (129, 257, 17), (128, 256, 128), (255, 130, 300)
 
 @pytest.mark.parametrize("transposed", [(False, False), (False, True), (True, False), (True, True)], ids=str)
 @pytest.mark.parametrize("m, n, k", SHAPES, ids=str)
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_sizes_off_the_tiles_and_every_transpose(dtype, m, n, k, transposed):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_sizes_off_the_tiles_and_every_transpose(a_dtype, b_dtype, m, n, k, transposed):
     rng = np.random.default_rng(m * n + k)
-    a, b = small_integers(rng, (m, k), dtype), small_integers(rng, (k, n), dtype)
+    a, b = small_integers(rng, (m, k), a_dtype), small_integers(rng, (k, n), b_dtype)
     gpu_a = device_array(np.ascontiguousarray(a.T)).T if transposed[0] else device_array(a)
     gpu_b = device_array(np.ascontiguousarray(b.T)).T if transposed[1] else device_array(b)
     result = pyctk.matmul(gpu_a, gpu_b)
@@ -141,27 +143,28 @@ def test_sizes_off_the_tiles_and_every_transpose(dtype, m, n, k, transposed):
 
 
 @pytest.mark.parametrize("offset", [1, 3, 16])
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_offsets_and_odd_pitches(dtype, offset):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_offsets_and_odd_pitches(a_dtype, b_dtype, offset):
     rng = np.random.default_rng(offset)
-    a, b = small_integers(rng, (130, 300 + offset), dtype), small_integers(rng, (260, 301 + offset), dtype)
+    a, b = small_integers(rng, (130, 300 + offset), a_dtype), small_integers(rng, (260, 301 + offset), b_dtype)
     # k = 300, pitches 300 + offset and 301 + offset, addresses offset and offset + 1 bytes in
     gpu_a, gpu_b = device_array(a)[:, offset:], device_array(b)[:, offset + 1 :].T
     np.testing.assert_array_equal(pyctk.matmul(gpu_a, gpu_b).get(), np.matmul(a[:, offset:], b[:, offset + 1 :].T))
 
 
 @pytest.mark.parametrize("broadcast_b", [False, True])
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_strided_and_broadcast_batches(dtype, broadcast_b):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_strided_and_broadcast_batches(a_dtype, b_dtype, broadcast_b):
     rng = np.random.default_rng(7)
-    a = small_integers(rng, (3, 140, 260), dtype)
-    b = small_integers(rng, (260, 270) if broadcast_b else (3, 260, 270), dtype)
+    a = small_integers(rng, (3, 140, 260), a_dtype)
+    b = small_integers(rng, (260, 270) if broadcast_b else (3, 260, 270), b_dtype)
     np.testing.assert_array_equal(pyctk.matmul(device_array(a), device_array(b)).get(), np.matmul(a, b))
 
 
-def test_gpu_products_of_one_fp8_type_make_no_float32_copies(monkeypatch):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_gpu_products_of_fp8_make_no_float32_copies(monkeypatch, a_dtype, b_dtype):
     rng = np.random.default_rng(8)
-    a, b = small_integers(rng, (64, 96), FLOAT8[0]), small_integers(rng, (96, 32), FLOAT8[0])
+    a, b = small_integers(rng, (64, 96), a_dtype), small_integers(rng, (96, 32), b_dtype)
     gpu_a, gpu_b = device_array(a), device_array(b)
 
     def refuse(*args, **kwargs):
@@ -196,11 +199,12 @@ def test_random_values_long_k():
     assert error.max() <= 2.0**-12  # 1.1e-5 measured on an H200, as cuBLASLt's
 
 
-def test_host_products_of_one_fp8_type_make_no_float32_copies(monkeypatch):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_host_products_of_fp8_make_no_float32_copies(monkeypatch, a_dtype, b_dtype):
     """Host FP8 operands reach the library as they are (its host functions run the product
     whole on the GPU): NumPy casts none of them to float32 first."""
     rng = np.random.default_rng(12)
-    a, b = small_integers(rng, (64, 96), FLOAT8[1]), small_integers(rng, (96, 32), FLOAT8[1])
+    a, b = small_integers(rng, (64, 96), a_dtype), small_integers(rng, (96, 32), b_dtype)
     expected = np.matmul(a, b)
     cast = np.ascontiguousarray
 
@@ -212,16 +216,22 @@ def test_host_products_of_one_fp8_type_make_no_float32_copies(monkeypatch):
     np.testing.assert_array_equal(pyctk.matmul(a, b), expected)
 
 
-def test_the_host_entry_point_multiplies_fp8_whole_keeping_c_between_its_rows():
-    """gpumatmul_gemm_host with an FP8 dtype: A, B and C (ldc = 3 > n = 2) up to the GPU, the
-    product, C back; what lies between C's rows comes back as it was."""
+@pytest.mark.parametrize(
+    "code, a_dtype, b_dtype",
+    [(15, FLOAT8[0], FLOAT8[0]), (17, FLOAT8[0], FLOAT8[1]), (18, FLOAT8[1], FLOAT8[0])],
+    ids=str,
+)
+def test_the_host_entry_point_multiplies_fp8_whole_keeping_c_between_its_rows(code, a_dtype, b_dtype):
+    """gpumatmul_gemm_host with an FP8 dtype (float8_e4m3fn, and the two pairs'): A, B and C
+    (ldc = 3 > n = 2) up to the GPU, the product, C back; what lies between C's rows comes back
+    as it was."""
     from pyctk._cuda import contexts as _contexts
     from pyctk._cuda import library as _library
 
     lib = _library.library()
-    desc = _library.GemmDesc(0, 15, 0, 0, 0, 2, 2, 3, 1, 3, 0, 2, 0, 3, 0)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3).astype(FLOAT8[0])
-    b = np.arange(-3, 3, dtype=np.float32).reshape(3, 2).astype(FLOAT8[0])
+    desc = _library.GemmDesc(0, code, 0, 0, 0, 2, 2, 3, 1, 3, 0, 2, 0, 3, 0)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3).astype(a_dtype)
+    b = np.arange(-3, 3, dtype=np.float32).reshape(3, 2).astype(b_dtype)
     c = np.full((2, 3), 7, np.float32)
     status = lib.gpumatmul_gemm_host(
         _contexts.context(0), ctypes.byref(desc), a.ctypes.data, b.ctypes.data, c.ctypes.data
@@ -231,10 +241,10 @@ def test_the_host_entry_point_multiplies_fp8_whole_keeping_c_between_its_rows():
     np.testing.assert_array_equal(c[:, 2], [7, 7])
 
 
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_host_layouts_batches_and_out(dtype):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_host_layouts_batches_and_out(a_dtype, b_dtype):
     rng = np.random.default_rng(13)
-    a, b = small_integers(rng, (3, 40, 30), dtype), small_integers(rng, (30, 20), dtype)
+    a, b = small_integers(rng, (3, 40, 30), a_dtype), small_integers(rng, (30, 20), b_dtype)
     np.testing.assert_array_equal(pyctk.matmul(b.T, a[0].T), np.matmul(b.T, a[0].T))
     np.testing.assert_array_equal(pyctk.matmul(a[:, ::2], b[:, ::-1]), np.matmul(a[:, ::2], b[:, ::-1]))
     out = np.zeros((3, 40, 41), np.float32)[:, :, 1::2]  # out's rows 164 bytes apart, 4 bytes in
@@ -257,14 +267,14 @@ def test_torch_fp8_tensors_multiply_as_they_are():
 
 
 @pytest.mark.parametrize("m, n, k, batch", [(3, 5, 7, 1), (257, 129, 1000, 1), (70, 300, 260, 3)], ids=str)
-@pytest.mark.parametrize("dtype", FLOAT8, ids=str)
-def test_precision_tf32_multiplies_float32_copies(dtype, m, n, k, batch):
+@pytest.mark.parametrize("a_dtype, b_dtype", FLOAT8_PAIRS, ids=str)
+def test_precision_tf32_multiplies_float32_copies(a_dtype, b_dtype, m, n, k, batch):
     """At precision "tf32" the library copies both operands to float32 (exactly: widened.c, the
     route of GPUs without FP8 tensor cores) and multiplies at TF32, which holds every FP8
     value exactly: float32's rounding of the sums alone, tighter than the FP8 tensor cores'."""
     rng = np.random.default_rng(m + n + k)
-    a = (rng.standard_normal((batch, m, k)) * 8).astype(dtype)
-    b = (rng.standard_normal((k, n)) * 8).astype(dtype)
+    a = (rng.standard_normal((batch, m, k)) * 8).astype(a_dtype)
+    b = (rng.standard_normal((k, n)) * 8).astype(b_dtype)
     gpu_b = device_array(np.ascontiguousarray(b.T)).T  # B along k, and A along k: both layouts
     result = pyctk.matmul(device_array(a), gpu_b, precision="tf32").get()
     wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)

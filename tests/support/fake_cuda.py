@@ -176,7 +176,7 @@ class FakeLibrary:
             c._obj.value = None
             return 0
         elements = (desc.batch_count - 1) * desc.stride_c + (desc.m - 1) * desc.ldc + desc.n
-        nbytes = elements * gemm_emulation.DTYPES_BY_CODE[desc.dtype].itemsize
+        nbytes = elements * gemm_emulation.product_dtypes(desc.dtype)[2].itemsize
         status = self.gpumatmul_device_alloc(context, nbytes, stream, c)
         return status or self.gpumatmul_gemm_device(context, desc, a, b, c._obj.value, stream)
 

@@ -9,9 +9,21 @@ import warnings
 import numpy as np
 
 from pyctk._arrays import dtypes as _dtypes
-from support.strategies import SUPPORTED
+from support.strategies import FLOAT8, SUPPORTED
 
-DTYPES_BY_CODE = {_dtypes.DTYPES[dtype.name].code: dtype for dtype in SUPPORTED}
+DTYPES_BY_CODE = {_dtypes.DTYPES[dtype.name].code: dtype for dtype in SUPPORTED + FLOAT8}
+
+
+def product_dtypes(code: int) -> tuple[np.dtype, np.dtype, np.dtype]:
+    """A's, B's and C's dtypes in a product of gpumatmul_dtype ``code``: the dtype's own, but
+    float32 C for the FP8 types (Dtype.writes), and the mixed FP8 pairs' two types
+    (``PAIRS``)."""
+    pairs = {pair_code: names for names, pair_code in _dtypes.PAIRS.items()}
+    if code in pairs:
+        a, b = (np.dtype(name) for name in pairs[code])
+        return a, b, np.dtype(np.float32)
+    dtype = DTYPES_BY_CODE[code]
+    return dtype, dtype, np.dtype(_dtypes.DTYPES[dtype.name].writes or dtype)
 
 
 def stored_matrices(
@@ -21,21 +33,23 @@ def stored_matrices(
     assert ld >= max(cols, 1) and stride >= 0, (ld, cols, stride)
     extent = (batch - 1) * stride + (rows - 1) * ld + cols
     size = dtype.itemsize
-    memory = np.frombuffer((ctypes.c_char * (extent * size)).from_address(pointer), dtype)
-    return np.lib.stride_tricks.as_strided(memory, (batch, rows, cols), (stride * size, ld * size, size))
+    memory = (ctypes.c_char * (extent * size)).from_address(pointer)
+    # np.ndarray over the buffer, not as_strided: as_strided rebuilds the dtype from its typestr,
+    # which ml_dtypes' float8_e5m2 ('<f1') has no NumPy meaning for
+    return np.ndarray((batch, rows, cols), dtype, buffer=memory, strides=(stride * size, ld * size, size))
 
 
 def gemm(desc, a: int, b: int, c: int) -> int:
     """gpumatmul_gemm_host/_device for a ``pyctk._cuda.library.GemmDesc`` on host addresses; every
     A and B is read before C is written. Returns GPUMATMUL_SUCCESS (0)."""
     m, n, k, batch = desc.m, desc.n, desc.k, desc.batch_count
-    dtype = DTYPES_BY_CODE[desc.dtype]
-    a = stored_matrices(dtype, a, desc.lda, desc.stride_a, batch, *((k, m) if desc.trans_a else (m, k)))
-    b = stored_matrices(dtype, b, desc.ldb, desc.stride_b, batch, *((n, k) if desc.trans_b else (k, n)))
+    a_dtype, b_dtype, c_dtype = product_dtypes(desc.dtype)
+    a = stored_matrices(a_dtype, a, desc.lda, desc.stride_a, batch, *((k, m) if desc.trans_a else (m, k)))
+    b = stored_matrices(b_dtype, b, desc.ldb, desc.stride_b, batch, *((n, k) if desc.trans_b else (k, n)))
     product = np.matmul(a.swapaxes(1, 2) if desc.trans_a else a, b.swapaxes(1, 2) if desc.trans_b else b)
     assert batch == 1 or desc.stride_c >= m * desc.ldc  # C matrices must not overlap
-    c = stored_matrices(dtype, c, desc.ldc, desc.stride_c, batch, m, n)
-    c[...] = product.astype(dtype)  # bfloat16: NumPy multiplies in float32
+    c = stored_matrices(c_dtype, c, desc.ldc, desc.stride_c, batch, m, n)
+    c[...] = product.astype(c_dtype)  # bfloat16: NumPy multiplies in float32
     return 0
 
 

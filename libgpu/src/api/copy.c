@@ -19,6 +19,10 @@ static gpumatmul_status check_array(const char *name, const gpumatmul_array_desc
     if ((unsigned)x->dtype >= DTYPE_COUNT)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "%s->dtype %d is not a gpumatmul_dtype",
                          name, (int)x->dtype);
+    if (!IS_ELEMENT_TYPE(x->dtype))
+        return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT,
+                         "%s->dtype %d is a product's type (%s), not an element type; an array "
+                         "holds one of the two", name, (int)x->dtype, dtype_infos[x->dtype].name);
     if (x->ndim < 0 || x->ndim > GPUMATMUL_MAX_DIMS)
         return set_error(GPUMATMUL_ERROR_INVALID_ARGUMENT, "%s->ndim %d is not in [0, %d]", name,
                          (int)x->ndim, GPUMATMUL_MAX_DIMS);

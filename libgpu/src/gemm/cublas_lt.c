@@ -83,10 +83,10 @@ static gpumatmul_status describe(struct lt_call *call, const struct gemm *p,
                                                               CUBLASLT_MATMUL_DESC_TRANSB, &plain,
                                                               sizeof plain),
                                "cublasLtMatmulDescSetAttribute (transb)")) ||
-        (status = layout(&call->layouts[0], t->cuda_type, p->k, p->n, p->lb.ld, batch,
-                         p->lb.stride)) ||
-        (status = layout(&call->layouts[1], t->cuda_type, p->k, p->m, p->la.ld, batch,
-                         p->la.stride)) ||
+        (status = layout(&call->layouts[0], dtype_infos[operand_dtype(p->dtype, 1)].cuda_type,
+                         p->k, p->n, p->lb.ld, batch, p->lb.stride)) ||
+        (status = layout(&call->layouts[1], dtype_infos[operand_dtype(p->dtype, 0)].cuda_type,
+                         p->k, p->m, p->la.ld, batch, p->la.stride)) ||
         (status = layout(&call->layouts[2], t->cublaslt.c_type, p->n, p->m, lc->ld, batch,
                          lc->stride)) ||
         (status = check_cublas(cublasLtMatmulPreferenceCreate(&call->preference),

@@ -17,7 +17,7 @@
 #include "gemm_wgmma.h" /* struct gemm_c_update */
 
 /* The enums are dense from 0, so their last value bounds the tables. */
-#define DTYPE_COUNT (GPUMATMUL_FLOAT8_E5M2 + 1)
+#define DTYPE_COUNT (GPUMATMUL_FLOAT8_E5M2_E4M3FN + 1)
 #define BACKEND_COUNT (GPUMATMUL_BACKEND_CUBLAS + 1)
 #define PRECISION_COUNT (GPUMATMUL_PRECISION_FP16_ACCUMULATE + 1)
 
@@ -68,8 +68,19 @@ struct dtype_info {
     struct by_cublaslt cublaslt;
     const char *cublas_lacks; /* why cuBLAS does not multiply it, for messages; "" if it does */
     const char *kernel_suffix; /* kernel symbols are a family's prefix + this, e.g. "f32" */
+    /* A's and B's element types where they differ (the mixed FP8 pairs, whose
+     * cuda_type is A's); NULL: both are this dtype. */
+    const gpumatmul_dtype *pair;
 };
 extern const struct dtype_info dtype_infos[DTYPE_COUNT];
+
+/* The element type of operand `position` (0: A, 1: B) in products of `dtype`. */
+static inline gpumatmul_dtype operand_dtype(gpumatmul_dtype dtype, int position) {
+    return dtype_infos[dtype].pair ? dtype_infos[dtype].pair[position] : dtype;
+}
+
+/* Whether `dtype` is an element type, not a product's type of two (pair). */
+#define IS_ELEMENT_TYPE(dtype) (dtype_infos[dtype].pair == NULL)
 
 /* Bytes per element of C in products of `dtype`, and whether they write another dtype. */
 #define C_SIZE(dtype) (dtype_infos[dtype_infos[dtype].c_dtype].size)

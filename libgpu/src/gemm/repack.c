@@ -30,6 +30,7 @@ static int transpose_index(size_t size) {
 /* One operand: X(i, kk) for i < rows (M for A, N for B), stored as `l` at
  * `data`, contiguous along k or not. */
 struct operand {
+    gpumatmul_dtype dtype; /* its element type (operand_dtype) */
     const void *data;
     const struct layout *l;
     int64_t rows;
@@ -37,8 +38,8 @@ struct operand {
 };
 
 static void operands_of(const struct gemm *g, struct operand x[2]) {
-    x[0] = (struct operand){g->a, &g->la, g->m, !g->trans_a};
-    x[1] = (struct operand){g->b, &g->lb, g->n, g->trans_b};
+    x[0] = (struct operand){operand_dtype(g->dtype, 0), g->a, &g->la, g->m, !g->trans_a};
+    x[1] = (struct operand){operand_dtype(g->dtype, 1), g->b, &g->lb, g->n, g->trans_b};
 }
 
 /* Whether operands for kernels of these params are copied, and whether the copy is x
@@ -99,7 +100,7 @@ static gpumatmul_status copy_as_stored(gpumatmul_context *ctx, const struct gemm
                                        const struct operand *x, void *copy,
                                        const struct layout *l, cudaStream_t stream) {
     const int64_t size = (int64_t)dtype_infos[g->dtype].size;
-    gpumatmul_array_desc src = {g->dtype, 3, {0}, {0}}, dst = {g->dtype, 3, {0}, {0}};
+    gpumatmul_array_desc src = {x->dtype, 3, {0}, {0}}, dst = {x->dtype, 3, {0}, {0}};
     src.shape[0] = dst.shape[0] = stored_count(x->l, g->batch);
     src.shape[1] = dst.shape[1] = l->rows;
     src.shape[2] = dst.shape[2] = l->cols;

@@ -44,9 +44,13 @@ static const int32_t one_int32 = 1;
 #define BOOLEAN " (NumPy's boolean matmul is an OR of ANDs, which cuBLAS does not compute)"
 #define E5M2 " (cuBLASLt multiplies float8_e5m2 only by float8_e4m3fn)"
 
+/* The mixed FP8 pairs' operands: A's element type, then B's. */
+static const gpumatmul_dtype e4m3_e5m2[2] = {GPUMATMUL_FLOAT8_E4M3FN, GPUMATMUL_FLOAT8_E5M2};
+static const gpumatmul_dtype e5m2_e4m3[2] = {GPUMATMUL_FLOAT8_E5M2, GPUMATMUL_FLOAT8_E4M3FN};
+
 /* Columns: NumPy name, element size, C's dtype, cuBLAS data type, cuBLAS compute
  * at precision {HIGHEST, TF32, FP16_ACCUMULATE}, cuBLASLt's part, why cuBLAS
- * lacks it, kernel suffix. Signed integers use the unsigned kernel of their
+ * lacks it, kernel suffix, and for the mixed FP8 pairs their operands' types. Signed integers use the unsigned kernel of their
  * width: wraparound gives the same bits. cuBLASLt sums int8 exactly in int32
  * (IMMA: integer tensor cores, from Turing's sm_75 on, as cuBLASLt's int8
  * kernels need), whose low byte is NumPy's int8 product, for n and k multiples of 4
@@ -77,12 +81,23 @@ const struct dtype_info dtype_infos[DTYPE_COUNT] = {
                                  CUBLASLT(CUDA_R_8F_E4M3, F32, 89, GPUMATMUL_FLOAT32, CUDA_R_32F, 4, 16),
                                  "e4m3"},
     [GPUMATMUL_FLOAT8_E5M2] = {"float8_e5m2", 1, GPUMATMUL_FLOAT32, NOT_CUBLAS(E5M2), "e5m2"},
+    /* cuBLASLt's FP8 kernels take either mixed pair, of the sizes of e4m3's. */
+    [GPUMATMUL_FLOAT8_E4M3FN_E5M2] = {"float8_e4m3fn_e5m2", 1, GPUMATMUL_FLOAT32,
+                                      CUBLASLT(CUDA_R_8F_E4M3, F32, 89, GPUMATMUL_FLOAT32,
+                                               CUDA_R_32F, 4, 16),
+                                      "e4m3_e5m2", e4m3_e5m2},
+    [GPUMATMUL_FLOAT8_E5M2_E4M3FN] = {"float8_e5m2_e4m3fn", 1, GPUMATMUL_FLOAT32,
+                                      CUBLASLT(CUDA_R_8F_E5M2, F32, 89, GPUMATMUL_FLOAT32,
+                                               CUDA_R_32F, 4, 16),
+                                      "e5m2_e4m3", e5m2_e4m3},
 };
 
 /* The dtypes whose C is their own: the plain tiled kernels' (FP8 multiplies on
  * FP8 tensor cores, or widened.c widens it to its C's dtype). */
 #define ALL_DTYPES ((1u << (GPUMATMUL_BOOL + 1)) - 1)
-#define FP8_DTYPES (ONLY(GPUMATMUL_FLOAT8_E4M3FN) | ONLY(GPUMATMUL_FLOAT8_E5M2))
+#define FP8_DTYPES                                                                                 \
+    (ONLY(GPUMATMUL_FLOAT8_E4M3FN) | ONLY(GPUMATMUL_FLOAT8_E5M2) |                                 \
+     ONLY(GPUMATMUL_FLOAT8_E4M3FN_E5M2) | ONLY(GPUMATMUL_FLOAT8_E5M2_E4M3FN))
 #define ONLY(x) (1u << (x))
 #define TILED GPUMATMUL_BACKEND_TILED
 #define HIGHEST ONLY(GPUMATMUL_PRECISION_HIGHEST)
@@ -294,8 +309,8 @@ static gpumatmul_status not_supported(gpumatmul_backend backend, gpumatmul_dtype
     append(message, sizeof message, "precision %s applies to ", precision_names[precision]);
     for (groups = 0, b = 0; b < BACKEND_COUNT; ++b) {
         if (b == GPUMATMUL_BACKEND_AUTO) continue;
-        for (count = 0, i = 0; i < DTYPE_COUNT; ++i)
-            if (computes((gpumatmul_backend)b, (gpumatmul_dtype)i, precision))
+        for (count = 0, i = 0; i < DTYPE_COUNT; ++i)  /* the FP8 pairs go with their types */
+            if (IS_ELEMENT_TYPE(i) && computes((gpumatmul_backend)b, (gpumatmul_dtype)i, precision))
                 names[count++] = dtype_infos[i].name;
         if (count == 0) continue;
         append(message, sizeof message, "%s", groups++ ? "; " : "");

@@ -48,15 +48,16 @@ static int64_t copy_elements(const struct layout *l, int64_t batch) {
     return stored_count(l, batch) * l->rows * l->cols;
 }
 
-/* The operand stored as l at `data` copied into `copy` as dtype `to`; *wide
- * becomes the copy's layout. */
-static gpumatmul_status widen(gpumatmul_context *ctx, const struct gemm *g, gpumatmul_dtype to,
-                              const void *data, const struct layout *l, void *copy,
-                              struct layout *wide, cudaStream_t stream) {
-    const int64_t size = (int64_t)dtype_infos[g->dtype].size;
+/* Operand `position` (0: A, 1: B), stored as l at `data`, copied into `copy` as
+ * dtype `to`; *wide becomes the copy's layout. */
+static gpumatmul_status widen(gpumatmul_context *ctx, const struct gemm *g, int position,
+                              gpumatmul_dtype to, const void *data, const struct layout *l,
+                              void *copy, struct layout *wide, cudaStream_t stream) {
+    const gpumatmul_dtype from = operand_dtype(g->dtype, position);
+    const int64_t size = (int64_t)dtype_infos[from].size;
     const int64_t wide_size = (int64_t)dtype_infos[to].size;
     const int64_t stored = stored_count(l, g->batch);
-    const gpumatmul_array_desc src = {g->dtype, 3, {stored, l->rows, l->cols},
+    const gpumatmul_array_desc src = {from, 3, {stored, l->rows, l->cols},
                                       {l->stride * size, l->ld * size, size}};
     const gpumatmul_array_desc dst = {to, 3, {stored, l->rows, l->cols},
                                       {l->rows * l->cols * wide_size, l->cols * wide_size,
@@ -86,8 +87,8 @@ gpumatmul_status widened_gemm(gpumatmul_context *ctx, struct worker *worker,
     wide.workspace_max = g->workspace_max - bytes;
     wide.family = kernel_family_for(wide.backend, wide.dtype, wide.precision, device->arch,
                                     ANY_LAYOUT, shape_bit(&wide));
-    status = widen(ctx, g, to, g->a, &g->la, a_copy, &wide.la, stream);
-    if (!status) status = widen(ctx, g, to, g->b, &g->lb, b_copy, &wide.lb, stream);
+    status = widen(ctx, g, 0, to, g->a, &g->la, a_copy, &wide.la, stream);
+    if (!status) status = widen(ctx, g, 1, to, g->b, &g->lb, b_copy, &wide.lb, stream);
     if (!status) {
         route = kernel_route(&wide, device);
         status = run_route(ctx, worker, &wide, &route, device, stream);
