@@ -12,6 +12,7 @@ import pytest
 
 import pyctk
 from pyctk._matmul import options as _host_options
+from support.float8_values import small_integers
 from support.gpu_arrays import device_array
 
 ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only; the GPU machine has it
@@ -32,11 +33,6 @@ def operand(host: np.ndarray, transposed: bool):
 def int8_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """int8 over its whole range: the int32 sums pass 127 and must wrap as NumPy's do."""
     return rng.integers(-128, 128, shape).astype(np.int8)
-
-
-def small_integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """-4 .. 4: exact in FP8, and their sums exact on FP8 tensor cores and in float32 alike."""
-    return rng.integers(-4, 5, shape).astype(dtype)
 
 
 @pytest.mark.parametrize("transposed", LAYOUTS, ids=str)

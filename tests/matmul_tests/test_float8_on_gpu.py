@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import pyctk
+from support.float8_values import small_integers
 from support.gpu_arrays import device_array
 
 ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only; the GPU machine has it
@@ -24,12 +25,6 @@ FLOAT8_PAIRS = list(itertools.product(FLOAT8, FLOAT8))  # (A's, B's): one type, 
 PARTNERS = (
     FLOAT8 + [np.dtype(d) for d in (np.float32, np.float16, np.int8, np.float64)] + [np.dtype(ml_dtypes.bfloat16)]
 )
-
-
-def small_integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """Values -4 .. 4, exact in every dtype here: float32 sums of their products are exact, so
-    any order of addition gives NumPy's result bit for bit."""
-    return rng.integers(-4, 5, shape).astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOAT8, ids=str)

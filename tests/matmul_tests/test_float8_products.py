@@ -18,6 +18,7 @@ from pyctk._cuda import contexts as _contexts
 from pyctk._cuda import library as _library
 from pyctk._matmul import dtypes as _dtypes
 from support import gemm_emulation
+from support.float8_values import small_integers
 from support.gpu_arrays import device_array
 
 ml_dtypes = pytest.importorskip("ml_dtypes")  # CPython wheels only
@@ -52,11 +53,6 @@ def test_a_precision_no_backend_computes_fp8_at_is_left_to_the_loop_dtype():
     assert _dtypes.operand_code(E4M3, E5M2, float32, AUTO, FP16_ACCUMULATE) == (float32, float32, 0)
     with pytest.raises(pyctk.UnsupportedError, match="precision fp16_accumulate applies to float16"):
         pyctk.matmul(np.ones((2, 2), E4M3), np.ones((2, 2), E5M2), precision="fp16_accumulate")
-
-
-def small_integers(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """-4 .. 4: exact in both FP8 types, their float32 sums exact in any order."""
-    return rng.integers(-4, 5, shape).astype(dtype)
 
 
 @pytest.mark.parametrize("a_dtype, b_dtype, code", AS_THEY_ARE, ids=str)
