@@ -83,7 +83,7 @@ static void check_tables(void) {
           "auto multiplies float32 in tf32 (with cuBLAS)");
     check(gpumatmul_backend_supports((gpumatmul_backend)3, GPUMATMUL_FLOAT32,
                                      GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
-              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, (gpumatmul_dtype)17,
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, (gpumatmul_dtype)99,
                                          GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_ERROR_INVALID_ARGUMENT &&
               gpumatmul_backend_supports(GPUMATMUL_BACKEND_AUTO, GPUMATMUL_FLOAT32,
                                          (gpumatmul_precision)-1) == GPUMATMUL_ERROR_INVALID_ARGUMENT,
@@ -92,12 +92,17 @@ static void check_tables(void) {
                                      GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
               gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT8_E4M3FN,
                                          GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_TILED, GPUMATMUL_FLOAT8_E5M2_E4M3FN,
+                                         GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
+              gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_FLOAT8_E4M3FN_E5M2,
+                                         GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
               gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_INT8,
                                          GPUMATMUL_PRECISION_HIGHEST) == GPUMATMUL_SUCCESS &&
               gpumatmul_backend_supports(GPUMATMUL_BACKEND_CUBLAS, GPUMATMUL_UINT8,
                                          GPUMATMUL_PRECISION_HIGHEST) ==
                   GPUMATMUL_ERROR_NOT_SUPPORTED,
-          "FP8 and int8 multiply with the kernels and with cuBLAS (cuBLASLt), uint8 not with cuBLAS");
+          "FP8, its mixed pairs and int8 multiply with the kernels and with cuBLAS (cuBLASLt), uint8 "
+          "not with cuBLAS");
 }
 
 static void check_images(void) {
